@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Install what the test suite needs, then run it.  Used by the README and by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
+"$PY" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+exec "$PY" -m pytest -q "$@"

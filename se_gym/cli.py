@@ -1,0 +1,61 @@
+"""The ``se-gym`` command: one CLI, one subcommand per part of the package.
+
+Each subcommand lives in the module that owns the feature and exposes ``configure(parser)``
+(which sets ``parser.set_defaults(func=run)``).  Those modules import nothing heavy at the top,
+so ``se-gym --help`` stays fast; torch, vLLM and Ray load only inside the command that uses them.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import CLIError
+
+# name -> (module, one-line help); a module that is not there yet is left out of the parser.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "library": ("se_gym.library.cli", "mint, write and inspect obfuscated libraries"),
+    "tasks": ("se_gym.tasks.cli", "build and inspect task suites"),
+    "judge": ("se_gym.judge.cli", "judge SE-Bench rollouts (JSONL in, verdicts out)"),
+    "sandbox": ("se_gym.sandbox.cli", "inspect or serve the execution sandbox"),
+    "rollout": ("se_gym.llm.rollout_cli", "generate answers with a model and judge them"),
+    "eval": ("se_gym.llm.eval_cli", "summarize rollout files: accuracy, pass@k, error types"),
+    "demo": ("se_gym.training.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="se-gym", description="se-gym: a gym for knowledge internalization (SE-Bench).")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"se-gym {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                continue  # feature not part of this build
+            raise
+        mod.configure(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        print(f"se-gym {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"se-gym {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""Library minter: obfuscated NumPy from any seed, or SE-Bench's official names."""
+from .catalogue import CATALOGUE, KEYS, CatalogueEntry, entry
+from .core import PROFILES, Library, LibraryError, from_spec, mint, official
+
+__all__ = ["CATALOGUE", "KEYS", "CatalogueEntry", "entry", "PROFILES", "Library", "LibraryError", "from_spec", "mint", "official"]

@@ -1,0 +1,252 @@
+"""The Library record, the minter, the official mapping, and writing a library to disk."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
+
+from . import naming
+from .catalogue import CATALOGUE, KEYS, entry
+
+PROFILES = ("sebench", "strict")
+MANIFEST = "se_gym_library.json"
+
+
+class LibraryError(ValueError):
+    """Bad input to the minter or the writer (message is one line naming the problem)."""
+
+
+@dataclass(frozen=True)
+class Library:
+    """An obfuscated library: which name stands for which NumPy function.
+
+    ``names`` maps a catalogue key (``"abs"``, ``"linalg.norm"``) to the library's identifier
+    (``"falekef"``); linalg entries live in the submodule ``linalg``.
+    """
+
+    package: str
+    linalg: str
+    array_type: str
+    names: Mapping[str, str]
+    source: str  # "seed:0" or "official:<path>"
+    official_docs: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "names", MappingProxyType(dict(self.names)))
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def fingerprint(self) -> str:
+        blob = json.dumps([self.package, self.linalg, self.array_type, sorted(self.names.items())])
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+    @property
+    def id(self) -> str:
+        """A short stable identifier, e.g. ``seed0-3f9a0c21b4`` or ``official-6d1e...``."""
+        kind = self.source.split(":", 1)[0]
+        tag = f"seed{self.source.split(':', 1)[1]}" if kind == "seed" else kind
+        return f"{tag}-{self.fingerprint}"
+
+    # -- names ----------------------------------------------------------------------------
+    def qualified(self, key: str) -> str:
+        """``"abs"`` -> ``"zwc.falekef"``; ``"linalg.norm"`` -> ``"zwc.rfx.girayik"``."""
+        e = entry(key)
+        mid = f".{self.linalg}" if e.in_linalg else ""
+        return f"{self.package}{mid}.{self.names[e.key]}"
+
+    def numpy_mapping(self) -> dict[str, str]:
+        """The official ``func_mapping`` form: ``{"np.abs": "zwc.falekef", ...}``."""
+        return {entry(k).numpy_path: self.qualified(k) for k in self.names}
+
+    def key_of(self, qualified_or_name: str) -> str:
+        """Inverse of :meth:`qualified` (accepts ``zwc.rfx.x``, ``rfx.x`` or a bare name)."""
+        name = qualified_or_name.rsplit(".", 1)[-1]
+        for k, v in self.names.items():
+            if v == name:
+                return k
+        raise KeyError(f"{qualified_or_name!r} is not a name of library {self.id}")
+
+    def translate(self, numpy_code: str) -> str:
+        """Mechanical translation of NumPy code to this library (``np.X`` -> library name)."""
+        mapping = self.numpy_mapping()
+
+        def sub(m: re.Match) -> str:
+            path = "np." + m.group(2)
+            if path in mapping:
+                return mapping[path]
+            if m.group(2) == "ndarray":
+                return f"{self.package}.{self.array_type}"
+            return m.group(0)
+
+        code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)
+        code = re.sub(r"\bimport\s+numpy\b(?!\.)", f"import {self.package}", code)
+        return re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+
+    # -- docs -----------------------------------------------------------------------------
+    def doc(self, key: str) -> str:
+        """The doc a model sees for one function (official text, or rewritten from NumPy's)."""
+        from .docs import rewrite_numpy_doc
+
+        e = entry(key)
+        if self.official_docs is not None and e.key in self.official_docs:
+            return self.official_docs[e.key]
+        return rewrite_numpy_doc(self, e.key)
+
+    def docs(self) -> dict[str, str]:
+        return {k: self.doc(k) for k in self.names}
+
+    # -- writing --------------------------------------------------------------------------
+    def write(self, out_dir: str | os.PathLike, profile: str = "sebench", with_docs: bool = True) -> Path:
+        """Write the importable package ``<out_dir>/<package>/`` and return ``out_dir``.
+
+        ``out_dir`` must be absent, empty, or hold this same library (then it is rewritten).
+        The package appears atomically: it is built in a temporary folder and renamed.
+        """
+        from .writer import write_package
+
+        return write_package(self, Path(out_dir), profile, with_docs=with_docs)
+
+    def materialize(self, profile: str = "sebench") -> Path:
+        """Write the library once into the cache and return the folder to put on ``sys.path``."""
+        from .writer import cached_package
+
+        return cached_package(self, profile)
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "package": self.package,
+            "linalg": self.linalg,
+            "array_type": self.array_type,
+            "source": self.source,
+            "names": dict(self.names),
+        }
+
+
+def _check_identifier(what: str, value: str) -> str:
+    if not isinstance(value, str) or not value.isidentifier() or value.startswith("_"):
+        raise LibraryError(f"{what} must be a public Python identifier, got {value!r}")
+    return value
+
+
+def mint(
+    seed: int,
+    package: str | None = "zwc",
+    linalg: str | None = None,
+    array_type: str | None = None,
+) -> Library:
+    """A fresh library from ``seed``: every catalogue function gets a new pronounceable name.
+
+    ``package=None`` and ``linalg=None`` mint those names from the seed too; ``array_type``
+    defaults to ``<PACKAGE>Array`` (``ZWCArray`` for ``zwc``).  Deterministic across machines
+    and Python versions.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise LibraryError(f"seed must be a non-negative int, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise LibraryError(f"seed must be a non-negative int, got {seed}")
+    forbidden = naming.forbidden_names()
+    taken: set[str] = set()
+
+    def pick(key: str, syllables=(2, 3)) -> str:
+        for attempt in range(10_000):
+            name = naming.candidate(seed, key, attempt, syllables)
+            if naming.allowed(name, taken, forbidden):
+                taken.add(name)
+                return name
+        raise RuntimeError(f"could not mint a name for {key}")  # pragma: no cover
+
+    package = _check_identifier("package", package) if package else pick("<package>", (1, 1))
+    taken.add(package)
+    if linalg:
+        linalg = _check_identifier("linalg", linalg)
+        taken.add(linalg)
+    else:
+        linalg = pick("<linalg>", (1, 1))
+    array_type = _check_identifier("array_type", array_type or f"{package.upper()}Array")
+    taken.add(array_type)
+    names = {key: pick(key) for key in KEYS}
+    return Library(package, linalg, array_type, names, source=f"seed:{seed}")
+
+
+def official(path: str | os.PathLike) -> Library:
+    """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LibraryError(f"cannot read api_doc file {path}: {exc.strerror or exc}") from None
+    mapping: dict[str, str] = {}
+    docs_by_name: dict[str, str] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise LibraryError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise LibraryError(f"{where}: expected an object, got {type(row).__name__}")
+        for fld in ("curr_name", "func_mapping"):
+            if fld not in row:
+                raise LibraryError(f"{where}: missing field {fld!r}")
+        try:
+            fm = json.loads(row["func_mapping"]) if isinstance(row["func_mapping"], str) else row["func_mapping"]
+        except json.JSONDecodeError as exc:
+            raise LibraryError(f"{where}: field 'func_mapping' is not a JSON object ({exc.msg})") from None
+        if not isinstance(fm, dict):
+            raise LibraryError(f"{where}: field 'func_mapping' is not a JSON object")
+        for np_name, lib_name in fm.items():
+            if mapping.get(np_name, lib_name) != lib_name:
+                raise LibraryError(f"{where}: field 'func_mapping' maps {np_name} to {lib_name}, earlier rows to {mapping[np_name]}")
+            mapping[np_name] = lib_name
+        if isinstance(row.get("rewritten_doc"), str):
+            docs_by_name[row["curr_name"]] = row["rewritten_doc"]
+    if not mapping:
+        raise LibraryError(f"{path}: no rows with a func_mapping")
+    packages = {v.split(".")[0] for v in mapping.values()}
+    if len(packages) != 1:
+        raise LibraryError(f"{path}: func_mapping names several packages {sorted(packages)}")
+    package = packages.pop()
+    linalgs = {v.split(".")[1] for k, v in mapping.items() if k.startswith("np.linalg.")}
+    if len(linalgs) > 1:
+        raise LibraryError(f"{path}: func_mapping names several linalg modules {sorted(linalgs)}")
+    linalg = linalgs.pop() if linalgs else "linalg"
+    names: dict[str, str] = {}
+    for np_name, lib_name in mapping.items():
+        try:
+            key = entry(np_name).key
+        except KeyError:
+            raise LibraryError(f"{path}: func_mapping names {np_name}, which is not in the catalogue") from None
+        names[key] = lib_name.rsplit(".", 1)[-1]
+    docs = {k: docs_by_name[v] for k, v in names.items() if v in docs_by_name}
+    return Library(package, linalg, f"{package.upper()}Array", names, source=f"official:{path}", official_docs=docs)
+
+
+def from_spec(spec: str | Library | int | None) -> Library:
+    """Resolve ``"seed:N"``, ``"official:PATH"``, an int seed, or a Library (None: seed 0)."""
+    if isinstance(spec, Library):
+        return spec
+    if spec is None:
+        return mint(0)
+    if isinstance(spec, int) and not isinstance(spec, bool):
+        return mint(spec)
+    if isinstance(spec, str):
+        kind, _, arg = spec.partition(":")
+        if kind == "seed" and arg.isdigit():
+            return mint(int(arg))
+        if kind == "official" and arg:
+            return official(arg)
+    raise LibraryError(f"library must be 'seed:N', 'official:PATH', an int seed or a Library, got {spec!r}")
+
+
+def catalogue_size() -> int:
+    return len(CATALOGUE)

