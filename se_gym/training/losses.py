@@ -1,0 +1,114 @@
+"""The training losses, as plain functions of tensors (torch is imported by the caller).
+
+Conventions: ``logprobs``/``old_logprobs``/``ref_logprobs`` are per-token log-probabilities of the
+sampled tokens, shape ``(batch, seq)``; ``mask`` is 1 on response tokens and 0 on prompt and
+padding tokens, so prompts never contribute to any loss.  Each loss returns a scalar tensor and
+a dict of float statistics for logging.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+AGGREGATIONS = ("token", "sequence")
+
+
+def token_logprobs(logits: "torch.Tensor", targets: "torch.Tensor") -> "torch.Tensor":
+    """log p(targets[t]) under ``logits[t]`` (already aligned: logits at t predict targets at t)."""
+    import torch
+
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+def masked_mean(values: "torch.Tensor", mask: "torch.Tensor", aggregation: str = "token") -> "torch.Tensor":
+    """Mean over masked tokens: over all of them ("token"), or per sequence then over sequences."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}")
+    mask = mask.to(values.dtype)
+    if aggregation == "token":
+        return (values * mask).sum() / mask.sum().clamp(min=1.0)
+    per_seq = (values * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)
+    has_tokens = (mask.sum(-1) > 0).to(values.dtype)
+    return (per_seq * has_tokens).sum() / has_tokens.sum().clamp(min=1.0)
+
+
+def sft_loss(logprobs: "torch.Tensor", mask: "torch.Tensor", aggregation: str = "token") -> tuple["torch.Tensor", dict]:
+    """Negative log-likelihood of the response tokens only."""
+    loss = -masked_mean(logprobs, mask, aggregation)
+    return loss, {"nll": float(loss.detach())}
+
+
+def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool = True, eps: float = 1e-6) -> "torch.Tensor":
+    """One advantage per sample from its group of ``group_size`` samples of the same prompt.
+
+    ``normalize=True`` is GRPO's ``(r - mean) / (std + eps)`` within the group (population std).
+    ``normalize=False`` is the paper's ablation: the raw reward, so with 0/1 rewards only the
+    accepted samples are pushed up (likelihood weighted by reward) and nothing is pushed down.
+    """
+    import torch
+
+    rewards = rewards.float()
+    if rewards.numel() % group_size:
+        raise ValueError(f"{rewards.numel()} rewards do not split into groups of {group_size}")
+    if not normalize:
+        return rewards.clone()
+    grouped = rewards.view(-1, group_size)
+    mean = grouped.mean(-1, keepdim=True)
+    std = grouped.std(-1, unbiased=False, keepdim=True)
+    return ((grouped - mean) / (std + eps)).view(-1).to(torch.float32)
+
+
+def kl_penalty(logprobs: "torch.Tensor", ref_logprobs: "torch.Tensor") -> "torch.Tensor":
+    """Per-token k3 estimate of KL(policy || reference): exp(ref - lp) - (ref - lp) - 1 (>= 0)."""
+    import torch
+
+    delta = (ref_logprobs - logprobs).clamp(-20.0, 20.0)
+    return torch.exp(delta) - delta - 1.0
+
+
+def policy_loss(
+    logprobs: "torch.Tensor",
+    old_logprobs: "torch.Tensor",
+    advantages: "torch.Tensor",
+    mask: "torch.Tensor",
+    clip_eps: float | None = 0.2,
+    clip_eps_high: float | None = None,
+    ref_logprobs: "torch.Tensor | None" = None,
+    kl_coef: float = 0.0,
+    aggregation: str = "token",
+) -> tuple["torch.Tensor", dict]:
+    """PPO/GRPO surrogate with switches for the ablations.
+
+    ratio = exp(logprobs - old_logprobs) per token; ``advantages`` is one value per sequence.
+    With ``clip_eps`` the token loss is ``-min(ratio*A, clip(ratio, 1-eps, 1+eps_high)*A)``;
+    with ``clip_eps=None`` it is the unclipped ``-ratio*A`` (whose gradient at ratio 1 is the
+    policy gradient ``-A * grad log p``).  ``kl_coef > 0`` adds ``kl_coef * k3(policy, ref)``.
+    """
+    import torch
+
+    adv = advantages.to(logprobs.dtype).unsqueeze(-1)
+    ratio = torch.exp((logprobs - old_logprobs).clamp(-20.0, 20.0))
+    unclipped = ratio * adv
+    stats: dict[str, float] = {}
+    if clip_eps is None:
+        token_loss = -unclipped
+        clipped_frac = torch.zeros((), dtype=logprobs.dtype)
+    else:
+        high = clip_eps if clip_eps_high is None else clip_eps_high
+        clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + high) * adv
+        token_loss = -torch.minimum(unclipped, clipped)
+        clipped_frac = masked_mean((clipped < unclipped).to(logprobs.dtype), mask)
+    loss = masked_mean(token_loss, mask, aggregation)
+    stats["pg_loss"] = float(loss.detach())
+    if kl_coef:
+        if ref_logprobs is None:
+            raise ValueError("kl_coef > 0 needs ref_logprobs")
+        kl = masked_mean(kl_penalty(logprobs, ref_logprobs), mask, aggregation)
+        loss = loss + kl_coef * kl
+        stats["kl"] = float(kl.detach())
+    stats["clip_frac"] = float(clipped_frac.detach())
+    stats["ratio_mean"] = float(masked_mean(ratio.detach(), mask))
+    return loss, stats
