@@ -1,0 +1,134 @@
+"""Records of the judge: test cases, per-case results and verdicts."""
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+
+class JudgeError(ValueError):
+    """Bad input to the judge (one line naming the problem)."""
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One test: ``input`` is keyword-argument source (``x1=[1, 2], x2=[3]``), ``output`` the
+    printed form of the expected result (``[3, 8]``)."""
+
+    __test__ = False  # not a pytest class
+
+    input: str
+    output: str
+
+    def __post_init__(self):
+        for name in ("input", "output"):
+            if not isinstance(getattr(self, name), str):
+                raise JudgeError(f"TestCase.{name} must be a str, got {type(getattr(self, name)).__name__}")
+
+    @classmethod
+    def coerce(cls, case: "TestCase | Mapping[str, Any]") -> "TestCase":
+        """Accept a TestCase or the official dict ``{"input": ..., "output": ...}``."""
+        if isinstance(case, TestCase):
+            return case
+        if isinstance(case, Mapping):
+            missing = [k for k in ("input", "output") if k not in case]
+            if missing:
+                raise JudgeError(f"test case is missing field {missing[0]!r}")
+            out = case["output"]
+            return cls(case["input"], out if isinstance(out, str) else str(out))
+        raise JudgeError(f"test case must be a TestCase or a dict, got {type(case).__name__}")
+
+    def to_dict(self) -> dict:
+        return {"input": self.input, "output": self.output}
+
+
+class Status(str, enum.Enum):
+    PASSED = "passed"
+    WRONG_ANSWER = "wrong_answer"
+    STATIC_GATE = "static_gate"
+    USES_NUMPY = "uses_numpy"
+    FORBIDDEN = "forbidden"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    OUTPUT_LIMIT = "output_limit"
+    SANDBOX_ERROR = "sandbox_error"
+
+
+class ErrorType(str, enum.Enum):
+    """The paper's error taxonomy (section on error analysis)."""
+
+    ARRAY_ATTRIBUTE_HALLUCINATION = "array_attribute_hallucination"
+    LIBRARY_FUNCTION_HALLUCINATION = "library_function_hallucination"
+    PARAMETER_ERROR = "parameter_error"
+    RETURN_VALUE_MISUNDERSTANDING = "return_value_misunderstanding"
+    NATIVE_PYTHON_INCOMPATIBILITY = "native_python_incompatibility"
+    OTHER = "other"
+
+
+# official verdict codes of SE-Bench's judge
+SEBENCH_WRONG, SEBENCH_RIGHT, SEBENCH_NUMPY, SEBENCH_EXEC_ERROR, SEBENCH_STATIC = 0, 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One test case: the printed result (``None`` when it was not reached), the expected
+    printed form, and whether it passed."""
+
+    got: str | None
+    expected: str
+    ok: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reward: float
+    status: Status
+    sebench_code: int
+    cases: tuple[CaseResult, ...] = ()
+    exception: str | None = None  # e.g. "AttributeError"
+    exception_message: str | None = None
+    error_type: ErrorType | None = None
+    detail: str = ""
+    code: str | None = None
+    function_name: str | None = None
+    wall_s: float = 0.0  # time of the program in the sandbox
+    judge_s: float = 0.0  # time spent judging this item outside the sandbox
+    infrastructure: bool = False
+    profile: str = "strict"
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.status is Status.PASSED
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["error_type"] = self.error_type.value if self.error_type else None
+        d["cases"] = [asdict(c) for c in self.cases]
+        d["extra"] = dict(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Verdict":
+        try:
+            return cls(
+                reward=float(d["reward"]),
+                status=Status(d["status"]),
+                sebench_code=int(d["sebench_code"]),
+                cases=tuple(CaseResult(c.get("got"), c["expected"], bool(c["ok"])) for c in d.get("cases", ())),
+                exception=d.get("exception"),
+                exception_message=d.get("exception_message"),
+                error_type=ErrorType(d["error_type"]) if d.get("error_type") else None,
+                detail=d.get("detail", ""),
+                code=d.get("code"),
+                function_name=d.get("function_name"),
+                wall_s=float(d.get("wall_s", 0.0)),
+                judge_s=float(d.get("judge_s", 0.0)),
+                infrastructure=bool(d.get("infrastructure", False)),
+                profile=d.get("profile", "strict"),
+                extra=dict(d.get("extra") or {}),
+            )
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise JudgeError(f"not a verdict record: {exc}") from None
