@@ -155,7 +155,9 @@ def mint(
     forbidden = naming.forbidden_names()
     taken: set[str] = set()
 
-    def pick(key: str, syllables=(2, 3)) -> str:
+    # three syllables and maybe a coda (6-7 letters, ~12M names): two seeds' libraries share
+    # a name with probability ~0.7%
+    def pick(key: str, syllables=(3, 3)) -> str:
         for attempt in range(10_000):
             name = naming.candidate(seed, key, attempt, syllables)
             if naming.allowed(name, taken, forbidden):

@@ -119,7 +119,7 @@ def rewrite_text(lib, text: str, own_key: str | None = None) -> str:
         for name in own_names:
             if name not in ENGLISH and name.isidentifier():
                 text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", lib.qualified(own_key).rsplit(".", 1)[-1], text)
-    text = re.sub(r"\bNumPy\b", pkg, text)
+    text = re.sub(r"\b(?:NumPy|numpy)\b|\bnp\b(?=\.)", pkg, text)
     return text
 
 
@@ -142,9 +142,6 @@ def rewrite_numpy_doc(lib, key: str) -> str:
 
 def code_mentions(text: str, names) -> list[str]:
     """Code-form mentions of ``names`` left in ``text`` (used by tests and by validation)."""
-    found = []
-    for name in names:
-        pat = rf"(?:\b(?:np|numpy)\.(?:linalg\.)?{re.escape(name)}\b|(?<![\w.]){re.escape(name)}\(|`{re.escape(name)}`)"
-        if re.search(pat, text):
-            found.append(name)
-    return found
+    alt = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
+    pat = rf"\b(?:np|numpy)\.(?:linalg\.)?({alt})\b|(?<![\w.])({alt})\(|`({alt})`"
+    return sorted({next(g for g in m.groups() if g) for m in re.finditer(pat, text)})

@@ -1,0 +1,428 @@
+"""The library minter: names, determinism, runtime behaviour per profile, docs, bad input."""
+from __future__ import annotations
+
+import importlib
+import json
+import keyword
+import builtins
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from se_gym.library import CATALOGUE, KEYS, LibraryError, entry, mint, official
+from se_gym.library.docs import ENGLISH, code_mentions
+
+SHARED_API_DOC = Path(__file__).resolve().parents[2] / "shared" / "sebench" / "api_doc.jsonl"
+
+
+# ---------------------------------------------------------------- names and determinism
+def test_catalogue_covers_the_278_sebench_functions():
+    assert len(CATALOGUE) == 278 == len(set(KEYS))
+    assert sum(e.in_linalg for e in CATALOGUE) == 31
+    for e in CATALOGUE:
+        assert callable(e.target()), e.key
+
+
+def test_minted_names_are_fresh_identifiers():
+    lib = mint(0)
+    names = list(lib.names.values())
+    assert len(names) == len(set(names)) == 278
+    numpy_names = {n.lower() for n in dir(np) + dir(np.linalg)}
+    for name in names:
+        assert re.fullmatch(r"[a-z]{6,7}", name), name
+        assert not keyword.iskeyword(name) and not hasattr(builtins, name)
+        assert name not in numpy_names
+    assert lib.package == "zwc" and lib.array_type == "ZWCArray"
+    assert lib.linalg.isidentifier() and lib.linalg not in names
+
+
+def test_same_seed_same_library_and_golden_names():
+    a, b = mint(7), mint(7)
+    assert a == b and a.id == b.id
+    # frozen expectations: a change here would silently rename every seed-0 library
+    lib0 = mint(0)
+    assert (lib0.names["array"], lib0.names["abs"], lib0.linalg) == ("wuboki", lib0.names["abs"], "nu")
+    assert lib0.id == mint(0).id
+
+
+def test_determinism_across_processes():
+    code = "import json,se_gym; l=se_gym.mint(3); print(json.dumps(l.to_json(), sort_keys=True))"
+    env = dict(os.environ, PYTHONHASHSEED="random")
+    out = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout for _ in range(2)}
+    assert len(out) == 1
+    assert json.loads(out.pop()) == json.loads(json.dumps(mint(3).to_json(), sort_keys=True))
+
+
+def test_different_seeds_give_different_libraries():
+    base = set(mint(0).names.values())
+    for seed in (1, 2, 3, 4):
+        other = mint(seed)
+        assert other.id != mint(0).id
+        assert not base & set(other.names.values()), seed
+
+
+def test_package_and_linalg_configurable_or_random():
+    lib = mint(5, package=None)
+    assert lib.package != "zwc" and lib.package.isidentifier()
+    assert lib.array_type == lib.package.upper() + "Array"
+    lib2 = mint(5, package="mylib", linalg="la", array_type="Tensorish")
+    assert lib2.qualified("linalg.norm") == f"mylib.la.{lib2.names['linalg.norm']}"
+    assert lib2.qualified("abs") == f"mylib.{lib2.names['abs']}"
+
+
+@pytest.mark.parametrize("bad", ["0", 1.5, True, None, -1])
+def test_bad_seed_is_a_one_line_error(bad):
+    with pytest.raises(LibraryError) as exc:
+        mint(bad)
+    assert "\n" not in str(exc.value) and "seed" in str(exc.value)
+
+
+def test_translate_numpy_code():
+    lib = mint(0)
+    code = "import numpy as np\n\ndef solve(x):\n    return np.linalg.norm(np.abs(np.array(x)))\n"
+    out = lib.translate(code)
+    assert "import zwc" in out and "np." not in out
+    assert lib.qualified("linalg.norm") in out and lib.qualified("abs") in out and lib.qualified("array") in out
+
+
+# ---------------------------------------------------------------- runtime behaviour
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    """The seed-0 library written under two package names, one per profile, importable side by side."""
+    out = {}
+    for profile in ("sebench", "strict"):
+        lib = mint(0, package=f"zwc_{profile}", linalg="rfx", array_type="ZWCArray")
+        root = tmp_path_factory.mktemp(profile)
+        lib.write(root, profile=profile)
+        sys.path.insert(0, str(root))
+        out[profile] = (lib, importlib.import_module(lib.package))
+    yield out
+    for lib, _ in out.values():
+        for name in [m for m in sys.modules if m == lib.package or m.startswith(lib.package + ".")]:
+            del sys.modules[name]
+
+
+def fn(libs, profile, key):
+    lib, mod = libs[profile]
+    obj = mod
+    for part in lib.qualified(key).split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+V = [1.5, -2.0, 3.25, 0.5]
+M = [[2.0, 1.0], [1.0, 3.0]]
+I = [3, 1, 2, 5]
+# Representative arguments per function where the generic candidates below do not fit.
+SPECIAL = {
+    "piecewise": (V, [[True, False, True, False], [False, True, False, True]], [lambda v: v * 2, lambda v: v - 1]),
+    "vectorize": None,  # returns a callable; covered separately
+    "choose": ([0, 1, 0], [[1, 2, 3], [4, 5, 6]]),
+    "select": ([[True, False], [False, True]], [[1, 2], [3, 4]]),
+    "put": None, "place": None, "putmask": None, "copyto": None,  # mutate in place; covered separately
+    "empty": None, "empty_like": None,  # uninitialised memory
+    "block": ([[1, 2], [3, 4]],),
+    "ix_": ([0, 1], [1, 2]),
+    "lexsort": ([[1, 2, 1], [3, 1, 2]],),
+    "compress": ([True, False, True], [1, 2, 3]),
+    "extract": ([True, False, True], [1, 2, 3]),
+    "take": ([4, 5, 6], [0, 2]),
+    "searchsorted": ([1, 3, 5], [2, 4]),
+    "digitize": ([0.5, 1.5, 2.5], [1.0, 2.0]),
+    "interp": ([1.5, 2.5], [1.0, 2.0, 3.0], [10.0, 20.0, 30.0]),
+    "polyval": ([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]),
+    "polyfit": ([0.0, 1.0, 2.0, 3.0], [1.0, 3.0, 5.0, 7.0], 1),
+    "histogram": (V,),
+    "bincount": (I,),
+    "unravel_index": (5, (2, 3)),
+    "base_repr": (10, 3), "binary_repr": (5,),
+    "full": ((2, 2), 7), "full_like": ([1, 2], 9),
+    "insert": ([1, 2, 3], 1, 9), "delete": ([1, 2, 3], 1),
+    "pad": ([1, 2], 1), "resize": ([1, 2, 3], (2, 2)), "reshape": ([1, 2, 3, 4], (2, 2)),
+    "repeat": ([1, 2], 2), "tile": ([1, 2], 2), "roll": ([1, 2, 3], 1), "split": ([1, 2, 3, 4], 2),
+    "broadcast_to": ([1, 2], (2, 2)), "expand_dims": ([1, 2], 0), "moveaxis": (M, 0, 1), "rollaxis": (M, 1),
+    "swapaxes": (M, 0, 1), "partition": ([3, 1, 2], 1), "argpartition": ([3, 1, 2], 1),
+    "percentile": (V, 50), "quantile": (V, 0.5), "astype": ([1.7, 2.2], "int64"),
+    "tensordot": (M, M, 1), "linalg.tensordot": (M, M), "ldexp": ([1.0, 2.0], [1, 2]),
+    "linalg.tensorinv": ([[2.0, 0.0], [0.0, 4.0]], 1), "linalg.tensorsolve": (M, [1.0, 2.0]),
+    "linalg.matrix_power": (M, 3), "linalg.multi_dot": ([M, M, M],), "linalg.solve": (M, [1.0, 2.0]),
+    "linalg.lstsq": (M, [1.0, 2.0]), "linalg.cross": ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]), "cross": ([1, 2, 3], [4, 5, 6]),
+    "linalg.vecdot": ([1.0, 2.0], [3.0, 4.0]), "linalg.outer": ([1.0, 2.0], [3.0, 4.0]),
+    "arange": (1, 7, 2), "linspace": (0, 1, 5), "logspace": (0, 2, 3), "geomspace": (1, 100, 3),
+    "eye": (3,), "identity": (2,), "tri": (3,), "zeros": (3,), "ones": ((2, 2),),
+    "meshgrid": ([1, 2], [3, 4, 5]), "trapz": ([1.0, 2.0, 4.0],), "clip": (V, 0, 2), "where": ([True, False], [1, 2], [3, 4]),
+    "heaviside": ([-1.0, 0.0, 2.0], 0.5), "frexp": (V,), "modf": (V,), "divmod": (I, 2), "nextafter": ([1.0], [2.0]),
+    "gcd": (I, [6, 4, 8, 10]), "lcm": (I, [6, 4, 8, 10]), "bitwise_count": (I,), "left_shift": (I, 1),
+    "right_shift": (I, 1), "bitwise_left_shift": (I, 1), "bitwise_right_shift": (I, 1),
+    "convolve": ([1, 2, 3], [0, 1]), "correlate": ([1, 2, 3], [0, 1]), "isclose": (V, V), "allclose": (V, V),
+    "array_equal": (V, V), "array_equiv": (V, V), "stack": ([[1, 2], [3, 4]],), "hstack": ([[1, 2], [3, 4]],),
+    "vstack": ([[1, 2], [3, 4]],), "concatenate": ([[1, 2], [3, 4]],), "broadcast_arrays": ([1, 2], [[1], [2]]),
+    "linalg.cholesky": (M,), "roots": ([1.0, -3.0, 2.0],), "unwrap": ([0.0, 3.5, 7.0],), "sort_complex": ([3, 1, 2],),
+}
+CANDIDATES = [(V,), (M,), (V, [0.5, 1.5, 2.5, 1.0]), (I,), (I, [1, 2, 3, 4])]
+
+
+def _plain(x):
+    """Comparable plain value of a NumPy or library result."""
+    if hasattr(x, "shape") and type(x).__name__.endswith("Array") and not isinstance(x, np.ndarray):
+        return _plain(np.asarray([*x]) if x.shape else x[()])  # iterate: works in both profiles
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _close(a, b):
+    a, b = _plain(a), _plain(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float, complex)) and isinstance(b, (int, float, complex)):
+        return a == b or (np.isnan(a) and np.isnan(b)) if isinstance(a, float) else abs(a - b) < 1e-9
+    return a == b
+
+
+def _args_for(e):
+    if e.short in SPECIAL or e.key in SPECIAL:
+        return [SPECIAL.get(e.key, SPECIAL.get(e.short))]
+    return CANDIDATES
+
+
+@pytest.mark.parametrize("profile", ["sebench", "strict"])
+def test_every_function_matches_numpy(libs, profile):
+    import warnings
+
+    checked, skipped = 0, []
+    for e in CATALOGUE:
+        cands = _args_for(e)
+        if cands == [None]:
+            skipped.append(e.key)
+            continue
+        for args in cands:
+            keep = e.short in ("piecewise", "block", "multi_dot")
+            conv = [isinstance(a, list) and not keep for a in args]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    want = e.target()(*[np.array(a) if c else a for a, c in zip(args, conv)])
+                except Exception:
+                    continue
+                arr = fn(libs, profile, "array")
+                got = fn(libs, profile, e.key)(*[arr(a) if c else a for a, c in zip(args, conv)])
+            assert _close(got, want), (e.key, got, want)
+            checked += 1
+            break
+        else:
+            pytest.fail(f"no representative input for {e.key}")
+    assert checked == 278 - len(skipped)
+    assert set(skipped) == {"vectorize", "put", "place", "putmask", "copyto", "empty", "empty_like"}
+
+
+@pytest.mark.parametrize("profile", ["sebench", "strict"])
+def test_mutating_and_callable_functions(libs, profile):
+    arr = fn(libs, profile, "array")
+    a = arr([1, 2, 3, 4])
+    fn(libs, profile, "put")(a, [0, 2], [9, 8])
+    assert [*a] == [9, 2, 8, 4]
+    fn(libs, profile, "place")(a, a > 5, [0])
+    assert [*a] == [0, 2, 0, 4]
+    vec = fn(libs, profile, "vectorize")(lambda v: v * 10)
+    assert [*vec(arr([1, 2]))] == [10, 20]
+    assert fn(libs, profile, "empty")((2, 3)).shape == (2, 3)
+
+
+def test_sebench_array_type_blocks_what_formats_md_says(libs):
+    arr = fn(libs, "sebench", "array")
+    a = arr([[1, 2], [3, 4]])
+    for attr in ("tolist", "astype", "reshape", "flatten", "item", "real", "fill", "mean", "sum"):
+        with pytest.raises(AttributeError):
+            getattr(a, attr)
+    for op in (lambda: a & a, lambda: a | a, lambda: ~a, lambda: -a, lambda: a @ a, lambda: a // 2, lambda: a % 2):
+        with pytest.raises(TypeError):
+            op()
+    assert repr(a) == "ZWCArray([[1, 2], [3, 4]])" and str(a) == "[[1 2]\n [3 4]]"
+    assert a.shape == (2, 2) and a.ndim == 2 and a.size == 4 and a.dtype == np.int64
+    assert type(a + 1).__name__ == "ZWCArray" and type(2 * a).__name__ == "ZWCArray" and type(a > 1).__name__ == "ZWCArray"
+    assert [*(a ** 2)[1]] == [9, 16] and (1 / arr([2.0]))[0] == 0.5
+    row = a[0]
+    assert type(row).__name__ == "ZWCArray" and a[0, 1] == 2 and type(a[0, 1]) is int
+    a[0, 0] = 7
+    assert [*a[0]] == [7, 2] and len(a) == 2
+    assert [type(v) for v in arr([1.5, 2.5])] == [float, float]
+    # the official holes, kept in this profile
+    assert isinstance(a.T, np.ndarray) and isinstance(np.asarray(a), np.ndarray)
+    assert isinstance(object.__getattribute__(a, "_data"), np.ndarray)
+    s = fn(libs, "sebench", "sum")(a)
+    assert isinstance(s, np.integer)  # NumPy scalars pass through, as officially
+    fsum = fn(libs, "sebench", "sum")
+    assert "np" in fsum.__globals__ or "_np" in fsum.__globals__  # function globals expose NumPy
+    with pytest.raises(AttributeError):
+        fsum.reduce
+
+
+def test_strict_array_type_leaks_nothing(libs):
+    lib, mod = libs["strict"]
+    arr = fn(libs, "strict", "array")
+    a = arr([[1.0, 2.0], [3.0, 4.0]])
+    assert type(a.T).__name__ == "ZWCArray" and [*a.T[0]] == [1.0, 3.0]
+    assert a.dtype == "float64" and a.dtype == np.float64 and not isinstance(a.dtype, np.dtype)
+    for attr in ("_data", "__dict__", "__array__", "__array_interface__", "tolist", "__reduce_ex__"):
+        with pytest.raises(AttributeError):
+            getattr(a, attr)
+    copy = np.asarray(a)  # without __array__ NumPy can only iterate the public sequence: a copy
+    copy[0, 0] = 99.0
+    assert a[0, 0] == 1.0
+    s = fn(libs, "strict", "sum")(a)
+    assert type(s) is float and s == 10.0
+    assert isinstance(np.float64(2) * a, type(a))  # NumPy defers operators to the array type
+    f = fn(libs, "strict", "sum")
+    for attr in ("__globals__", "__closure__", "__code__", "__wrapped__", "_call"):
+        with pytest.raises(AttributeError):
+            getattr(f, attr)
+    for attr in ("_core", "_np", "__dict__"):
+        with pytest.raises(AttributeError):
+            getattr(mod, attr)
+    with pytest.raises(TypeError):
+        vars(mod)
+    # nested arrays inside lists are unwrapped (no __array__ to fall back on)
+    cat = fn(libs, "strict", "concatenate")
+    assert [*cat([arr([1, 2]), arr([3])])] == [1, 2, 3]
+    # user callables receive library arrays, never raw ndarrays
+    seen = []
+    pw = fn(libs, "strict", "piecewise")
+    pw(arr([1.0, -1.0]), [arr([True, False]), arr([False, True])], [lambda v: seen.append(type(v).__name__) or v * 2, 0])
+    assert seen and set(seen) == {"ZWCArray"}
+    eig = fn(libs, "strict", "linalg.eigh")(arr([[2.0, 0.0], [0.0, 3.0]]))
+    assert type(eig.eigenvalues).__name__ == "ZWCArray"
+
+
+def test_written_package_is_a_plain_importable_package(tmp_path):
+    lib = mint(11)
+    lib.write(tmp_path / "out", profile="sebench")
+    code = (
+        f"import {lib.package}, {lib.package}.{lib.linalg} as la\n"
+        f"a = {lib.qualified('array')}([[3.0, 0.0], [0.0, 4.0]])\n"
+        f"print({lib.qualified('linalg.det')}(a))\nprint(repr(la.{lib.names['linalg.inv']}(a)))\n"
+        f"print({lib.package}.{lib.names['abs']}.__doc__.splitlines()[0])\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "out"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    lines = out.splitlines()
+    assert lines[0] == "12.0" and lines[1] == "ZWCArray([[0.3333333333333333, 0.0], [0.0, 0.25]])"
+    assert lines[2].startswith(lib.qualified("absolute") + "(x, /")  # np.abs documents np.absolute
+
+
+# ---------------------------------------------------------------- docs
+def test_docs_never_name_the_numpy_function():
+    lib = mint(0)
+    shorts = sorted({e.short for e in CATALOGUE} | {"absolute", "trapezoid"})
+    for key, doc in lib.docs().items():
+        e = entry(key)
+        assert not code_mentions(doc, shorts), (key, code_mentions(doc, shorts))
+        if e.short not in ENGLISH:
+            assert not re.search(rf"(?<![\w.]){re.escape(e.short)}(?!\w)", doc), key
+        assert "ndarray" not in doc and not re.search(r"\bnumpy\b|\bnp\.", doc, re.I), key
+        assert lib.names[key] in doc or "ZWCArray" in doc, key
+
+
+def test_doc_uses_library_names_in_examples():
+    lib = mint(0)
+    doc = lib.doc("linalg.norm")
+    assert f"import {lib.package}" in doc and lib.names["arange"] in doc and "ZWCArray(" in doc
+
+
+# ---------------------------------------------------------------- official mapping
+def _write_official_fixture(path: Path) -> None:
+    rows = [
+        {"original_name": "abs", "curr_name": "falekef", "docstring": "...", "rewritten_doc": "falekef(x)\n\nAbsolute value.",
+         "func_mapping": json.dumps({"np.abs": "zwc.falekef", "np.array": "zwc.yitaf", "np.linalg.norm": "zwc.rfx.girayik"})},
+        {"original_name": "norm", "curr_name": "girayik", "docstring": "...", "rewritten_doc": "girayik(x)\n\nNorm.",
+         "func_mapping": json.dumps({"np.linalg.norm": "zwc.rfx.girayik", "np.sum": "zwc.cobodi"})},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+def test_official_fixture(tmp_path):
+    p = tmp_path / "api_doc.jsonl"
+    _write_official_fixture(p)
+    lib = official(p)
+    assert lib.package == "zwc" and lib.linalg == "rfx" and lib.array_type == "ZWCArray"
+    assert lib.qualified("abs") == "zwc.falekef" and lib.qualified("linalg.norm") == "zwc.rfx.girayik"
+    assert lib.doc("abs").startswith("falekef(x)")
+    assert lib.numpy_mapping() == {"np.abs": "zwc.falekef", "np.array": "zwc.yitaf", "np.linalg.norm": "zwc.rfx.girayik", "np.sum": "zwc.cobodi"}
+
+
+def test_official_shared_file_reproduces_all_278_names():
+    if not SHARED_API_DOC.exists():
+        pytest.skip(f"official data not present at {SHARED_API_DOC} (fresh machine): skipping the 278-name check")
+    lib = official(SHARED_API_DOC)
+    expected = {}
+    for line in SHARED_API_DOC.read_text().splitlines():
+        expected.update(json.loads(json.loads(line)["func_mapping"]))
+    assert lib.numpy_mapping() == expected and len(expected) == 278
+    assert lib.qualified("abs") == "zwc.falekef"
+    assert len(lib.official_docs) == 278
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("{not json\n", ":1: not JSON"),
+        ('{"curr_name": "x"}\n', "missing field 'func_mapping'"),
+        ('{"curr_name": "x", "func_mapping": "[1"}\n', "'func_mapping' is not a JSON object"),
+        ('{"curr_name": "x", "func_mapping": "{\\"np.nothing\\": \\"zwc.x\\"}"}\n', "not in the catalogue"),
+        ('{"curr_name": "a", "func_mapping": "{\\"np.abs\\": \\"zwc.a\\"}"}\n{"curr_name": "b", "func_mapping": "{\\"np.abs\\": \\"zwc.b\\"}"}\n', ":2:"),
+        ("", "no rows"),
+    ],
+)
+def test_official_malformed_input(tmp_path, content, needle):
+    p = tmp_path / "api_doc.jsonl"
+    p.write_text(content)
+    with pytest.raises(LibraryError) as exc:
+        official(p)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_official_unreadable(tmp_path):
+    with pytest.raises(LibraryError, match="cannot read api_doc file"):
+        official(tmp_path / "missing.jsonl")
+
+
+def test_write_refuses_foreign_directory_and_writes_nothing(tmp_path):
+    out = tmp_path / "occupied"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(LibraryError, match="not empty"):
+        mint(0).write(out)
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".se_gym")]
+    done = mint(0).write(tmp_path / "lib")
+    mint(0).write(done)  # the same library again is fine
+    with pytest.raises(LibraryError, match="another library"):
+        mint(1).write(done)
+
+
+def test_cli_build_show_doc(tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "se_gym.cli", "library", *a], capture_output=True, text=True)
+    r = run("build", "--seed", "2", "--out", str(tmp_path / "lib"))
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(l) for l in (tmp_path / "lib" / "api_doc.jsonl").read_text().splitlines()]
+    assert len(rows) == 278 and {"original_name", "curr_name", "rewritten_doc", "func_mapping"} <= set(rows[0])
+    assert official(tmp_path / "lib" / "api_doc.jsonl").names == mint(2).names  # its docs read back as a library
+    r = run("show", "--seed", "2")
+    assert r.returncode == 0 and mint(2).id in r.stdout
+    r = run("doc", "--seed", "2", "np.linalg.norm")
+    assert r.returncode == 0 and mint(2).qualified("linalg.norm") in r.stdout
+    r = run("build", "--seed", "3", "--out", str(tmp_path / "lib"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "another library" in r.stderr
+    r = run("doc", "--seed", "2", "nonexistent_fn")
+    assert r.returncode == 2 and "neither" in r.stderr
