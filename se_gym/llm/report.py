@@ -1,0 +1,223 @@
+"""Summaries of rollout files: accuracy, unbiased pass@k, status and error-type counts.
+
+Reads the JSONL rows written by :mod:`se_gym.llm.rollout` (one row per sample, with the verdict
+fields flat in the row).  Samples whose verdict says ``infrastructure: true`` (the sandbox failed,
+not the model) are left out of accuracy and pass@k and counted on their own.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+__all__ = [
+    "GroupSummary",
+    "pass_at_k",
+    "read_rows",
+    "row_task_id",
+    "summarize",
+    "to_markdown",
+    "to_json",
+    "plot_error_types",
+]
+
+GROUP_FIELDS = ("file", "split", "book", "model")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k (Chen et al., 2021): chance that k of n samples, c of them right, hold one right.
+
+    Computed as ``1 - C(n-c, k) / C(n, k)`` through a product, which stays exact for large n.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"pass@k needs 0 <= c <= n, got n={n}, c={c}")
+    if k < 1 or k > n:
+        raise ValueError(f"pass@k needs 1 <= k <= n, got n={n}, k={k}")
+    if n - c < k:
+        return 1.0
+    miss = 1.0
+    for i in range(n - c + 1, n + 1):
+        miss *= 1.0 - k / i
+    return 1.0 - miss
+
+
+def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) for every row; a truncated last line (a killed writer) is skipped."""
+    with open(path, "rb") as fh:
+        lines = fh.read().split(b"\n")
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):  # only the unterminated last line may be cut short
+                continue
+            raise ValueError(f"{path}:{number}: not a JSON row ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number}: a row must be a JSON object")
+        yield number, row
+
+
+def row_task_id(row: Mapping[str, Any]) -> str:
+    """The task a row answers: ``task_id``, else the se_gym id, else a hash of the query."""
+    if row.get("task_id"):
+        return str(row["task_id"])
+    extra = row.get("se_gym")
+    if isinstance(extra, Mapping) and extra.get("id"):
+        return str(extra["id"])
+    if "1func_query_id" in row:
+        return f"sebench:{row['1func_query_id']}"
+    import hashlib
+
+    return "query:" + hashlib.sha256(str(row.get("query", "")).encode()).hexdigest()[:12]
+
+
+@dataclass
+class GroupSummary:
+    """One line of the table: the samples of one (file, split, book, model)."""
+
+    file: str
+    split: str
+    book: str
+    model: str
+    samples: int = 0
+    infrastructure: int = 0
+    reward_sum: float = 0.0
+    status: Counter = field(default_factory=Counter)
+    error_type: Counter = field(default_factory=Counter)
+    # task id -> [judged samples, right samples]
+    per_task: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    pass_at: dict[int, float | None] = field(default_factory=dict)
+
+    @property
+    def judged(self) -> int:
+        return self.samples - self.infrastructure
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.reward_sum / self.judged if self.judged else None
+
+    @property
+    def tasks(self) -> int:
+        return len(self.per_task)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.samples += 1
+        self.status[str(row.get("status"))] += 1
+        if row.get("infrastructure"):
+            self.infrastructure += 1
+            return  # the sandbox failed, not the model: no accuracy, no error type
+        reward = float(row["reward"])
+        self.reward_sum += reward
+        if row.get("error_type"):
+            self.error_type[str(row["error_type"])] += 1
+        counts = self.per_task[row_task_id(row)]
+        counts[0] += 1
+        counts[1] += int(reward >= 1.0 - 1e-9)
+
+    def finish(self, ks: Sequence[int]) -> None:
+        """Mean pass@k over tasks with at least k judged samples (None when no task has k)."""
+        for k in ks:
+            values = [pass_at_k(n, c, k) for n, c in self.per_task.values() if n >= k]
+            self.pass_at[k] = sum(values) / len(values) if values else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "split": self.split,
+            "book": self.book,
+            "model": self.model,
+            "tasks": self.tasks,
+            "samples": self.samples,
+            "judged": self.judged,
+            "infrastructure": self.infrastructure,
+            "accuracy": self.accuracy,
+            "pass_at_k": {str(k): v for k, v in self.pass_at.items()},
+            "status": dict(sorted(self.status.items())),
+            "error_type": dict(self.error_type.most_common()),
+        }
+
+
+def summarize(paths: Iterable[str | os.PathLike], ks: Sequence[int] | None = None) -> list[GroupSummary]:
+    """One summary per (file, split, book, model), in file order.
+
+    ``ks`` defaults to {1, n} where n is the most samples any task has in the group's file.
+    """
+    groups: dict[tuple[str, ...], GroupSummary] = {}
+    for path in paths:
+        name = str(path)
+        if not Path(path).is_file():
+            raise ValueError(f"no such rollout file: {name}")
+        for number, row in read_rows(path):
+            if "reward" not in row and not row.get("infrastructure"):
+                raise ValueError(f"{name}:{number}: row has no verdict (no 'reward'); judge it first")
+            key = (name, str(row.get("split", "?")), str(row.get("book", "?")), str(row.get("model", "?")))
+            if key not in groups:
+                groups[key] = GroupSummary(*key)
+            groups[key].add(row)
+    for group in groups.values():
+        chosen = sorted(set(ks)) if ks else sorted({1, max((n for n, _ in group.per_task.values()), default=1)})
+        group.finish(chosen)
+    return list(groups.values())
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def to_markdown(groups: Sequence[GroupSummary]) -> str:
+    """The accuracy table, then status counts, then error-type counts (percentages in %)."""
+    ks = sorted({k for g in groups for k in g.pass_at})
+    keys = lambda g: [Path(g.file).name, g.split, g.book, g.model]  # noqa: E731
+    main = _table(
+        ["file", "split", "book", "model", "tasks", "samples", "infra", "accuracy %"] + [f"pass@{k} %" for k in ks],
+        [keys(g) + [g.tasks, g.samples, g.infrastructure, _fmt(g.accuracy)] + [_fmt(g.pass_at.get(k)) for k in ks] for g in groups],
+    )
+    statuses = sorted({s for g in groups for s in g.status})
+    status = _table(["file", "split", "book", "model"] + statuses, [keys(g) + [g.status.get(s, 0) for s in statuses] for g in groups])
+    errors = [e for e, _ in sum((g.error_type for g in groups), Counter()).most_common()]
+    parts = ["## Accuracy\n", main, "\n\n## Status\n", status]
+    if errors:
+        error = _table(["file", "split", "book", "model"] + errors, [keys(g) + [g.error_type.get(e, 0) for e in errors] for g in groups])
+        parts += ["\n\n## Error types (infrastructure failures excluded)\n", error]
+    return "".join(parts) + "\n"
+
+
+def to_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
+    return {"groups": [g.to_dict() for g in groups]}
+
+
+def plot_error_types(groups: Sequence[GroupSummary], out: str | os.PathLike) -> Path:
+    """A grouped bar chart of error-type counts, one colour per group (needs the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display on servers
+    import matplotlib.pyplot as plt
+
+    errors = [e for e, _ in sum((g.error_type for g in groups), Counter()).most_common()] or ["(none)"]
+    width = 0.8 / max(1, len(groups))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(errors)), 4.0))
+    for i, g in enumerate(groups):
+        xs = [j + i * width for j in range(len(errors))]
+        ax.bar(xs, [g.error_type.get(e, 0) for e in errors], width, label=f"{Path(g.file).stem} · {g.book} · {g.model}")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(errors))], errors, rotation=30, ha="right")
+    ax.set_ylabel("samples")
+    ax.set_title("Error types")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
