@@ -48,7 +48,7 @@ _GROUPS: dict[str, str] = {
 }
 
 # Functions NumPy renamed or removed; the library keeps the SE-Bench name and calls the successor.
-_SUCCESSORS: dict[str, tuple[str, ...]] = {"trapz": ("trapz", "trapezoid")}
+_SUCCESSORS: dict[str, tuple[str, ...]] = {"trapz": ("trapezoid", "trapz")}
 
 
 @dataclass(frozen=True)
