@@ -1,0 +1,326 @@
+"""``SEBench-v0``: one coding question per episode, judged in a sandbox.
+
+Observation: the prompt text (``return_messages=True``: the chat messages as well, in ``info``).
+Action: the model's full answer text.  Reward: from the judge (binary, or the fraction of passed
+test cases).  ``info`` explains the verdict.
+
+Episode protocol
+- ``reset(seed=s)`` reseeds the env's generator and starts a new *epoch*: a permutation of the
+  split drawn from that generator; each later ``reset()`` takes the next task of the epoch, so
+  tasks are sampled without replacement until the split is exhausted.  The same seed gives the same
+  task sequence and prompts in every process.  ``options={"task_id": ...}`` or ``{"index": i}``
+  picks a task explicitly (the epoch position does not move).
+- ``step(answer)`` judges the answer.  With ``max_turns=1`` the episode terminates after one answer.
+  With ``max_turns > 1`` a failed answer returns the execution feedback as the next observation;
+  a passing answer terminates, and the last failed turn truncates.
+- ``info`` after a step: ``task_id``, ``task_hash``, ``library_id``, ``split``, ``turn``,
+  ``verdict`` (the full :class:`se_gym.judge.Verdict`), ``status``, ``latency`` (wall time of the
+  judge call; a measurement, excluded from equality so seeded episodes compare equal).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from .spaces import UnicodeText
+
+BOOKS = ("closed", "open")
+PROFILES = ("strict", "sebench")
+REWARDS = ("binary", "fraction")
+
+
+class EnvConfigError(ValueError):
+    """An invalid option for the environment (one line naming the option)."""
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Wall time of one judge call.  Measurements never make two infos unequal."""
+
+    judge_s: float = field(compare=False)
+    sandbox_s: float = field(compare=False, default=0.0)
+
+
+def resolve_tasks(tasks: Any, split: str, seed: int, library: Any):
+    """Turn the ``tasks`` option into ``(list[Task], Library)``.
+
+    ``tasks``: ``"builtin"`` / ``"builtin:SEED"`` (the procedural suite), ``"sebench"`` /
+    ``"sebench:PATH"`` (official files; the Hugging Face dataset when no path), or a sequence of
+    :class:`se_gym.tasks.Task`.  ``library``: ``None`` (builtin: ``mint(seed)``; official tasks:
+    the official names from ``api_doc.jsonl`` beside the files), ``"seed:N"``, ``"official:PATH"``,
+    an int seed or a :class:`se_gym.library.Library`.
+    """
+    from ..library import from_spec
+    from ..library.core import LibraryError
+
+    def lib_or(default):
+        try:
+            return from_spec(library) if library is not None else default()
+        except LibraryError as exc:
+            raise EnvConfigError(f"library: {exc}") from None
+
+    if isinstance(tasks, str):
+        kind, _, arg = tasks.partition(":")
+        if kind == "builtin":
+            from ..tasks import builtin_tasks
+
+            if arg and not arg.isdigit():
+                raise EnvConfigError(f"tasks: 'builtin:SEED' needs an integer seed, got {tasks!r}")
+            suite_seed = int(arg) if arg else seed
+            lib = lib_or(lambda: from_spec(suite_seed))
+            return list(builtin_tasks(split, seed=suite_seed, library=lib)), lib
+        if kind == "sebench":
+            from pathlib import Path
+
+            from ..tasks import load_sebench
+
+            def official_beside():
+                if not arg:
+                    raise EnvConfigError("tasks='sebench' needs library='official:PATH/api_doc.jsonl'")
+                base = Path(arg)
+                for cand in (base / "api_doc.jsonl", base.parent / "api_doc.jsonl", base / "datasets" / "api_doc.jsonl"):
+                    if cand.is_file():
+                        return from_spec(f"official:{cand}")
+                raise EnvConfigError(f"no api_doc.jsonl beside {arg}; pass library='official:PATH'")
+
+            lib = lib_or(official_beside)
+            return list(load_sebench(split, path=arg or None)), lib
+        raise EnvConfigError(f"tasks must be 'builtin[:SEED]', 'sebench[:PATH]' or a list of Task, got {tasks!r}")
+    if isinstance(tasks, Sequence) and tasks:
+        from ..tasks import Task
+
+        bad = [type(t).__name__ for t in tasks if not isinstance(t, Task)]
+        if bad:
+            raise EnvConfigError(f"tasks: a list must hold Task records, found {bad[0]}")
+        return list(tasks), lib_or(lambda: from_spec(seed))
+    raise EnvConfigError("tasks is empty" if isinstance(tasks, Sequence) else f"tasks: unsupported value {tasks!r}")
+
+
+def feedback_text(verdict, turn: int, max_turns: int) -> str:
+    """What a failed answer teaches the agent on the next turn (execution feedback only)."""
+    lines = [f"Your answer was not accepted ({verdict.status.value}; attempt {turn} of {max_turns})."]
+    if verdict.exception:
+        lines.append(f"Error: {verdict.exception}: {verdict.exception_message or ''}".rstrip(": "))
+    elif verdict.detail:
+        lines.append(verdict.detail)
+    shown = 0
+    for i, case in enumerate(verdict.cases):
+        if not case.ok and shown < 3:
+            lines.append(f"Test {i + 1}: expected {case.expected}, got {case.got}")
+            shown += 1
+    lines.append("Fix the problem and answer again with the complete function in one ```python block.")
+    return "\n".join(lines)
+
+
+class SEBenchEnv(gym.Env[str, str]):
+    """SE-Bench as a Gymnasium environment (see the module docstring for the protocol).
+
+    Args:
+        tasks: ``"builtin"`` (default), ``"builtin:SEED"``, ``"sebench[:PATH]"`` or a list of Tasks.
+        split: ``"single_test"`` (default), ``"train"``, ``"multiple_test"``.
+        seed: seed of the built-in suite and of the minted library (default 0).
+        library: ``None``, ``"seed:N"``, ``"official:PATH"``, an int or a Library.
+        book: ``"closed"`` (query only, default) or ``"open"`` (query + docs of the task's functions).
+        template: a custom prompt template (``str.format`` fields, see ``se_gym.tasks.prompts``).
+        profile: judge profile, ``"strict"`` (default) or ``"sebench"``.
+        reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
+        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` or a Sandbox; ``limits``: sandbox Limits.
+        max_turns: answers allowed per episode (default 1).
+        strip_think: drop ``<think>...</think>`` before extracting the code (default True).
+        return_messages: also put the chat messages in ``info["messages"]``.
+        max_length: the longest prompt/answer accepted by the spaces (characters).
+        judge: an existing :class:`se_gym.judge.Judge` to share (its library/profile win).
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        tasks: Any = "builtin",
+        split: str = "single_test",
+        seed: int = 0,
+        library: Any = None,
+        book: str = "closed",
+        template: str | None = None,
+        profile: str = "strict",
+        reward: str = "binary",
+        sandbox: Any = "local",
+        limits: Any = None,
+        max_turns: int = 1,
+        strip_think: bool = True,
+        return_messages: bool = False,
+        max_length: int = 200_000,
+        judge: Any = None,
+        render_mode: str | None = None,
+    ):
+        _check_choice("book", book, BOOKS)
+        _check_choice("profile", profile, PROFILES)
+        _check_choice("reward", reward, REWARDS)
+        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        if not isinstance(split, str) or not split:
+            raise EnvConfigError(f"split must be a split name, got {split!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise EnvConfigError(f"seed must be a non-negative int, got {seed!r}")
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+            raise EnvConfigError(f"max_turns must be an int >= 1, got {max_turns!r}")
+        if template is not None and not isinstance(template, str):
+            raise EnvConfigError("template must be a str (str.format fields) or None")
+        self.tasks, self.library = resolve_tasks(tasks, split, seed, library)
+        if not self.tasks:
+            raise EnvConfigError(f"split {split!r} has no tasks")
+        self.split, self.book, self.template = split, book, template
+        self.profile, self.reward_mode, self.max_turns = profile, reward, max_turns
+        self.strip_think, self.return_messages = strip_think, return_messages
+        self.render_mode = render_mode
+        self._sandbox_spec, self._limits = sandbox, limits
+        self._judge = judge
+        self._owns_judge = judge is None
+        self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
+        self.observation_space = UnicodeText(max_length)
+        self.action_space = UnicodeText(max_length)
+        self._order: np.ndarray | None = None
+        self._cursor = 0
+        self._task = None
+        self._turn = 0
+        self._messages: list[dict] = []
+        self._last_obs = ""
+        self._done = True
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def judge(self):
+        """The judge (created on first use: the sandbox starts lazily)."""
+        if self._judge is None:
+            from ..judge import Judge
+
+            self._judge = Judge(
+                self.library,
+                profile=self.profile,
+                sandbox=self._sandbox_spec,
+                reward=self.reward_mode,
+                strip_think=self.strip_think,
+                limits=self._limits,
+            )
+        return self._judge
+
+    def prompt_for(self, task) -> str:
+        from ..tasks import render_prompt
+
+        return render_prompt(task, self.library, book=self.book, template=self.template)
+
+    def messages_for(self, task) -> list[dict]:
+        from ..tasks import render_messages
+
+        return render_messages(task, self.library, book=self.book, template=self.template)
+
+    @property
+    def task(self):
+        """The current episode's task."""
+        return self._task
+
+    def _next_index(self) -> int:
+        if self._order is None or self._cursor >= len(self._order):
+            self._order = self.np_random.permutation(len(self.tasks))
+            self._cursor = 0
+        i = int(self._order[self._cursor])
+        self._cursor += 1
+        return i
+
+    def _pick(self, options: dict | None) -> int:
+        if not options:
+            return self._next_index()
+        unknown = set(options) - {"task_id", "index"}
+        if unknown or len(options) > 1:
+            raise EnvConfigError(f"reset options take one of 'task_id' or 'index', got {sorted(options)}")
+        if "task_id" in options:
+            try:
+                return self._index_of[options["task_id"]]
+            except KeyError:
+                raise EnvConfigError(f"no task with id {options['task_id']!r} in split {self.split!r}") from None
+        i = options["index"]
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(self.tasks):
+            raise EnvConfigError(f"index must be an int in [0, {len(self.tasks)}), got {i!r}")
+        return int(i)
+
+    def _info(self, **extra) -> dict:
+        t = self._task
+        info = {"task_id": t.id, "task_hash": t.hash, "library_id": self.library.id, "split": self.split, "turn": self._turn}
+        if self.return_messages:
+            info["messages"] = [dict(m) for m in self._messages]
+        info.update(extra)
+        return info
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
+        """Start an episode; ``seed`` restarts the epoch from a new permutation."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._order = None
+        self._task = self.tasks[self._pick(options)]
+        self._turn = 0
+        self._done = False
+        self._last_obs = self.prompt_for(self._task)
+        self._messages = self.messages_for(self._task) if self.return_messages else []
+        return self._last_obs, self._info()
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
+        """Judge ``action`` (the model's answer text) for the current task."""
+        verdict, latency = self.judge_answers([action], [self._task])[0]
+        return self.apply_verdict(action, verdict, latency)
+
+    # split so the vector env can judge many answers in one batch and then apply each verdict
+    def judge_answers(self, actions: Sequence[str], tasks: Sequence[Any]) -> list[tuple[Any, Latency]]:
+        for a in actions:
+            if not isinstance(a, str):
+                raise TypeError(f"an action is the answer text (str), got {type(a).__name__}")
+        t0 = time.perf_counter()
+        verdicts = self.judge.judge_many([(a, t.test_cases, t.function_name) for a, t in zip(actions, tasks)])
+        dt = time.perf_counter() - t0
+        return [(v, Latency(judge_s=dt, sandbox_s=getattr(v, "wall_s", 0.0))) for v in verdicts]
+
+    def apply_verdict(self, action: str, verdict, latency: Latency) -> tuple[str, float, bool, bool, dict]:
+        if self._task is None or self._done:
+            raise gym.error.ResetNeeded("call reset() before step() (the episode is over)")
+        self._turn += 1
+        reward = float(verdict.reward)
+        passed = verdict.status.value == "passed"
+        terminated = passed or self.max_turns == 1
+        truncated = not terminated and self._turn >= self.max_turns
+        if self.return_messages:
+            self._messages.append({"role": "assistant", "content": action})
+        obs = self._last_obs
+        if not (terminated or truncated):
+            fb = feedback_text(verdict, self._turn, self.max_turns)
+            obs = f"{self._last_obs}\n\n### Your previous answer\n{action}\n\n### Feedback\n{fb}"
+            if self.return_messages:
+                self._messages.append({"role": "user", "content": fb})
+            self._last_obs = obs
+        self._done = terminated or truncated
+        info = self._info(verdict=verdict, status=verdict.status.value, latency=latency)
+        if self.render_mode == "human":
+            print(self._render_text(action, verdict))
+        self._last_render = self._render_text(action, verdict)
+        return obs, reward, terminated, truncated, info
+
+    def _render_text(self, action: str, verdict) -> str:
+        return f"[{self._task.id}] turn {self._turn}: {verdict.status.value} reward={verdict.reward:g} {verdict.detail}".rstrip()
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return getattr(self, "_last_render", self._last_obs)
+        return None
+
+    def close(self) -> None:
+        if self._owns_judge and self._judge is not None:
+            self._judge.close()
+            self._judge = None
+        super().close()
+
+
+def _check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
+    if value not in choices:
+        raise EnvConfigError(f"{name} must be one of {list(choices)}, got {value!r}")
