@@ -1,0 +1,115 @@
+"""Trajectories out: SE-Bench's rollout JSONL and the parquet layouts verl's trainers read.
+
+A *trajectory* here is a mapping with at least ``task`` (a :class:`se_gym.tasks.Task`),
+``response`` (the answer text) and optionally ``verdict`` (a :class:`se_gym.judge.Verdict` or its
+dict), ``prompt`` (text or chat messages) and any extra fields (kept under ``extra_info``).
+
+verl layouts (one row per trajectory):
+- RL (``kind="rl"``): ``data_source``, ``prompt`` (chat messages), ``ability``, ``reward_model``
+  (``{"style": "rule", "ground_truth": <JSON of test cases and entry signature>}``), ``extra_info``.
+- SFT (``kind="sft"``): ``prompt`` and ``response`` strings (verl's ``data.prompt_key`` /
+  ``data.response_key``), plus ``extra_info``.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+DATA_SOURCE = "se_gym/sebench"
+
+
+def _verdict_dict(v: Any) -> dict | None:
+    if v is None:
+        return None
+    return v.to_dict() if hasattr(v, "to_dict") else dict(v)
+
+
+def _prompt_messages(traj: Mapping[str, Any]) -> list[dict]:
+    p = traj.get("prompt")
+    if isinstance(p, list):
+        return [{"role": m["role"], "content": m["content"]} for m in p]
+    if isinstance(p, str):
+        return [{"role": "user", "content": p}]
+    raise ValueError("a trajectory needs 'prompt' (text or chat messages) for this export")
+
+
+def rollout_row(traj: Mapping[str, Any]) -> dict:
+    """One row in SE-Bench's rollout format (the task's official fields + ``response``) plus verdict fields."""
+    task = traj["task"]
+    row = task.to_official_row()
+    row["response"] = traj["response"]
+    row["task_id"] = task.id
+    if "prompt" in traj:
+        row["prompt"] = traj["prompt"]
+    v = _verdict_dict(traj.get("verdict"))
+    if v is not None:
+        row.update({k: v[k] for k in ("reward", "status", "sebench_code", "error_type", "infrastructure")})
+        row["verdict"] = v
+    for k, val in traj.items():
+        if k not in ("task", "verdict", "response", "prompt"):
+            row.setdefault(k, val)
+    return row
+
+
+def to_rollout_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike) -> int:
+    """Write trajectories as SE-Bench rollout JSONL (atomically); returns the row count."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".part")
+    n = 0
+    with open(tmp, "w", encoding="utf-8") as f:
+        for traj in trajectories:
+            f.write(json.dumps(rollout_row(traj), ensure_ascii=False, default=str) + "\n")
+            n += 1
+    os.replace(tmp, path)
+    return n
+
+
+def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None) -> list[dict]:
+    if kind not in ("rl", "sft"):
+        raise ValueError(f"kind must be 'rl' or 'sft', got {kind!r}")
+    rows = []
+    for i, traj in enumerate(trajectories):
+        task = traj["task"]
+        messages = _prompt_messages(traj)
+        v = _verdict_dict(traj.get("verdict"))
+        extra = {
+            "index": i,
+            "split": split or task.split,
+            "task_id": task.id,
+            "task_hash": task.hash,
+            "function_name": task.function_name,
+            "reward": None if v is None else float(v["reward"]),
+        }
+        if kind == "rl":
+            truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
+            rows.append({
+                "data_source": DATA_SOURCE,
+                "prompt": messages,
+                "ability": "code",
+                "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
+                "extra_info": extra,
+            })
+        else:
+            if "response" not in traj:
+                raise ValueError("SFT export needs 'response' in every trajectory")
+            rows.append({"prompt": messages[-1]["content"], "response": traj["response"], "extra_info": extra})
+    return rows
+
+
+def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None) -> int:
+    """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
+    rows = verl_rows(trajectories, kind=kind, split=split)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".part")
+    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    os.replace(tmp, path)
+    return len(rows)
