@@ -1,0 +1,157 @@
+"""An ordered pool of Ray actors that survives actor deaths.
+
+Each actor is one instance of a worker class with a ``run(item)`` method (for rollouts,
+:class:`se_gym.llm.rollout.RolloutWorker`, which owns a generator and a judge).  The driver hands
+items out, at most ``in_flight`` per actor, and yields the results in item order, so the caller
+can stream them to a file exactly as a single process would.  When an actor dies (killed, out of
+memory, its node lost) its unfinished items go back into the queue and a fresh actor takes its
+place.
+"""
+from __future__ import annotations
+
+import heapq
+import logging
+from typing import Any, Iterator, Sequence
+
+__all__ = ["ActorPoolError", "OrderedActorPool", "run_ordered"]
+
+
+class ActorPoolError(RuntimeError):
+    """The pool could not finish: actors kept dying (the message holds the last cause)."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ActorPoolError("Ray is not installed: pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)") from None
+    return ray
+
+
+class OrderedActorPool:
+    """``num_actors`` Ray actors of ``worker_cls(*args)``; :meth:`map_ordered` runs items on them.
+
+    Starts a local Ray cluster (``num_cpus`` = what the actors need, no dashboard) unless Ray is
+    already initialised or ``address`` names a cluster to join; :meth:`shutdown` stops what the
+    pool started.  ``num_gpus`` per actor gives each actor its own GPU on GPU machines.
+    """
+
+    def __init__(
+        self,
+        worker_cls: type,
+        args: Sequence[Any] = (),
+        *,
+        num_actors: int = 2,
+        address: str | None = None,
+        num_cpus: float = 1.0,
+        num_gpus: float = 0.0,
+        in_flight: int = 2,
+        max_replacements: int | None = None,
+    ):
+        if num_actors < 1:
+            raise ValueError(f"an actor pool needs at least one actor, got {num_actors}")
+        ray = _ray()
+        self._owns_cluster = False
+        if not ray.is_initialized():
+            common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            if address:
+                ray.init(address=address, **common)
+            else:
+                ray.init(num_cpus=max(1, int(round(num_actors * num_cpus))), num_gpus=int(num_actors * num_gpus), **common)
+            self._owns_cluster = True
+        self._args = tuple(args)
+        # max_restarts=0: the driver, not Ray, replaces dead actors, so it knows which items to redo
+        self._remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0)(worker_cls)
+        self.actors: list[Any] = [self._spawn() for _ in range(num_actors)]
+        self.in_flight = max(1, in_flight)
+        self.replacements = 0
+        self.max_replacements = 2 * num_actors + 2 if max_replacements is None else max_replacements
+
+    def _spawn(self) -> Any:
+        return self._remote.remote(*self._args)
+
+    def map_ordered(self, items: Sequence[Any]) -> Iterator[Any]:
+        """``actor.run(item)`` for every item, yielded in item order (items redone after deaths)."""
+        ray = _ray()
+        from ray.exceptions import RayActorError
+
+        queue = list(range(len(items)))  # a heap: redone items go before later ones
+        heapq.heapify(queue)
+        pending: dict[Any, tuple[int, Any, int]] = {}  # ref -> (slot, actor, position)
+        load = [0] * len(self.actors)
+        done: dict[int, Any] = {}
+        next_pos = 0
+        window = 4 * len(self.actors) * self.in_flight  # bounds results held back for ordering
+        while next_pos < len(items):
+            for slot in range(len(self.actors)):
+                while load[slot] < self.in_flight and queue and queue[0] < next_pos + window:
+                    pos = heapq.heappop(queue)
+                    actor = self.actors[slot]
+                    pending[actor.run.remote(items[pos])] = (slot, actor, pos)
+                    load[slot] += 1
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            slot, actor, pos = pending.pop(ready[0])
+            try:
+                result = ray.get(ready[0])
+            except RayActorError as exc:
+                heapq.heappush(queue, pos)
+                if self.actors[slot] is actor:  # first news of this death: replace the actor once
+                    self._replace(slot, exc)
+                    load[slot] = 0
+                continue
+            if self.actors[slot] is actor:
+                load[slot] -= 1
+            done[pos] = result
+            while next_pos in done:
+                yield done.pop(next_pos)
+                next_pos += 1
+
+    def _replace(self, slot: int, cause: BaseException) -> None:
+        self.replacements += 1
+        if self.replacements > self.max_replacements:
+            first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+            raise ActorPoolError(f"Ray actors died {self.replacements} times; last: {first}")
+        _ray().kill(self.actors[slot], no_restart=True)
+        self.actors[slot] = self._spawn()
+
+    def shutdown(self) -> None:
+        """Kill the actors, and stop the Ray cluster if this pool started it."""
+        ray = _ray()
+        if not ray.is_initialized():
+            return
+        for actor in self.actors:
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already dead: nothing to stop
+                pass
+        self.actors = []
+        if self._owns_cluster:
+            ray.shutdown()
+
+    def __enter__(self) -> "OrderedActorPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.shutdown()
+
+
+def run_ordered(
+    worker_cls: type,
+    args: Sequence[Any],
+    items: Sequence[Any],
+    *,
+    num_actors: int = 2,
+    address: str | None = None,
+    num_cpus: float = 1.0,
+    num_gpus: float = 0.0,
+) -> Iterator[Any]:
+    """Results of ``worker_cls(*args).run(item)`` in item order, from a pool made for this call.
+
+    The pool (and the cluster, when it started one) is shut down when the iterator is exhausted,
+    closed, or abandoned through an exception.
+    """
+    pool = OrderedActorPool(worker_cls, args, num_actors=num_actors, address=address, num_cpus=num_cpus, num_gpus=num_gpus)
+    try:
+        yield from pool.map_ordered(items)
+    finally:
+        pool.shutdown()

@@ -1,0 +1,397 @@
+"""Rollouts: generate answers to tasks with a model, judge them, write one JSONL row per sample.
+
+A row is SE-Bench's rollout row (the task's official fields plus ``response``) with the verdict
+fields, the prompt, the sampling parameters, the model and the sample index added.  Work is cut
+into fixed batches of tasks (the same cut in every run, so seeded runs are reproducible whether
+they run in one process, on a Ray pool, or are resumed); each batch is generated, judged in one
+judge call, then appended to the output with flush + fsync.  Rows are keyed by (task id, sample
+index): a rerun skips batches whose rows are all there and writes only the missing rows of the
+others, so a killed run continues with nothing lost or duplicated.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from ..errors import CLIError
+
+__all__ = [
+    "RolloutConfig",
+    "WorkBatch",
+    "RolloutWorker",
+    "RolloutStats",
+    "load_tasks",
+    "make_batches",
+    "read_done_keys",
+    "rollout",
+    "accepted_trajectory",
+]
+
+# verdict fields whose names clash with the official row, and timings kept out of the row
+# proper (they differ from run to run while everything else is reproducible)
+_RENAMED = {"function_name": "judged_function", "code": "judged_code"}
+_TIMINGS = ("wall_s", "judge_s")
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
+
+    model: str
+    backend: str = "hf"
+    tasks: str = "builtin"  # builtin[:SEED] | sebench[:PATH]
+    split: str = "single_test"
+    book: str = "closed"  # closed (query only) | open (query + docs)
+    library: str = "seed:0"  # seed:N | official:PATH
+    profile: str = "strict"  # judge profile: strict | sebench
+    sandbox: str = "local"
+    n: int = 1
+    temperature: float = 0.6
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    enable_thinking: bool | None = None
+    limit: int | None = None
+    batch_size: int = 8  # tasks per generation (and judge) batch
+    chat: bool = True  # prompt as chat messages (False: one plain-text prompt)
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.book not in ("closed", "open"):
+            raise CLIError(f"--book must be closed or open, got {self.book!r}")
+        if self.n < 1:
+            raise CLIError(f"--n must be at least 1, got {self.n}")
+        if self.batch_size < 1:
+            raise CLIError(f"--batch-size must be at least 1, got {self.batch_size}")
+        if self.limit is not None and self.limit < 1:
+            raise CLIError(f"--limit must be at least 1, got {self.limit}")
+        if self.max_tokens < 1:
+            raise CLIError(f"--max-tokens must be at least 1, got {self.max_tokens}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise CLIError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if self.temperature < 0:
+            raise CLIError(f"--temperature must be >= 0, got {self.temperature}")
+        object.__setattr__(self, "backend_options", dict(self.backend_options))
+
+    def sampling_params(self, batch_index: int) -> Any:
+        """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``."""
+        from .base import SamplingParams
+
+        return SamplingParams(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            n=self.n,
+            seed=None if self.seed is None else self.seed + batch_index,
+            enable_thinking=self.enable_thinking,
+        )
+
+
+@dataclass(frozen=True)
+class WorkBatch:
+    """Batch ``index`` of the run: tasks in run order, each with all n samples."""
+
+    index: int
+    tasks: tuple[Any, ...]  # se_gym.tasks.Task
+
+    def keys(self, n: int) -> list[tuple[str, int]]:
+        return [(task.id, j) for task in self.tasks for j in range(n)]
+
+
+def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) -> list[Any]:
+    """Tasks from ``builtin[:SEED]`` or ``sebench[:PATH]`` (first ``limit`` of them)."""
+    from .. import tasks as task_mod
+
+    kind, _, arg = spec.partition(":")
+    try:
+        if kind == "builtin":
+            seed = int(arg) if arg else 0
+            found = task_mod.builtin_tasks(split, seed=seed, library=library)
+        elif kind == "sebench":
+            found = task_mod.load_sebench(split, path=arg or None)
+        else:
+            raise CLIError(f"--tasks must be builtin[:SEED] or sebench[:PATH], got {spec!r}")
+    except ValueError as exc:  # TaskError and bad seeds: one line for the user
+        raise CLIError(f"--tasks {spec}: {exc}") from None
+    found = list(found)[:limit] if limit else list(found)
+    if not found:
+        raise CLIError(f"--tasks {spec} --split {split}: no tasks")
+    ids = [t.id for t in found]
+    if len(set(ids)) != len(ids):
+        raise CLIError(f"--tasks {spec}: task ids are not unique, rows could not be keyed")
+    return found
+
+
+def make_batches(tasks: Sequence[Any], batch_size: int) -> list[WorkBatch]:
+    """The fixed cut of the run into batches (independent of what is already done)."""
+    return [WorkBatch(i, tuple(tasks[s : s + batch_size])) for i, s in enumerate(range(0, len(tasks), batch_size))]
+
+
+def read_done_keys(path: str | os.PathLike) -> set[tuple[str, int]]:
+    """(task id, sample index) of the rows already in ``path``; cuts off a torn last line.
+
+    A killed writer can leave half a line at the end; it is removed (the file is truncated to
+    the last newline) so that appending continues on a clean line.
+    """
+    path = Path(path)
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as fh:
+            fh.truncate(end)
+            fh.flush()
+            os.fsync(fh.fileno())
+    done: set[tuple[str, int]] = set()
+    for number, raw in enumerate(data[:end].split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+            done.add((str(row["task_id"]), int(row["sample_index"])))
+        except (ValueError, KeyError, TypeError):
+            raise CLIError(f"{path}:{number}: not a rollout row (needs task_id and sample_index); use another --out") from None
+    return done
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class RolloutWorker:
+    """Owns a generator and a judge; turns a WorkBatch into rows.  One per process or Ray actor."""
+
+    def __init__(self, config: RolloutConfig, generator: Any = None):
+        from ..judge import Judge
+        from ..library import from_spec
+
+        self.config = config
+        self.library = from_spec(config.library)
+        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox)
+        if generator is None:
+            from . import make_generator
+
+            generator = make_generator(config.backend, config.model, **config.backend_options)
+        self.generator = generator
+
+    def prompt(self, task: Any) -> str | list[dict[str, str]]:
+        from ..tasks import render_messages, render_prompt
+
+        if self.config.chat:
+            return render_messages(task, self.library, book=self.config.book)
+        return render_prompt(task, self.library, book=self.config.book)
+
+    def run(self, batch: WorkBatch) -> dict[str, Any]:
+        """Rows of the batch in (task, sample) order, with the seconds spent in each stage."""
+        cfg = self.config
+        params = cfg.sampling_params(batch.index)
+        prompts = [self.prompt(t) for t in batch.tasks]
+        t0 = time.perf_counter()
+        generations = self.generator.generate(prompts, params)
+        t1 = time.perf_counter()
+        if len(generations) != len(prompts):
+            raise RuntimeError(f"generator returned {len(generations)} generations for {len(prompts)} prompts")
+        items = []
+        for task, gen in zip(batch.tasks, generations):
+            if len(gen.completions) != cfg.n:
+                raise RuntimeError(f"generator returned {len(gen.completions)} completions, asked for n={cfg.n}")
+            cases = [{"input": c.input, "output": c.output} for c in task.test_cases]
+            items += [(c.text, cases, task.function_name) for c in gen.completions]
+        verdicts = self.judge.judge_many(items)  # one judge batch per generation batch
+        t2 = time.perf_counter()
+        rows, it = [], iter(verdicts)
+        params_row = _jsonable(params)
+        for task, prompt, gen in zip(batch.tasks, prompts, generations):
+            for j, completion in enumerate(gen.completions):
+                rows.append(self._row(task, j, prompt, completion, next(it), params_row, gen))
+        return {"index": batch.index, "rows": rows, "generate_s": t1 - t0, "judge_s": t2 - t1}
+
+    def _row(self, task, j, prompt, completion, verdict, params_row, gen) -> dict[str, Any]:
+        cfg = self.config
+        row = task.to_official_row()
+        row["response"] = completion.text
+        row.update(
+            task_id=task.id,
+            sample_index=j,
+            split=task.split,
+            book=cfg.book,
+            library=cfg.library,
+            model=cfg.model,
+            backend=cfg.backend,
+            prompt=prompt,
+            params=params_row,
+            finish_reason=completion.finish_reason,
+            prompt_tokens=len(completion.prompt_token_ids or gen_prompt_ids(gen)),
+            completion_tokens=len(completion.token_ids or ()),
+        )
+        verdict_row = verdict.to_dict()
+        timing = {k: verdict_row.pop(k) for k in _TIMINGS if k in verdict_row}
+        for key, value in verdict_row.items():
+            row[_RENAMED.get(key, key)] = value
+        row["timing"] = timing  # the only part of a row that differs between identical runs
+        return row
+
+
+def gen_prompt_ids(gen: Any) -> Sequence[int]:
+    ids = [c.prompt_token_ids for c in gen.completions if c.prompt_token_ids]
+    return ids[0] if ids else ()
+
+
+def accepted_trajectory(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A right sample as SFT data: the official row with ``response``, plus chat ``messages``.
+
+    ``filter_correct_trajectory`` keeps the rollout rows whose answer the judge accepted; the
+    ``messages`` (prompt turns + the answer) are what chat SFT trainers read.
+    """
+    keep = {k: v for k, v in row.items() if k not in ("timing", "cases")}
+    prompt = row.get("prompt")
+    turns = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
+    keep["messages"] = turns + [{"role": "assistant", "content": row["response"]}]
+    return keep
+
+
+@dataclass
+class RolloutStats:
+    """What a call to :func:`rollout` did (timings are wall-clock seconds)."""
+
+    tasks: int = 0
+    samples_total: int = 0
+    samples_skipped: int = 0  # already in the output file
+    rows_written: int = 0
+    accepted: int = 0
+    completion_tokens: int = 0
+    generate_s: float = 0.0
+    judge_s: float = 0.0
+    wall_s: float = 0.0
+
+    @property
+    def outside_generation(self) -> float:
+        """Fraction of wall time not spent inside generate() (judging + bookkeeping)."""
+        return 1.0 - self.generate_s / self.wall_s if self.wall_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["outside_generation"] = self.outside_generation
+        return d
+
+
+class _Appender:
+    """Append rows durably: one write, flush and fsync per batch."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(path, "a", encoding="utf-8")
+
+    def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        if text:
+            self.fh.write(text)
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _is_accepted(row: Mapping[str, Any]) -> bool:
+    return not row.get("infrastructure") and float(row.get("reward", 0.0)) >= 1.0 - 1e-9
+
+
+def rollout(
+    config: RolloutConfig,
+    out: str | os.PathLike,
+    *,
+    keep_correct: str | os.PathLike | None = None,
+    ray_actors: int = 0,
+    ray_address: str | None = None,
+    ray_gpus_per_actor: float = 0.0,
+    generator: Any = None,
+    progress: bool = True,
+    on_batch: Callable[[int, list[dict[str, Any]]], None] | None = None,
+) -> RolloutStats:
+    """Generate, judge and append rows to ``out`` (resuming what is there); returns the stats.
+
+    ``ray_actors > 0`` runs the batches on a pool of Ray actors (each with its own generator and
+    judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order.  ``generator`` (single process only) reuses an
+    already loaded model.  ``on_batch(index, rows_written)`` is called after each durable write.
+    """
+    from ..library import from_spec
+
+    started = time.perf_counter()
+    out = Path(out)
+    try:
+        library = from_spec(config.library)
+    except ValueError as exc:
+        raise CLIError(f"--library {config.library}: {exc}") from None
+    tasks = load_tasks(config.tasks, config.split, library, config.limit)
+    batches = make_batches(tasks, config.batch_size)
+    done = read_done_keys(out)
+    stats = RolloutStats(tasks=len(tasks), samples_total=len(tasks) * config.n)
+    todo = [b for b in batches if not set(b.keys(config.n)) <= done]
+    stats.samples_skipped = sum(len(set(b.keys(config.n)) & done) for b in batches)
+    accepted_out = _Appender(Path(keep_correct)) if keep_correct else None
+    accepted_done = read_done_keys(keep_correct) if keep_correct else set()
+    writer = _Appender(out)
+    bar = None
+    results: Iterator[dict[str, Any]] = iter(())
+    try:
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=stats.samples_total, initial=stats.samples_skipped, unit="sample", desc=f"rollout {out.name}", dynamic_ncols=True)
+        if not todo:
+            pass
+        elif ray_actors > 0:
+            if generator is not None:
+                raise CLIError("a preloaded generator cannot be shipped to Ray actors")
+            from ..distributed import run_ordered
+
+            results = run_ordered(
+                RolloutWorker, (config,), todo, num_actors=ray_actors, address=ray_address,
+                num_gpus=ray_gpus_per_actor,
+            )
+        else:
+            worker = RolloutWorker(config, generator=generator)
+            results = (worker.run(b) for b in todo)
+        for result in results:
+            new = [r for r in result["rows"] if (r["task_id"], r["sample_index"]) not in done]
+            writer.write(new)
+            done.update((r["task_id"], r["sample_index"]) for r in new)
+            if accepted_out is not None:
+                keep = [accepted_trajectory(r) for r in result["rows"] if _is_accepted(r) and (r["task_id"], r["sample_index"]) not in accepted_done]
+                accepted_out.write(keep)
+                accepted_done.update((r["task_id"], r["sample_index"]) for r in keep)
+                stats.accepted += len(keep)
+            stats.rows_written += len(new)
+            stats.completion_tokens += sum(r["completion_tokens"] for r in new)
+            stats.generate_s += result["generate_s"]
+            stats.judge_s += result["judge_s"]
+            if on_batch is not None:
+                on_batch(result["index"], new)
+            if bar is not None:
+                elapsed = max(time.perf_counter() - started, 1e-9)
+                bar.set_postfix_str(f"{stats.completion_tokens / elapsed:.1f} tok/s", refresh=False)
+                bar.update(len(new))
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()  # a Ray pool shuts its cluster down here, also on errors and Ctrl-C
+        if bar is not None:
+            bar.close()
+        writer.close()
+        if accepted_out is not None:
+            accepted_out.close()
+        stats.wall_s = time.perf_counter() - started
+    return stats

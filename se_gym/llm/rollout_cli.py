@@ -1,0 +1,111 @@
+"""``se-gym rollout``: generate answers with a model, judge them, append rows (resumable)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import CLIError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="model id or path (for the hf/vllm backends) or served model name (openai)")
+    parser.add_argument("--backend", default="hf", choices=("hf", "vllm", "openai"), help="generation backend (default: hf)")
+    parser.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8800/v1 (openai backend)")
+    parser.add_argument("--api-key", help="API key for the openai backend (default: $OPENAI_API_KEY)")
+    parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra option for the backend, VALUE parsed as JSON when it can be (repeatable)")
+    parser.add_argument("--tasks", default="builtin", help="builtin[:SEED] or sebench[:PATH] (default: builtin)")
+    parser.add_argument("--split", default="single_test", help="task split (default: single_test)")
+    parser.add_argument("--book", default="closed", choices=("closed", "open"), help="closed: query only; open: query + docs")
+    parser.add_argument("--library", default="seed:0", help="seed:N or official:PATH (default: seed:0)")
+    parser.add_argument("--profile", default="strict", choices=("strict", "sebench"), help="judge profile (default: strict)")
+    parser.add_argument("--sandbox", default="local", help="judge sandbox (default: local)")
+    parser.add_argument("--n", type=int, default=5, help="samples per task (default: 5)")
+    parser.add_argument("--temperature", type=float, default=0.6)
+    parser.add_argument("--top-p", type=float, default=1.0)
+    parser.add_argument("--max-tokens", type=int, default=8192)
+    parser.add_argument("--seed", type=int, help="base seed; batch i is sampled with seed + i (reproducible, resumable)")
+    thinking = parser.add_mutually_exclusive_group()
+    thinking.add_argument("--enable-thinking", dest="enable_thinking", action="store_const", const=True, help="ask chat templates for a thinking block")
+    thinking.add_argument("--no-thinking", dest="enable_thinking", action="store_const", const=False, help="ask chat templates for no thinking block")
+    parser.set_defaults(enable_thinking=None)
+    parser.add_argument("--text-prompt", action="store_true", help="send a plain-text prompt instead of chat messages")
+    parser.add_argument("--limit", type=int, help="only the first K tasks")
+    parser.add_argument("--batch-size", type=int, default=8, help="tasks per generation and judge batch (default: 8)")
+    parser.add_argument("--out", required=True, help="output JSONL (appended to; rerun to resume)")
+    parser.add_argument("--keep-correct", metavar="OUT.jsonl", help="also write the accepted trajectories (SFT data)")
+    parser.add_argument("--ray-actors", type=int, default=0, help="run on N Ray actors (0: this process)")
+    parser.add_argument("--ray-address", help="join this Ray cluster instead of starting a local one")
+    parser.add_argument("--ray-gpus-per-actor", type=float, help="GPUs per actor (default: 1 for vllm, else 0)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def _options(args: argparse.Namespace) -> dict:
+    options: dict = {}
+    for item in args.backend_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CLIError(f"--backend-option needs KEY=VALUE, got {item!r}")
+        try:
+            options[key] = json.loads(value)
+        except ValueError:
+            options[key] = value
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.api_key:
+        options["api_key"] = args.api_key
+    if args.base_url and args.backend != "openai":
+        raise CLIError("--base-url is for --backend openai")
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    from .rollout import RolloutConfig, rollout
+
+    if args.ray_actors < 0:
+        raise CLIError(f"--ray-actors must be >= 0, got {args.ray_actors}")
+    if args.ray_address and not args.ray_actors:
+        raise CLIError("--ray-address needs --ray-actors N")
+    config = RolloutConfig(
+        model=args.model,
+        backend=args.backend,
+        tasks=args.tasks,
+        split=args.split,
+        book=args.book,
+        library=args.library,
+        profile=args.profile,
+        sandbox=args.sandbox,
+        n=args.n,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        max_tokens=args.max_tokens,
+        seed=args.seed,
+        enable_thinking=args.enable_thinking,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        chat=not args.text_prompt,
+        backend_options=_options(args),
+    )
+    gpus = args.ray_gpus_per_actor
+    if gpus is None:
+        gpus = 1.0 if args.backend == "vllm" else 0.0
+    stats = rollout(
+        config,
+        args.out,
+        keep_correct=args.keep_correct,
+        ray_actors=args.ray_actors,
+        ray_address=args.ray_address,
+        ray_gpus_per_actor=gpus,
+        progress=not args.no_progress,
+    )
+    tok_s = stats.completion_tokens / stats.wall_s if stats.wall_s else 0.0
+    print(
+        f"{stats.rows_written} rows written to {args.out} ({stats.samples_skipped} already there), "
+        f"{stats.completion_tokens} tokens, {tok_s:.1f} tok/s, "
+        f"{100 * stats.outside_generation:.1f}% of wall time outside generation"
+        + (f", {stats.accepted} accepted -> {args.keep_correct}" if args.keep_correct else ""),
+        file=sys.stderr,
+    )
+    return 0

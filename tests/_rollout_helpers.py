@@ -1,0 +1,62 @@
+"""Shared pieces of the rollout / distributed tests: what to skip on, the tiny model, row comparison."""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def require_pipeline() -> None:
+    """Skip (with the reason) when a piece the rollout needs has not landed or is not installed."""
+    for module, names in (
+        ("se_gym.judge", ("Judge",)),
+        ("se_gym.tasks", ("builtin_tasks", "render_messages", "render_prompt")),
+        ("se_gym.llm.hf", ("HFGenerator",)),
+    ):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            pytest.skip(f"rollout needs {module}: {exc}")
+        missing = [n for n in names if not hasattr(mod, n)]
+        if missing:
+            pytest.skip(f"rollout needs {module}.{missing[0]} (not there yet)")
+    for dep in ("torch", "transformers", "tokenizers"):
+        pytest.importorskip(dep, reason=f"the tiny model needs {dep} (installed by scripts/setup/*.sh)")
+
+
+def build_tiny(root: Path) -> Path:
+    from se_gym.llm import build_tiny_model
+
+    return build_tiny_model(root / "tiny")
+
+
+def config(model: Path, **overrides: Any):
+    from se_gym.llm.rollout import RolloutConfig
+
+    base = dict(model=str(model), backend="hf", tasks="builtin", split="single_test", library="seed:0",
+                n=2, temperature=1.0, max_tokens=24, seed=7, limit=4, batch_size=2)
+    base.update(overrides)
+    return RolloutConfig(**base)
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def comparable(row: dict) -> dict:
+    """A row without its timings, the only fields that legitimately differ between equal runs."""
+    return {k: v for k, v in row.items() if k != "timing"}
+
+
+def cli(args: list[str], env: dict | None = None, **kw) -> subprocess.Popen:
+    """Start ``se-gym ARGS`` in a child interpreter (the same one as the tests)."""
+    full = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", **(env or {}))
+    return subprocess.Popen([sys.executable, "-m", "se_gym.cli", *args], cwd=REPO, env=full, **kw)

@@ -1,0 +1,152 @@
+"""The Ray actor pool on a real local Ray cluster: order, actor deaths, clean shutdown, and the
+2-actor rollout (tiny model, hf backend) against the single-process one.
+
+Ray start-up costs seconds, so the module shares one cluster; the CLI test starts its own (in a
+child process) to check that the command leaves no Ray process behind.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (bash scripts/setup/ray.sh)")
+
+from _rollout_helpers import build_tiny, cli, comparable, config, require_pipeline, rows  # noqa: E402
+from se_gym.distributed import ActorPoolError, OrderedActorPool, run_ordered  # noqa: E402
+
+
+def _processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text`` (Ray puts its temp dir in theirs)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            state = next((ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("State:")), "")
+        except OSError:
+            continue
+        if text.encode() in raw and "Z" not in state.split(":", 1)[-1][:3]:  # zombies hold nothing
+            found.append(pid + ": " + raw.replace(b"\0", b" ")[:120].decode(errors="replace"))
+    return found
+
+
+def _wait_gone(text: str, seconds: float = 20.0) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while (left := _processes_mentioning(text)) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return left
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    # short path: Ray's unix sockets live under the temp dir and have a ~107 character limit
+    temp = tempfile.mkdtemp(prefix="sgray", dir="/tmp")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    # the test module is not importable inside Ray workers: ship its classes by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield temp
+    ray.shutdown()
+    left = _wait_gone(temp)
+    shutil.rmtree(temp, ignore_errors=True)
+    assert not left, f"Ray processes left behind: {left}"
+
+
+class Square:
+    """A cheap worker: later items finish sooner, so out-of-order completion is the norm."""
+
+    def __init__(self, factor: int):
+        self.factor = factor
+
+    def run(self, item: int) -> tuple[int, int]:
+        time.sleep(0.02 * (5 - item % 5))
+        return item * self.factor, os.getpid()
+
+
+class Broken:
+    def __init__(self):
+        raise RuntimeError("no model here")
+
+    def run(self, item):  # pragma: no cover - never reached
+        return item
+
+
+def test_pool_yields_in_order_and_uses_every_actor(cluster):
+    with OrderedActorPool(Square, (3,), num_actors=2) as pool:
+        out = list(pool.map_ordered(list(range(30))))
+    assert [v for v, _ in out] == [3 * i for i in range(30)]
+    assert len({pid for _, pid in out}) == 2
+    assert ray.is_initialized()  # the pool joined the module's cluster and left it running
+
+
+def test_pool_redoes_the_work_of_a_killed_actor(cluster):
+    with OrderedActorPool(Square, (2,), num_actors=2) as pool:
+        seen = []
+        for i, (value, _) in enumerate(pool.map_ordered(list(range(24)))):
+            seen.append(value)
+            if i == 2:
+                ray.kill(pool.actors[0], no_restart=True)  # dies with work in flight
+        assert pool.replacements >= 1
+    assert seen == [2 * i for i in range(24)]
+
+
+def test_pool_gives_up_when_actors_cannot_start(cluster):
+    with pytest.raises(ActorPoolError, match="died"):
+        list(run_ordered(Broken, (), [1, 2, 3], num_actors=1))
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    require_pipeline()
+    return build_tiny(tmp_path_factory.mktemp("tiny"))
+
+
+def test_two_actor_rollout_equals_single_process(cluster, tiny, tmp_path):
+    from se_gym.llm.rollout import rollout
+
+    cfg = config(tiny, limit=6, batch_size=2)
+    single, pooled = tmp_path / "single.jsonl", tmp_path / "ray.jsonl"
+    rollout(cfg, single, progress=False)
+    stats = rollout(cfg, pooled, ray_actors=2, progress=False)
+    assert stats.rows_written == 12
+    a, b = rows(single), rows(pooled)
+    assert [comparable(r) for r in a] == [comparable(r) for r in b]
+    assert [(r["task_id"], r["sample_index"]) for r in b] == [(t, j) for t in dict.fromkeys(r["task_id"] for r in a) for j in range(2)]
+
+
+def test_rollout_worker_pool_survives_a_killed_actor(cluster, tiny, tmp_path):
+    from se_gym.llm.rollout import RolloutWorker, load_tasks, make_batches
+    from se_gym.library import from_spec
+
+    cfg = config(tiny, limit=6, batch_size=1)
+    batches = make_batches(load_tasks(cfg.tasks, cfg.split, from_spec(cfg.library), cfg.limit), cfg.batch_size)
+    expected = [RolloutWorker(cfg).run(b)["rows"] for b in batches]
+    got = []
+    with OrderedActorPool(RolloutWorker, (cfg,), num_actors=2, in_flight=2) as pool:
+        for result in pool.map_ordered(batches):
+            got.append(result["rows"])
+            if len(got) == 1:
+                ray.kill(pool.actors[1], no_restart=True)
+        assert pool.replacements >= 1
+    assert [[comparable(r) for r in rs] for rs in got] == [[comparable(r) for r in rs] for rs in expected]
+
+
+def test_cli_ray_rollout_leaves_no_process_behind(tiny, tmp_path):
+    # a Ray cluster of its own, started and stopped by the command in a child process
+    temp = tempfile.mkdtemp(prefix="sgcli", dir="/tmp")
+    out = tmp_path / "cli.jsonl"
+    try:
+        proc = cli(["rollout", "--model", str(tiny), "--backend", "hf", "--tasks", "builtin", "--limit", "2",
+                    "--n", "2", "--max-tokens", "16", "--seed", "1", "--batch-size", "1", "--out", str(out),
+                    "--ray-actors", "2", "--no-progress"], env={"RAY_TMPDIR": temp})
+        assert proc.wait(timeout=180) == 0
+        assert len(rows(out)) == 4
+        assert not _wait_gone(temp), "the rollout command left Ray processes running"
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
