@@ -1,0 +1,227 @@
+"""The sandbox contract: what a backend promises, whatever runs the programs.
+
+A *program* is Python source run as ``__main__`` (like ``python main.py``) with a closed stdin.
+Besides stdout and stderr every program gets a **result channel**: file descriptor 3 is the
+write end of a pipe of its own, so a harness can report results where the program's prints
+cannot land (backends without it, such as the official HTTP server, report ``channel=None``).
+
+``run`` never raises because of what a program does: misbehaviour becomes an :class:`ExecStatus`;
+only the infrastructure failing is ``SANDBOX_ERROR``, and that is never the program's fault.
+"""
+from __future__ import annotations
+
+import abc
+import asyncio
+import atexit
+import enum
+import weakref
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Sequence
+
+
+class ExecStatus(str, enum.Enum):
+    """What happened to the program's process (the judge maps these to verdicts)."""
+
+    OK = "ok"  # exited 0
+    ERROR = "error"  # non-zero exit, uncaught exception, or a signal the program brought on itself
+    TIMEOUT = "timeout"  # wall or CPU limit hit; killed with its whole process group
+    MEMORY = "memory"  # memory limit: MemoryError, or killed on the memory limit
+    OUTPUT_LIMIT = "output_limit"  # stdout + stderr + channel went past the cap; killed
+    SANDBOX_ERROR = "sandbox_error"  # the infrastructure failed (worker died twice, backend unreachable)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-program limits.  The defaults follow the official judge (3 s) with room for NumPy.
+
+    - ``wall_s``: wall-clock seconds before the program and its process group are killed.
+    - ``cpu_s``: CPU seconds (RLIMIT_CPU, rounded up to whole seconds by the kernel).
+    - ``memory_mb``: memory the program may allocate on top of the preloaded interpreter
+      (address-space limit locally; the container's memory limit for docker).
+    - ``processes``: extra processes (or threads) the program may start: fork-bomb protection.
+    - ``open_files``: file descriptors (RLIMIT_NOFILE).
+    - ``file_size_mb``: largest file the program may write (RLIMIT_FSIZE).
+    - ``output_bytes``: cap on stdout + stderr + channel together; past it the program is killed.
+    """
+
+    wall_s: float = 3.0
+    cpu_s: float = 3.0
+    memory_mb: int = 1024
+    processes: int = 1
+    open_files: int = 64
+    file_size_mb: int = 8
+    output_bytes: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"Limits.{f.name} must be a number, got {value!r}")
+            if value < 0 or (value == 0 and f.name != "processes"):
+                raise ValueError(f"Limits.{f.name} must be positive, got {value!r}")
+        if self.open_files < 8:
+            raise ValueError(f"Limits.open_files must be at least 8, got {self.open_files}")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> "Limits":
+        """Limits from a (partial) dict; unknown keys are an error, not silently dropped."""
+        data = dict(data or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown limit(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """The outcome of one program."""
+
+    status: ExecStatus
+    exit_code: int | None  # None when killed by a signal or never run
+    signal: int | None  # the signal that ended it, if any
+    stdout: str
+    stderr: str
+    channel: bytes | None  # what the program wrote to fd 3; None if the backend has no channel
+    wall_s: float
+    cpu_s: float | None
+    truncated: bool  # output was cut at the cap
+    backend: str
+    worker: str | None  # which worker ran it (for debugging flaky infrastructure)
+    detail: str = ""  # why: SANDBOX_ERROR cause, which limit, ...
+
+    @property
+    def ok(self) -> bool:
+        return self.status is ExecStatus.OK
+
+    def to_json(self) -> dict[str, Any]:
+        import base64
+
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["channel"] = None if self.channel is None else base64.b64encode(self.channel).decode("ascii")
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "ExecResult":
+        import base64
+
+        d = dict(d)
+        d["status"] = ExecStatus(d["status"])
+        if d.get("channel") is not None:
+            d["channel"] = base64.b64decode(d["channel"])
+        return cls(**{f.name: d.get(f.name, "" if f.name == "detail" else None) for f in fields(cls)})
+
+
+def sandbox_error(backend: str, detail: str, worker: str | None = None, wall_s: float = 0.0, channel: bool = True) -> ExecResult:
+    """An infrastructure failure, as a result (never an exception)."""
+    return ExecResult(ExecStatus.SANDBOX_ERROR, None, None, "", "", b"" if channel else None, wall_s, None, False, backend, worker, detail)
+
+
+# Sandboxes still open at interpreter exit are closed so that no worker outlives us.
+_OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for box in list(_OPEN):
+        try:
+            box.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+class Sandbox(abc.ABC):
+    """Runs batches of programs in isolation.  Use as a context manager, or call :meth:`close`."""
+
+    name: str = "sandbox"
+
+    def __init__(self) -> None:
+        self._closed = False
+        _OPEN.add(self)
+
+    @abc.abstractmethod
+    def run(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        """Run every program (concurrently where the backend can), results in input order."""
+
+    async def run_async(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.run, list(programs), limits)
+
+    def run_one(self, program: str, limits: Limits | None = None) -> ExecResult:
+        return self.run([program], limits)[0]
+
+    @abc.abstractmethod
+    def isolation(self) -> dict[str, Any]:
+        """How programs are isolated, e.g. ``{"backend": "local", "level": "bwrap", "network": False}``."""
+
+    def close(self) -> None:
+        """Stop workers and remove temporary files; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        self._close()
+
+    def _close(self) -> None:  # backends override
+        pass
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - depends on GC timing
+        try:
+            if not getattr(self, "_closed", True):
+                self.close()
+        except Exception:
+            pass
+
+
+def check_programs(programs: Sequence[str]) -> list[str]:
+    """Batches are sequences of source strings; anything else is a caller bug, said in one line."""
+    if isinstance(programs, (str, bytes)):
+        raise TypeError("run() takes a sequence of programs, not a single string")
+    out = list(programs)
+    for i, p in enumerate(out):
+        if not isinstance(p, str):
+            raise TypeError(f"program {i} is {type(p).__name__}, expected str (Python source)")
+    return out
+
+
+def make_sandbox(
+    backend: str = "local",
+    *,
+    pythonpath: Sequence[str] = (),
+    preload: Sequence[str] = ("numpy",),
+    workers: int | None = None,
+    **options: Any,
+) -> Sandbox:
+    """Build a sandbox.  ``backend``: ``local`` (forked workers, bwrap when it works),
+    ``docker`` (the same workers in containers) or ``http`` (SE-Bench's sandbox protocol;
+    pass ``url=``).  ``pythonpath`` folders are importable by programs; ``preload`` modules are
+    imported once per worker."""
+    pythonpath = [str(p) for p in pythonpath]
+    preload = list(preload)
+    if backend == "local":
+        from .local import LocalSandbox
+
+        return LocalSandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
+    if backend == "docker":
+        from .docker import DockerSandbox
+
+        return DockerSandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
+    if backend == "http":
+        from .http import HttpSandbox
+
+        return HttpSandbox(workers=workers, **options)
+    raise ValueError(f"unknown sandbox backend {backend!r} (choose local, docker or http)")

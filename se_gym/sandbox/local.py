@@ -1,0 +1,225 @@
+"""The ``local`` backend: pre-forked workers on this machine, inside bubblewrap when it works.
+
+Isolation levels (``isolation()["level"]``):
+- ``bwrap``: each worker runs in ``bwrap`` with no network, a read-only root, private ``/tmp``,
+  its own ``/proc`` and PID namespace, a minimal ``/dev``, and home folders hidden except for
+  the Python install and the ``pythonpath`` folders; it dies with us.
+- ``rlimits``: bubblewrap is missing or does not work in this container; programs still get rlimits,
+  their own session, an empty environment and (as root) an unprivileged uid, but share the network
+  and can write world-writable folders such as ``/tmp``.
+In both, each program runs in a fresh fork of a worker that already imported NumPy and the preload
+modules, as a private uid (when we are root) so that RLIMIT_NPROC holds and it can neither signal
+nor read its worker.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import random
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Sequence
+
+from .base import Limits
+from .pool import FdTransport, Transport, WorkerPool
+
+_PKG_PARENT = str(Path(__file__).resolve().parents[2])  # folder holding the se_gym package
+_WORKER_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+}
+_BWRAP_BASE = (
+    "--die-with-parent", "--new-session",
+    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--ro-bind", "/", "/",
+    "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
+)
+
+
+def _traversable(path: str) -> bool:
+    """Whether an unprivileged uid can walk through this folder."""
+    try:
+        return bool(os.stat(path).st_mode & stat.S_IXOTH)
+    except OSError:
+        return False
+
+
+def _needed_paths(pythonpath: Sequence[str]) -> list[str]:
+    """Folders a worker must reach: the Python install, sys.path, the package, the pythonpath."""
+    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable), _PKG_PARENT]
+    paths += [p for p in sys.path if p] + list(pythonpath)
+    out: list[str] = []
+    for p in sorted({os.path.realpath(p) for p in paths if os.path.exists(p)}):
+        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
+            out.append(p)
+    return out
+
+
+def bwrap_args(pythonpath: Sequence[str] = ()) -> list[str]:
+    """The bubblewrap command line (without the command to run)."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        raise FileNotFoundError("bwrap not found (install the Debian package bubblewrap)")
+    args = [exe, *_BWRAP_BASE]
+    # Folders an unprivileged uid cannot walk (e.g. /root holding pyenv) are replaced by an empty
+    # tmpfs with just the needed paths bound back: the rest of them stays hidden.
+    hidden: dict[str, list[str]] = {}
+    for p in _needed_paths(pythonpath):
+        parts = Path(p).parts
+        for i in range(2, len(parts)):
+            anc = str(Path(*parts[:i]))
+            if not _traversable(anc):
+                hidden.setdefault(anc, []).append(p)
+                break
+    for anc in sorted(hidden):
+        if anc in ("/tmp", "/dev/shm"):
+            continue
+        args += ["--perms", "0755", "--tmpfs", anc]
+        made: set[str] = set()
+        for p in hidden[anc]:
+            # bwrap would create the folders leading to p as 0700: make them walkable first
+            rel = Path(p).relative_to(anc).parts
+            for i in range(1, len(rel)):
+                d = str(Path(anc, *rel[:i]))
+                if d not in made:
+                    made.add(d)
+                    args += ["--perms", "0755", "--dir", d]
+            args += ["--ro-bind", p, p]
+    for p in pythonpath:  # a library folder under /tmp must survive the private /tmp
+        rp = os.path.realpath(p)
+        if rp.startswith(("/tmp/", "/dev/shm/")) and os.path.isdir(rp):
+            args += ["--ro-bind", rp, rp]
+    return args + ["--chdir", _PKG_PARENT]
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_status() -> tuple[bool, str]:
+    """Whether bubblewrap works in this container (it may need user namespaces), and why not."""
+    try:
+        args = bwrap_args()
+    except FileNotFoundError as exc:
+        return False, str(exc)
+    try:
+        proc = subprocess.run(args + ["/bin/true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"bwrap failed: {exc}"
+    if proc.returncode != 0:
+        lines = proc.stderr.decode(errors="replace").strip().splitlines()
+        return False, "bwrap failed: " + (lines[-1] if lines else f"exit status {proc.returncode}")
+    return True, "bwrap works"
+
+
+class _ProcTransport(FdTransport):
+    def __init__(self, proc: subprocess.Popen, name: str, log: Path):
+        assert proc.stdin is not None and proc.stdout is not None
+        super().__init__(proc.stdin.fileno(), proc.stdout.fileno(), name)
+        self.proc, self.log = proc, log
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)  # bwrap and the worker: new session, own group
+            except OSError:
+                self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
+
+    def log_tail(self) -> str:
+        try:
+            return self.log.read_text(errors="replace")[-2000:]
+        except OSError:
+            return ""
+
+
+class LocalSandbox(WorkerPool):
+    """Pre-forked workers on this machine (see the module doc for the isolation levels)."""
+
+    backend = "local"
+
+    def __init__(
+        self,
+        pythonpath: Sequence[str] = (),
+        preload: Sequence[str] = ("numpy",),
+        workers: int | None = None,
+        isolation: str = "auto",
+        start_timeout: float = 60.0,
+    ):
+        if isolation not in ("auto", "bwrap", "rlimits"):
+            raise ValueError(f"isolation must be auto, bwrap or rlimits, got {isolation!r}")
+        for p in pythonpath:
+            if not os.path.isdir(p):
+                raise ValueError(f"pythonpath entry is not a folder: {p}")
+        super().__init__(workers or os.cpu_count() or 1, start_timeout)
+        self.pythonpath = [os.path.realpath(p) for p in pythonpath]
+        self.preload = list(preload)
+        ok, why = bwrap_status() if isolation != "rlimits" else (False, "rlimits requested")
+        if isolation == "bwrap" and not ok:
+            raise RuntimeError(f"bwrap isolation requested but unavailable: {why}")
+        self.level = "bwrap" if ok else "rlimits"
+        self.level_reason = why
+        self._bwrap = bwrap_args(self.pythonpath) if ok else None
+        self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-"))
+        os.chmod(self._tmp, 0o711)
+        self._uids = random.Random(os.urandom(8))
+        try:
+            self._start()
+        except BaseException:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
+
+    def _spawn(self, slot: int) -> Transport:
+        n = self._spawned
+        # a fresh random uid per worker: its NPROC count and its sweep (kill -1) are its own
+        uid = self._uids.randrange(200_000, 2_000_000_000) if os.getuid() == 0 else None
+        workdir = "/tmp/se-gym-run" if self._bwrap else str(self._tmp / f"w{slot}-{n}")
+        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid}
+        cmd = [sys.executable, "-s", "-m", "se_gym.sandbox.worker", json.dumps(cfg)]
+        if self._bwrap:
+            cmd = self._bwrap + cmd
+        log = self._tmp / f"worker{slot}-{n}.log"
+        with open(log, "wb") as logf:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf,
+                env=dict(_WORKER_ENV), cwd=_PKG_PARENT, start_new_session=True,
+            )
+        return _ProcTransport(proc, f"local-{slot}.{n}", log)
+
+    def isolation(self) -> dict[str, Any]:
+        hello = self.worker_info
+        return {
+            "backend": "local",
+            "level": self.level,
+            "reason": self.level_reason,
+            "network": self.level != "bwrap",
+            "fs": "read-only root, private /tmp" if self.level == "bwrap" else "host fs (unprivileged uid)",
+            "pid_namespace": self.level == "bwrap",
+            "worker_uid": hello.get("uid"),
+            "program_uid": "private per worker" if hello.get("child_uid") != hello.get("uid") else hello.get("child_uid"),
+            "workers": self.workers,
+            "python": hello.get("python"),
+            "numpy": hello.get("numpy"),
+            "preload": self.preload,
+            "pythonpath": self.pythonpath,
+            "limits": Limits().to_json(),
+            "channel_fd": 3,
+        }
+
+    def _close(self) -> None:
+        super()._close()
+        shutil.rmtree(self._tmp, ignore_errors=True)

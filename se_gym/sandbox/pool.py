@@ -1,0 +1,268 @@
+"""A pool of sandbox workers fed from one queue; shared by the local and docker backends.
+
+Each worker slot has a thread that takes jobs, sends them to its worker process and reads the
+reply.  A worker that dies (or stops answering) is replaced; the program it was running is retried
+once on the fresh worker before it is reported as ``SANDBOX_ERROR``, so a batch always completes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import struct
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandbox_error
+
+# The worker enforces the limits itself; the pool only waits this much longer before it decides
+# that the worker hangs (killing and replacing it).
+_GRACE_S = 10.0
+
+
+class WorkerDied(Exception):
+    """The worker process is gone or stopped answering."""
+
+
+class Transport:
+    """A connection to one worker: frames out, frames in."""
+
+    name: str = "worker"
+
+    def send(self, obj: dict) -> None:
+        raise NotImplementedError
+
+    def recv(self, timeout: float | None) -> dict:
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        raise NotImplementedError
+
+    def log_tail(self) -> str:
+        return ""
+
+
+class FdTransport(Transport):
+    """Frames over a pair of file descriptors (a worker's stdin and stdout pipes)."""
+
+    def __init__(self, wfd: int, rfd: int, name: str):
+        self.wfd, self.rfd, self.name = wfd, rfd, name
+        self._buf = bytearray()
+
+    def send(self, obj: dict) -> None:
+        body = json.dumps(obj).encode()
+        data = memoryview(struct.pack(">I", len(body)) + body)
+        try:
+            while data:
+                data = data[os.write(self.wfd, data):]
+        except OSError as exc:
+            raise WorkerDied(f"cannot write to worker: {exc}") from None
+
+    def _fill(self, n: int, deadline: float | None) -> None:
+        while len(self._buf) < n:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self.rfd], [], [], wait)[0]:
+                raise WorkerDied("worker stopped answering")
+            try:
+                chunk = os.read(self.rfd, 1 << 20)
+            except OSError as exc:
+                raise WorkerDied(f"cannot read from worker: {exc}") from None
+            if not chunk:
+                raise WorkerDied("worker exited")
+            self._buf += chunk
+
+    def recv(self, timeout: float | None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._fill(4, deadline)
+        size = struct.unpack(">I", self._buf[:4])[0]
+        self._fill(4 + size, deadline)
+        body = bytes(self._buf[4 : 4 + size])
+        del self._buf[: 4 + size]
+        return json.loads(body)
+
+
+@dataclass
+class _Job:
+    code: str
+    limits: Limits
+    future: Future = field(default_factory=Future)
+    attempts: int = 0
+
+
+_STOP = object()
+
+
+class WorkerPool(Sandbox):
+    """Sandbox over N worker slots; subclasses say how to start a worker (``_spawn``)."""
+
+    backend = "pool"
+
+    def __init__(self, workers: int, start_timeout: float = 60.0):
+        super().__init__()
+        self.name = self.backend
+        self._n = max(1, int(workers))
+        self._start_timeout = start_timeout
+        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._lock = threading.Lock()
+        self._workers: list[Transport | None] = [None] * self._n
+        self._hello: dict[str, Any] = {}
+        self._spawned = 0
+        self.restarts = 0  # workers replaced after dying (for tests and benchmarks)
+        self._threads: list[threading.Thread] = []
+
+    # -- subclass hooks ----------------------------------------------------------------------
+    def _spawn(self, slot: int) -> Transport:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- start-up ----------------------------------------------------------------------------
+    def _start(self) -> None:
+        """Start every worker concurrently and wait for their hello; raise if none comes up."""
+        errors: list[BaseException] = []
+
+        def boot(slot: int) -> None:
+            try:
+                self._workers[slot] = self._boot(slot)
+            except BaseException as exc:  # collected and raised below, with the cause
+                errors.append(exc)
+
+        threads = [threading.Thread(target=boot, args=(i,), daemon=True) for i in range(self._n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            self._close()
+            raise errors[0]
+        for slot in range(self._n):
+            t = threading.Thread(target=self._serve, args=(slot,), name=f"{self.backend}-sandbox-{slot}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _boot(self, slot: int) -> Transport:
+        transport = self._spawn(slot)
+        try:
+            msg = transport.recv(self._start_timeout)
+        except WorkerDied as exc:
+            tail = transport.log_tail()
+            transport.kill()
+            raise RuntimeError(f"{self.backend} sandbox worker failed to start: {exc}" + (f"\n{tail}" if tail else "")) from None
+        hello = msg.get("hello") or {}
+        if hello.get("preload_errors"):
+            transport.kill()
+            raise RuntimeError(f"{self.backend} sandbox: preload failed: {'; '.join(hello['preload_errors'])}")
+        with self._lock:
+            self._hello = hello
+            self._spawned += 1
+        return transport
+
+    # -- serving -----------------------------------------------------------------------------
+    def _serve(self, slot: int) -> None:
+        while True:
+            job = self._queue.get()
+            if job is _STOP:
+                return
+            if job.future.done():  # cancelled
+                continue
+            result = self._run_job(slot, job)
+            if not job.future.done():
+                job.future.set_result(result)
+
+    def _run_job(self, slot: int, job: _Job) -> ExecResult:
+        last = ""
+        while job.attempts < 2:
+            job.attempts += 1
+            transport = self._workers[slot]
+            if transport is None:
+                try:
+                    transport = self._workers[slot] = self._boot(slot)
+                except Exception as exc:
+                    last = f"cannot start a worker: {exc}"
+                    continue
+            try:
+                transport.send({"id": 0, "code": job.code, "limits": job.limits.to_json()})
+                reply = transport.recv(job.limits.wall_s + _GRACE_S)
+            except WorkerDied as exc:
+                if self._closed:
+                    return sandbox_error(self.backend, "sandbox closed", transport.name)
+                last = f"worker {transport.name} died ({exc}) on attempt {job.attempts}"
+                transport.kill()
+                self._workers[slot] = None
+                with self._lock:
+                    self.restarts += 1
+                continue
+            return self._result(reply, transport.name)
+        return sandbox_error(self.backend, last, None)
+
+    def _result(self, reply: dict, worker: str) -> ExecResult:
+        import base64
+
+        if reply.get("status") == ExecStatus.SANDBOX_ERROR.value and "stdout" not in reply:
+            return sandbox_error(self.backend, reply.get("detail", ""), worker)
+        return ExecResult(
+            status=ExecStatus(reply["status"]),
+            exit_code=reply.get("exit_code"),
+            signal=reply.get("signal"),
+            stdout=reply.get("stdout", ""),
+            stderr=reply.get("stderr", ""),
+            channel=base64.b64decode(reply.get("channel") or ""),
+            wall_s=float(reply.get("wall_s", 0.0)),
+            cpu_s=reply.get("cpu_s"),
+            truncated=bool(reply.get("truncated")),
+            backend=self.backend,
+            worker=worker,
+            detail=reply.get("detail", ""),
+        )
+
+    # -- the contract --------------------------------------------------------------------------
+    def run(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        programs = check_programs(programs)
+        if self._closed:
+            raise RuntimeError(f"{self.backend} sandbox is closed")
+        limits = limits or Limits()
+        jobs = [_Job(code, limits) for code in programs]
+        for job in jobs:
+            self._queue.put(job)
+        try:
+            return [job.future.result() for job in jobs]
+        except BaseException:  # interrupted: drop what has not started, keep the pool usable
+            for job in jobs:
+                job.future.cancel()
+            raise
+
+    def submit(self, program: str, limits: Limits | None = None) -> Future:
+        """One program, answered through a Future (for callers that stream work)."""
+        if self._closed:
+            raise RuntimeError(f"{self.backend} sandbox is closed")
+        job = _Job(check_programs([program])[0], limits or Limits())
+        self._queue.put(job)
+        return job.future
+
+    @property
+    def workers(self) -> int:
+        return self._n
+
+    @property
+    def worker_info(self) -> dict[str, Any]:
+        return dict(self._hello)
+
+    def _close(self) -> None:
+        for _ in self._threads:
+            self._queue.put(_STOP)
+        for slot, transport in enumerate(self._workers):
+            if transport is not None:
+                transport.kill()
+                self._workers[slot] = None
+        for t in self._threads:
+            t.join(timeout=5)
+        # anything still queued will never run: answer it
+        while True:
+            try:
+                job = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if job is not _STOP and not job.future.done():
+                job.future.set_result(sandbox_error(self.backend, "sandbox closed"))

@@ -1,0 +1,297 @@
+"""The sandbox contract and the local backend, against real processes (and real bubblewrap when it
+works here; the rlimits-only fallback is exercised too)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from se_gym.sandbox import ExecResult, ExecStatus, Limits, make_sandbox
+from se_gym.sandbox.local import LocalSandbox, bwrap_status
+
+SECRET = "se-gym-test-secret-4f1d"
+os.environ["SE_GYM_SANDBOX_TEST_SECRET"] = SECRET  # must never reach a program
+FAST = Limits(wall_s=2.0, cpu_s=2.0)
+
+
+def _sandbox_procs() -> set[int]:
+    """Host processes running as one of the sandbox's private uids (200000 and up)."""
+    out = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid >= 200_000:
+                    out.add(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def _our_tmp() -> set[str]:
+    return {n for n in os.listdir("/tmp") if n.startswith("se-gym-sandbox-")}
+
+
+@pytest.fixture(scope="module")
+def box():
+    with make_sandbox("local", workers=2) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def weak_box():
+    with LocalSandbox(workers=1, isolation="rlimits") as sb:
+        yield sb
+
+
+def test_contract_order_and_fields(box):
+    progs = [f"import time; time.sleep({0.05 * (5 - i)}); print({i})" for i in range(6)]
+    res = box.run(progs, FAST)
+    assert [r.stdout for r in res] == [f"{i}\n" for i in range(6)]
+    r = res[0]
+    assert isinstance(r, ExecResult) and r.status is ExecStatus.OK and r.exit_code == 0 and r.signal is None
+    assert r.backend == "local" and r.worker and r.channel == b"" and r.cpu_s is not None and not r.truncated
+    assert box.run([], FAST) == []
+    with pytest.raises(TypeError):
+        box.run("print(1)")
+
+
+def test_limits_validation():
+    with pytest.raises(ValueError, match="wall_s"):
+        Limits(wall_s=0)
+    with pytest.raises(ValueError, match="unknown limit"):
+        Limits.from_json({"wall": 1})
+    assert Limits.from_json({"wall_s": 1}).wall_s == 1
+    r = ExecResult(ExecStatus.OK, 0, None, "a", "", b"\x00\xff", 0.1, 0.0, False, "local", "w")
+    assert ExecResult.from_json(r.to_json()) == r
+    with pytest.raises(ValueError, match="unknown sandbox backend"):
+        make_sandbox("nope")
+
+
+def test_program_runs_as_main_with_channel(box):
+    code = (
+        "import os, sys\n"
+        "os.write(3, b'RESULT')\n"
+        "print(__name__, sys.argv, os.path.basename(__file__), sys.stdin.read() == '')\n"
+        "print('err', file=sys.stderr)\n"
+    )
+    r = box.run([code], FAST)[0]
+    assert r.status is ExecStatus.OK, r.stderr
+    assert r.stdout == "__main__ ['main.py'] main.py True\n"
+    assert r.stderr == "err\n" and r.channel == b"RESULT"
+
+
+def test_errors_and_exit_codes(box):
+    res = box.run(["raise ValueError('boom')", "import sys; sys.exit(3)", "import sys; sys.exit('bye')", "import os; os.abort()"], FAST)
+    assert [r.status for r in res] == [ExecStatus.ERROR] * 4
+    assert res[0].exit_code == 1 and res[0].stderr.startswith("Traceback") and "ValueError: boom" in res[0].stderr
+    assert 'File "main.py", line 1' in res[0].stderr and "worker.py" not in res[0].stderr
+    assert res[1].exit_code == 3 and res[2].exit_code == 1 and "bye" in res[2].stderr
+    assert res[3].signal == 6 and res[3].exit_code is None
+
+
+def test_wall_timeout_kills_group_and_grandchildren(box):
+    code = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"  # escapes the process group: the uid sweep must still get it
+        "    time.sleep(60)\n"
+        "time.sleep(60)\n"
+    )
+    before = _sandbox_procs()
+    t = time.monotonic()
+    r = box.run([code], Limits(wall_s=1.0, cpu_s=5))[0]
+    assert r.status is ExecStatus.TIMEOUT and "wall" in r.detail
+    assert time.monotonic() - t < 8
+    time.sleep(0.2)
+    assert _sandbox_procs() - before == set()
+
+
+def test_cpu_limit(box):
+    r = box.run(["while True: pass"], Limits(wall_s=20, cpu_s=1))[0]
+    assert r.status is ExecStatus.TIMEOUT and "cpu" in r.detail, (r.detail, r.signal)
+    assert r.wall_s < 10
+
+
+def test_memory_bombs(box):
+    res = box.run(["x = bytearray(10**11)", "import numpy as np; a = np.ones(10**11)", "x = [0] * 10**10"], Limits(memory_mb=256))
+    assert [r.status for r in res] == [ExecStatus.MEMORY] * 3, [(r.status, r.stderr[-200:]) for r in res]
+    ok = box.run(["import numpy as np; a = np.ones(10**7); print(a.sum())"], Limits(memory_mb=256))[0]
+    assert ok.status is ExecStatus.OK and ok.stdout == "10000000.0\n"
+
+
+def test_output_flood(box):
+    res = box.run(["while True: print('x' * 1000)", "import os\nwhile True: os.write(3, b'y' * 4096)"], Limits(output_bytes=50_000))
+    for r in res:
+        assert r.status is ExecStatus.OUTPUT_LIMIT and r.truncated
+        assert len(r.stdout.encode()) + len(r.channel or b"") <= 50_000
+    assert len(res[0].stdout) > 10_000
+
+
+def test_fork_bomb_contained(box):
+    before = _sandbox_procs()
+    res = box.run(["import os\nwhile True:\n    os.fork()"] * 2, FAST)
+    assert all(r.status is not ExecStatus.OK and r.status is not ExecStatus.SANDBOX_ERROR for r in res)
+    assert box.run(["print('alive')"], FAST)[0].stdout == "alive\n"
+    assert _sandbox_procs() - before == set()
+    # the allowed extra process works
+    r = box.run(["import os\npid = os.fork()\nif pid == 0: os._exit(7)\nprint(os.waitpid(pid, 0)[1] >> 8)"], FAST)[0]
+    assert r.stdout == "7\n"
+
+
+def test_filesystem_is_protected(box, tmp_path):
+    target = tmp_path / "outside.txt"
+    os.chmod(tmp_path, 0o777)  # even a world-writable host folder
+    res = box.run([
+        f"open({str(target)!r}, 'w').write('x')",
+        "open('/etc/se_gym_probe', 'w').write('x')",
+        "open('here.txt', 'w').write('x'); import os; print(os.listdir('.'))",
+        "import tempfile; f = tempfile.NamedTemporaryFile(); print('tmp ok')",
+        "print(open('/root/.bash_history').read())" if os.path.exists("/root/.bash_history") else "open('/root/x','w')",
+    ], FAST)
+    assert res[0].status is ExecStatus.ERROR and not target.exists()
+    assert res[1].status is ExecStatus.ERROR and not os.path.exists("/etc/se_gym_probe")
+    assert res[2].status is ExecStatus.OK and "here.txt" in res[2].stdout
+    assert res[3].status is ExecStatus.OK
+    assert res[4].status is ExecStatus.ERROR
+    big = box.run(["open('big', 'wb').write(b'0' * (3 << 20))"], Limits(file_size_mb=1))[0]
+    assert big.status is ExecStatus.ERROR and "File too large" in big.stderr
+
+
+def test_environment_has_no_parent_secrets(box):
+    code = (
+        "import os\n"
+        "print(dict(os.environ))\n"
+        "print(open('/proc/self/environ', 'rb').read())\n"
+        "try:\n"
+        "    print(open(f'/proc/{os.getppid()}/environ', 'rb').read())\n"
+        "except OSError as e:\n"
+        "    print('denied', e.errno)\n"
+    )
+    r = box.run([code], FAST)[0]
+    assert r.status is ExecStatus.OK
+    assert SECRET not in r.stdout and "SE_GYM_SANDBOX_TEST_SECRET" not in r.stdout
+    assert "denied" in r.stdout
+
+
+def test_parent_cannot_be_killed(box):
+    res = box.run([
+        "import os, signal; os.kill(os.getppid(), signal.SIGKILL)",
+        "import os, signal; os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)",
+        "import os, signal; os.kill(-1, signal.SIGKILL); print('after')",
+    ], FAST)
+    assert res[0].status is ExecStatus.ERROR and "PermissionError" in res[0].stderr
+    assert all(r.status is not ExecStatus.SANDBOX_ERROR for r in res)
+    before = box.restarts
+    assert [r.stdout for r in box.run(["print(1)"] * 4, FAST)] == ["1\n"] * 4
+    assert box.restarts == before
+
+
+@pytest.mark.skipif(not bwrap_status()[0], reason=f"bubblewrap does not work here: {bwrap_status()[1]}")
+def test_network_blocked_under_bwrap(box):
+    assert box.isolation()["level"] == "bwrap" and box.isolation()["network"] is False
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    try:
+        r = box.run([f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=1); print('connected')"], FAST)[0]
+    finally:
+        srv.close()
+    assert r.status is ExecStatus.ERROR and "connected" not in r.stdout
+
+
+def test_dead_worker_is_replaced_and_program_retried():
+    with LocalSandbox(workers=1) as sb:
+        killed = []
+
+        def killer(times: int) -> None:
+            seen = None
+            deadline = time.monotonic() + 20
+            while len(killed) < times and time.monotonic() < deadline:
+                t = sb._workers[0]
+                if t is not None and t is not seen:
+                    time.sleep(0.3)  # let it start the program
+                    seen = t
+                    t.kill()
+                    killed.append(t.name)
+                time.sleep(0.02)
+
+        # killed once: the retry on a fresh worker answers
+        th = threading.Thread(target=killer, args=(1,))
+        th.start()
+        r = sb.run(["import time; time.sleep(1.0); print('done')"], Limits(wall_s=5))[0]
+        th.join()
+        assert r.status is ExecStatus.OK and r.stdout == "done\n" and sb.restarts == 1
+        # killed on every attempt: SANDBOX_ERROR after the one retry, and the pool still serves
+        killed.clear()
+        th = threading.Thread(target=killer, args=(2,))
+        th.start()
+        r = sb.run(["import time; time.sleep(3.0)"], Limits(wall_s=5))[0]
+        th.join()
+        assert r.status is ExecStatus.SANDBOX_ERROR and "attempt 2" in r.detail and sb.restarts == 3
+        assert sb.run(["print('still here')"])[0].stdout == "still here\n"
+
+
+def test_concurrent_batches_and_async(box):
+    results: list[list[ExecResult]] = []
+    threads = [threading.Thread(target=lambda k=k: results.append(box.run([f"print({k}*{i})" for i in range(5)], FAST))) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(tuple(r.stdout for r in rs) for rs in results) == sorted(tuple(f"{k * i}\n" for i in range(5)) for k in range(3))
+    out = asyncio.run(box.run_async(["print('a')", "print('b')"], FAST))
+    assert [r.stdout for r in out] == ["a\n", "b\n"]
+
+
+def test_pythonpath_and_preload_of_a_minted_library():
+    from se_gym.library import mint
+
+    lib = mint(0)
+    path = lib.materialize("sebench")
+    abs_name = lib.qualified("abs")
+    code = f"import {lib.package}\nprint({abs_name}({lib.package}.{lib.names['array']}([-1, 2])) if False else {abs_name}(-3))"
+    with make_sandbox(pythonpath=[str(path)], preload=["numpy", lib.package], workers=1) as sb:
+        r = sb.run([code], FAST)[0]
+        assert r.status is ExecStatus.OK, r.stderr
+        assert r.stdout.strip() == "3"
+    with pytest.raises(RuntimeError, match="preload failed"):
+        make_sandbox(preload=["no_such_module_xyz"], workers=1)
+    with pytest.raises(ValueError, match="not a folder"):
+        make_sandbox(pythonpath=["/no/such/dir"], workers=1)
+
+
+def test_rlimits_fallback(weak_box):
+    assert weak_box.isolation()["level"] == "rlimits"
+    res = weak_box.run([
+        "print(1)",
+        "while True: pass",
+        "import os\nwhile True:\n    os.fork()",
+        "import os; print(dict(os.environ))",
+        "import os, signal; os.kill(os.getppid(), signal.SIGKILL)",
+    ], Limits(wall_s=1.5, cpu_s=1))
+    assert res[0].stdout == "1\n"
+    assert res[1].status is ExecStatus.TIMEOUT
+    assert res[2].status not in (ExecStatus.OK, ExecStatus.SANDBOX_ERROR)
+    assert res[3].status is ExecStatus.OK and SECRET not in res[3].stdout
+    assert res[4].status is ExecStatus.ERROR and weak_box.restarts == 0
+
+
+def test_close_is_idempotent_and_cleans_up():
+    tmp_before, procs_before = _our_tmp(), _sandbox_procs()
+    sb = make_sandbox(workers=2)
+    assert _our_tmp() - tmp_before
+    pids = [t.proc.pid for t in sb._workers]
+    sb.run(["import time; time.sleep(0.1)"] * 3, FAST)
+    sb.close()
+    sb.close()
+    assert sb.closed and _our_tmp() == tmp_before and _sandbox_procs() - procs_before == set()
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    with pytest.raises(RuntimeError, match="closed"):
+        sb.run(["print(1)"])
