@@ -60,6 +60,7 @@ class OrderedActorPool:
                 ray.init(num_cpus=max(1, int(round(num_actors * num_cpus))), num_gpus=int(num_actors * num_gpus), **common)
             self._owns_cluster = True
         self._args = tuple(args)
+        self._worker_cls = worker_cls
         # max_restarts=0: the driver, not Ray, replaces dead actors, so it knows which items to redo
         self._remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0)(worker_cls)
         self.actors: list[Any] = [self._spawn() for _ in range(num_actors)]
@@ -111,14 +112,23 @@ class OrderedActorPool:
         if self.replacements > self.max_replacements:
             first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
             raise ActorPoolError(f"Ray actors died {self.replacements} times; last: {first}")
-        _ray().kill(self.actors[slot], no_restart=True)
+        _ray().kill(self.actors[slot], no_restart=True)  # may be alive but unreachable: make sure
         self.actors[slot] = self._spawn()
 
-    def shutdown(self) -> None:
-        """Kill the actors, and stop the Ray cluster if this pool started it."""
+    def shutdown(self, close_timeout: float = 30.0) -> None:
+        """Let workers with a ``close()`` free what they own (sandboxes, engines), kill the actors,
+        and stop the Ray cluster if this pool started it."""
         ray = _ray()
         if not ray.is_initialized():
             return
+        if hasattr(self._worker_cls, "close") and self.actors:
+            refs = [actor.close.remote() for actor in self.actors]
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=close_timeout)
+            for ref in ready:
+                try:
+                    ray.get(ref)
+                except Exception:  # a dead actor has nothing left to close
+                    pass
         for actor in self.actors:
             try:
                 ray.kill(actor, no_restart=True)

@@ -116,7 +116,7 @@ def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) ->
             found = task_mod.load_sebench(split, path=arg or None)
         else:
             raise CLIError(f"--tasks must be builtin[:SEED] or sebench[:PATH], got {spec!r}")
-    except ValueError as exc:  # TaskError and bad seeds: one line for the user
+    except (OSError, ValueError) as exc:  # TaskError, missing files, bad seeds: one line for the user
         raise CLIError(f"--tasks {spec}: {exc}") from None
     found = list(found)[:limit] if limit else list(found)
     if not found:
@@ -180,11 +180,18 @@ class RolloutWorker:
         self.config = config
         self.library = from_spec(config.library)
         self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox)
+        self._owns_generator = generator is None
         if generator is None:
             from . import make_generator
 
             generator = make_generator(config.backend, config.model, **config.backend_options)
         self.generator = generator
+
+    def close(self) -> None:
+        """Stop the judge's sandbox, and the generator when this worker built it."""
+        self.judge.close()
+        if self._owns_generator:
+            self.generator.close()
 
     def prompt(self, task: Any) -> str | list[dict[str, str]]:
         from ..tasks import render_messages, render_prompt
@@ -262,6 +269,14 @@ def accepted_trajectory(row: Mapping[str, Any]) -> dict[str, Any]:
     return keep
 
 
+def _run_local(worker: RolloutWorker, batches: Sequence[WorkBatch]) -> Iterator[dict[str, Any]]:
+    try:
+        for batch in batches:
+            yield worker.run(batch)
+    finally:
+        worker.close()
+
+
 @dataclass
 class RolloutStats:
     """What a call to :func:`rollout` did (timings are wall-clock seconds)."""
@@ -333,7 +348,7 @@ def rollout(
     out = Path(out)
     try:
         library = from_spec(config.library)
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise CLIError(f"--library {config.library}: {exc}") from None
     tasks = load_tasks(config.tasks, config.split, library, config.limit)
     batches = make_batches(tasks, config.batch_size)
@@ -364,7 +379,7 @@ def rollout(
             )
         else:
             worker = RolloutWorker(config, generator=generator)
-            results = (worker.run(b) for b in todo)
+            results = _run_local(worker, todo)
         for result in results:
             new = [r for r in result["rows"] if (r["task_id"], r["sample_index"]) not in done]
             writer.write(new)
