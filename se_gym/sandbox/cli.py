@@ -1,0 +1,121 @@
+"""``se-gym sandbox info|serve|run``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ..errors import CLIError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="sandbox_command", metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--backend", default="local", choices=["local", "docker"], help="backend (default: local)")
+    common.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    common.add_argument("--library", default=None, help="library to put on the path and preload: a seed, 'official:PATH' or a spec")
+    common.add_argument("--profile", default="sebench", choices=["sebench", "strict"], help="library profile (default: sebench)")
+    common.add_argument("--wall", type=float, default=None, help="wall-clock limit per program, seconds (default 3)")
+
+    info = sub.add_parser("info", parents=[common], help="print the isolation in force and the default limits")
+    info.add_argument("--json", action="store_true", help="machine-readable output")
+    info.set_defaults(func=_info)
+
+    serve = sub.add_parser("serve", parents=[common], help="serve SE-Bench's POST /run (and POST /run_batch)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8111, help="port (default 8111, the official one)")
+    serve.add_argument("--verbose", action="store_true", help="log every request")
+    serve.set_defaults(func=_serve)
+
+    run = sub.add_parser("run", parents=[common], help="run Python files in the sandbox and print the results as JSON lines")
+    run.add_argument("files", nargs="+", help="Python files ('-' for stdin)")
+    run.set_defaults(func=_run)
+    parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
+
+
+def _sandbox(args: argparse.Namespace):
+    from . import make_sandbox
+
+    pythonpath: list[str] = []
+    preload = ["numpy"]
+    if args.library is not None:
+        from ..library import LibraryError, from_spec
+
+        spec = args.library
+        try:
+            lib = from_spec(int(spec) if spec.lstrip("-").isdigit() else spec)
+        except (LibraryError, OSError, ValueError) as exc:
+            raise CLIError(f"bad --library {spec!r}: {exc}") from None
+        pythonpath.append(str(lib.materialize(args.profile)))
+        preload += [lib.package, f"{lib.package}.{lib.linalg}"]
+    if args.workers is not None and args.workers < 1:
+        raise CLIError("--workers must be at least 1")
+    try:
+        return make_sandbox(args.backend, pythonpath=pythonpath, preload=preload, workers=args.workers)
+    except (RuntimeError, ValueError, ImportError) as exc:
+        raise CLIError(str(exc).splitlines()[0]) from None
+
+
+def _limits(args: argparse.Namespace):
+    from .base import Limits
+
+    try:
+        return Limits() if args.wall is None else Limits(wall_s=args.wall, cpu_s=args.wall)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _info(args: argparse.Namespace) -> int:
+    limits = _limits(args)
+    with _sandbox(args) as box:
+        info = box.isolation()
+        probe = box.run(["import os; print(os.getuid())"], limits)[0]
+    info["program_uid_seen"] = probe.stdout.strip() or probe.status.value
+    info["limits"] = limits.to_json()
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    for key, value in info.items():
+        print(f"{key:18} {value}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import SandboxServer
+
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be 0..65535, got {args.port}")
+    limits = _limits(args)
+    with _sandbox(args) as box:
+        try:
+            server = SandboxServer(box, args.host, args.port, limits, verbose=args.verbose)
+        except OSError as exc:
+            raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        print(f"se-gym sandbox: serving {box.isolation()['level'] if box.name == 'local' else box.name} sandbox on {server.url} "
+              f"(POST /run, POST /run_batch, GET /health); Ctrl-C to stop", file=sys.stderr, flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    programs = []
+    for path in args.files:
+        if path == "-":
+            programs.append(sys.stdin.read())
+            continue
+        if not os.path.isfile(path):
+            raise CLIError(f"no such file: {path}")
+        with open(path, encoding="utf-8") as f:
+            programs.append(f.read())
+    limits = _limits(args)
+    with _sandbox(args) as box:
+        results = box.run(programs, limits)
+    for path, r in zip(args.files, results):
+        print(json.dumps({"file": path, **r.to_json()}))
+    return 0 if all(r.ok for r in results) else 1

@@ -1,0 +1,95 @@
+"""The http backend against a real server on 127.0.0.1 (ephemeral port), both protocols."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from se_gym.sandbox import ExecStatus, Limits, make_sandbox
+from se_gym.sandbox.http import HttpSandbox, status_from_official
+from se_gym.sandbox.server import SandboxServer
+
+PROGRAMS = [
+    "print('hello')",
+    "import os; os.write(3, b'chan'); print(2 + 2)",
+    "raise KeyError('k')",
+    "while True: pass",
+    "x = bytearray(10**11)",
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with make_sandbox("local", workers=2) as box:
+        srv = SandboxServer(box, "127.0.0.1", 0, Limits(wall_s=1.0, cpu_s=1.0)).start()
+        yield srv
+        srv.stop()
+
+
+def _post(url: str, path: str, body: bytes) -> tuple[int, dict]:
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    return resp.status, json.loads(resp.read())
+
+
+def test_official_protocol_raw(server):
+    code, data = _post(server.url, "/run", json.dumps({"code": "print(6 * 7)"}).encode())
+    assert code == 200 and data == {"stdout": "42\n", "stderr": ""}
+    code, data = _post(server.url, "/run", json.dumps({"code": "import time; time.sleep(5)"}).encode())
+    assert code == 200 and data == {"stdout": "", "stderr": "TLE"}
+    code, data = _post(server.url, "/run", b"not json")
+    assert code == 400 and "error" in data
+    code, data = _post(server.url, "/run_batch", json.dumps({"programs": ["print(1)"], "limits": {"bogus": 1}}).encode())
+    assert code == 400 and "unknown limit" in data["error"]
+
+
+def test_official_client_mode(server):
+    with HttpSandbox(server.url, workers=3, batch=False) as box:
+        res = box.run(PROGRAMS, Limits(wall_s=1.0))
+        assert [r.status for r in res] == [ExecStatus.OK, ExecStatus.OK, ExecStatus.ERROR, ExecStatus.TIMEOUT, ExecStatus.MEMORY]
+        assert res[0].stdout == "hello\n" and res[1].stdout == "4\n"
+        assert all(r.channel is None and r.exit_code is None and r.backend == "http" for r in res)
+        assert box.isolation()["protocol"] == "official /run"
+
+
+def test_batch_mode_has_the_channel(server):
+    with HttpSandbox(server.url, batch_size=2) as box:
+        assert box.batch and box.isolation()["channel"] is True
+        res = box.run(PROGRAMS, Limits(wall_s=1.0, cpu_s=1.0))
+        assert [r.status for r in res] == [ExecStatus.OK, ExecStatus.OK, ExecStatus.ERROR, ExecStatus.TIMEOUT, ExecStatus.MEMORY]
+        assert res[1].channel == b"chan" and res[1].stdout == "4\n" and res[2].exit_code == 1
+        assert res[0].backend == "http" and res[0].worker
+
+
+def test_unreachable_server_is_sandbox_error():
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    with HttpSandbox(f"http://127.0.0.1:{port}", retries=1, batch=False) as box:
+        res = box.run(["print(1)", "print(2)"])
+        assert [r.status for r in res] == [ExecStatus.SANDBOX_ERROR] * 2 and "Connection" in res[0].detail
+    with pytest.raises(ValueError, match="not an http"):
+        HttpSandbox("ftp://x")
+
+
+def test_status_reading():
+    assert status_from_official("", "TLE") is ExecStatus.TIMEOUT
+    assert status_from_official("1\n", "") is ExecStatus.OK
+    assert status_from_official("", "Traceback (most recent call last):\n  ...\nValueError: x\n") is ExecStatus.ERROR
+    assert status_from_official("", "Traceback (most recent call last):\n  ...\nMemoryError\n") is ExecStatus.MEMORY
+
+
+def test_cli_serve_and_bad_port():
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", "--port", "99999", "--workers", "1"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2 and "error:" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
