@@ -317,7 +317,9 @@ def test_written_package_is_a_plain_importable_package(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "out"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     lines = out.splitlines()
-    assert lines[0] == "12.0" and lines[1] == "ZWCArray([[0.3333333333333333, 0.0], [0.0, 0.25]])"
+    # the official linalg submodule hands out raw ndarrays (its recorded verdicts show .tolist()
+    # and @ working on linalg results); main-module functions wrap theirs
+    assert lines[0] == "12.0" and lines[1].startswith("array([[0.33333333, 0.")
     assert lines[2].startswith(lib.qualified("absolute") + "(x, /")  # np.abs documents np.absolute
 
 

@@ -1,6 +1,7 @@
 """Write a Library as an importable pure-Python package."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -28,7 +29,7 @@ def _module_source(lib, keys, docs, profile: str, submodule: str | None) -> str:
         "from . import _core",
         "",
         f"{lib.array_type} = _core.Array",
-        f"_core.export(globals(), {table!r}, _core.load_docs(__file__))",
+        f"_core.export(globals(), {table!r}, _core.load_docs(__file__), linalg={submodule is not None})",
     ]
     if submodule is None:
         lines += [f"from . import {lib.linalg}", f"__all__ = {sorted([lib.array_type, lib.linalg, *table])!r}"]
@@ -104,7 +105,9 @@ def cached_package(lib, profile: str) -> Path:
     """``<cache>/libraries/<id>-<profile>``, written once (safe against concurrent writers)."""
     from .core import MANIFEST
 
-    target = cache_root() / "libraries" / f"{lib.id}-{profile}"
+    # the runtime's hash is part of the name, so a changed runtime never reuses a stale copy
+    rt = hashlib.sha256(_RUNTIME.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
+    target = cache_root() / "libraries" / f"{lib.id}-{profile}-{rt}"
     if (target / MANIFEST).exists() and (target / lib.package / "_core.py").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
