@@ -1,0 +1,344 @@
+"""The Judge: from (response, test cases) to a Verdict, in batches over one sandbox."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import compare
+from .extract import entry_function, extract_code, function_name_of
+from .gates import official_numpy_gate, official_static_gate, strict_check
+from .harness import ChannelReport, channel_program, new_nonce, official_program, read_channel, rewrite_inputs
+from .taxonomy import classify_exception, parse_traceback
+from .types import (
+    SEBENCH_EXEC_ERROR, SEBENCH_NUMPY, SEBENCH_RIGHT, SEBENCH_STATIC, SEBENCH_WRONG,
+    CaseResult, ErrorType, JudgeError, Status, TestCase, Verdict,
+)
+
+PROFILES = ("sebench", "strict")
+REWARDS = ("binary", "fraction")
+BACKENDS = ("local", "docker", "http")
+
+# (response, test_cases), (response, test_cases, function_name) or
+# (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
+# results are compared with (SE-Bench compares with ``right_exe_result.split("#")``)
+Item = Sequence[Any]
+
+
+@dataclass
+class _Pending:
+    """One item between preparation and its verdict."""
+
+    index: int
+    code: str | None
+    entry: str
+    cases: tuple[TestCase, ...]
+    t0: float
+    expected: list[str] = field(default_factory=list)
+    verdict: Verdict | None = None  # decided without running
+    program: str = ""
+    nonce: str = ""
+    prep_s: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+class Judge:
+    """Judges answers against test cases.
+
+    ``library``: a :class:`se_gym.library.Library` or a spec (``"seed:N"``, ``"official:PATH"``).
+    ``profile``: ``"sebench"`` (the official judge, rule for rule) or ``"strict"`` (also refuses
+    every known way around the library, and compares results structurally).
+    ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"`` (started lazily, owned and closed by
+    the judge) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
+    ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
+    """
+
+    def __init__(
+        self,
+        library: Any,
+        profile: str = "strict",
+        sandbox: Any = None,
+        reward: str = "binary",
+        strip_think: bool = True,
+        limits: Any = None,
+        workers: int | None = None,
+        *,
+        http_url: str | None = None,
+        abs_tol: float = compare.STRUCT_ABS_TOL,
+        rel_tol: float = compare.STRUCT_REL_TOL,
+    ):
+        from se_gym.library import from_spec
+
+        if profile not in PROFILES:
+            raise JudgeError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+        if reward not in REWARDS:
+            raise JudgeError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        self.library = from_spec(library)
+        self.profile = profile
+        self.reward = reward
+        self.strip_think = strip_think
+        self.workers = workers
+        self.http_url = http_url
+        self.abs_tol, self.rel_tol = abs_tol, rel_tol
+        self._limits = limits
+        self._owned = sandbox is None or isinstance(sandbox, str)
+        if self._owned:
+            backend = sandbox or "local"
+            if backend not in BACKENDS:
+                raise JudgeError(f"sandbox must be one of {', '.join(BACKENDS)} or a Sandbox, got {backend!r}")
+            self._backend, self._sandbox = backend, None
+        else:
+            self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox
+        lib = self.library
+        self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
+        self.array_ctor = lib.names.get("array", "array")
+        self._checker = compare.OfficialChecker(self.array_type)
+
+    # -- sandbox ------------------------------------------------------------------------------
+    @property
+    def sandbox(self):
+        if self._sandbox is None:
+            from se_gym.sandbox import make_sandbox
+
+            pkg = self.package
+            options: dict = {}
+            if self._backend == "http":
+                if not self.http_url:
+                    raise JudgeError("the http sandbox needs http_url (e.g. http://localhost:8111/run)")
+                options["url"] = self.http_url
+            path = [] if self._backend == "http" else [str(self.library.materialize(self.profile))]
+            self._sandbox = make_sandbox(
+                self._backend, pythonpath=path, preload=["numpy", pkg, f"{pkg}.{self.linalg}"], workers=self.workers, **options
+            )
+        return self._sandbox
+
+    @property
+    def limits(self):
+        if self._limits is None:
+            from se_gym.sandbox import Limits
+
+            self._limits = Limits()
+        return self._limits
+
+    def close(self) -> None:
+        if self._owned and self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    def __enter__(self) -> "Judge":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- public API ---------------------------------------------------------------------------
+    def judge(self, response: str, test_cases: Iterable[Any], function_name: str | None = None) -> Verdict:
+        return self.judge_many([(response, test_cases, function_name)])[0]
+
+    def judge_many(self, items: Iterable[Item]) -> list[Verdict]:
+        """Judge many answers; every program runs in ONE sandbox batch (one retry batch for
+        infrastructure failures)."""
+        pending = [self._prepare(i, item) for i, item in enumerate(items)]
+        todo = [p for p in pending if p.verdict is None]
+        if todo:
+            results = self.sandbox.run([p.program for p in todo], self.limits)
+            results = self._retry(todo, results, self.sandbox.run)
+            for p, r in zip(todo, results):
+                p.verdict = self._finish(p, r)
+        return [p.verdict for p in pending]  # type: ignore[misc]
+
+    async def judge_many_async(self, items: Iterable[Item]) -> list[Verdict]:
+        pending = [self._prepare(i, item) for i, item in enumerate(items)]
+        todo = [p for p in pending if p.verdict is None]
+        if todo:
+            box = self.sandbox
+            results = await box.run_async([p.program for p in todo], self.limits)
+            again = [i for i, r in enumerate(results) if _is_infra(r)]
+            if again:
+                retried = await box.run_async([todo[i].program for i in again], self.limits)
+                for i, r in zip(again, retried):
+                    results[i] = r
+            for p, r in zip(todo, results):
+                p.verdict = self._finish(p, r)
+        return [p.verdict for p in pending]  # type: ignore[misc]
+
+    def _retry(self, todo, results, run):
+        # the sandbox already replaced dead workers; an infrastructure failure gets one more try
+        again = [i for i, r in enumerate(results) if _is_infra(r)]
+        if again:
+            retried = run([todo[i].program for i in again], self.limits)
+            results = list(results)
+            for i, r in zip(again, retried):
+                results[i] = r
+        return results
+
+    # -- preparation --------------------------------------------------------------------------
+    def _prepare(self, index: int, item: Item) -> _Pending:
+        t0 = time.perf_counter()
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) not in (2, 3, 4):
+            raise JudgeError(f"item {index}: expected (response, test_cases[, function_name[, expected]])")
+        response, raw_cases = item[0], item[1]
+        fname = item[2] if len(item) >= 3 else None
+        override = item[3] if len(item) == 4 else None
+        if override is not None and (isinstance(override, str) or not all(isinstance(e, str) for e in override)):
+            raise JudgeError(f"item {index}: expected outputs must be a list of str")
+        if not isinstance(response, str):
+            raise JudgeError(f"item {index}: response must be a str, got {type(response).__name__}")
+        if isinstance(raw_cases, (str, bytes, Mapping)) or not isinstance(raw_cases, Iterable):
+            raise JudgeError(f"item {index}: test_cases must be a list of test cases")
+        try:
+            cases = tuple(TestCase.coerce(c) for c in raw_cases)
+        except JudgeError as exc:
+            raise JudgeError(f"item {index}: {exc}") from None
+        if not cases:
+            raise JudgeError(f"item {index}: no test cases")
+        code = extract_code(response, self.strip_think)
+        body = code if code is not None else ""
+        entry = entry_function(body + f"import {self.package}\n")
+        if self.profile == "strict" and function_name_of(fname):
+            entry = function_name_of(fname) or entry
+        p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
+        inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
+        official = official_program(body, entry, [{"input": s, "output": c.output} for s, c in zip(inputs, cases)], self.package)
+        ok, why = official_static_gate(official, entry, self.package, self.array_ctor)
+        if code is None:
+            ok, why = False, "no ```python code block in the response"
+        if not ok:
+            p.verdict = self._early(p, Status.STATIC_GATE, SEBENCH_STATIC, why)
+            return p
+        if official_numpy_gate(official):
+            p.verdict = self._early(p, Status.USES_NUMPY, SEBENCH_NUMPY, "the code imports numpy")
+            return p
+        if self.profile == "strict":
+            bad = strict_check(body, self.package, self.linalg)
+            if bad:
+                more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
+                p.verdict = self._early(p, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, f"forbidden: {bad[0]}{more}")
+                return p
+        if self._backend == "http":
+            p.program = official
+        else:
+            p.nonce = new_nonce()
+            p.program = channel_program(body, entry, inputs, self.package, p.nonce, self.profile == "strict")
+        p.prep_s = time.perf_counter() - t0
+        return p
+
+    def _early(self, p: _Pending, status: Status, code: int, detail: str) -> Verdict:
+        cases = tuple(CaseResult(None, e, False) for e in _paired(p))
+        return Verdict(
+            0.0, status, code, cases, None, None, ErrorType.OTHER, _one_line(detail), p.code, p.entry or None,
+            0.0, time.perf_counter() - p.t0, False, self.profile,
+        )
+
+    # -- verdicts -----------------------------------------------------------------------------
+    def _finish(self, p: _Pending, r: Any) -> Verdict:
+        from se_gym.sandbox import ExecStatus
+
+        t1 = time.perf_counter()
+        expected = _paired(p)
+        base = dict(code=p.code, function_name=p.entry or None, wall_s=float(r.wall_s or 0.0), profile=self.profile)
+
+        def done(reward, status, sebench, cases, detail, exc=(None, None), etype=None, infra=False, extra=None) -> Verdict:
+            if etype is None and status is not Status.PASSED:
+                etype = ErrorType.OTHER
+            return Verdict(
+                reward, status, sebench, tuple(cases), exc[0], exc[1], etype, _one_line(detail),
+                infrastructure=infra, judge_s=p.prep_s + time.perf_counter() - t1, extra=extra or {}, **base,
+            )
+
+        blank = [CaseResult(None, e, False) for e in expected]
+        if r.status is ExecStatus.SANDBOX_ERROR:
+            return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank, f"sandbox error (not the answer's fault): {r.detail}", infra=True)
+        limit_status = {ExecStatus.TIMEOUT: Status.TIMEOUT, ExecStatus.MEMORY: Status.MEMORY_LIMIT, ExecStatus.OUTPUT_LIMIT: Status.OUTPUT_LIMIT}
+        if r.channel is None:
+            return self._finish_stdout(p, r, done, blank, limit_status)
+        report = read_channel(r.channel, p.nonce, len(p.cases))
+        extra = {"forged_records": report.forged} if report.forged else {}
+        if r.status in limit_status:
+            exc = parse_traceback(r.stderr) if r.status is ExecStatus.MEMORY else (None, None)
+            return done(0.0, limit_status[r.status], SEBENCH_EXEC_ERROR, blank, f"{limit_status[r.status].value}: {r.detail or r.status.value}", exc, extra=extra)
+        if not report.complete:
+            exc = parse_traceback(r.stderr)
+            why = f"the program ended before the harness reported (exit code {r.exit_code}, signal {r.signal})"
+            if exc[0]:
+                why += f": {exc[0]}: {exc[1]}"
+            return done(0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, blank, why, exc,
+                        classify_exception(*exc, self.package, self.array_type) if exc[0] else ErrorType.OTHER, extra=extra)
+        return self._score(p, report, p.expected, done, extra)
+
+    def _score(self, p: _Pending, report: ChannelReport, expected: list[str], done, extra) -> Verdict:
+        strict = self.profile == "strict"
+        first_error = next((c for c in report.cases if c.error is not None), None)
+        printed = [c.printed if c.printed is not None else "" for c in report.cases]
+        official_ok = self._official_cases(printed, expected)
+        cases, why = [], ""
+        for c, exp, ok in zip(report.cases, _paired(p), official_ok + [False] * len(report.cases)):
+            if c.error is not None:
+                ok = False
+            elif strict:
+                if c.rejected:
+                    ok, why = False, why or f"case {c.index}: {c.rejected}"
+                elif ok and c.has_value:
+                    parsed, value = compare.expected_value(exp, self.array_type)
+                    got = compare.decode_canonical(c.value)
+                    if parsed and not compare.structural_ok(got, value, self.abs_tol, self.rel_tol):
+                        ok, why = False, why or f"case {c.index}: structure or value differs from {exp!r:.80}"
+                    elif not parsed and not (isinstance(got, str) and got.strip() == exp.strip()) and not isinstance(got, str):
+                        pass  # the expected form is not a value we parse: the printed check decides
+            cases.append(CaseResult(c.printed, exp, bool(ok)))
+        n_ok = sum(c.ok for c in cases)
+        frac = n_ok / len(cases)
+        reward_if_fail = frac if self.reward == "fraction" else 0.0
+        if first_error is not None:
+            etype, emsg, _ = first_error.error
+            et = classify_exception(etype, emsg, self.package, self.array_type)
+            return done(reward_if_fail, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, cases,
+                        f"case {first_error.index} raised {etype}: {emsg}", (etype, emsg), et, extra=extra)
+        if all(official_ok) and len(official_ok) == len(expected) and n_ok == len(cases) and len(expected) == len(cases):
+            return done(1.0, Status.PASSED, SEBENCH_RIGHT, cases, f"all {len(cases)} cases passed", extra=extra)
+        sebench = SEBENCH_RIGHT if all(official_ok) and len(official_ok) == len(expected) else SEBENCH_WRONG
+        if len(official_ok) < len(expected):
+            sebench = SEBENCH_EXEC_ERROR  # the official judge fails on missing results
+        bad = next(i for i, c in enumerate(cases) if not c.ok)
+        why = why or f"case {bad}: got {cases[bad].got!r:.80}, expected {cases[bad].expected!r:.80}"
+        return done(reward_if_fail, Status.WRONG_ANSWER, sebench, cases, why, etype=ErrorType.RETURN_VALUE_MISUNDERSTANDING, extra=extra)
+
+    def _official_cases(self, printed: list[str], expected: list[str]) -> list[bool]:
+        """Per-case official verdicts, reading the printed results as the official judge reads
+        its stdout (a result containing ``#`` or the separator shifts the pieces, as it does there)."""
+        pieces = compare.official_pieces(compare.official_stdout(printed))
+        return [self._checker.equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
+
+    def _finish_stdout(self, p: _Pending, r, done, blank, limit_status) -> Verdict:
+        """Backends without a result channel: the official stdout protocol (forgeable)."""
+        expected = p.expected
+        exc = parse_traceback(r.stderr)
+        if r.status in limit_status:
+            return done(0.0, limit_status[r.status], SEBENCH_EXEC_ERROR, blank, f"{limit_status[r.status].value}: {r.detail}")
+        if r.stdout == "" or compare.SEPARATOR not in r.stdout:
+            et = classify_exception(*exc, self.package, self.array_type) if exc[0] else ErrorType.OTHER
+            return done(0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, blank, f"no results printed: {exc[0]}: {exc[1]}", exc, et)
+        pieces = compare.official_pieces(r.stdout)
+        oks = [self._checker.equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
+        cases = [CaseResult(pieces[i] if i < len(pieces) else None, e, i < len(oks) and oks[i]) for i, e in enumerate(expected)]
+        if len(oks) < len(expected):
+            return done(0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, cases, "fewer results printed than test cases", exc)
+        n_ok = sum(oks)
+        if n_ok == len(expected):
+            return done(1.0, Status.PASSED, SEBENCH_RIGHT, cases, f"all {n_ok} cases passed (stdout protocol)")
+        frac = n_ok / len(expected) if self.reward == "fraction" else 0.0
+        return done(frac, Status.WRONG_ANSWER, SEBENCH_WRONG, cases, "wrong answer (stdout protocol)", etype=ErrorType.RETURN_VALUE_MISUNDERSTANDING)
+
+
+def _paired(p: _Pending) -> list[str]:
+    """The expected printed form shown beside each test case."""
+    return [p.expected[i] if i < len(p.expected) else "" for i in range(len(p.cases))]
+
+
+def _is_infra(r: Any) -> bool:
+    return getattr(getattr(r, "status", None), "value", None) == "sandbox_error"
+
+
+def _one_line(s: str, limit: int = 300) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -1,0 +1,206 @@
+"""Static checks made before anything runs.
+
+* :func:`official_static_gate` and :func:`official_numpy_gate` are SE-Bench's (verdicts 4 and 2),
+  applied to the official harness program, with the official quirks (FORMATS.md, steps 3-4).
+* :func:`strict_check` is the ``strict`` profile's extra gate on the answer's code: every way we
+  know to reach NumPy, the interpreter's internals or the judge's own state is refused before
+  running.  The policy is an allow-list of imports and a deny-list of names and attributes:
+
+  - imports: only the library package (and its linalg submodule) and the pure-Python modules in
+    :data:`ALLOWED_MODULES`; no imported name may start with ``_``;
+  - names: none starting with ``__`` (``__import__``, ``__builtins__``, dunder methods...) except
+    reading ``__name__`` and defining ``__init__``; none of :data:`FORBIDDEN_BUILTINS`
+    (``exec``, ``eval``, ``compile``, ``open``, ``getattr``, ``setattr``, ``vars``, ``globals``,
+    ``locals``, ``breakpoint``, ``input``, ``help``, ...);
+  - attributes: none starting with ``_``; none reaching frames or code objects (``f_*``, ``co_*``,
+    ``gi_*``, ``cr_*``, ``ag_*``, ``tb_*``); none of :data:`FORBIDDEN_ATTRIBUTES`
+    (``format_map``, ``attrgetter``, ``methodcaller``, ``get_type_hints``, ``mro``...);
+  - ``str.format`` only on a literal whose fields name no attributes or items (``"{0.x}"``
+    reads attributes by string); ``type`` only with one argument (three build classes).
+"""
+from __future__ import annotations
+
+import ast
+import string
+from dataclasses import dataclass
+
+# pure-Python or C modules that cannot reach NumPy, the file system or the process
+ALLOWED_MODULES = frozenset(
+    {"math", "cmath", "itertools", "functools", "collections", "operator", "heapq", "bisect", "copy",
+     "string", "typing", "fractions", "decimal", "statistics", "random", "re", "numbers", "enum"}
+)
+FORBIDDEN_BUILTINS = frozenset(
+    {"exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "vars", "globals", "locals",
+     "breakpoint", "input", "help", "memoryview", "importlib", "__import__", "classmethod", "staticmethod",
+     "property", "super", "object"}
+)
+FORBIDDEN_ATTRIBUTES = frozenset(
+    {"format_map", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "mro",
+     "modules", "system", "popen", "environ", "load_module", "exec_module"}
+)
+_FRAME_PREFIXES = ("f_", "co_", "gi_", "cr_", "ag_", "tb_")
+_ALLOWED_DUNDER_NAMES = frozenset({"__name__"})
+_ALLOWED_DUNDER_DEFS = frozenset({"__init__"})
+
+
+# -- official gates -------------------------------------------------------------------------------
+def _call_name(func: ast.AST) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return f"{_call_name(func.value)}.{func.attr}"
+    return "unknown"
+
+
+def official_static_gate(program: str, entry: str, package: str = "zwc", array_ctor: str = "yitaf") -> tuple[bool, str]:
+    """SE-Bench's verdict-4 gate on the harness program: ``(passed, reason)``.
+
+    The entry function must call the library through a name bound by ``import PKG [as X]`` or
+    ``from PKG import f`` (``import PKG.sub`` does not bind one), contain a ``return <value>``, and
+    not have as its only library call the array constructor."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError as exc:
+        return False, f"syntax error: {exc.msg} (line {exc.lineno})"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return False, f"unparsable code: {exc}"
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == package:
+                    bound.add(a.asname or a.name)
+        elif isinstance(node, ast.ImportFrom) and node.module == package:
+            for a in node.names:
+                bound.add(a.asname or a.name)
+    if not bound:
+        return False, f"no import of {package}"
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+    if fn is None:
+        return False, f"entry function {entry or '(none)'} not found"
+
+    def is_lib_call(n: ast.AST) -> bool:
+        if not isinstance(n, ast.Call):
+            return False
+        f = n.func
+        if isinstance(f, ast.Name):
+            return f.id in bound
+        if isinstance(f, ast.Attribute):
+            while isinstance(f, ast.Attribute):
+                f = f.value
+            return isinstance(f, ast.Name) and f.id in bound
+        return False
+
+    calls = [n for n in ast.walk(fn) if is_lib_call(n)]
+    if not calls:
+        return False, f"the entry function {entry} calls no {package} function"
+    if not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(fn)):
+        return False, f"the entry function {entry} returns no value"
+    if len(calls) == 1 and array_ctor.lower() in _call_name(calls[0].func).lower():
+        return False, f"the only {package} call of {entry} is the array constructor"
+    return True, ""
+
+
+def official_numpy_gate(program: str) -> bool:
+    """True when the program imports NumPy (``import numpy...``, ``from numpy... import``,
+    ``__import__("numpy...")``): the official verdict 2."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module and (node.module == "numpy" or node.module.startswith("numpy.")):
+            return True
+        if (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+            and node.args[0].value.startswith("numpy")
+        ):
+            return True
+    return False
+
+
+# -- strict gate ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Violation:
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.what}"
+
+
+def _format_fields_safe(fmt: str) -> bool:
+    try:
+        for _, field, spec, _ in string.Formatter().parse(fmt):
+            if field is not None and ("." in field or "[" in field):
+                return False
+            if spec and ("{" in spec and not _format_fields_safe(spec)):
+                return False
+    except ValueError:
+        return False
+    return True
+
+
+def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
+    """Everything the ``strict`` profile refuses in the answer's code (empty list: allowed)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [Violation(0, f"unparsable code: {exc}")]
+    allowed_mods = ALLOWED_MODULES | {package, f"{package}.{linalg}"}
+    out: list[Violation] = []
+
+    def bad(node: ast.AST, what: str) -> None:
+        out.append(Violation(getattr(node, "lineno", 0), what))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name not in allowed_mods:
+                    bad(node, f"import of {a.name} is not allowed")
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level or mod not in allowed_mods and mod != "__future__":
+                bad(node, f"import from {'.' * node.level}{mod} is not allowed")
+            for a in node.names:
+                if a.name == "*" or a.name.startswith("_") and mod != "__future__":
+                    bad(node, f"import of {mod}.{a.name} is not allowed")
+        elif isinstance(node, ast.Name):
+            if node.id.startswith("__") and not (node.id in _ALLOWED_DUNDER_NAMES and isinstance(node.ctx, ast.Load)):
+                bad(node, f"name {node.id} is not allowed")
+            elif node.id in FORBIDDEN_BUILTINS:
+                bad(node, f"{node.id} is not allowed")
+        elif isinstance(node, ast.Attribute):
+            a = node.attr
+            if a.startswith("_"):
+                bad(node, f"private attribute .{a} is not allowed")
+            elif a.startswith(_FRAME_PREFIXES):
+                bad(node, f"attribute .{a} (interpreter internals) is not allowed")
+            elif a in FORBIDDEN_ATTRIBUTES:
+                bad(node, f"attribute .{a} is not allowed")
+            elif a == "format":
+                recv = node.value
+                if not (isinstance(recv, ast.Constant) and isinstance(recv.value, str) and _format_fields_safe(recv.value)):
+                    bad(node, "str.format is allowed only on a literal without attribute or item fields")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name.startswith("__") and node.name not in _ALLOWED_DUNDER_DEFS:
+                bad(node, f"defining {node.name} is not allowed")
+        elif isinstance(node, ast.arg):
+            if node.arg.startswith("__"):
+                bad(node, f"argument name {node.arg} is not allowed")
+        elif isinstance(node, ast.keyword):
+            if node.arg and node.arg.startswith("__"):
+                bad(node, f"keyword {node.arg} is not allowed")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                if n.startswith("__"):
+                    bad(node, f"name {n} is not allowed")
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) != 1:
+                bad(node, "type() with other than one argument is not allowed")
+    return out
