@@ -1,0 +1,106 @@
+"""``se-gym tasks``: build the built-in suite in the official layout, and summarize suites."""
+from __future__ import annotations
+
+import argparse
+import collections
+import time
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
+    b = sub.add_parser("build", help="generate the built-in suite and write it as SE-Bench JSONL files")
+    b.add_argument("--seed", type=int, default=0, help="suite and library seed (default 0)")
+    b.add_argument("--out", required=True, help="output directory (absent, empty, or an earlier suite)")
+    b.add_argument("--sizes", default="", help="split sizes, e.g. train=718,single_test=278,multiple_test=440")
+    b.add_argument("--functions", default="", help="comma-separated catalogue keys to restrict single-function tasks to")
+    b.add_argument("--no-validate", action="store_true", help="skip checking every task (faster, not recommended)")
+    b.set_defaults(func=run_build)
+    s = sub.add_parser("show", help="summarize a suite: counts, functions covered, difficulty, examples")
+    s.add_argument("dir", nargs="?", help="a folder written by 'tasks build' (or any official-layout folder)")
+    s.add_argument("--seed", type=int, default=None, help="summarize the cached built-in suite of this seed")
+    s.add_argument("--sebench", metavar="PATH", help="summarize official SE-Bench files (folder or one JSONL file)")
+    s.add_argument("--examples", type=int, default=1, help="example queries to print per split (default 1)")
+    s.set_defaults(func=run_show)
+    parser.set_defaults(func=None)
+
+
+def parse_sizes(text: str) -> dict[str, int]:
+    from ..errors import CLIError
+
+    sizes: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not value.strip().isdigit():
+            raise CLIError(f"--sizes: expected SPLIT=COUNT, got {part!r}")
+        sizes[name.strip()] = int(value)
+    return sizes
+
+
+def run_build(args) -> int:
+    from ..errors import CLIError
+    from ..library import LibraryError
+    from .builtin import build_suite
+    from .record import TaskError
+
+    functions = [f.strip() for f in args.functions.split(",") if f.strip()] or None
+    start = time.perf_counter()
+    try:
+        suite = build_suite(args.seed, sizes=parse_sizes(args.sizes), functions=functions, progress=True,
+                            validate=not args.no_validate)
+        out = suite.write(args.out)
+    except (TaskError, LibraryError) as exc:
+        raise CLIError(str(exc)) from None
+    counts = ", ".join(f"{k} {v}" for k, v in suite.manifest["counts"].items())
+    print(f"wrote {out}: {counts}; library {suite.library.id}; {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _summary(name: str, splits: dict, examples: int) -> None:
+    print(f"suite: {name}")
+    for split, tasks in splits.items():
+        funcs = collections.Counter(k for t in tasks for k in t.functions)
+        diff = collections.Counter(t.difficulty for t in tasks)
+        styles = collections.Counter(t.metadata.get("style", "-") for t in tasks)
+        print(f"  {split}: {len(tasks)} tasks, {len(funcs)} functions covered, "
+              f"difficulty {dict(sorted(diff.items()))}, styles {dict(sorted(styles.items()))}")
+        for t in tasks[:examples]:
+            first = t.query.strip().splitlines()[0]
+            print(f"    e.g. {t.id} [{', '.join(t.functions)}]: {first[:150]}")
+
+
+def run_show(args) -> int:
+    from ..errors import CLIError
+    from .builtin import SPLITS, builtin_tasks, load_suite
+    from .record import TaskError
+    from .sebench import load_sebench
+
+    try:
+        if args.sebench:
+            from pathlib import Path
+
+            p = Path(args.sebench)
+            if p.is_file():
+                split = next((s for s in SPLITS if p.stem.startswith(s)), "single_test")
+                splits = {split: load_sebench(split, p)}
+            else:
+                splits = {}
+                for s in SPLITS:
+                    try:
+                        splits[s] = load_sebench(s, p)
+                    except TaskError as exc:
+                        if "holds no" not in str(exc):
+                            raise
+            name = str(p)
+        elif args.dir:
+            suite = load_suite(args.dir)
+            splits, name = dict(suite.splits), args.dir
+        else:
+            seed = 0 if args.seed is None else args.seed
+            splits = {s: builtin_tasks(s, seed=seed, progress=True) for s in SPLITS}
+            name = f"builtin seed {seed}"
+    except TaskError as exc:
+        raise CLIError(str(exc)) from None
+    if not splits:
+        raise CLIError("no task files found")
+    _summary(name, splits, args.examples)
+    return 0

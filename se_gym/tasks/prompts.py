@@ -1,0 +1,76 @@
+"""Prompts in the official structure: problem, test case, signature, rules (and docs, open book).
+
+The wording is se-gym's own; the layout follows SE-Bench's (see FORMATS.md).  A custom
+``template`` is a ``str.format`` string with the named fields listed in :data:`FIELDS`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .record import Task, TaskError
+
+BOOKS = ("closed", "open")
+FIELDS = ("query", "example_input", "example_output", "function_name", "package", "docs", "requirements")
+
+_REQUIREMENTS = """### Rules
+1. Solve the problem with the `{package}` library only; NumPy is not available and must not be imported.
+2. Keep the function signature exactly as given above.
+3. Reply with the complete solution in a single fenced ```python code block.
+4. Return results with the same data structure as the expected output in the test case."""
+
+DEFAULT_TEMPLATE = """{query}
+
+### Test Cases
+Input: {example_input}
+Expected output: {example_output}
+
+### Function to Complete
+```python
+{function_name}
+```
+{docs}
+{requirements}"""
+
+SYSTEM = "You are an expert Python programmer. You write correct, concise code."
+
+
+def _docs_section(task: Task, library: Any) -> str:
+    parts = []
+    for key in task.functions:
+        try:
+            parts.append(f"#### {library.qualified(key)}\n{library.doc(key).strip()}")
+        except KeyError:
+            continue  # a function the library does not have: nothing to show
+    if not parts:
+        return ""
+    return f"\n### {library.package} Codebase Functions\n" + "\n\n".join(parts) + "\n"
+
+
+def render_prompt(task: Task, library: Any, book: str = "closed", template: str | None = None) -> str:
+    """The user prompt for ``task``; ``book="open"`` adds the docs of the task's functions."""
+    if book not in BOOKS:
+        raise TaskError(f"book must be one of {BOOKS}, got {book!r}")
+    fields = {
+        "query": task.query.strip(),
+        "example_input": task.example.input,
+        "example_output": task.example.output,
+        "function_name": task.function_name,
+        "package": library.package,
+        "docs": _docs_section(task, library) if book == "open" else "",
+        "requirements": _REQUIREMENTS.format(package=library.package),
+    }
+    try:
+        return (template or DEFAULT_TEMPLATE).format(**fields).strip() + "\n"
+    except (KeyError, IndexError) as exc:
+        raise TaskError(f"prompt template uses an unknown field {exc}; known fields: {', '.join(FIELDS)}") from None
+    except ValueError as exc:
+        raise TaskError(f"prompt template is not a valid format string: {exc}") from None
+
+
+def render_messages(
+    task: Task, library: Any, book: str = "closed", template: str | None = None, system: str | None = SYSTEM
+) -> list[dict[str, str]]:
+    """Chat messages: an optional system message, then the prompt as the user turn."""
+    messages = [{"role": "system", "content": system}] if system else []
+    messages.append({"role": "user", "content": render_prompt(task, library, book, template)})
+    return messages

@@ -1,0 +1,170 @@
+"""The task record shared by the official loader, the built-in suite, the env and the agents."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+try:  # the judge owns TestCase; until it exists we keep a compatible record here
+    from ..judge import TestCase  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on which parts are installed
+
+    @dataclass(frozen=True)
+    class TestCase:  # type: ignore[no-redef]
+        """One test: keyword arguments as Python source, and the printed expected result."""
+
+        input: str
+        output: str
+
+
+__all__ = ["Task", "TestCase", "TaskError", "as_test_case"]
+
+
+class TaskError(ValueError):
+    """Malformed task data (the message names the file, line and field when known)."""
+
+
+def as_test_case(obj: Any) -> TestCase:
+    """A TestCase from a TestCase, an ``{"input", "output"}`` mapping or an ``(input, output)`` pair."""
+    if isinstance(obj, TestCase):
+        return obj
+    if isinstance(obj, Mapping):
+        inp, out = obj.get("input"), obj.get("output")
+    elif isinstance(obj, (tuple, list)) and len(obj) == 2:
+        inp, out = obj
+    else:
+        inp = out = None
+    if not isinstance(inp, str) or not isinstance(out, str):
+        raise TaskError(f"a test case needs string 'input' and 'output', got {str(obj)[:80]!r}")
+    return TestCase(inp, out)
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Task:
+    """One coding question: a story, a signature to complete, and tests.
+
+    ``functions`` are catalogue keys (``"abs"``, ``"linalg.norm"``); ``reference_solution`` is
+    NumPy code and ``library_solution`` the same program written against the task's library.
+    """
+
+    id: str
+    split: str
+    source: str  # "builtin:seed=0" or "sebench"
+    query: str
+    function_name: str  # "def solve(x1, x2):"
+    test_cases: tuple[TestCase, ...]
+    example: TestCase
+    functions: tuple[str, ...]
+    reference_solution: str
+    library_solution: str = ""
+    difficulty: str = "medium"
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    version: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "test_cases", tuple(as_test_case(t) for t in self.test_cases))
+        object.__setattr__(self, "example", as_test_case(self.example))
+        object.__setattr__(self, "functions", tuple(self.functions))
+        object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
+
+    @property
+    def entry_point(self) -> str:
+        """The name of the function to complete (``solve``)."""
+        head = self.function_name.strip()
+        return head[4:].split("(", 1)[0].strip() if head.startswith("def ") else head.split("(", 1)[0]
+
+    @property
+    def expected(self) -> tuple[str, ...]:
+        return tuple(t.output for t in self.test_cases)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, JSON-ready (the inverse of :meth:`from_json`)."""
+        return {
+            "id": self.id,
+            "split": self.split,
+            "source": self.source,
+            "query": self.query,
+            "function_name": self.function_name,
+            "test_cases": [{"input": t.input, "output": t.output} for t in self.test_cases],
+            "example": {"input": self.example.input, "output": self.example.output},
+            "functions": list(self.functions),
+            "reference_solution": self.reference_solution,
+            "library_solution": self.library_solution,
+            "difficulty": self.difficulty,
+            "metadata": _thaw(self.metadata),
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Task":
+        fields = dict(data)
+        fields.pop("hash", None)
+        return cls(**fields)
+
+    @property
+    def hash(self) -> str:
+        """Content hash (sha256 of the canonical JSON), the same in every process."""
+        blob = json.dumps(self.to_json(), sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    # -- the official row layout ----------------------------------------------------------
+    def to_official_row(self) -> dict[str, Any]:
+        """The fields of an SE-Bench JSONL row (plus ``se_gym`` with what the format lacks)."""
+        cases = [{"input": t.input, "output": t.output} for t in self.test_cases]
+        return {
+            "query": self.query,
+            "function_name": self.function_name,
+            "test_cases": cases,
+            "example": {"input": self.example.input, "output": self.example.output},
+            "right_exe_result": "#".join(t.output for t in self.test_cases),
+            "example_output": [self.reference_solution],
+            "selected_functions": [k.rsplit(".", 1)[-1] for k in self.functions],
+            "is_valid": True,
+            "se_gym": {
+                "id": self.id,
+                "split": self.split,
+                "source": self.source,
+                "functions": list(self.functions),
+                "library_solution": self.library_solution,
+                "difficulty": self.difficulty,
+                "metadata": _thaw(self.metadata),
+                "version": self.version,
+            },
+        }
+
+    @classmethod
+    def from_official_row(
+        cls,
+        row: Mapping[str, Any],
+        split: str,
+        index: int = 0,
+        source: str = "sebench",
+        version: str = "",
+        library: Any = None,
+    ) -> "Task":
+        """A Task from an official row (raises TaskError naming the bad field).
+
+        ``library`` (a se_gym Library), when given, fills ``library_solution`` by translating
+        the NumPy reference.
+        """
+        from .sebench import parse_row
+
+        return parse_row(row, split=split, index=index, source=source, version=version, library=library)
