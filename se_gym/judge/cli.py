@@ -1,0 +1,185 @@
+"""``se-gym judge``: judge a JSONL file of SE-Bench rollouts.
+
+Input rows use SE-Bench's rollout format: ``response``, ``test_cases`` (official dicts) and
+optionally ``right_exe_result`` and ``function_name``; other fields pass through unchanged.
+Each output row is the input row plus two fields: ``judge`` (the verdict as a dict: ``reward``,
+``status``, ``sebench_code``, ``error_type``, ``cases``, ...) and ``judge_line`` (the input line
+number, the key used to resume).  A summary is printed and written beside the output as
+``<out stem>.summary.json``.  Rows are appended and flushed batch by batch, so an interrupted run
+loses at most the batch in flight; rerunning skips rows already judged.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from se_gym.errors import CLIError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", required=True, help="rollouts (JSONL: response, test_cases[, right_exe_result])")
+    parser.add_argument("--out", required=True, help="verdicts (JSONL); resumed when it exists")
+    parser.add_argument("--library", required=True, help="official:PATH_TO_api_doc.jsonl or seed:N")
+    parser.add_argument("--profile", choices=("sebench", "strict"), default="sebench")
+    parser.add_argument("--backend", choices=("local", "docker", "http"), default="local")
+    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
+    parser.add_argument("--http-url", default=None, help="sandbox URL for --backend http, e.g. http://localhost:8111/run")
+    parser.add_argument("--batch-size", type=int, default=256, help="rows per sandbox batch (and per flush)")
+    parser.add_argument(
+        "--expected", choices=("auto", "outputs", "right_exe_result"), default="auto",
+        help="what results are compared with: right_exe_result split on '#' (what the official judge "
+        "uses; 'auto' picks it when the row has one) or the test cases' outputs",
+    )
+    parser.add_argument("--reward", choices=("binary", "fraction"), default="binary")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict]]:
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
+    with f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CLIError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise CLIError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, row
+
+
+def _item(path: Path, lineno: int, row: dict, expected_mode: str) -> tuple:
+    where = f"{path}:{lineno}"
+    if "response" not in row:
+        raise CLIError(f"{where}: missing field 'response'")
+    if not isinstance(row["response"], str):
+        raise CLIError(f"{where}: field 'response' must be a string")
+    cases = row.get("test_cases")
+    if not isinstance(cases, list) or not cases:
+        raise CLIError(f"{where}: field 'test_cases' must be a non-empty list")
+    rer = row.get("right_exe_result")
+    if rer is not None and not isinstance(rer, str):
+        raise CLIError(f"{where}: field 'right_exe_result' must be a string")
+    for i, c in enumerate(cases):
+        if not isinstance(c, dict) or not isinstance(c.get("input"), str):
+            raise CLIError(f"{where}: field 'test_cases[{i}].input' must be a string")
+        if "output" in c and not isinstance(c["output"], str):
+            raise CLIError(f"{where}: field 'test_cases[{i}].output' must be a string")
+    pieces = rer.split("#") if isinstance(rer, str) else None
+    if expected_mode == "right_exe_result" and pieces is None:
+        raise CLIError(f"{where}: missing field 'right_exe_result' (asked for by --expected right_exe_result)")
+    no_output = [i for i, c in enumerate(cases) if "output" not in c]
+    if no_output and pieces is None:
+        raise CLIError(f"{where}: field 'test_cases[{no_output[0]}].output' is missing and there is no right_exe_result")
+    use_pieces = expected_mode == "right_exe_result" or (expected_mode == "auto" and pieces is not None) or no_output
+    full = [{"input": c["input"], "output": c.get("output", pieces[i] if pieces and i < len(pieces) else "")} for i, c in enumerate(cases)]
+    fname = row.get("function_name") if isinstance(row.get("function_name"), str) else None
+    return (row["response"], full, fname, pieces if use_pieces else None)
+
+
+def _done_lines(out: Path) -> set[int]:
+    """Input lines already judged; a torn last line (killed mid-write) is cut off."""
+    if not out.exists():
+        return set()
+    done: set[int] = set()
+    with open(out, "rb+") as f:
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end != len(data):  # a partial row from an interrupted write
+            f.truncate(end)
+        for raw in data[:end].splitlines():
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                raise CLIError(f"{out}: holds a line that is not JSON; not resuming into it") from None
+            if isinstance(rec, dict) and isinstance(rec.get("judge_line"), int):
+                done.add(rec["judge_line"])
+    return done
+
+
+def summarize(out: Path) -> dict[str, Any]:
+    status: collections.Counter = collections.Counter()
+    etype: collections.Counter = collections.Counter()
+    codes: collections.Counter = collections.Counter()
+    n = infra = passed = 0
+    reward = 0.0
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            v = json.loads(line).get("judge") or {}
+            n += 1
+            status[v.get("status")] += 1
+            codes[str(v.get("sebench_code"))] += 1
+            if v.get("error_type"):
+                etype[v["error_type"]] += 1
+            if v.get("infrastructure"):
+                infra += 1
+                continue
+            passed += v.get("status") == "passed"
+            reward += float(v.get("reward", 0.0))
+    judged = n - infra
+    return {
+        "rows": n,
+        "judged": judged,
+        "infrastructure_failures": infra,  # excluded from accuracy: not the answers' fault
+        "accuracy": passed / judged if judged else 0.0,
+        "mean_reward": reward / judged if judged else 0.0,
+        "status": dict(status.most_common()),
+        "error_type": dict(etype.most_common()),
+        "sebench_code": dict(sorted(codes.items())),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from se_gym.library import LibraryError, from_spec
+
+    from .core import Judge
+    from .types import JudgeError
+
+    inp, out = Path(args.input), Path(args.out)
+    if args.batch_size < 1:
+        raise CLIError("--batch-size must be at least 1")
+    if args.backend == "http" and not args.http_url:
+        raise CLIError("--backend http needs --http-url")
+    try:
+        library = from_spec(args.library)
+    except LibraryError as exc:
+        raise CLIError(str(exc)) from None
+    rows = list(_rows(inp))
+    items = {lineno: _item(inp, lineno, row, args.expected) for lineno, row in rows}  # validate all first
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = _done_lines(out)
+    todo = [(lineno, row) for lineno, row in rows if lineno not in done]
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=args.quiet)
+    try:
+        with Judge(library, profile=args.profile, sandbox=args.backend, reward=args.reward, workers=args.workers, http_url=args.http_url) as judge, open(out, "a", encoding="utf-8") as f:
+            for start in range(0, len(todo), args.batch_size):
+                batch = todo[start : start + args.batch_size]
+                verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
+                f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
+                f.flush()
+                os.fsync(f.fileno())
+                bar.update(len(batch))
+    except JudgeError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        bar.close()
+    summary = summarize(out)
+    summary_path = out.parent / ((out.name[:-6] if out.name.endswith(".jsonl") else out.name) + ".summary.json")
+    summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=1))
+    print(f"verdicts: {out}  summary: {summary_path}", file=sys.stderr)
+    return 0 if summary["rows"] >= len(rows) else 1
