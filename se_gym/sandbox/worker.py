@@ -194,10 +194,14 @@ def _exit_status(code):
 
 # --------------------------------------------------------------------------------------- parent
 def _has_leftovers(uid, child):
-    """Whether any process but the (zombie) child runs as uid: a cheap /proc scan that saves the
-    fork of a sweep in the common case."""
+    """Whether a process of the program is left (other than the zombie child): a cheap /proc scan
+    that saves the fork of a sweep in the common case.  uid None: we are PID 1 of a container and
+    anything but us counts."""
+    me = os.getpid()
     for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) != child:
+        if name.isdigit() and int(name) not in (child, me):
+            if uid is None:
+                return True
             try:
                 if os.stat("/proc/" + name).st_uid == uid:
                     return True
@@ -225,13 +229,16 @@ def _sweep(uid, pgid):
             kill(pgid, signal.SIGKILL)
         except OSError:
             pass
-    if uid is None or not _has_leftovers(uid, pgid):
+    if (uid is None and os.getpid() != 1) or not _has_leftovers(uid, pgid):
         return
     pid = os.fork()
     if pid == 0:
         try:
-            os.setresuid(uid, uid, uid)
-            os.kill(-1, signal.SIGKILL)  # as that uid: reaches only that uid's processes
+            if uid is not None:
+                os.setresuid(uid, uid, uid)
+            # as that uid it reaches only that uid's processes; in a container (we are PID 1,
+            # which kill -1 spares) it reaches everything but us
+            os.kill(-1, signal.SIGKILL)
         except BaseException:
             pass
         os._exit(0)
@@ -315,7 +322,7 @@ def _supervise(pid, fds, limits, start, uid):
     _, wstatus, ru = os.wait4(pid, 0)
     os.close(pidfd)
     _reap_orphans()
-    if uid is not None:  # killed leftovers die asynchronously: wait (briefly) until they are gone
+    if uid is not None or os.getpid() == 1:  # killed leftovers die asynchronously: wait (briefly) until they are gone
         give_up = time.monotonic() + 2.0
         while _has_leftovers(uid, pid) and time.monotonic() < give_up:
             time.sleep(0.002)

@@ -1,0 +1,305 @@
+"""The ``docker`` backend: the same worker as ``local``, one long-lived container per worker.
+
+Containers have no network, a read-only root, all capabilities dropped, no-new-privileges, a pids
+limit, one CPU and a memory cap, and run as a fresh non-root uid.  The worker is the container's
+PID 1, so a program can neither kill it nor escape its clean-up (``kill -1`` reaches everything but
+PID 1).  We talk to it over the attached stdin/stdout with the worker's frame protocol.
+
+No registry is needed: :func:`ensure_image` imports a base image assembled from this machine's own
+Python and NumPy (same paths, same versions, hence the same results as ``local``) and builds
+``sandbox/Dockerfile`` on top.  Give ``base=`` to use another locally available base image.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from .base import Limits
+from .pool import FdTransport, Transport, WorkerDied, WorkerPool
+
+IMAGE = "se-gym/sandbox:py{0}.{1}".format(*sys.version_info[:2])
+BASE_IMAGE = "se-gym/sandbox-base:py{0}.{1}".format(*sys.version_info[:2])
+_DOCKERFILE = Path(__file__).resolve().parents[2] / "sandbox" / "Dockerfile"
+_WORKER = Path(__file__).with_name("worker.py")
+_RUN_DIR = "/run/se-gym"  # the only writable place in a container (tmpfs)
+# stdlib parts a sandbox does not need
+_SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "__phello__"}
+
+
+def _client():
+    try:
+        import docker
+    except ImportError:
+        raise RuntimeError("the docker backend needs the docker SDK: pip install 'se-gym[docker]'") from None
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception as exc:
+        raise RuntimeError(f"no Docker daemon answers ({type(exc).__name__}); start one, e.g. scripts/docker_daemon.sh start") from None
+    return client
+
+
+def _shared_libs(files: Sequence[str]) -> set[str]:
+    """The system libraries these executables and extension modules load (via ldd)."""
+    libs: set[str] = set()
+    for i in range(0, len(files), 200):
+        out = subprocess.run(["ldd", *files[i : i + 200]], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            for p in parts:
+                if p.startswith("/") and os.path.exists(p):
+                    libs.add(p)
+    return libs
+
+
+def base_rootfs_tar(out: str | os.PathLike) -> Path:
+    """A minimal root filesystem holding this interpreter (at its own path), the standard library,
+    NumPy, and the system libraries they load; written as a tar for ``docker import``."""
+    import numpy
+
+    prefix = Path(sys.base_prefix)
+    stdlib = Path(os.__file__).parent
+    numpy_dir = Path(numpy.__file__).parent
+    site = numpy_dir.parent
+    numpy_extra = [p for p in site.iterdir() if p.name.startswith("numpy") and p != numpy_dir]
+    exe = Path(sys.executable).resolve()
+    sos = [str(p) for p in [exe, *prefix.glob("lib/libpython*.so*"), *stdlib.glob("lib-dynload/*.so"), *numpy_dir.rglob("*.so"), *site.glob("numpy.libs/*.so*")]]
+
+    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        return info
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        rel = Path(info.name).relative_to(str(stdlib).lstrip("/")) if info.name.startswith(str(stdlib).lstrip("/")) else None
+        if rel is not None and rel.parts and rel.parts[0] in _SKIP:
+            return None
+        return owned_by_root(info)
+
+    out = Path(out)
+    with tarfile.open(out, "w") as tar:
+        for d, mode in (("tmp", 0o1777), ("etc", 0o755), ("root", 0o755), ("run", 0o755), ("proc", 0o555), ("dev", 0o755), ("sys", 0o555)):
+            info = tarfile.TarInfo(d)
+            info.type, info.mode = tarfile.DIRTYPE, mode
+            tar.addfile(info)
+        passwd = b"root:x:0:0:root:/root:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
+        info = tarfile.TarInfo("etc/passwd")
+        info.size = len(passwd)
+        tar.addfile(info, io.BytesIO(passwd))
+        # parents of the interpreter's own path, walkable by any uid
+        for i in range(1, len(prefix.parts)):
+            d = Path(*prefix.parts[1 : i + 1])
+            if str(d) in ("root",):
+                continue
+            info = tarfile.TarInfo(str(d))
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        tar.add(str(prefix / "bin"), arcname=str(prefix / "bin").lstrip("/"), recursive=False)
+        for name in ("python3", f"python{sys.version_info[0]}.{sys.version_info[1]}"):
+            p = prefix / "bin" / name
+            if p.exists():
+                tar.add(str(p), arcname=str(p).lstrip("/"))
+        tar.add(str(prefix / "lib"), arcname=str(prefix / "lib").lstrip("/"), recursive=False)
+        for p in prefix.glob("lib/libpython*.so*"):
+            tar.add(str(p), arcname=str(p).lstrip("/"))
+        tar.add(str(stdlib), arcname=str(stdlib).lstrip("/"), filter=keep)
+        tar.add(str(site), arcname=str(site).lstrip("/"), recursive=False)
+        for p in [numpy_dir, *numpy_extra]:
+            tar.add(str(p), arcname=str(p).lstrip("/"), filter=owned_by_root)
+        for lib in sorted(_shared_libs(sos)):
+            if lib.startswith(str(prefix) + "/"):
+                continue  # already in
+            real = os.path.realpath(lib)
+            tar.add(real, arcname=lib.lstrip("/"))
+            if real != lib:  # keep the real name too (some loaders ask for it)
+                tar.add(real, arcname=real.lstrip("/"))
+    return out
+
+
+def ensure_image(client: Any = None, tag: str = IMAGE, base: str | None = None, rebuild: bool = False) -> str:
+    """Build the sandbox image unless it exists.  ``base``: a local image with Python >= 3.10 and
+    NumPy >= 2 at this interpreter's path; by default one assembled from this machine."""
+    import tempfile
+
+    client = client or _client()
+    images = {t for img in client.images.list() for t in img.tags}
+    if tag in images and not rebuild:
+        return tag
+    if base is None:
+        base = BASE_IMAGE
+        if base not in images or rebuild:
+            with tempfile.TemporaryDirectory(prefix="se-gym-rootfs-") as tmp:
+                tar = base_rootfs_tar(Path(tmp) / "rootfs.tar")
+                repo, _, btag = base.partition(":")
+                client.api.import_image_from_file(str(tar), repository=repo, tag=btag)
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        tar.add(str(_DOCKERFILE), arcname="Dockerfile")
+        tar.add(str(_WORKER), arcname="worker.py")
+    context.seek(0)
+    pybin = str(Path(sys.base_prefix) / "bin")
+    try:
+        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, pull=False,
+                            buildargs={"BASE": base, "PYBIN": pybin})
+    except Exception as exc:
+        raise RuntimeError(f"cannot build the sandbox image {tag} from {base}: {exc}") from None
+    return tag
+
+
+class _AttachTransport(FdTransport):
+    """Frames over a container's attached stdin/stdout (Docker multiplexes stdout in 8-byte-headed
+    blocks since there is no TTY; we undo that)."""
+
+    def __init__(self, container: Any, sock: Any, name: str):
+        self.container, self._sock = container, sock
+        raw = getattr(sock, "_sock", sock)
+        self._raw: socket.socket = raw
+        super().__init__(raw.fileno(), raw.fileno(), name)
+        self._mux = bytearray()
+
+    def send(self, obj: dict) -> None:
+        body = json.dumps(obj).encode()
+        try:
+            self._raw.sendall(struct.pack(">I", len(body)) + body)
+        except OSError as exc:
+            raise WorkerDied(f"cannot write to container: {exc}") from None
+
+    def _fill(self, n: int, deadline: float | None) -> None:
+        import select
+
+        while len(self._buf) < n:
+            # demultiplex whatever complete blocks we hold
+            while len(self._mux) >= 8:
+                kind, size = self._mux[0], struct.unpack(">I", self._mux[4:8])[0]
+                if len(self._mux) < 8 + size:
+                    break
+                if kind == 1:
+                    self._buf += self._mux[8 : 8 + size]
+                del self._mux[: 8 + size]
+            if len(self._buf) >= n:
+                return
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._raw], [], [], wait)[0]:
+                raise WorkerDied("container stopped answering")
+            try:
+                chunk = self._raw.recv(1 << 20)
+            except OSError as exc:
+                raise WorkerDied(f"cannot read from container: {exc}") from None
+            if not chunk:
+                raise WorkerDied("container exited")
+            self._mux += chunk
+
+    def kill(self) -> None:
+        try:
+            self._raw.close()
+        except OSError:
+            pass
+        try:
+            self.container.remove(force=True)
+        except Exception:
+            pass
+
+    def log_tail(self) -> str:
+        try:
+            return self.container.logs(stdout=False, stderr=True, tail=20).decode(errors="replace")
+        except Exception:
+            return ""
+
+
+class DockerSandbox(WorkerPool):
+    """Workers in long-lived Docker containers (see the module doc)."""
+
+    backend = "docker"
+
+    def __init__(
+        self,
+        pythonpath: Sequence[str] = (),
+        preload: Sequence[str] = ("numpy",),
+        workers: int | None = None,
+        image: str | None = None,
+        base: str | None = None,
+        memory_mb: int = 4096,
+        cpus: float = 1.0,
+        start_timeout: float = 120.0,
+    ):
+        for p in pythonpath:
+            if not os.path.isdir(p):
+                raise ValueError(f"pythonpath entry is not a folder: {p}")
+        self._client = _client()
+        super().__init__(workers or os.cpu_count() or 1, start_timeout)
+        self.pythonpath = [os.path.realpath(p) for p in pythonpath]
+        self.preload = list(preload)
+        self.image = image or ensure_image(self._client, base=base)
+        self.memory_mb, self.cpus = int(memory_mb), float(cpus)
+        self._uids = random.Random(os.urandom(8))
+        self._label = f"se-gym-sandbox-{os.getpid()}-{id(self):x}"
+        self._start()
+
+    def _spawn(self, slot: int) -> Transport:
+        uid = self._uids.randrange(200_000, 2_000_000_000)  # private: NPROC counts per uid host-wide
+        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": f"{_RUN_DIR}/work", "uid": None}
+        container = self._client.containers.create(
+            self.image,
+            command=[json.dumps(cfg)],
+            stdin_open=True,
+            user=f"{uid}:{uid}",
+            network_mode="none",
+            read_only=True,
+            tmpfs={_RUN_DIR: f"rw,size=256m,mode=0700,uid={uid},gid={uid}"},
+            volumes={p: {"bind": p, "mode": "ro"} for p in self.pythonpath},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=64,
+            mem_limit=f"{self.memory_mb}m",
+            memswap_limit=f"{self.memory_mb}m",
+            nano_cpus=int(self.cpus * 1e9),
+            labels={"se-gym-sandbox": self._label},
+            environment={"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+        )
+        try:
+            sock = container.attach_socket(params={"stdin": 1, "stdout": 1, "stream": 1})
+            container.start()
+        except Exception:
+            container.remove(force=True)
+            raise
+        return _AttachTransport(container, sock, f"docker-{slot}.{self._spawned}-{container.short_id}")
+
+    def isolation(self) -> dict[str, Any]:
+        hello = self.worker_info
+        return {
+            "backend": "docker",
+            "level": "container",
+            "image": self.image,
+            "network": False,
+            "fs": "read-only root, tmpfs work dir",
+            "pid_namespace": True,
+            "worker_uid": hello.get("uid"),
+            "program_uid": hello.get("child_uid"),
+            "workers": self.workers,
+            "python": hello.get("python"),
+            "numpy": hello.get("numpy"),
+            "memory_cap_mb": self.memory_mb,
+            "cpus": self.cpus,
+            "preload": self.preload,
+            "pythonpath": self.pythonpath,
+            "limits": Limits().to_json(),
+            "channel_fd": 3,
+        }
+
+    def _close(self) -> None:
+        super()._close()
+        try:  # containers of ours that a crash may have left
+            for c in self._client.containers.list(all=True, filters={"label": f"se-gym-sandbox={self._label}"}):
+                c.remove(force=True)
+        except Exception:
+            pass

@@ -1,0 +1,92 @@
+"""The docker backend against a real daemon: same verdicts as local on the same programs.
+
+Starts a daemon with scripts/docker_daemon.sh when none answers and that is possible (root,
+dockerd installed), stops what it started, and skips with the reason otherwise."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from se_gym.sandbox import ExecStatus, Limits, make_sandbox
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "docker_daemon.sh"
+PROGRAMS = [
+    "print('hello')",
+    "import numpy as np; print(np.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])).round(6))",
+    "import os; os.write(3, b'RESULT'); print('x')",
+    "raise ValueError('boom')",
+    "import sys; sys.exit(4)",
+    "while True: pass",
+    "x = bytearray(10**11)",
+    "while True: print('y' * 1000)",
+    "import os\nwhile True:\n    os.fork()",
+    "open('/etc/probe', 'w')",
+    "import socket; socket.create_connection(('127.0.0.1', 1), timeout=1)",
+    "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\ntime.sleep(60)\n",
+]
+LIMITS = Limits(wall_s=1.5, cpu_s=1.0, output_bytes=20_000, memory_mb=256)
+
+
+@pytest.fixture(scope="module")
+def daemon():
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        pytest.skip("docker SDK not installed (pip install 'se-gym[docker]')")
+    started = False
+    answers = _has("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    if not answers:
+        if os.geteuid() != 0 or not _has("dockerd"):
+            pytest.skip("no Docker daemon answers and none can be started here (needs root and docker.io)")
+        proc = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            pytest.skip(f"could not start a Docker daemon: {proc.stderr.strip() or proc.stdout.strip()}")
+        started = True
+    yield
+    if started:
+        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=120)
+
+
+def _has(cmd: str) -> bool:
+    import shutil
+
+    return shutil.which(cmd) is not None
+
+
+@pytest.fixture(scope="module")
+def dbox(daemon):
+    try:
+        box = make_sandbox("docker", workers=2)
+    except RuntimeError as exc:
+        pytest.skip(f"docker backend unavailable: {exc}")
+    with box:
+        yield box
+
+
+def test_same_verdicts_as_local(dbox):
+    with make_sandbox("local", workers=2) as lbox:
+        local = lbox.run(PROGRAMS, LIMITS)
+    remote = dbox.run(PROGRAMS, LIMITS)
+    assert [r.status for r in remote] == [r.status for r in local], [(p[:30], a.status, b.status) for p, a, b in zip(PROGRAMS, local, remote)]
+    for a, b in zip(local, remote):
+        if a.status in (ExecStatus.OK, ExecStatus.ERROR):
+            assert (a.stdout, a.exit_code, a.channel) == (b.stdout, b.exit_code, b.channel)
+    assert remote[2].channel == b"RESULT" and remote[0].backend == "docker"
+    iso = dbox.isolation()
+    assert iso["network"] is False and iso["program_uid"] != 0 and iso["numpy"].split(".")[0] >= "2"
+
+
+def test_containers_are_long_lived_and_removed(daemon):
+    import docker
+
+    client = docker.from_env()
+    box = make_sandbox("docker", workers=1)
+    label = box._label
+    names = {r.worker for r in box.run(["print(1)"] * 3)}
+    assert len(names) == 1  # one container served all three
+    assert len(client.containers.list(filters={"label": f"se-gym-sandbox={label}"})) == 1
+    box.close()
+    assert client.containers.list(all=True, filters={"label": f"se-gym-sandbox={label}"}) == []
