@@ -1,0 +1,217 @@
+"""The judge: extraction, official gates and comparison, verdicts, parity with SE-Bench, CLI."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from se_gym.judge import Judge, JudgeError, Status, TestCase, Verdict, extract_code
+from se_gym.judge.compare import OfficialChecker, expected_value, safe_eval, structural_ok
+from se_gym.judge.gates import official_numpy_gate, official_static_gate, strict_check
+from se_gym.library import mint
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "sebench"
+if not SHARED.exists():
+    SHARED = Path("/work/shared/sebench")
+
+LIB = mint(3)
+A, ABS, SUM = LIB.qualified("array"), LIB.qualified("abs"), LIB.qualified("sum")
+PKG = LIB.package
+CASES = [{"input": "x=[-1, 2]", "output": "[1, 2]"}, {"input": "x=np.array([-3])", "output": "[3]"}]
+
+
+def block(code: str) -> str:
+    return f"Here you go:\n```python\n{code}\n```\n"
+
+
+# ------------------------------------------------------------------ extraction
+def test_extract_last_python_block_and_edge_cases():
+    assert extract_code("```python\na = 1\n```\ntext\n```python\nb = 2\n```") == "b = 2\n"
+    assert extract_code("```py\nx = 1\n```") is None  # official rule: only ```python
+    assert extract_code("```python\nunclosed = 1\n") is None
+    assert extract_code("no code at all") is None
+    assert extract_code("<think>```python\nbad\n```</think>```python\ngood\n```") == "good\n"
+    assert extract_code("<think>```python\nbad\n```</think>```python\ngood\n```", strip_think=False) == "good\n"
+    assert extract_code("<think>still thinking ```python\nx\n```") is None
+
+
+# ------------------------------------------------------------------ official comparison
+@pytest.mark.parametrize(
+    "got,expected,ok",
+    [
+        ("[1 2 3]", "[1, 2, 3]", True),
+        ("[[1 2]\n [3 4]]", "[[1, 2], [3, 4]]", True),
+        ("ZWCArray([1.0, 2.5])", "[1.  2.5]", True),
+        ("[5]", "5.004", True),  # single-element containers unwrapped, tolerance 1e-2
+        ("5.02", "5.0", False),
+        ("[inf, nan]", "array([inf, nan])", True),
+        ("[np.float64(3.33), 1]", "[3.33, 1.0]", True),
+        ("(array([1, 2]), [3, 4])", "([1, 2], [3, 4])", True),
+        ("[1, 2, 3]", "[1, 2, 4]", False),
+        ("Label: array([3, 3, 1])", "Label: [3 3 1]", True),
+        ("hello", "hello", True),
+        ("hello", "world", False),
+    ],
+)
+def test_official_comparison(got, expected, ok):
+    assert OfficialChecker().equal(got, expected) is ok
+
+
+def test_safe_eval_never_runs_code():
+    with pytest.raises(ValueError):
+        safe_eval("__import__('os').system('echo pwned')")
+    with pytest.raises(ValueError):
+        safe_eval("(lambda: 1)()")
+    assert safe_eval("[np.int64(2), float('inf'), (1+2j)]") == [2, float("inf"), 1 + 2j]
+
+
+def test_structural_comparison():
+    assert expected_value("[[1 2]\n [3 4]]") == (True, [[1, 2], [3, 4]])
+    assert structural_ok([1.0, 2.5], [1, 2.5])
+    assert not structural_ok([1, 2], [[1, 2]])  # no unwrapping in strict
+    assert not structural_ok(True, 1)
+    assert structural_ok({"a": [0.33333333]}, {"a": [0.333333333333]})
+    assert not structural_ok(0.3, 0.31)
+
+
+# ------------------------------------------------------------------ gates
+def test_official_static_gate_rules():
+    ok = lambda code: official_static_gate(code + "import zwc\n", "solve")[0]  # noqa: E731
+    assert ok("import zwc\ndef solve(x):\n    return zwc.falekef(x)\n")
+    assert ok("from zwc import falekef\ndef solve(x):\n    return falekef(x)\n")
+    assert not ok("def solve(x):\n    return [abs(v) for v in x]\n")  # no library call
+    assert not ok("import zwc\ndef solve(x):\n    return zwc.yitaf(x)\n")  # only the constructor
+    assert not ok("import zwc\ndef solve(x):\n    zwc.falekef(x)\n")  # no return value
+    assert not ok("import zwc\ndef solve(x:\n")  # syntax error
+    assert official_numpy_gate("import numpy as np") and official_numpy_gate("from numpy.linalg import norm")
+    assert official_numpy_gate("m = __import__('numpy')") and not official_numpy_gate("import zwc")
+
+
+def test_strict_gate_refuses_escape_routes():
+    bad = {
+        "import os": "import of os",
+        "import zwc._core": "import of zwc._core",
+        "from zwc import _core": "zwc._core",
+        "x = __import__('numpy')": "__import__",
+        "f = getattr": "getattr",
+        "y = (1).__class__": "__class__",
+        "g = (i for i in [1]); h = g.gi_frame": "gi_frame",
+        "s = '{0.x}'.format(1)": "str.format",
+        "exec('1')": "exec",
+        "def __del__(self): pass": "__del__",
+        "T = type('T', (), {})": "type()",
+    }
+    for code, what in bad.items():
+        found = strict_check(code, "zwc", "rfx")
+        assert found and what in str(found[0]), (code, found)
+    assert strict_check("import math\nimport zwc\nfrom zwc import rfx\ndef solve(x):\n    return f'{x:.2f}' + '{:.1f}'.format(2)\n", "zwc", "rfx") == []
+
+
+def test_verdict_round_trip_and_bad_input():
+    v = Verdict(0.5, Status.WRONG_ANSWER, 0)
+    assert Verdict.from_dict(json.loads(json.dumps(v.to_dict()))) == v
+    with pytest.raises(JudgeError):
+        TestCase.coerce({"input": "x=1"})
+    with pytest.raises(JudgeError):
+        Judge(LIB, profile="nope")
+    with Judge(LIB, profile="sebench") as j:
+        with pytest.raises(JudgeError):
+            j.judge("x", [])
+
+
+# ------------------------------------------------------------------ end to end (local sandbox)
+@pytest.fixture(scope="module")
+def sebench_judge():
+    with Judge(LIB, profile="sebench", workers=2) as j:
+        yield j
+
+
+def test_official_verdict_codes(sebench_judge):
+    right = block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x)")
+    items = [
+        (right, CASES),
+        (block(f"import {PKG}\ndef solve(x):\n    return {SUM}(x)"), CASES),  # wrong
+        (block(f"import numpy as np\nimport {PKG}\ndef solve(x):\n    return {ABS}(x)"), CASES),  # numpy
+        (block("def solve(x):\n    return [abs(v) for v in x]"), CASES),  # static gate
+        (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x).tolist()"), CASES),  # crash
+        (block(f"import {PKG}\ndef solve(x):\n    while True: pass\n    return {ABS}(x)"), CASES),  # timeout
+        ("no code", CASES),
+    ]
+    got = [(v.sebench_code, v.status) for v in sebench_judge.judge_many(items)]
+    assert got == [
+        (1, Status.PASSED), (0, Status.WRONG_ANSWER), (2, Status.USES_NUMPY), (4, Status.STATIC_GATE),
+        (3, Status.RUNTIME_ERROR), (3, Status.TIMEOUT), (4, Status.STATIC_GATE),
+    ]
+
+
+def test_error_taxonomy(sebench_judge):
+    items = [
+        (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x).tolist()"), CASES),
+        (block(f"import {PKG}\ndef solve(x):\n    return {PKG}.nosuchfunction(x)"), CASES),
+        (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x, bogus=1)"), CASES),
+        (block(f"import {PKG}\ndef solve(x):\n    return {SUM}(x)"), CASES),
+        (block(f"import {PKG}\ndef solve(x):\n    return float({ABS}([x, x]))"), CASES),
+    ]
+    assert [v.error_type.value for v in sebench_judge.judge_many(items)] == [
+        "array_attribute_hallucination", "library_function_hallucination", "parameter_error",
+        "return_value_misunderstanding", "native_python_incompatibility",
+    ]
+
+
+def test_fraction_reward_and_function_name():
+    code = block(f"import {PKG}\ndef helper(v):\n    return v\ndef solve(x):\n    return {ABS}(x) if len(x) > 1 else {SUM}(x) - 100")
+    with Judge(LIB, profile="strict", reward="fraction", workers=1) as j:
+        v = j.judge(code, CASES, "def solve(x):")
+        assert v.status is Status.WRONG_ANSWER and v.reward == 0.5 and [c.ok for c in v.cases] == [True, False]
+
+
+# ------------------------------------------------------------------ parity with the official judge
+def test_parity_with_official_verdicts():
+    path = SHARED / "parity_dev.jsonl"
+    if not path.exists():
+        pytest.skip(f"official parity data not found at {path} (only present on the development machine)")
+    from se_gym.library import official
+
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    with Judge(official(SHARED / "api_doc.jsonl"), profile="sebench") as j:
+        verdicts = j.judge_many([(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows])
+    agree = sum(v.sebench_code == r["verdict"] for v, r in zip(verdicts, rows))
+    print(f"parity: {agree}/{len(rows)} rows agree with the official verdicts")
+    assert agree >= 0.99 * len(rows)
+
+
+# ------------------------------------------------------------------ CLI
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, "-m", "se_gym.cli", "judge", *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_judges_resumes_and_reports_bad_rows(tmp_path):
+    rows = [
+        {"task": i, "response": block(f"import {PKG}\ndef solve(x):\n    return {ABS if i % 2 == 0 else SUM}(x)"), "test_cases": CASES,
+         "right_exe_result": "[1, 2]#[3]"}
+        for i in range(4)
+    ]
+    inp, out = tmp_path / "r.jsonl", tmp_path / "v.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    spec = "seed:3"
+    r = _cli("--input", str(inp), "--out", str(out), "--library", spec, "--batch-size", "2", "--quiet", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["judge"]["sebench_code"] for g in got] == [1, 0, 1, 0] and got[0]["task"] == 0
+    summary = json.loads((tmp_path / "v.summary.json").read_text())
+    assert summary["accuracy"] == 0.5 and summary["status"] == {"passed": 2, "wrong_answer": 2}
+    # a kill mid-write leaves a torn row: it is dropped and redone, nothing duplicated
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:2]) + lines[2][:20])
+    r = _cli("--input", str(inp), "--out", str(out), "--library", spec, "--quiet", "--workers", "1")
+    assert r.returncode == 0, r.stderr
+    assert sorted(json.loads(line)["judge_line"] for line in out.read_text().splitlines()) == [1, 2, 3, 4]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"response": "x", "test_cases": "nope"}) + "\n")
+    r = _cli("--input", str(bad), "--out", str(tmp_path / "b.jsonl"), "--library", spec)
+    assert r.returncode == 2 and f"{bad}:2: field 'test_cases'" in r.stderr
