@@ -269,10 +269,15 @@ def builtin_tasks(
     sizes: Mapping[str, int] | None = None,
     functions: Sequence[str] | None = None,
     progress: bool = False,
-    validate: bool | str = True,
+    validate: bool | str = "inprocess",
     cache: bool = True,
 ) -> list[Task]:
-    """One split of the built-in suite, built once and then read from the se-gym cache."""
+    """One split of the built-in suite, built once and then read from the se-gym cache.
+
+    The first build checks every task in process (about 15 s for the default sizes);
+    ``validate=True`` also runs the judge when installed (minutes: one sandboxed program per
+    check) -- ``se-gym tasks build`` does that.
+    """
     from ...library import from_spec
     from .validate import judge_available
 

@@ -20,7 +20,7 @@ Gen = Callable[[random.Random, dict], Any]
 
 
 def _f(rng: random.Random, lo: float = -10.0, hi: float = 10.0, nd: int = 1) -> float:
-    return round(rng.uniform(lo, hi), nd)
+    return round(rng.uniform(lo, hi), nd) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
 def fvec(lo=-10.0, hi=10.0, nd=1, n: str = "n") -> Gen:
@@ -333,6 +333,8 @@ def run_case(fn: Callable, input_text: str, warn: bool = False) -> str:
                 raise BadDraw(f"{type(exc).__name__}: {exc}") from None
     text = str(result)
     if (not warn and re.search(r"\b(nan|inf)\b", text)) or "#" in text or not text.strip():
+        raise BadDraw(f"unusable output {text[:40]!r}")
+    if re.search(r"-0\.0*(?![0-9])", text):  # negative zero: an ambiguous expected output
         raise BadDraw(f"unusable output {text[:40]!r}")
     if len(text) > 2000:
         raise BadDraw("output too long")

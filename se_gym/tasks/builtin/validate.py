@@ -70,7 +70,7 @@ def _run_task(task: Task) -> str | None:
 
 def judge_available() -> bool:
     try:
-        from ..judge import Judge  # noqa: F401
+        from ...judge import Judge  # noqa: F401
     except ImportError:
         return False
     return True
@@ -88,11 +88,10 @@ def _shifted(cases: Sequence[TestCase]) -> list[TestCase]:
 
 def check_with_judge(tasks: Sequence[Task], library: Any, profiles: Sequence[str] = PROFILES) -> dict[str, str]:
     """task id -> why the judge disagrees with it; one ``judge_many`` call per profile."""
-    from ..judge import Judge
+    from ...judge import Judge
 
     failures: dict[str, str] = {}
     for profile in profiles:
-        judge = Judge(library, profile)
         items: list[tuple[str, list[TestCase]]] = []
         owners: list[tuple[str, str]] = []
         for t in tasks:
@@ -105,7 +104,11 @@ def check_with_judge(tasks: Sequence[Task], library: Any, profiles: Sequence[str
                 if len({c.output for c in cases}) > 1:
                     items.append((_response(t.library_solution), _shifted(cases)))
                     owners.append((t.id, "wrong answer"))
-        verdicts = judge.judge_many(items)
+        with Judge(library, profile) as judge:
+            verdicts = judge.judge_many(items)
+        broken = [v for v in verdicts if v.infrastructure]
+        if broken:  # the sandbox failed, not the tasks: regenerating would not help
+            raise RuntimeError(f"judge sandbox failed on {len(broken)} item(s): {broken[0].detail}")
         for (tid, what), verdict in zip(owners, verdicts):
             ok = verdict.reward == 1 if what == "library solution" else verdict.reward < 1
             if not ok and tid not in failures:
