@@ -92,8 +92,9 @@ class Verdict:
     detail: str = ""
     code: str | None = None
     function_name: str | None = None
-    wall_s: float = 0.0  # time of the program in the sandbox
-    judge_s: float = 0.0  # time spent judging this item outside the sandbox
+    # measurements, not part of the verdict's identity: two judgements of the same answer compare equal
+    wall_s: float = field(default=0.0, compare=False)  # time of the program in the sandbox
+    judge_s: float = field(default=0.0, compare=False)  # time spent judging this item outside the sandbox
     infrastructure: bool = False
     profile: str = "strict"
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
