@@ -28,7 +28,7 @@ def main() -> None:
     m = suite.manifest
     print(f"build (generate + in-process oracle check, both profiles): {build_s:.1f} s")
     print(f"counts: {dict(m['counts'])}; functions covered: {m['functions_covered']} / {m['functions_requested']}")
-    print(f"regenerated: {{{', '.join(f'{k}: {v['regenerated']}' for k, v in m['validation']['stats'].items())}}}")
+    print(f"regenerated: {{{', '.join(k + ': ' + str(v['regenerated']) for k, v in m['validation']['stats'].items())}}}")
     builtin_tasks("train", seed=args.seed)  # fills the cache
     t0 = time.perf_counter()
     for split in suite.splits:
