@@ -5,6 +5,10 @@ Autoreset: ``AutoresetMode.SAME_STEP``.  When sub-env ``i`` finishes an episode 
 reset at once: ``obs[i]`` is the first observation of its next episode, and the finished episode's
 last observation and info are in ``infos["final_obs"][i]`` and ``infos["final_info"]`` (masked by
 ``infos["_final_obs"]``).  Rewards, terminations and truncations are those of the finished episode.
+
+Gymnasium's own ``AsyncVectorEnv`` also works (``gym.make_vec(..., vectorization_mode="async",
+vector_kwargs={"shared_memory": False})``: text cannot live in shared memory), but it judges each
+answer in its own worker process; this class is the fast path.
 """
 from __future__ import annotations
 
