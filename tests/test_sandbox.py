@@ -18,13 +18,14 @@ os.environ["SE_GYM_SANDBOX_TEST_SECRET"] = SECRET  # must never reach a program
 FAST = Limits(wall_s=2.0, cpu_s=2.0)
 
 
-def _sandbox_procs() -> set[int]:
-    """Host processes running as one of the sandbox's private uids (200000 and up)."""
+def _sandbox_procs(box) -> set[int]:
+    """Host processes running as one of this sandbox's private program uids (other sandboxes may
+    run on the machine at the same time)."""
     out = set()
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
-                if os.stat(f"/proc/{name}").st_uid >= 200_000:
+                if os.stat(f"/proc/{name}").st_uid in box.program_uids:
                     out.add(int(name))
             except OSError:
                 pass
@@ -101,13 +102,13 @@ def test_wall_timeout_kills_group_and_grandchildren(box):
         "    time.sleep(60)\n"
         "time.sleep(60)\n"
     )
-    before = _sandbox_procs()
+    before = _sandbox_procs(box)
     t = time.monotonic()
     r = box.run([code], Limits(wall_s=1.0, cpu_s=5))[0]
     assert r.status is ExecStatus.TIMEOUT and "wall" in r.detail
     assert time.monotonic() - t < 8
     time.sleep(0.2)
-    assert _sandbox_procs() - before == set()
+    assert _sandbox_procs(box) - before == set()
 
 
 def test_cpu_limit(box):
@@ -132,11 +133,11 @@ def test_output_flood(box):
 
 
 def test_fork_bomb_contained(box):
-    before = _sandbox_procs()
+    before = _sandbox_procs(box)
     res = box.run(["import os\nwhile True:\n    os.fork()"] * 2, FAST)
     assert all(r.status is not ExecStatus.OK and r.status is not ExecStatus.SANDBOX_ERROR for r in res)
     assert box.run(["print('alive')"], FAST)[0].stdout == "alive\n"
-    assert _sandbox_procs() - before == set()
+    assert _sandbox_procs(box) - before == set()
     # the allowed extra process works
     r = box.run(["import os\npid = os.fork()\nif pid == 0: os._exit(7)\nprint(os.waitpid(pid, 0)[1] >> 8)"], FAST)[0]
     assert r.stdout == "7\n"
@@ -282,14 +283,14 @@ def test_rlimits_fallback(weak_box):
 
 
 def test_close_is_idempotent_and_cleans_up():
-    tmp_before, procs_before = _our_tmp(), _sandbox_procs()
     sb = make_sandbox(workers=2)
-    assert _our_tmp() - tmp_before
+    own_tmp = sb._tmp
+    assert own_tmp.name in _our_tmp()
     pids = [t.proc.pid for t in sb._workers]
     sb.run(["import time; time.sleep(0.1)"] * 3, FAST)
     sb.close()
     sb.close()
-    assert sb.closed and _our_tmp() == tmp_before and _sandbox_procs() - procs_before == set()
+    assert sb.closed and not own_tmp.exists() and sb.program_uids and _sandbox_procs(sb) == set()
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -15,11 +15,13 @@ import io
 import json
 import os
 import random
+import shutil
 import socket
 import struct
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -243,7 +245,26 @@ class DockerSandbox(WorkerPool):
         self.memory_mb, self.cpus = int(memory_mb), float(cpus)
         self._uids = random.Random(os.urandom(8))
         self._label = f"se-gym-sandbox-{os.getpid()}-{id(self):x}"
-        self._start()
+        self._stage = self._stage_pythonpath()
+        try:
+            self._start()
+        except BaseException:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            raise
+
+    def _stage_pythonpath(self) -> str:
+        """World-readable copies of the pythonpath folders: the containers run as a fresh non-root
+        uid, which cannot read a folder private to root (the library cache is 0700)."""
+        stage = tempfile.mkdtemp(prefix="se-gym-docker-")
+        for i, p in enumerate(self.pythonpath):
+            dst = os.path.join(stage, str(i))
+            shutil.copytree(p, dst, symlinks=False)
+            for root, dirs, files in os.walk(dst):
+                os.chmod(root, 0o755)
+                for f in files:
+                    os.chmod(os.path.join(root, f), 0o644)
+        os.chmod(stage, 0o755)
+        return stage
 
     def _spawn(self, slot: int) -> Transport:
         uid = self._uids.randrange(200_000, 2_000_000_000)  # private: NPROC counts per uid host-wide
@@ -256,7 +277,7 @@ class DockerSandbox(WorkerPool):
             network_mode="none",
             read_only=True,
             tmpfs={_RUN_DIR: f"rw,size=256m,mode=0700,uid={uid},gid={uid}"},
-            volumes={p: {"bind": p, "mode": "ro"} for p in self.pythonpath},
+            volumes={os.path.join(self._stage, str(i)): {"bind": p, "mode": "ro"} for i, p in enumerate(self.pythonpath)},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             pids_limit=64,
@@ -298,6 +319,8 @@ class DockerSandbox(WorkerPool):
 
     def _close(self) -> None:
         super()._close()
+        if getattr(self, "_stage", None):
+            shutil.rmtree(self._stage, ignore_errors=True)
         try:  # containers of ours that a crash may have left
             for c in self._client.containers.list(all=True, filters={"label": f"se-gym-sandbox={self._label}"}):
                 c.remove(force=True)

@@ -177,6 +177,7 @@ class LocalSandbox(WorkerPool):
         self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-"))
         os.chmod(self._tmp, 0o711)
         self._uids = random.Random(os.urandom(8))
+        self.program_uids: set[int] = set()  # every private uid handed to a worker (tests check them)
         try:
             self._start()
         except BaseException:
@@ -187,6 +188,8 @@ class LocalSandbox(WorkerPool):
         n = self._spawned
         # a fresh random uid per worker: its NPROC count and its sweep (kill -1) are its own
         uid = self._uids.randrange(200_000, 2_000_000_000) if os.getuid() == 0 else None
+        if uid is not None:
+            self.program_uids.add(uid)
         workdir = "/tmp/se-gym-run" if self._bwrap else str(self._tmp / f"w{slot}-{n}")
         cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid}
         cmd = [sys.executable, "-s", "-m", "se_gym.sandbox.worker", json.dumps(cfg)]

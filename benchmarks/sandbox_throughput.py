@@ -1,0 +1,139 @@
+"""Sandbox throughput: the same N judge-like programs through a baseline that does what the official
+sandbox does (a fresh ``python main.py`` per program, 2 in parallel) and through every backend that
+is available here.  Prints programs/s, p50/p99 latency and agreement with the baseline.
+
+    python benchmarks/sandbox_throughput.py [-n 200] [--backends local,rlimits,docker,http]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from se_gym.library import mint  # noqa: E402
+from se_gym.sandbox import ExecStatus, Limits, make_sandbox  # noqa: E402
+
+
+def programs(n: int, timeouts: bool = False) -> tuple[list[str], str, str]:
+    """Harness-like programs on a minted library: most right, some crash (like .tolist() on the array
+    type), a few loop forever."""
+    lib = mint(0)
+    path = str(lib.materialize("sebench"))
+    arr, absf, sumf, dot = (lib.qualified(k) for k in ("array", "abs", "sum", "dot"))
+    out = []
+    for i in range(n):
+        body = f"    return {sumf}({absf}({arr}(x) - {i % 7}))"
+        if i % 10 == 3:
+            body = f"    return {arr}(x).tolist()"  # AttributeError, the paper's favourite
+        if timeouts and i % 50 == 17:
+            body = "    while True: pass"
+        if i % 10 == 5:
+            body = f"    a = {arr}(x)\n    return {dot}(a, a)"
+        out.append(
+            f"import {lib.package}\n\ndef solve(x):\n{body}\n\n"
+            f"if __name__ == '__main__':\n"
+            f"    results = [solve(x=[{i}, -2, 3]), solve(x=[1.5, {i % 5}])]\n"
+            f"    print('====================')\n"
+            f"    for r in results:\n        print(r)\n        print('#')\n"
+        )
+    return out, path, lib.package
+
+
+def baseline(progs: list[str], libpath: str, wall: float) -> tuple[list[tuple[ExecStatus, str]], list[float], float]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": libpath, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+    def one(code: str) -> tuple[tuple[ExecStatus, str], float]:
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "main.py").write_text(code)
+            t = time.perf_counter()
+            try:
+                p = subprocess.run([sys.executable, "main.py"], cwd=d, env=env, capture_output=True, text=True, timeout=wall)
+                res = (ExecStatus.OK if p.returncode == 0 else ExecStatus.ERROR, p.stdout)
+            except subprocess.TimeoutExpired:
+                res = (ExecStatus.TIMEOUT, "")
+            return res, time.perf_counter() - t
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(2) as ex:
+        rs = list(ex.map(one, progs))
+    return [r for r, _ in rs], [lat for _, lat in rs], time.perf_counter() - t
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def report(name: str, n: int, elapsed: float, lat: list[float], agree: int | None, base_rate: float | None) -> None:
+    rate = n / elapsed
+    speed = f"  {rate / base_rate:5.1f}x baseline" if base_rate else ""
+    agreement = f"  agreement {agree}/{n}" if agree is not None else ""
+    print(f"{name:10} {rate:8.1f} programs/s  p50 {pct(lat, .5) * 1e3:7.1f} ms  p99 {pct(lat, .99) * 1e3:7.1f} ms{speed}{agreement}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("--backends", default="local,rlimits,docker,http")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--timeouts", action="store_true", help="make 1 in 50 programs loop until the 3 s limit (dominates the rate)")
+    args = ap.parse_args()
+    progs, libpath, package = programs(args.n, args.timeouts)
+    limits = Limits(wall_s=3.0, cpu_s=3.0)
+    print(f"{args.n} programs ({sum('while True' in p for p in progs)} time out), {os.cpu_count()} CPUs, workers={args.workers}")
+    base, base_lat, base_t = baseline(progs, libpath, limits.wall_s)
+    report("baseline", args.n, base_t, base_lat, None, None)
+    base_rate = args.n / base_t
+    preload = ["numpy", package]
+    for name in args.backends.split(","):
+        try:
+            if name == "local":
+                box = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers)
+            elif name == "rlimits":
+                box = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers, isolation="rlimits")
+            elif name == "docker":
+                box = make_sandbox("docker", pythonpath=[libpath], preload=preload, workers=args.workers)
+            elif name == "http":
+                from se_gym.sandbox.server import SandboxServer
+
+                inner = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers)
+                srv = SandboxServer(inner, "127.0.0.1", 0, limits).start()
+                box = make_sandbox("http", url=srv.url, workers=4, batch=False)
+            else:
+                print(f"{name:10} unknown backend, skipped")
+                continue
+        except Exception as exc:  # a backend missing here is reported, not fatal
+            print(f"{name:10} unavailable: {str(exc).splitlines()[0]}")
+            continue
+        try:
+            box.run(["pass"] * args.workers, limits)  # warm
+            t = time.perf_counter()
+            rs = box.run(progs, limits)
+            elapsed = time.perf_counter() - t
+            agree = sum((r.status, r.stdout if r.status is not ExecStatus.TIMEOUT else "") == b for r, b in zip(rs, base))
+            # latency of one program alone (the per-program overhead on a trivial program)
+            lat = []
+            for _ in range(50):
+                t0 = time.perf_counter()
+                box.run(["print(1)"], limits)
+                lat.append(time.perf_counter() - t0)
+            report(name, args.n, elapsed, lat, agree, base_rate)
+        finally:
+            box.close()
+            if name == "http":
+                srv.stop()
+                inner.close()
+    print("(latency: one trivial program submitted alone, end to end; baseline: per program)")
+
+
+if __name__ == "__main__":
+    main()
