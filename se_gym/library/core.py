@@ -1,6 +1,7 @@
 """The Library record, the minter, the official mapping, and writing a library to disk."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -63,6 +64,10 @@ class Library:
 
     def numpy_mapping(self) -> dict[str, str]:
         """The official ``func_mapping`` form: ``{"np.abs": "zwc.falekef", ...}``."""
+        return dict(self._numpy_mapping)
+
+    @functools.cached_property
+    def _numpy_mapping(self) -> dict[str, str]:  # translate() runs once per task: compute once
         return {entry(k).numpy_path: self.qualified(k) for k in self.names}
 
     def key_of(self, qualified_or_name: str) -> str:
@@ -75,7 +80,7 @@ class Library:
 
     def translate(self, numpy_code: str) -> str:
         """Mechanical translation of NumPy code to this library (``np.X`` -> library name)."""
-        mapping = self.numpy_mapping()
+        mapping = self._numpy_mapping
 
         def sub(m: re.Match) -> str:
             path = "np." + m.group(2)
