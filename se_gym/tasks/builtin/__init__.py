@@ -289,7 +289,9 @@ def builtin_tasks(
     level = "none" if not validate else ("inprocess" if validate == "inprocess" or not judge_available() else "judge")
     target = _cache_dir(seed, library, sizes_, keys, level)
     if cache and (target / MANIFEST_FILE).exists():
-        return list(load_suite(target, library)[split])
+        from ..sebench import load_sebench
+
+        return load_sebench(split, target, library=library)
     suite = build_suite(seed, library, sizes_, functions, progress, validate)
     if cache:
         try:
