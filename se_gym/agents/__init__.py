@@ -1,0 +1,16 @@
+"""Agents that answer SE-Bench questions and may learn between episodes, and the Runner.
+
+Importing this package needs no torch; the parametric learners import it when built.
+"""
+from .base import BOOKS, TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajectory, check_learnable
+from .learners import PolicyAgent, RLAgent, SFTAgent
+from .memory import BM25, Memory, MemoryAgent, MemoryEntry
+from .prompting import ClosedBookAgent, OpenBookAgent, PromptAgent, as_sampler
+from .runner import EvalResult, JudgeScorer, Runner, default_renderer
+
+__all__ = [
+    "BOOKS", "TRAIN_SPLITS", "Agent", "Observation", "ProtocolError", "Trajectory", "check_learnable",
+    "PolicyAgent", "RLAgent", "SFTAgent", "BM25", "Memory", "MemoryAgent", "MemoryEntry",
+    "ClosedBookAgent", "OpenBookAgent", "PromptAgent", "as_sampler",
+    "EvalResult", "JudgeScorer", "Runner", "default_renderer",
+]

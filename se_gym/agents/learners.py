@@ -1,0 +1,151 @@
+"""Parametric learners over a Hugging Face policy: SFT (Open/Closed) and RL (GRPO/PPO, Open/Closed).
+
+Both roll out WITH the docs on train tasks (``book = "open"``) and differ in what they train on:
+
+* ``mode="open"``: the prompt the answer was sampled under (docs in context);
+* ``mode="closed"``: the query-only prompt of the same task, substituted for it.
+
+At test time the runner evaluates them closed book like any other agent.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from .base import Agent, Observation, Trajectory
+
+MODES = ("open", "closed")
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+class PolicyAgent(Agent):
+    """Acts with an HF :class:`~se_gym.training.policy.Policy` (or a separate generator for sampling)."""
+
+    def __init__(self, policy, book: str = "open", temperature: float = 0.0, max_new_tokens: int = 512, sampler=None):
+        from se_gym.training.rl import PolicySampler
+
+        self.policy = policy
+        self.book = book
+        self.temperature = temperature
+        self.max_new_tokens = max_new_tokens
+        self.sampler = sampler or PolicySampler(policy)
+
+    def act(self, observations: Sequence[Observation]) -> list[str]:
+        groups = self.sampler.sample([o.prompt for o in observations], 1, self.temperature, self.max_new_tokens)
+        return [g[0] for g in groups]
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        directory = super().save(directory)
+        self.policy.save(directory / "policy")
+        return directory
+
+    def load(self, directory: str | os.PathLike) -> "PolicyAgent":
+        path = Path(directory) / "policy"
+        if path.is_dir():
+            self._load_weights(path)
+        return self
+
+    def _load_weights(self, path: Path) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=next(self.policy.model.parameters()).dtype)
+        self.policy.model.load_state_dict(loaded.state_dict())
+        self.sampler.sync(self.policy.model)
+        del loaded
+        torch.cuda.empty_cache() if torch.cuda.is_available() else None
+
+
+class SFTAgent(PolicyAgent):
+    """SE-Bench's SFT: keep judge-accepted answers sampled with the docs; train on them.
+
+    ``learn`` fine-tunes on the accepted trajectories of the call (rejection sampling); the
+    runner samples ``n`` answers per task at ``temperature`` 0.6 as the paper does.
+    """
+
+    def __init__(self, policy, mode: str = "closed", config=None, temperature: float = 0.6, max_new_tokens: int = 512, sampler=None, progress: bool = True):
+        from se_gym.training.sft import SFTConfig
+
+        super().__init__(policy, book="open", temperature=temperature, max_new_tokens=max_new_tokens, sampler=sampler)
+        self.mode = _check_mode(mode)
+        self.config = config or SFTConfig()
+        self.progress = progress
+
+    def examples(self, trajectories: Sequence[Trajectory]):
+        from se_gym.training.sft import SFTExample
+
+        out = []
+        for t in trajectories:
+            if t.reward < 1.0:
+                continue
+            prompt = t.observation.prompt if self.mode == "open" else t.observation.closed_prompt
+            if prompt is None:
+                raise ValueError(f"trajectory of task {getattr(t.observation.task, 'id', '?')} has no query-only prompt for Closed-SFT")
+            out.append(SFTExample(prompt, t.response))
+        return out
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        from se_gym.training.sft import train_sft
+
+        examples = self.examples(trajectories)
+        if not examples:
+            return {"accepted": 0}
+        metrics = train_sft(self.policy, examples, self.config, progress=self.progress)
+        self.sampler.sync(self.policy.model)
+        return {"accepted": len(examples), "final_loss": metrics["loss"][-1], "steps": metrics["steps"]}
+
+
+class RLAgent(PolicyAgent):
+    """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task."""
+
+    def __init__(self, policy, mode: str = "closed", config=None, sampler=None, rollout_book: str = "open"):
+        from se_gym.training.rl import RLConfig, RLTrainer
+
+        self.config = config or RLConfig()
+        super().__init__(policy, book=rollout_book, temperature=self.config.temperature, max_new_tokens=self.config.max_new_tokens, sampler=sampler)
+        self.mode = _check_mode(mode)
+        self.trainer = RLTrainer(policy, self.config, reward_fn=_no_reward, sampler=self.sampler)
+
+    def act(self, observations: Sequence[Observation]) -> list[str]:
+        # a group of identical observations is sampled together (num_return_sequences)
+        return super().act(observations)
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        from se_gym.training.rl import RLPrompt
+
+        g = self.config.group_size
+        if len(trajectories) % g:
+            raise ValueError(f"{len(trajectories)} trajectories do not split into groups of {g} (samples_per_task must equal group_size)")
+        prompts = []
+        for t in trajectories:
+            o = t.observation
+            update = o.prompt if self.mode == "open" else o.closed_prompt
+            if update is None:
+                raise ValueError("Closed-RL needs the query-only prompt of each train observation")
+            prompts.append(RLPrompt(rollout=o.prompt, update=update, key=o.task))
+        for i in range(0, len(trajectories), g):
+            ids = {getattr(t.observation.task, "id", None) for t in trajectories[i : i + g]}
+            if len(ids) != 1:
+                raise ValueError("each group of group_size trajectories must come from one task")
+        return self.trainer.update(prompts, [t.response for t in trajectories], [t.reward for t in trajectories])
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        directory = super().save(directory)
+        self.trainer.save(Path(directory) / "trainer")
+        return directory
+
+    def load(self, directory: str | os.PathLike) -> "RLAgent":
+        if self.trainer.load(Path(directory) / "trainer"):
+            self.sampler.sync(self.policy.model)
+        return self
+
+
+def _no_reward(prompts, responses):  # RLAgent is scored by the runner's judge, not by the trainer
+    raise RuntimeError("RLAgent learns from judged trajectories; call RLTrainer.step only with a reward_fn")

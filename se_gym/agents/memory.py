@@ -1,0 +1,175 @@
+"""Non-parametric memory agents: remember train-split experience, retrieve it at answer time.
+
+The memory holds (key text, value text) entries: successful train trajectories (query ->
+accepted answer) and the docs seen on train tasks.  Retrieval is BM25 over word tokens by
+default; ``embed`` (any callable text -> vector, e.g. a sentence-transformers model) switches to
+cosine similarity.  The ExpeL-style agent inserts the retrieved experiences into the prompt.
+Entries only enter through :meth:`Agent.learn`, which refuses test-split trajectories.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .base import Agent, Observation, Trajectory
+from .prompting import as_sampler
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    key: str  # what retrieval matches against (the query, or the doc)
+    value: str  # what goes into the prompt
+    kind: str  # "experience" or "doc"
+    source: str  # task id it came from
+
+
+class BM25:
+    """Okapi BM25 over a growing list of documents (k1 = 1.5, b = 0.75)."""
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.docs: list[Counter] = []
+        self.df: Counter = Counter()
+
+    def add(self, text: str) -> None:
+        tf = Counter(words(text))
+        self.docs.append(tf)
+        self.df.update(tf.keys())
+
+    def scores(self, query: str) -> list[float]:
+        n = len(self.docs)
+        if not n:
+            return []
+        avg = sum(sum(d.values()) for d in self.docs) / n
+        q = words(query)
+        out = []
+        for d in self.docs:
+            length = sum(d.values())
+            s = 0.0
+            for w in q:
+                f = d.get(w, 0)
+                if not f:
+                    continue
+                idf = math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5))
+                s += idf * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * length / max(avg, 1e-9)))
+            out.append(s)
+        return out
+
+
+class Memory:
+    """Entries plus an index; ``search`` returns the top-k entries for a query."""
+
+    def __init__(self, embed: Callable[[str], Sequence[float]] | None = None):
+        self.entries: list[MemoryEntry] = []
+        self.embed = embed
+        self._bm25 = BM25()
+        self._vectors: list[Sequence[float]] = []
+
+    def add(self, entry: MemoryEntry) -> bool:
+        if any(e.key == entry.key and e.value == entry.value for e in self.entries):
+            return False
+        self.entries.append(entry)
+        self._bm25.add(entry.key)
+        if self.embed is not None:
+            self._vectors.append(self.embed(entry.key))
+        return True
+
+    def search(self, query: str, k: int, kind: str | None = None) -> list[MemoryEntry]:
+        if self.embed is not None:
+            qv = self.embed(query)
+            scores = [_cosine(qv, v) for v in self._vectors]
+        else:
+            scores = self._bm25.scores(query)
+        ranked = sorted(range(len(self.entries)), key=lambda i: (-scores[i], i))
+        hits = [self.entries[i] for i in ranked if scores[i] > 0 and (kind is None or self.entries[i].kind == kind)]
+        return hits[:k]
+
+    def save(self, path: str | os.PathLike) -> None:
+        from se_gym.training.checkpoint import write_json_atomic
+
+        write_json_atomic(path, [asdict(e) for e in self.entries])
+
+    def load(self, path: str | os.PathLike) -> None:
+        for row in json.loads(Path(path).read_text(encoding="utf-8")):
+            self.add(MemoryEntry(**row))
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(y * y for y in b)) or 1.0
+    return dot / (na * nb)
+
+
+def _query_of(o: Observation) -> str:
+    return getattr(o.task, "query", "") or o.prompt
+
+
+class MemoryAgent(Agent):
+    """ExpeL-style: retrieved experiences (and, with ``use_docs``, remembered docs) go before the prompt.
+
+    ``book`` is the book the agent answers with at test time ("closed" by default: the memory is
+    its only source of the library's names).  Training rollouts may use either book.
+    """
+
+    def __init__(self, model: Any, k: int = 2, use_docs: bool = True, book: str = "closed", temperature: float = 0.0,
+                 max_new_tokens: int = 512, embed: Callable[[str], Sequence[float]] | None = None):
+        self.sampler = as_sampler(model)
+        self.k = k
+        self.use_docs = use_docs
+        self.book = book
+        self.temperature = temperature
+        self.max_new_tokens = max_new_tokens
+        self.memory = Memory(embed)
+
+    def context(self, observation: Observation) -> str:
+        query = _query_of(observation)
+        parts = []
+        for e in self.memory.search(query, self.k, kind="experience"):
+            parts.append(f"Past problem: {e.key}\nAccepted answer:\n{e.value}")
+        if self.use_docs:
+            for e in self.memory.search(query, self.k, kind="doc"):
+                parts.append(f"Remembered doc:\n{e.value}")
+        return "\n\n".join(parts)
+
+    def act(self, observations: Sequence[Observation]) -> list[str]:
+        prompts = []
+        for o in observations:
+            ctx = self.context(o)
+            prompts.append(f"### Experience from training\n{ctx}\n\n{o.prompt}" if ctx else o.prompt)
+        return [g[0] for g in self.sampler.sample(prompts, 1, self.temperature, self.max_new_tokens)]
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        added = 0
+        for t in trajectories:
+            query = _query_of(t.observation)
+            if t.reward >= 1.0:
+                added += self.memory.add(MemoryEntry(query, t.response, "experience", getattr(t.observation.task, "id", "")))
+            if self.use_docs:
+                for doc in t.observation.docs:
+                    added += self.memory.add(MemoryEntry(doc, doc, "doc", getattr(t.observation.task, "id", "")))
+        return {"memory_added": added, "memory_size": len(self.memory.entries)}
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        directory = super().save(directory)
+        self.memory.save(directory / "memory.json")
+        return directory
+
+    def load(self, directory: str | os.PathLike) -> "MemoryAgent":
+        path = Path(directory) / "memory.json"
+        if path.is_file():
+            self.memory = Memory(self.memory.embed)
+            self.memory.load(path)
+        return self

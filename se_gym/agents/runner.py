@@ -1,0 +1,161 @@
+"""The Runner: drives any agent through tasks under the protocol, for evaluation and training.
+
+Observations are built here, never by agents: a closed-book observation is rendered without
+docs whatever the agent would like, and the query-only rendering (which Closed-SFT/Closed-RL
+train on) is attached on train splits only.  Training iterations are checkpointed, and a rerun
+with the same ``checkpoint_dir`` resumes after the last finished iteration.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .base import TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajectory
+
+# (task, book) -> (prompt, docs shown)
+Renderer = Callable[[Any, str], tuple[str, tuple[str, ...]]]
+
+
+def default_renderer(library) -> Renderer:
+    """The official-layout prompts of ``se_gym.tasks`` (docs: the task's functions)."""
+    from se_gym.tasks import render_prompt
+
+    def render(task, book: str) -> tuple[str, tuple[str, ...]]:
+        docs = tuple(library.doc(k) for k in task.functions if k in library.names) if book == "open" else ()
+        return render_prompt(task, library, book=book), docs
+
+    return render
+
+
+class JudgeScorer:
+    """Judges answers with a :class:`se_gym.judge.Judge`, remembering verdicts of repeated answers."""
+
+    def __init__(self, judge, cache: bool = True):
+        self.judge = judge
+        self._cache: dict[tuple[str, str], Any] | None = {} if cache else None
+
+    def __call__(self, tasks: Sequence[Any], responses: Sequence[str]) -> list[Any]:
+        from se_gym.judge.extract import extract_code
+
+        keys = [(t.id + "\x00" + t.hash, extract_code(r) or r) for t, r in zip(tasks, responses)]
+        todo = [i for i, k in enumerate(keys) if self._cache is None or k not in self._cache]
+        fresh: dict[tuple[str, str], Any] = {}
+        unique = list(dict.fromkeys(keys[i] for i in todo))
+        first = {k: next(i for i in todo if keys[i] == k) for k in unique}
+        if unique:
+            verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
+            fresh = dict(zip(unique, verdicts))
+            if self._cache is not None:
+                self._cache.update(fresh)
+        table = self._cache if self._cache is not None else fresh
+        return [table[k] for k in keys]
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    book: str
+    split: str
+    accuracy: float
+    n: int
+    trajectories: tuple[Trajectory, ...]
+
+    def by_status(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.trajectories:
+            out[t.status] = out.get(t.status, 0) + 1
+        return out
+
+
+class Runner:
+    """Builds observations, asks the agent, judges the answers, hands train trajectories to learn()."""
+
+    def __init__(self, scorer: Callable[[Sequence[Any], Sequence[str]], list[Any]], renderer: Renderer, progress: bool = True):
+        self.scorer = scorer
+        self.renderer = renderer
+        self.progress = progress
+
+    def observe(self, tasks: Sequence[Any], book: str) -> list[Observation]:
+        out = []
+        for task in tasks:
+            prompt, docs = self.renderer(task, book)
+            closed = None
+            if task.split in TRAIN_SPLITS:
+                closed = prompt if book == "closed" else self.renderer(task, "closed")[0]
+            out.append(Observation(task=task, prompt=prompt, book=book, split=task.split, docs=docs if book == "open" else (), closed_prompt=closed))
+        return out
+
+    def rollout(self, agent: Agent, observations: Sequence[Observation], batch_size: int = 256) -> list[Trajectory]:
+        from tqdm.auto import tqdm
+
+        trajectories: list[Trajectory] = []
+        bar = tqdm(total=len(observations), desc="rollout", disable=not self.progress, leave=False)
+        try:
+            for start in range(0, len(observations), batch_size):
+                chunk = list(observations[start : start + batch_size])
+                responses = agent.act(chunk)
+                if len(responses) != len(chunk):
+                    raise ValueError(f"agent returned {len(responses)} answers for {len(chunk)} observations")
+                verdicts = self.scorer([o.task for o in chunk], responses)
+                for o, r, v in zip(chunk, responses, verdicts):
+                    trajectories.append(Trajectory(o, r, float(v.reward), getattr(getattr(v, "status", ""), "value", str(getattr(v, "status", "")))))
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+        return trajectories
+
+    def evaluate(self, agent: Agent, tasks: Sequence[Any], book: str = "closed", samples: int = 1) -> EvalResult:
+        """Accuracy of ``agent`` on ``tasks`` seen with ``book`` (a closed book never shows docs)."""
+        obs = [o for o in self.observe(tasks, book) for _ in range(samples)]
+        traj = self.rollout(agent, obs)
+        acc = sum(t.reward for t in traj) / max(1, len(traj))
+        splits = sorted({t.split for t in traj})
+        return EvalResult(book, ",".join(splits), acc, len(traj), tuple(traj))
+
+    def train(
+        self,
+        agent: Agent,
+        tasks: Sequence[Any],
+        iterations: int,
+        samples_per_task: int = 1,
+        tasks_per_iteration: int | None = None,
+        book: str | None = None,
+        checkpoint_dir: str | os.PathLike | None = None,
+        seed: int = 0,
+    ) -> list[dict]:
+        """``iterations`` rounds of rollout on train tasks (with ``book``, default the agent's) then learn().
+
+        Each round uses ``tasks_per_iteration`` tasks (all by default) in a seeded order, each
+        asked ``samples_per_task`` times (consecutively: a GRPO group).  With ``checkpoint_dir``
+        the agent and the history are saved after every round, and a rerun resumes.
+        """
+        import random
+
+        from tqdm.auto import tqdm
+
+        bad = [t.id for t in tasks if t.split not in TRAIN_SPLITS]
+        if bad:
+            raise ProtocolError(f"Runner.train got {len(bad)} task(s) from non-train splits, e.g. {bad[0]}")
+        book = book or agent.book
+        history: list[dict] = []
+        state_file = Path(checkpoint_dir) / "runner.json" if checkpoint_dir else None
+        if state_file is not None and state_file.is_file():
+            history = json.loads(state_file.read_text(encoding="utf-8"))["history"]
+            agent.load(Path(checkpoint_dir) / "agent")
+        per = tasks_per_iteration or len(tasks)
+        for it in tqdm(range(len(history), iterations), desc="iterations", disable=not self.progress, initial=len(history), total=iterations, leave=False):
+            rng = random.Random(seed * 1_000_003 + it)
+            chosen = rng.sample(list(tasks), min(per, len(tasks)))
+            obs = [o for o in self.observe(chosen, book) for _ in range(samples_per_task)]
+            traj = self.rollout(agent, obs)
+            metrics = {"iteration": it + 1, "reward": sum(t.reward for t in traj) / max(1, len(traj))}
+            metrics.update({f"learn/{k}": v for k, v in agent.learn(traj).items() if isinstance(v, (int, float))})
+            history.append(metrics)
+            if checkpoint_dir is not None:
+                from se_gym.training.checkpoint import write_json_atomic
+
+                agent.save(Path(checkpoint_dir) / "agent")
+                write_json_atomic(state_file, {"history": history})
+        return history

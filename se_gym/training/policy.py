@@ -1,0 +1,153 @@
+"""A Hugging Face causal LM with the few operations the trainers need.
+
+``Policy`` owns the model and tokenizer: it tokenizes (prompt, response) pairs with a mask that
+is 1 only on response tokens, computes per-token log-probabilities, samples answers in-process,
+and saves itself.  torch and transformers are imported when a Policy is built.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Right-padded token ids; ``response_mask[t]`` marks targets ``input_ids[t + 1]`` of the response."""
+
+    input_ids: Any  # (B, T) long
+    attention_mask: Any  # (B, T)
+    response_mask: Any  # (B, T - 1) float: 1 where the predicted token belongs to the response
+
+    def to(self, device) -> "Batch":
+        return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.response_mask.to(device))
+
+
+def pick_device(device: str | None = None) -> str:
+    import torch
+
+    if device:
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Policy:
+    """Model + tokenizer on one device."""
+
+    def __init__(self, model, tokenizer, device: str | None = None, max_length: int | None = None):
+        self.device = pick_device(device)
+        self.model = model.to(self.device)
+        self.tokenizer = tokenizer
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.max_length = max_length or int(getattr(model.config, "max_position_embeddings", 2048) or 2048)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, device: str | None = None, dtype: str = "auto", **kwargs) -> "Policy":
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        device = pick_device(device)
+        if dtype == "auto":  # bf16 weights on GPUs that have it, fp32 on CPU (CPU bf16 matmuls are slow)
+            torch_dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
+        else:
+            torch_dtype = getattr(torch, dtype)
+        tok = AutoTokenizer.from_pretrained(str(path))
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=torch_dtype, **kwargs)
+        return cls(model, tok, device)
+
+    # -- tokens -----------------------------------------------------------------------------
+    def _prompt_ids(self, prompt: str) -> list[int]:
+        return list(self.tokenizer(prompt, add_special_tokens=True)["input_ids"])
+
+    def _response_ids(self, response: str) -> list[int]:
+        ids = list(self.tokenizer(response, add_special_tokens=False)["input_ids"])
+        return ids + [self.tokenizer.eos_token_id]  # the model must learn to stop
+
+    def encode(self, prompts: Sequence[str], responses: Sequence[str]) -> Batch:
+        """Tokenize pairs; the loss mask covers the response (and its EOS) only."""
+        import torch
+
+        if len(prompts) != len(responses):
+            raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
+        rows, masks = [], []
+        for prompt, response in zip(prompts, responses):
+            p, r = self._prompt_ids(prompt), self._response_ids(response)
+            ids = (p + r)[: self.max_length]
+            rows.append(ids)
+            masks.append([0] * (len(p) - 1) + [1] * (len(ids) - len(p)))  # targets are ids[1:]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id
+        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(rows), width), dtype=torch.long)
+        resp = torch.zeros((len(rows), width - 1), dtype=torch.float32)
+        for i, (ids, m) in enumerate(zip(rows, masks)):
+            input_ids[i, : len(ids)] = torch.tensor(ids)
+            attention[i, : len(ids)] = 1
+            resp[i, : len(m)] = torch.tensor(m, dtype=torch.float32)
+        return Batch(input_ids, attention, resp)
+
+    def token_logprobs(self, batch: Batch):
+        """Per-token log p of ``input_ids[:, 1:]``, shape (B, T - 1); gradients flow."""
+        from .losses import token_logprobs
+
+        batch = batch.to(self.device)
+        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+        return token_logprobs(out.logits[:, :-1], batch.input_ids[:, 1:])
+
+    # -- sampling -----------------------------------------------------------------------------
+    def generate(
+        self,
+        prompts: Sequence[str],
+        n: int = 1,
+        temperature: float = 0.0,
+        max_new_tokens: int = 64,
+        batch_size: int = 64,
+        seed: int | None = None,
+    ) -> list[list[str]]:
+        """``n`` answers per prompt, in-process (temperature 0: greedy)."""
+        import torch
+
+        if seed is not None:
+            torch.manual_seed(seed)
+        tok = self.tokenizer
+        was_training = self.model.training
+        self.model.eval()
+        out: list[list[str]] = []
+        try:
+            for start in range(0, len(prompts), batch_size):
+                chunk = prompts[start : start + batch_size]
+                encoded = [self._prompt_ids(p) for p in chunk]
+                width = max(map(len, encoded))
+                ids = torch.full((len(chunk), width), tok.pad_token_id, dtype=torch.long)
+                att = torch.zeros_like(ids)
+                for i, e in enumerate(encoded):  # left padding, so every prompt ends at the same column
+                    ids[i, width - len(e) :] = torch.tensor(e)
+                    att[i, width - len(e) :] = 1
+                kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
+                if temperature > 0:
+                    kwargs.update(do_sample=True, temperature=temperature, top_p=1.0, top_k=0, num_return_sequences=n)
+                else:
+                    kwargs.update(do_sample=False)
+                with torch.no_grad():
+                    gen = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device), **kwargs)
+                texts = tok.batch_decode(gen[:, width:], skip_special_tokens=True)
+                per = n if temperature > 0 else 1
+                for i in range(len(chunk)):
+                    group = texts[i * per : (i + 1) * per]
+                    out.append(group * n if per == 1 else group)
+        finally:
+            self.model.train(was_training)
+        return out
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, out_dir: str | os.PathLike) -> Path:
+        """``save_pretrained`` of model (or LoRA adapter) and tokenizer, written atomically."""
+        from .checkpoint import atomic_dir
+
+        out_dir = Path(out_dir)
+        with atomic_dir(out_dir) as tmp:
+            self.model.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+        return out_dir

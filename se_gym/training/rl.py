@@ -1,0 +1,212 @@
+"""GRPO/PPO with the switches SE-Bench's RL ablations turn.
+
+One :meth:`RLTrainer.step` = sample ``group_size`` answers per prompt (with the rollout prompt),
+score them, compute group advantages, recompute the old log-probs under the *update* prompt, and
+run ``ppo_epochs`` passes of minibatch updates.  Open-RL uses the same prompt for both; Closed-RL
+rolls out with the docs and updates on the query-only prompt.  After each step the new weights
+reach the sampler (in-process for the HF policy; ``sync`` for an external generator).
+"""
+from __future__ import annotations
+
+import copy
+import os
+import random
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from .checkpoint import has_checkpoint, load_trainer, save_trainer
+
+
+@dataclass(frozen=True)
+class RLPrompt:
+    """What the policy sees when sampling (``rollout``) and when it is updated (``update``)."""
+
+    rollout: str
+    update: str
+    key: Any = None  # handed back to the reward function (e.g. the Task)
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    learning_rate: float = 1e-6
+    group_size: int = 8
+    ppo_epochs: int = 1  # passes over each rollout batch; clipping only bites after the first
+    minibatch_size: int = 16
+    clip: bool = True
+    clip_eps: float = 0.2
+    clip_eps_high: float | None = None
+    normalize_advantages: bool = True  # False: likelihood weighted by reward (positives only)
+    kl_coef: float = 0.0
+    temperature: float = 1.0
+    max_new_tokens: int = 512
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0
+    aggregation: str = "token"
+    mixed_precision: str = "auto"
+    drop_zero_advantage: bool = True  # samples with A = 0 carry no policy gradient (without KL)
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.group_size < 1 or self.ppo_epochs < 1 or self.minibatch_size < 1:
+            raise ValueError("group_size, ppo_epochs and minibatch_size must be >= 1")
+        if self.clip and not 0 < self.clip_eps < 1:
+            raise ValueError(f"clip_eps must be in (0, 1), got {self.clip_eps}")
+        if self.kl_coef < 0:
+            raise ValueError(f"kl_coef must be >= 0, got {self.kl_coef}")
+
+
+RewardFn = Callable[[Sequence[RLPrompt], Sequence[str]], Sequence[float]]
+
+
+class Sampler(Protocol):
+    def sample(self, prompts: Sequence[str], n: int, temperature: float, max_new_tokens: int) -> list[list[str]]: ...
+
+    def sync(self, model) -> None: ...
+
+
+class PolicySampler:
+    """Samples with the policy itself: new weights are seen at once."""
+
+    def __init__(self, policy, batch_size: int = 64):
+        self.policy = policy
+        self.batch_size = batch_size
+
+    def sample(self, prompts, n, temperature, max_new_tokens):
+        return self.policy.generate(list(prompts), n=n, temperature=temperature, max_new_tokens=max_new_tokens, batch_size=self.batch_size)
+
+    def sync(self, model) -> None:
+        pass
+
+
+class GeneratorSampler:
+    """Samples through a ``se_gym.llm`` Generator (vLLM or hf) and pushes weights after each update."""
+
+    def __init__(self, generator):
+        self.generator = generator
+
+    def sample(self, prompts, n, temperature, max_new_tokens):
+        from se_gym.llm import SamplingParams
+
+        params = SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens)
+        results = self.generator.generate(list(prompts), params)
+        return [[c.text for c in group] for group in results]
+
+    def sync(self, model) -> None:
+        self.generator.update_weights(model)
+
+
+class RLTrainer:
+    """Owns the optimizer, the reference model (when ``kl_coef > 0``) and the step counter."""
+
+    def __init__(self, policy, config: RLConfig, reward_fn: RewardFn, sampler: Sampler | None = None):
+        import torch
+
+        from .sft import make_optimizer
+
+        self.policy = policy
+        self.config = config
+        self.reward_fn = reward_fn
+        self.sampler = sampler or PolicySampler(policy)
+        self.optimizer = make_optimizer(policy.model, config.learning_rate, config.weight_decay)
+        self.ref_model = None
+        if config.kl_coef > 0:
+            self.ref_model = copy.deepcopy(policy.model).eval()
+            for p in self.ref_model.parameters():
+                p.requires_grad_(False)
+        self.step_count = 0
+        self.history: list[dict] = []
+        self._torch = torch
+
+    # -- one iteration ------------------------------------------------------------------------
+    def step(self, prompts: Sequence[RLPrompt]) -> dict:
+        """Sample a group per prompt, score it with ``reward_fn``, and :meth:`update`."""
+        cfg = self.config
+        self._torch.manual_seed(cfg.seed * 1_000_003 + self.step_count)
+        groups = self.sampler.sample([p.rollout for p in prompts], cfg.group_size, cfg.temperature, cfg.max_new_tokens)
+        flat_prompts = [p for p in prompts for _ in range(cfg.group_size)]
+        responses = [r for group in groups for r in group]
+        rewards = [float(x) for x in self.reward_fn(flat_prompts, responses)]
+        return self.update(flat_prompts, responses, rewards)
+
+    def update(self, prompts: Sequence[RLPrompt], responses: Sequence[str], rewards: Sequence[float]) -> dict:
+        """One policy update from judged samples, grouped in runs of ``group_size`` per prompt."""
+        torch = self._torch
+        from .losses import group_advantages, policy_loss
+        from .sft import autocast_context
+
+        cfg = self.config
+        if not (len(prompts) == len(responses) == len(rewards)):
+            raise ValueError(f"{len(prompts)} prompts, {len(responses)} responses and {len(rewards)} rewards")
+        reward_t = torch.tensor([float(x) for x in rewards])
+        adv = group_advantages(reward_t, cfg.group_size, normalize=cfg.normalize_advantages)
+        keep = list(range(len(responses)))
+        if cfg.drop_zero_advantage and cfg.kl_coef == 0:
+            keep = [i for i in keep if float(adv[i]) != 0.0]
+        metrics = {"step": self.step_count + 1, "reward": float(reward_t.mean()), "samples": len(responses), "updated_on": len(keep)}
+        stats_acc: dict[str, list[float]] = {}
+        if keep:
+            batch = self.policy.encode([prompts[i].update for i in keep], [responses[i] for i in keep])
+            adv_keep = adv[keep]
+            with torch.no_grad():  # old log-probs: the current policy under the UPDATE prompt
+                old = self._logprobs(self.policy.model, batch)
+                ref = self._logprobs(self.ref_model, batch) if self.ref_model is not None else None
+            model = self.policy.model
+            model.train()
+            rng = random.Random(cfg.seed * 7919 + self.step_count)
+            for _ in range(cfg.ppo_epochs):
+                order = list(range(len(keep)))
+                rng.shuffle(order)
+                for start in range(0, len(order), cfg.minibatch_size):
+                    idx = torch.tensor(order[start : start + cfg.minibatch_size])
+                    sub = _slice(batch, idx)
+                    with autocast_context(self.policy.device, cfg.mixed_precision):
+                        lp = self.policy.token_logprobs(sub)
+                    loss, stats = policy_loss(
+                        lp,
+                        old[idx].to(lp.device),
+                        adv_keep[idx].to(lp.device),
+                        sub.response_mask.to(lp.device),
+                        clip_eps=cfg.clip_eps if cfg.clip else None,
+                        clip_eps_high=cfg.clip_eps_high,
+                        ref_logprobs=None if ref is None else ref[idx].to(lp.device),
+                        kl_coef=cfg.kl_coef,
+                        aggregation=cfg.aggregation,
+                    )
+                    self.optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                    self.optimizer.step()
+                    for k, v in stats.items():
+                        stats_acc.setdefault(k, []).append(v)
+            model.eval()
+            self.sampler.sync(self.policy.model)
+        metrics.update({k: sum(v) / len(v) for k, v in stats_acc.items()})
+        self.step_count += 1
+        self.history.append(metrics)
+        return metrics
+
+    def _logprobs(self, model, batch):
+        from .losses import token_logprobs
+
+        b = batch.to(self.policy.device)
+        out = model(input_ids=b.input_ids, attention_mask=b.attention_mask)
+        return token_logprobs(out.logits[:, :-1], b.input_ids[:, 1:]).detach()
+
+    # -- persistence ----------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        save_trainer(path, self.policy.model, self.optimizer, None, {"step": self.step_count, "history": self.history})
+
+    def load(self, path: str | os.PathLike) -> bool:
+        """Resume from ``path`` if it holds a checkpoint; return whether it did."""
+        if not has_checkpoint(path):
+            return False
+        counters = load_trainer(path, self.policy.model, self.optimizer, None)
+        self.step_count = int(counters["step"])
+        self.history = list(counters.get("history", []))
+        return True
+
+
+def _slice(batch, idx):
+    from .policy import Batch
+
+    return Batch(batch.input_ids[idx], batch.attention_mask[idx], batch.response_mask[idx])
