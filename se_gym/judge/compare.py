@@ -68,10 +68,11 @@ def _ev(node: ast.AST) -> Any:
             raise _Unsafe("unary operator on a non-number")
         return -v if isinstance(node.op, ast.USub) else +v
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        # complex numbers print as (1+2j); nothing else needs arithmetic
+        # complex numbers print as (1+2j); nothing else needs arithmetic.  Only "real +/- imaginary"
+        # is read: "[-3.1 -3.1]" (NumPy's print of two numbers) must not become [-6.2]
         a, b = _ev(node.left), _ev(node.right)
-        if type(a) not in (int, float, complex, bool) or type(b) not in (int, float, complex, bool):
-            raise _Unsafe("arithmetic on non-numbers")
+        if type(a) not in (int, float, bool) or type(b) is not complex or b.real != 0:
+            raise _Unsafe("arithmetic that is not a complex literal")
         return a + b if isinstance(node.op, ast.Add) else a - b
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         owner, attr = node.value.id, node.attr

@@ -1,0 +1,274 @@
+"""SEBench-v0: Gymnasium contract, seeding, episode protocol, vector env and async stepping."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import se_gym  # noqa: F401  (registers SEBench-v0)
+from se_gym.envs import EnvConfigError, SEBenchEnv, UnicodeText
+from se_gym.envs.vector import SEBenchVectorEnv
+
+
+def answer(code: str) -> str:
+    return f"Here is my solution.\n```python\n{code}\n```"
+
+
+@pytest.fixture(scope="module")
+def default_env():
+    env = gym.make("SEBench-v0")
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def few_tasks(default_env):
+    return default_env.unwrapped.tasks[:6]
+
+
+def test_default_env_is_offline_builtin_closed_book_strict(default_env):
+    env = default_env.unwrapped
+    assert isinstance(env, SEBenchEnv)
+    assert env.split == "single_test" and env.book == "closed" and env.profile == "strict"
+    assert env.library.id == se_gym.mint(0).id
+    assert len(env.tasks) >= 278 and all(t.split == "single_test" for t in env.tasks)
+    obs, info = default_env.reset(seed=0)
+    assert isinstance(obs, str) and env.task.query in obs and env.task.function_name in obs
+    assert "Codebase Functions" not in obs  # closed book: no docs
+    assert info["task_id"] == env.task.id and info["library_id"] == env.library.id
+
+
+@pytest.mark.parametrize("book", ["closed", "open"])
+@pytest.mark.parametrize("profile", ["strict", "sebench"])
+def test_check_env_passes(book, profile, few_tasks):
+    env = SEBenchEnv(tasks=few_tasks, book=book, profile=profile)
+    try:
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+
+
+def test_open_book_prompt_holds_the_docs_of_the_task_functions(few_tasks):
+    env = SEBenchEnv(tasks=few_tasks, book="open")
+    obs, _ = env.reset(seed=1)
+    lib = env.library
+    for key in env.task.functions:
+        assert lib.qualified(key).rsplit(".", 1)[-1] in obs
+    env.close()
+
+
+def test_oracle_scores_one_and_numpy_reference_zero(default_env):
+    tasks = default_env.unwrapped.tasks
+    venv = SEBenchVectorEnv(num_envs=16, tasks=tasks)
+    try:
+        venv.reset(seed=0)
+        n = len(tasks)
+        seen, rewards = set(), []
+        while len(seen) < n:
+            batch = [answer(env.task.library_solution) for env in venv.envs]
+            ids = [env.task.id for env in venv.envs]
+            _, r, term, trunc, _ = venv.step(batch)
+            for tid, rew in zip(ids, r):
+                if tid not in seen:
+                    seen.add(tid)
+                    rewards.append(rew)
+            assert term.all() and not trunc.any()
+        assert len(rewards) == n and all(r == 1.0 for r in rewards)
+        # the same tasks answered with their NumPy reference are all rejected
+        venv.reset(seed=0)
+        bad = [answer(env.task.reference_solution) for env in venv.envs]
+        _, r, _, _, infos = venv.step(bad)
+        assert (r == 0.0).all()
+    finally:
+        venv.close()
+
+
+def test_seeded_reset_determines_the_episode_and_epochs_have_no_repeats(few_tasks):
+    env = SEBenchEnv(tasks=few_tasks)
+    first = [env.reset(seed=42)[1]["task_id"]] + [env.reset()[1]["task_id"] for _ in range(len(few_tasks) - 1)]
+    assert sorted(first) == sorted(t.id for t in few_tasks)  # one epoch = every task once
+    again = [env.reset(seed=42)[1]["task_id"]] + [env.reset()[1]["task_id"] for _ in range(len(few_tasks) - 1)]
+    assert first == again
+    other = [env.reset(seed=7)[1]["task_id"]] + [env.reset()[1]["task_id"] for _ in range(len(few_tasks) - 1)]
+    assert other != first
+    env.close()
+
+
+def test_determinism_across_processes():
+    code = (
+        "import gymnasium as gym, json\n"
+        "env = gym.make('se_gym:SEBench-v0')\n"
+        "obs, info = env.reset(seed=123)\n"
+        "obs2, info2 = env.reset()\n"
+        "print(json.dumps([info['task_id'], obs, info2['task_id']]))\n"
+    )
+    outs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300) for _ in range(2)]
+    for o in outs:
+        assert o.returncode == 0, o.stderr[-2000:]
+    a, b = (json.loads(o.stdout.strip().splitlines()[-1]) for o in outs)
+    assert a == b and a[0] != a[2]
+
+
+def test_reset_options_pick_tasks(few_tasks):
+    env = SEBenchEnv(tasks=few_tasks)
+    _, info = env.reset(options={"task_id": few_tasks[3].id})
+    assert info["task_id"] == few_tasks[3].id
+    _, info = env.reset(options={"index": 2})
+    assert info["task_id"] == few_tasks[2].id
+    with pytest.raises(EnvConfigError, match="no task with id"):
+        env.reset(options={"task_id": "nope"})
+    with pytest.raises(EnvConfigError, match="index must be"):
+        env.reset(options={"index": 99})
+    with pytest.raises(EnvConfigError, match="one of"):
+        env.reset(options={"foo": 1})
+    env.close()
+
+
+def test_step_info_explains_the_verdict(few_tasks):
+    env = SEBenchEnv(tasks=few_tasks)
+    env.reset(options={"index": 0})
+    _, r, term, trunc, info = env.step("I don't know.")
+    assert r == 0.0 and term and not trunc
+    v = info["verdict"]
+    assert info["status"] == v.status.value and v.status.value in ("static_gate", "runtime_error")
+    assert info["task_hash"] == few_tasks[0].hash and info["latency"].judge_s > 0
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("again")
+    env.close()
+
+
+def test_multi_turn_feedback_then_success(few_tasks):
+    task = few_tasks[0]
+    env = SEBenchEnv(tasks=few_tasks, max_turns=3, return_messages=True)
+    obs0, _ = env.reset(options={"index": 0})
+    wrong = answer(f"import {env.library.package}\n{task.function_name}\n    return {env.library.qualified('array')}([123456789])\n")
+    obs1, r, term, trunc, info = env.step(wrong)
+    assert r == 0.0 and not term and not trunc
+    assert obs1.startswith(obs0) and "Feedback" in obs1 and "not accepted" in obs1
+    assert [m["role"] for m in info["messages"]][-2:] == ["assistant", "user"]
+    obs2, r, term, trunc, _ = env.step(answer(task.library_solution))
+    assert r == 1.0 and term and not trunc
+    env.reset(options={"index": 0})
+    for turn in range(3):
+        _, r, term, trunc, info = env.step(wrong)
+    assert r == 0.0 and not term and trunc and info["turn"] == 3
+    env.close()
+
+
+def test_fraction_reward(few_tasks):
+    env = SEBenchEnv(tasks=few_tasks, reward="fraction")
+    env.reset(options={"index": 0})
+    _, r, *_ = env.step(answer(few_tasks[0].library_solution))
+    assert r == 1.0
+    env.close()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"book": "half"}, "book must be one of"),
+        ({"profile": "lax"}, "profile must be one of"),
+        ({"reward": "dense"}, "reward must be one of"),
+        ({"max_turns": 0}, "max_turns"),
+        ({"seed": -1}, "seed"),
+        ({"tasks": "nowhere"}, "tasks must be"),
+        ({"tasks": "builtin:x"}, "integer seed"),
+        ({"tasks": []}, "empty"),
+        ({"library": "seed:abc"}, "library"),
+        ({"tasks": "builtin", "split": "nosuchsplit"}, "split"),
+    ],
+)
+def test_bad_options_are_clear_errors(kwargs, match):
+    with pytest.raises((EnvConfigError, ValueError), match=match):
+        SEBenchEnv(**kwargs)
+
+
+def test_text_space():
+    space = UnicodeText(50)
+    space.seed(0)
+    s = space.sample()
+    assert space.contains(s) and space.contains("def f():\n    return {'é': 1}")
+    assert not space.contains("x" * 51) and not space.contains(3)
+
+
+def test_make_vec_judges_a_step_in_one_batch(few_tasks):
+    venv = gym.make_vec("SEBench-v0", num_envs=4, tasks=few_tasks)
+    assert isinstance(venv.unwrapped, SEBenchVectorEnv)
+    obs, infos = venv.reset(seed=3)
+    assert len(obs) == 4 and list(infos["task_id"]) == [e.task.id for e in venv.unwrapped.envs]
+    judge = venv.unwrapped.judge
+    calls = []
+    original = judge.judge_many
+    judge.judge_many = lambda items: calls.append(len(items)) or original(items)
+    actions = [answer(e.task.library_solution) for e in venv.unwrapped.envs]
+    actions[1] = "no code"
+    finished = [e.task.id for e in venv.unwrapped.envs]
+    obs, r, term, trunc, infos = venv.step(actions)
+    judge.judge_many = original
+    assert calls == [4]
+    assert list(r) == [1.0, 0.0, 1.0, 1.0] and term.all()
+    # SAME_STEP autoreset: the finished episodes' data is in final_info, obs are new episodes
+    assert infos["_final_obs"].all() and list(infos["final_info"]["task_id"]) == finished
+    venv.close()
+
+
+def test_async_step_apis_match_sync(few_tasks):
+    def run(mode):
+        venv = SEBenchVectorEnv(num_envs=3, tasks=few_tasks)
+        venv.reset(seed=11)
+        acts = [answer(e.task.library_solution) for e in venv.envs]
+        if mode == "sync":
+            out = venv.step(acts)
+        elif mode == "future":
+            fut = venv.step_async(acts)
+            assert hasattr(fut, "result")
+            out = venv.step_wait()
+        else:
+            out = asyncio.run(venv.astep(acts))
+        venv.close()
+        return out[0], list(out[1])
+
+    assert run("sync") == run("future") == run("await")
+
+
+def test_async_vector_env_workers_make_the_env_without_prior_import():
+    code = (
+        "import gymnasium as gym\n"
+        "if __name__ == '__main__':\n"
+        "    venv = gym.make_vec('se_gym:SEBench-v0', num_envs=2, vectorization_mode='async',\n"
+        "                        vector_kwargs={'shared_memory': False})\n"
+        "    obs, info = venv.reset(seed=0)\n"
+        "    print(len(obs), type(venv).__name__)\n"
+        "    venv.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["2", "AsyncVectorEnv"]
+
+
+def test_env_in_a_ray_actor():
+    ray = pytest.importorskip("ray", reason="ray is not installed (extra 'ray')")
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        @ray.remote
+        class Holder:
+            def run(self):
+                import gymnasium as gym
+
+                env = gym.make("se_gym:SEBench-v0")
+                obs, info = env.reset(seed=5)
+                _, r, *_ = env.step("```python\n" + env.unwrapped.task.library_solution + "\n```")
+                env.close()
+                return info["task_id"], r
+
+        task_id, reward = ray.get(Holder.remote().run.remote(), timeout=300)
+        assert reward == 1.0 and isinstance(task_id, str)
+    finally:
+        ray.shutdown()
