@@ -35,13 +35,14 @@ def require_pipeline() -> None:
 def build_tiny(root: Path) -> Path:
     from se_gym.llm import build_tiny_model
 
-    return build_tiny_model(root / "tiny")
+    # open-book prompts (docs included) run to a few thousand tokens
+    return build_tiny_model(root / "tiny", max_position_embeddings=8192)
 
 
-def config(model: Path, **overrides: Any):
+def config(tiny_dir: Path, **overrides: Any):
     from se_gym.llm.rollout import RolloutConfig
 
-    base = dict(model=str(model), backend="hf", tasks="builtin", split="single_test", library="seed:0",
+    base = dict(model=str(tiny_dir), backend="hf", tasks="builtin", split="single_test", library="seed:0",
                 n=2, temperature=1.0, max_tokens=24, seed=7, limit=4, batch_size=2)
     base.update(overrides)
     return RolloutConfig(**base)

@@ -107,34 +107,41 @@ def tiny(tmp_path_factory):
     return build_tiny(tmp_path_factory.mktemp("tiny"))
 
 
-def test_two_actor_rollout_equals_single_process(cluster, tiny, tmp_path):
+@pytest.fixture(scope="module")
+def single(tiny, tmp_path_factory):
+    """The single-process rollout every pooled run must reproduce (6 tasks x 2 samples, 6 batches)."""
     from se_gym.llm.rollout import rollout
 
-    cfg = config(tiny, limit=6, batch_size=2)
-    single, pooled = tmp_path / "single.jsonl", tmp_path / "ray.jsonl"
-    rollout(cfg, single, progress=False)
-    stats = rollout(cfg, pooled, ray_actors=2, progress=False)
-    assert stats.rows_written == 12
-    a, b = rows(single), rows(pooled)
-    assert [comparable(r) for r in a] == [comparable(r) for r in b]
-    assert [(r["task_id"], r["sample_index"]) for r in b] == [(t, j) for t in dict.fromkeys(r["task_id"] for r in a) for j in range(2)]
-
-
-def test_rollout_worker_pool_survives_a_killed_actor(cluster, tiny, tmp_path):
-    from se_gym.llm.rollout import RolloutWorker, load_tasks, make_batches
-    from se_gym.library import from_spec
-
     cfg = config(tiny, limit=6, batch_size=1)
+    path = tmp_path_factory.mktemp("single") / "single.jsonl"
+    rollout(cfg, path, progress=False)
+    return cfg, rows(path)
+
+
+def test_two_actor_rollout_equals_single_process(cluster, single, tmp_path):
+    from se_gym.llm.rollout import rollout
+
+    cfg, expected = single
+    pooled = tmp_path / "ray.jsonl"
+    stats = rollout(cfg, pooled, ray_actors=2, progress=False)
+    assert stats.rows_written == len(expected) == 12
+    assert [comparable(r) for r in rows(pooled)] == [comparable(r) for r in expected]
+
+
+def test_rollout_pool_survives_a_killed_actor(cluster, single):
+    from se_gym.library import from_spec
+    from se_gym.llm.rollout import RolloutWorker, load_tasks, make_batches
+
+    cfg, expected = single
     batches = make_batches(load_tasks(cfg.tasks, cfg.split, from_spec(cfg.library), cfg.limit), cfg.batch_size)
-    expected = [RolloutWorker(cfg).run(b)["rows"] for b in batches]
     got = []
     with OrderedActorPool(RolloutWorker, (cfg,), num_actors=2, in_flight=2) as pool:
         for result in pool.map_ordered(batches):
-            got.append(result["rows"])
-            if len(got) == 1:
-                ray.kill(pool.actors[1], no_restart=True)
+            got += result["rows"]
+            if result["index"] == 0:
+                ray.kill(pool.actors[1], no_restart=True)  # it holds batches 1 and 3 at this point
         assert pool.replacements >= 1
-    assert [[comparable(r) for r in rs] for rs in got] == [[comparable(r) for r in rs] for rs in expected]
+    assert [comparable(r) for r in got] == [comparable(r) for r in expected]
 
 
 def test_cli_ray_rollout_leaves_no_process_behind(tiny, tmp_path):

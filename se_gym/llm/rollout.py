@@ -113,7 +113,7 @@ def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) ->
             seed = int(arg) if arg else 0
             found = task_mod.builtin_tasks(split, seed=seed, library=library)
         elif kind == "sebench":
-            found = task_mod.load_sebench(split, path=arg or None)
+            found = task_mod.load_sebench(split, path=arg or None, library=library)
         else:
             raise CLIError(f"--tasks must be builtin[:SEED] or sebench[:PATH], got {spec!r}")
     except (OSError, ValueError) as exc:  # TaskError, missing files, bad seeds: one line for the user
@@ -202,28 +202,39 @@ class RolloutWorker:
 
     def run(self, batch: WorkBatch) -> dict[str, Any]:
         """Rows of the batch in (task, sample) order, with the seconds spent in each stage."""
+        return self.judge_batch(self.generate_batch(batch))
+
+    def generate_batch(self, batch: WorkBatch) -> dict[str, Any]:
+        """Stage 1: sample n completions per task (the model's part)."""
         cfg = self.config
         params = cfg.sampling_params(batch.index)
         prompts = [self.prompt(t) for t in batch.tasks]
         t0 = time.perf_counter()
         generations = self.generator.generate(prompts, params)
-        t1 = time.perf_counter()
+        generate_s = time.perf_counter() - t0
         if len(generations) != len(prompts):
             raise RuntimeError(f"generator returned {len(generations)} generations for {len(prompts)} prompts")
-        items = []
-        for task, gen in zip(batch.tasks, generations):
+        for gen in generations:
             if len(gen.completions) != cfg.n:
                 raise RuntimeError(f"generator returned {len(gen.completions)} completions, asked for n={cfg.n}")
+        return {"batch": batch, "params": params, "prompts": prompts, "generations": generations, "generate_s": generate_s}
+
+    def judge_batch(self, stage: dict[str, Any]) -> dict[str, Any]:
+        """Stage 2: judge every completion of the batch in one judge call, build the rows."""
+        batch, generations = stage["batch"], stage["generations"]
+        t0 = time.perf_counter()
+        items = []
+        for task, gen in zip(batch.tasks, generations):
             cases = [{"input": c.input, "output": c.output} for c in task.test_cases]
             items += [(c.text, cases, task.function_name) for c in gen.completions]
         verdicts = self.judge.judge_many(items)  # one judge batch per generation batch
-        t2 = time.perf_counter()
+        judge_s = time.perf_counter() - t0
         rows, it = [], iter(verdicts)
-        params_row = _jsonable(params)
-        for task, prompt, gen in zip(batch.tasks, prompts, generations):
+        params_row = _jsonable(stage["params"])
+        for task, prompt, gen in zip(batch.tasks, stage["prompts"], generations):
             for j, completion in enumerate(gen.completions):
                 rows.append(self._row(task, j, prompt, completion, next(it), params_row, gen))
-        return {"index": batch.index, "rows": rows, "generate_s": t1 - t0, "judge_s": t2 - t1}
+        return {"index": batch.index, "rows": rows, "generate_s": stage["generate_s"], "judge_s": judge_s}
 
     def _row(self, task, j, prompt, completion, verdict, params_row, gen) -> dict[str, Any]:
         cfg = self.config
@@ -270,10 +281,25 @@ def accepted_trajectory(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _run_local(worker: RolloutWorker, batches: Sequence[WorkBatch]) -> Iterator[dict[str, Any]]:
+    """Batches in order, judging batch i in a thread while batch i + 1 is generated.
+
+    The sandbox runs programs in other processes, so the judging thread mostly waits and the
+    model keeps the accelerator busy; results are the same as running the stages in turn.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="se-gym-judge")
+    judging = None
     try:
         for batch in batches:
-            yield worker.run(batch)
+            stage = worker.generate_batch(batch)
+            if judging is not None:
+                yield judging.result()
+            judging = pool.submit(worker.judge_batch, stage)
+        if judging is not None:
+            yield judging.result()
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         worker.close()
 
 
@@ -287,9 +313,10 @@ class RolloutStats:
     rows_written: int = 0
     accepted: int = 0
     completion_tokens: int = 0
+    setup_s: float = 0.0  # loading tasks and the model, starting the sandbox (not in wall_s)
     generate_s: float = 0.0
     judge_s: float = 0.0
-    wall_s: float = 0.0
+    wall_s: float = 0.0  # from the first batch to the last durable write
 
     @property
     def outside_generation(self) -> float:
@@ -380,6 +407,8 @@ def rollout(
         else:
             worker = RolloutWorker(config, generator=generator)
             results = _run_local(worker, todo)
+        stats.setup_s = time.perf_counter() - started
+        started = time.perf_counter()  # throughput counts the batches, not the loading
         for result in results:
             new = [r for r in result["rows"] if (r["task_id"], r["sample_index"]) not in done]
             writer.write(new)
