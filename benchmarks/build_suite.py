@@ -23,10 +23,10 @@ def main() -> None:
     from se_gym.tasks import build_suite, builtin_tasks
 
     t0 = time.perf_counter()
-    suite = build_suite(args.seed, progress=True, validate="inprocess")
+    suite = build_suite(args.seed, progress=True)
     build_s = time.perf_counter() - t0
     m = suite.manifest
-    print(f"build (generate + in-process oracle check, both profiles): {build_s:.1f} s")
+    print(f"build (generate + in-process check + judge validation, both profiles): {build_s:.1f} s")
     print(f"counts: {dict(m['counts'])}; functions covered: {m['functions_covered']} / {m['functions_requested']}")
     print(f"regenerated: {{{', '.join(k + ': ' + str(v['regenerated']) for k, v in m['validation']['stats'].items())}}}")
     builtin_tasks("train", seed=args.seed)  # fills the cache

@@ -193,6 +193,20 @@ def test_judge_agrees_with_the_suite(small):
     if not validation.judge_available():
         pytest.skip("se_gym.judge is not available")
     tasks = list(small["train"][:6]) + list(small["multiple_test"][:3])
-    # sebench profile only: the strict profile's structural comparison currently misreads NumPy
-    # print forms with negative numbers ("[-1. -2.]") and numeric-looking strings (reported)
-    assert validation.check_with_judge(tasks, small.library, profiles=("sebench",)) == {}
+    assert validation.check_with_judge(tasks, small.library) == {}
+
+
+def test_judge_validation_flags_a_broken_task(small):
+    if not validation.judge_available():
+        pytest.skip("se_gym.judge is not available")
+    from dataclasses import replace
+
+    good = small["train"][0]
+    pkg = small.library.package
+    wrong_code = good.library_solution.replace("return ", "return 0 * 7 + 12345 if True else ", 1)
+    broken = replace(good, id=good.id + "-broken", library_solution=wrong_code)
+    numpy_passes = replace(good, id=good.id + "-np", reference_solution=good.library_solution)  # "reference" that uses only the library
+    failures = validation.check_with_judge([good, broken, numpy_passes], small.library, profiles=("strict",))
+    assert set(failures) == {broken.id, numpy_passes.id}
+    assert "library solution" in failures[broken.id] and "numpy reference" in failures[numpy_passes.id]
+    assert pkg in good.library_solution

@@ -14,7 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--sizes", default="", help="split sizes, e.g. train=718,single_test=278,multiple_test=440")
     b.add_argument("--functions", default="", help="comma-separated catalogue keys to restrict single-function tasks to")
     b.add_argument("--no-validate", action="store_true", help="skip checking every task (faster, not recommended)")
-    b.add_argument("--judge", action="store_true", help="also validate every task through se_gym.judge (minutes)")
+    b.add_argument("--in-process-only", action="store_true", help="validate in process only, without the judge (quick look)")
     b.set_defaults(func=run_build)
     s = sub.add_parser("show", help="summarize a suite: counts, functions covered, difficulty, examples")
     s.add_argument("dir", nargs="?", help="a folder written by 'tasks build' (or any official-layout folder)")
@@ -47,7 +47,7 @@ def run_build(args) -> int:
     start = time.perf_counter()
     try:
         suite = build_suite(args.seed, sizes=parse_sizes(args.sizes), functions=functions, progress=True,
-                            validate=False if args.no_validate else (True if args.judge else "inprocess"))
+                            validate=False if args.no_validate else ("inprocess" if args.in_process_only else True))
         out = suite.write(args.out)
     except (TaskError, LibraryError) as exc:
         raise CLIError(str(exc)) from None

@@ -10,6 +10,8 @@ again with the next attempt number.
 """
 from __future__ import annotations
 
+import sys
+
 import hashlib
 import importlib
 import json
@@ -196,6 +198,8 @@ def _generate_split(split, seed, library, size, keys, specs, validate, progress)
             checks.append(check_with_judge)
             stats["judge"] = True
     for check in checks:
+        if progress and check is check_with_judge:
+            print(f"{split}: validating {len(tasks)} tasks through the judge (strict and sebench)...", file=sys.stderr, flush=True)
         pending = list(range(len(tasks)))
         while pending:
             failures = check([tasks[i] for i in pending], library)
@@ -219,15 +223,15 @@ def build_suite(
     sizes: Mapping[str, int] | None = None,
     functions: Sequence[str] | None = None,
     progress: bool = True,
-    validate: bool | str = "inprocess",
+    validate: bool | str = True,
 ) -> Suite:
     """Generate the three splits for ``library`` (default: ``mint(seed)``).
 
     ``functions`` restricts the single-function splits to some catalogue keys (pipelines of
-    ``multiple_test`` are not restricted).  ``validate``: ``"inprocess"`` (default: both library
-    profiles, in this process), True (that plus the judge when installed; the judge's strict
-    comparison currently rejects NumPy print forms with negative numbers, so some tasks cannot
-    pass it), or False.
+    ``multiple_test`` are not restricted).  ``validate``: True (default: both library profiles in
+    this process, then the judge: the library solution must pass under ``strict`` and
+    ``sebench``, the NumPy reference and a wrong answer must fail; a task that fails is drawn
+    again), ``"inprocess"`` (only the first check, for quick experiments), or False.
     """
     from ...library import from_spec
 
@@ -271,14 +275,13 @@ def builtin_tasks(
     sizes: Mapping[str, int] | None = None,
     functions: Sequence[str] | None = None,
     progress: bool = False,
-    validate: bool | str = "inprocess",
+    validate: bool | str = True,
     cache: bool = True,
 ) -> list[Task]:
     """One split of the built-in suite, built once and then read from the se-gym cache.
 
-    The first build checks every task in process (about 15 s for the default sizes);
-    ``validate=True`` also runs the judge when installed (minutes: one sandboxed program per
-    check) -- ``se-gym tasks build`` does that.
+    The first build validates every task through the judge (about two minutes for the default
+    sizes on two cores; later calls load the cache in well under a second).
     """
     from ...library import from_spec
     from .validate import judge_available
