@@ -87,6 +87,9 @@ def write_package(lib, out_dir: Path, profile: str, with_docs: bool = True) -> P
         for name, text in files.items():
             (pkg / name).write_text(text, encoding="utf-8")
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
+        # mkdtemp makes 0700 folders: sandboxed programs run as unprivileged users and must read it
+        for d in (tmp, pkg):
+            os.chmod(d, 0o755)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(tmp, out_dir)
