@@ -1,0 +1,104 @@
+"""TRL reward function (and a real GRPOTrainer step on a tiny local model), JSONL and verl exports."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from se_gym.integrations import export
+from se_gym.integrations.trl import SEBenchReward, dataset_rows
+from se_gym.library import mint
+from se_gym.tasks import builtin_tasks
+
+LIB = mint(0)
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return builtin_tasks("train", seed=0)[:4]
+
+
+def _ok(task):
+    return f"```python\n{task.library_solution}\n```"
+
+
+def test_reward_function_scores_rows_of_its_dataset(tasks):
+    rows = dataset_rows(tasks, LIB, book="open")
+    assert [r["task_id"] for r in rows] == [t.id for t in tasks]
+    assert rows[0]["prompt"][-1]["role"] == "user" and "Codebase Functions" in rows[0]["prompt"][-1]["content"]
+    reward = SEBenchReward(LIB)
+    try:
+        completions = [_ok(tasks[0]), "no idea", [{"role": "assistant", "content": _ok(tasks[2])}], _ok(tasks[0])]
+        scores = reward(
+            prompts=[r["prompt"] for r in rows],
+            completions=completions,
+            test_cases=[r["test_cases"] for r in rows],
+            function_name=[r["function_name"] for r in rows],
+            task_id=[r["task_id"] for r in rows],
+        )
+        # row 3 gets the solution of task 0: wrong for task 3
+        assert scores == [1.0, 0.0, 1.0, 0.0]
+        assert reward.last_verdicts[1].status.value == "static_gate"
+        with pytest.raises(ValueError, match="make_dataset"):
+            reward(completions=["x"], test_cases=[])
+    finally:
+        reward.close()
+
+
+def test_rollout_jsonl_and_verl_parquet(tmp_path, tasks):
+    pa = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (extra 'export')")
+    from se_gym.judge import Judge
+    from se_gym.tasks import render_messages
+
+    with Judge(LIB) as judge:
+        verdicts = judge.judge_many([(_ok(t), t.test_cases, t.function_name) for t in tasks])
+    trajs = [
+        {"task": t, "response": _ok(t), "verdict": v, "prompt": render_messages(t, LIB, book="closed"), "sample": 0}
+        for t, v in zip(tasks, verdicts)
+    ]
+    n = export.to_rollout_jsonl(trajs, tmp_path / "r.jsonl")
+    rows = [json.loads(l) for l in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert n == len(rows) == len(tasks)
+    assert {"query", "test_cases", "function_name", "response", "right_exe_result"} <= set(rows[0])
+    assert rows[0]["reward"] == 1.0 and rows[0]["status"] == "passed" and rows[0]["sample"] == 0
+
+    export.to_verl_parquet(trajs, tmp_path / "rl.parquet", kind="rl")
+    table = pa.read_table(tmp_path / "rl.parquet").to_pylist()
+    assert set(table[0]) == {"data_source", "prompt", "ability", "reward_model", "extra_info"}
+    assert table[0]["prompt"][-1]["role"] == "user" and table[0]["reward_model"]["style"] == "rule"
+    truth = json.loads(table[0]["reward_model"]["ground_truth"])
+    assert truth["function_name"] == tasks[0].function_name and len(truth["test_cases"]) == len(tasks[0].test_cases)
+
+    export.to_verl_parquet(trajs, tmp_path / "sft.parquet", kind="sft")
+    sft = pa.read_table(tmp_path / "sft.parquet").to_pylist()
+    assert sft[1]["response"] == _ok(tasks[1]) and tasks[1].query in sft[1]["prompt"]
+    with pytest.raises(ValueError, match="kind"):
+        export.verl_rows(trajs, kind="dpo")
+
+
+def test_trl_grpo_trainer_uses_the_reward_on_a_tiny_local_model(tmp_path, tasks):
+    """A real GRPOTrainer (TRL) on CPU with a tiny random model built locally: the reward
+    function is called on its generations and logged.  (The tiny model cannot solve tasks; the
+    point is the integration, not learning.)"""
+    trl = pytest.importorskip("trl", reason="trl is not installed (extra 'trl')")
+    pytest.importorskip("datasets", reason="datasets is not installed (extra 'hf')")
+    from se_gym.integrations.trl import make_dataset
+    from se_gym.llm.tiny import build_tiny_model
+
+    model_dir = build_tiny_model(tmp_path / "tiny", d_model=64, n_head=2, n_layer=1)
+    ds = make_dataset(tasks[:2], LIB, book="closed", conversational=False)
+    reward = SEBenchReward(LIB)
+    calls = []
+    original = reward.judge.judge_many
+    reward.judge.judge_many = lambda items: calls.append(len(items)) or original(items)
+    cfg = trl.GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2,
+        max_completion_length=16, max_steps=1, logging_steps=1, report_to=[], use_cpu=True,
+        save_strategy="no", bf16=False, learning_rate=1e-5,
+    )
+    trainer = trl.GRPOTrainer(model=str(model_dir), reward_funcs=reward, args=cfg, train_dataset=ds)
+    trainer.train()
+    reward.close()
+    assert calls and sum(calls) >= 2
+    logged = {k for entry in trainer.state.log_history for k in entry}
+    assert any(reward.__name__ in k for k in logged), logged
