@@ -1,0 +1,97 @@
+"""Tokenization masks, and checkpoint-then-resume reproducing an uninterrupted run (real tiny models)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from se_gym import mint
+from se_gym.training import miniature as mini
+from se_gym.training.policy import Policy
+from se_gym.training.rl import RLConfig, RLPrompt, RLTrainer
+from se_gym.training.sft import SFTConfig, SFTExample, train_sft
+
+LIB = mint(9)
+
+
+@pytest.fixture(scope="module")
+def init_dir(tmp_path_factory):
+    torch.set_num_threads(1)
+    path = tmp_path_factory.mktemp("tiny") / "init"
+    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=2, vocab=400)
+    return path
+
+
+@pytest.fixture(scope="module")
+def examples():
+    train, _ = mini.experiment_tasks(LIB, ["abs", "sort", "flip"], (3, 1), seed=0)
+    return [SFTExample(mini.render(LIB, t, "closed", []), t.library_solution) for t in train]
+
+
+def _params(policy):
+    return {k: v.detach().clone() for k, v in policy.model.state_dict().items()}
+
+
+def test_encode_masks_everything_but_the_response(init_dir):
+    policy = Policy.from_pretrained(init_dir, device="cpu")
+    batch = policy.encode(["Task: a\nAnswer:\n", "Task: longer prompt here\nAnswer:\n"], ["```python\nx\n```", "y"])
+    tok = policy.tokenizer
+    for i, (p, r) in enumerate([("Task: a\nAnswer:\n", "```python\nx\n```"), ("Task: longer prompt here\nAnswer:\n", "y")]):
+        n_p = len(tok(p)["input_ids"])
+        n_r = len(tok(r, add_special_tokens=False)["input_ids"]) + 1  # + EOS
+        mask = batch.response_mask[i]
+        assert mask[: n_p - 1].sum() == 0  # no prompt token is a target
+        assert mask.sum() == n_r  # every response token and the EOS are
+        assert batch.input_ids[i, n_p + n_r - 1] == tok.eos_token_id
+    assert batch.response_mask.shape[1] == batch.input_ids.shape[1] - 1
+
+
+def test_sft_resume_after_interruption_matches_an_uninterrupted_run(init_dir, examples, tmp_path):
+    cfg = SFTConfig(learning_rate=3e-3, epochs=3, batch_size=4, warmup_ratio=0.2, seed=1)
+    straight = Policy.from_pretrained(init_dir, device="cpu")
+    m_straight = train_sft(straight, examples, cfg, progress=False)
+
+    first = Policy.from_pretrained(init_dir, device="cpu")
+    train_sft(first, examples, cfg, checkpoint_dir=tmp_path / "ckpt", progress=False, stop_after_epochs=1)
+    resumed = Policy.from_pretrained(init_dir, device="cpu")  # a new process would start like this
+    torch.manual_seed(12345)  # resumption must not depend on the RNG state at start
+    m_resumed = train_sft(resumed, examples, cfg, checkpoint_dir=tmp_path / "ckpt", progress=False)
+
+    assert m_resumed["steps"] == m_straight["steps"] and m_resumed["loss"] == pytest.approx(m_straight["loss"], rel=1e-5)
+    a, b = _params(straight), _params(resumed)
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    # and training did move the weights
+    init = _params(Policy.from_pretrained(init_dir, device="cpu"))
+    assert any(not torch.allclose(init[k], a[k]) for k in a)
+
+
+def test_rl_checkpoint_then_resume_gives_the_same_state(init_dir, examples, tmp_path):
+    prompts = [RLPrompt(e.prompt, e.prompt, key=e.response) for e in examples[:4]]
+
+    def reward(ps, rs):  # deterministic: reward answers that mention the library
+        return [float("zwc." in r) + 0.1 * len(r) % 1 for r in rs]
+
+    cfg = RLConfig(learning_rate=1e-2, group_size=3, ppo_epochs=2, minibatch_size=4, max_new_tokens=12, kl_coef=0.05, drop_zero_advantage=False)
+    straight = RLTrainer(Policy.from_pretrained(init_dir, device="cpu"), cfg, reward)
+    straight.step(prompts)
+    straight.step(prompts)
+
+    first = RLTrainer(Policy.from_pretrained(init_dir, device="cpu"), cfg, reward)
+    first.step(prompts)
+    first.save(tmp_path / "rl")
+    resumed = RLTrainer(Policy.from_pretrained(init_dir, device="cpu"), cfg, reward)
+    assert resumed.load(tmp_path / "rl") and resumed.step_count == 1
+    resumed.step(prompts)
+
+    assert resumed.history == straight.history
+    a, b = _params(straight.policy), _params(resumed.policy)
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert not RLTrainer(Policy.from_pretrained(init_dir, device="cpu"), cfg, reward).load(tmp_path / "nothing")
+
+
+def test_bad_configs_are_rejected():
+    with pytest.raises(ValueError, match="warmup_ratio"):
+        SFTConfig(warmup_ratio=1.5)
+    with pytest.raises(ValueError, match="clip_eps"):
+        RLConfig(clip_eps=0.0)
+    with pytest.raises(ValueError, match="kl_coef"):
+        RLConfig(kl_coef=-1)
