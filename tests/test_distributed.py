@@ -129,18 +129,31 @@ def test_two_actor_rollout_equals_single_process(cluster, single, tmp_path):
 
 
 def test_rollout_pool_survives_a_killed_actor(cluster, single):
+    import threading
+
     from se_gym.library import from_spec
     from se_gym.llm.rollout import RolloutWorker, load_tasks, make_batches
 
     cfg, expected = single
     batches = make_batches(load_tasks(cfg.tasks, cfg.split, from_spec(cfg.library), cfg.limit), cfg.batch_size)
-    got = []
+    killed: list[int] = []
+
+    def kill_a_busy_actor(pool: OrderedActorPool) -> None:
+        # the moment an actor holds work (it is still loading its model then), kill it
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            busy = pool.busy()
+            if busy:
+                killed.append(busy[-1])
+                ray.kill(pool.actors[busy[-1]], no_restart=True)
+            time.sleep(0.005)
+
     with OrderedActorPool(RolloutWorker, (cfg,), num_actors=2, in_flight=2) as pool:
-        for result in pool.map_ordered(batches):
-            got += result["rows"]
-            if result["index"] == 0:
-                ray.kill(pool.actors[1], no_restart=True)  # it holds batches 1 and 3 at this point
-        assert pool.replacements >= 1
+        killer = threading.Thread(target=kill_a_busy_actor, args=(pool,))
+        killer.start()
+        got = [row for result in pool.map_ordered(batches) for row in result["rows"]]
+        killer.join()
+        assert killed and pool.replacements >= 1
     assert [comparable(r) for r in got] == [comparable(r) for r in expected]
 
 

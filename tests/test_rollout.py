@@ -162,3 +162,13 @@ def test_keep_correct_writes_accepted_trajectories(tiny, tmp_path):
     # a rerun adds nothing to either file
     rollout(cfg, out, keep_correct=keep, generator=oracle, progress=False)
     assert len(rows(keep)) == len(kept)
+
+
+def test_pipeline_modules_import_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = ("import sys, se_gym.llm.rollout, se_gym.llm.rollout_cli, se_gym.llm.eval_cli, se_gym.llm.report, "
+            "se_gym.distributed; print(sorted(m for m in ('torch', 'ray', 'vllm', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -57,7 +57,8 @@ class OrderedActorPool:
             if address:
                 ray.init(address=address, **common)
             else:
-                ray.init(num_cpus=max(1, int(round(num_actors * num_cpus))), num_gpus=int(num_actors * num_gpus), **common)
+                # GPUs are left to Ray's detection: the actors' num_gpus then places one per device
+                ray.init(num_cpus=max(1, int(round(num_actors * num_cpus))), **common)
             self._owns_cluster = True
         self._args = tuple(args)
         self._worker_cls = worker_cls
@@ -79,6 +80,7 @@ class OrderedActorPool:
         queue = list(range(len(items)))  # a heap: redone items go before later ones
         heapq.heapify(queue)
         pending: dict[Any, tuple[int, Any, int]] = {}  # ref -> (slot, actor, position)
+        self._pending = pending
         load = [0] * len(self.actors)
         done: dict[int, Any] = {}
         next_pos = 0
@@ -106,6 +108,11 @@ class OrderedActorPool:
             while next_pos in done:
                 yield done.pop(next_pos)
                 next_pos += 1
+
+    def busy(self) -> list[int]:
+        """Slots (indexes into :attr:`actors`) whose current actor has work in flight."""
+        pending = dict(getattr(self, "_pending", {}))  # a copy: the driver loop may change it
+        return sorted({slot for slot, actor, _ in pending.values() if self.actors and self.actors[slot] is actor})
 
     def _replace(self, slot: int, cause: BaseException) -> None:
         self.replacements += 1
