@@ -67,12 +67,14 @@ def test_tiny_model_custom_corpus_and_bad_arguments(tmp_path):
         build_tiny_model(tmp_path / "bad2", [])
 
 
-def test_batched_greedy_matches_one_by_one(gen):
+def test_batched_greedy_matches_one_by_one(gen, model_dir):
+    assert gen.model_name == str(model_dir) and gen.model is not None and gen.tokenizer is not None
     prompts = TEXT_PROMPTS + CHAT_PROMPTS  # different lengths: the batch is left padded
     batched = gen.generate(prompts, GREEDY)
     assert len(batched) == len(prompts)
     for prompt, g in zip(prompts, batched):
         assert isinstance(g, Generation) and g.backend == "hf" and g.prompt == prompt and g.params == GREEDY
+        assert g.model == str(model_dir)
         single = gen.generate([prompt], GREEDY)[0].completions[0]
         c = g.completions[0]
         assert c.token_ids == single.token_ids

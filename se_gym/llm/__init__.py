@@ -21,7 +21,28 @@ def build_tiny_model(*args, **kwargs):  # thin wrapper so `import se_gym.llm` do
     return _build(*args, **kwargs)
 
 
+_LAZY = {
+    "HFGenerator": "se_gym.llm.hf",
+    "VLLMGenerator": "se_gym.llm.vllm_backend",
+    "OpenAIGenerator": "se_gym.llm.openai_backend",
+    "VLLMServer": "se_gym.llm.vllm_server",
+}
+
+
+def __getattr__(name: str):
+    # backend classes load on first use, with their heavy dependencies
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'se_gym.llm' has no attribute {name!r}")
+
+
 __all__ = [
+    "HFGenerator",
+    "OpenAIGenerator",
+    "VLLMGenerator",
+    "VLLMServer",
     "BACKENDS",
     "Completion",
     "Generation",

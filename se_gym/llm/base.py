@@ -98,6 +98,11 @@ class Generator(abc.ABC):
     backend: str = ""
     model: str = ""
 
+    @property
+    def model_name(self) -> str:
+        """The model as recorded in every ``Generation`` (the ``hf`` backend's ``.model`` is a module)."""
+        return self.model
+
     @abc.abstractmethod
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """One ``Generation`` per prompt, in order."""

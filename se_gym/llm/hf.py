@@ -46,6 +46,9 @@ class HFGenerator(Generator):
     required).  ``device="auto"`` picks CUDA when available; ``dtype="auto"`` keeps the checkpoint's dtype.
     ``batch_size`` rows (prompts x n) are decoded together.  ``progress=None`` shows a tqdm bar only on
     a terminal.
+
+    For trainers, ``.model`` is the torch module and ``.tokenizer`` its tokenizer (not a name, unlike
+    other backends); ``.model_name`` is the string recorded in every ``Generation``.
     """
 
     backend = "hf"
@@ -80,13 +83,13 @@ class HFGenerator(Generator):
             except OSError as exc:
                 raise ValueError(f"cannot load model {path!r}: {str(exc).splitlines()[0]}") from None
             self.model = loaded.to(_pick_device(device)).eval()
-            self.model_name = path
+            self._name = path
         else:
             if tokenizer is None:
                 raise ValueError("an in-memory model needs its tokenizer: HFGenerator(model, tokenizer)")
             self.tokenizer = tokenizer
             self.model = model if device == "auto" else model.to(device)
-            self.model_name = str(getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__)
+            self._name = str(getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__)
         cfg = self.model.config
         eos = getattr(self.model, "generation_config", None)
         eos_ids = getattr(eos, "eos_token_id", None) if eos is not None else None
@@ -96,6 +99,10 @@ class HFGenerator(Generator):
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (self.eos_ids[0] if self.eos_ids else 0))
         self.max_positions = getattr(cfg, "max_position_embeddings", None)
+
+    @property
+    def model_name(self) -> str:
+        return self._name
 
     @property
     def device(self) -> Any:
