@@ -20,9 +20,11 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def engine(model_dir):
+    set_num_threads = torch.set_num_threads
     g = make_generator("vllm", str(model_dir), dtype="float32", max_model_len=512)
     yield g
     g.close()
+    assert torch.set_num_threads is set_num_threads  # vLLM's CPU worker patches it; close() restores it
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,10 @@ class VLLMGenerator(Generator):
         )
         self.weights_version = 0
         self.llm: Any = None
+        import torch
+
+        # the CPU worker replaces torch.set_num_threads with a no-op in its process; close() puts it back
+        self._set_num_threads = torch.set_num_threads
         self._start(self.model)
 
     def _start(self, model: str) -> None:
@@ -181,3 +185,6 @@ class VLLMGenerator(Generator):
             core.shutdown()
         self.llm = None
         gc.collect()
+        import torch
+
+        torch.set_num_threads = self._set_num_threads
