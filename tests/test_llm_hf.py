@@ -128,10 +128,14 @@ def test_seeded_sampling_is_reproducible_and_batch_independent(gen):
     assert unseeded[0] != unseeded[1]
 
 
-def test_low_top_p_is_greedy(gen):
-    sampled = gen.generate(TEXT_PROMPTS, SamplingParams(temperature=1.0, top_p=1e-6, max_tokens=8, seed=1))
-    greedy = gen.generate(TEXT_PROMPTS, SamplingParams(temperature=0, max_tokens=8))
-    assert [g.completions[0].token_ids for g in sampled] == [g.completions[0].token_ids for g in greedy]
+def test_low_top_p_or_temperature_is_greedy(gen):
+    greedy = [g.completions[0].token_ids for g in gen.generate(TEXT_PROMPTS, SamplingParams(temperature=0, max_tokens=8))]
+    narrow = gen.generate(TEXT_PROMPTS, SamplingParams(temperature=1.0, top_p=1e-6, max_tokens=8, seed=1))
+    cold = gen.generate(TEXT_PROMPTS, SamplingParams(temperature=1e-4, max_tokens=8, seed=1))
+    hot = gen.generate(TEXT_PROMPTS, SamplingParams(temperature=1.0, max_tokens=8, seed=1))
+    assert [g.completions[0].token_ids for g in narrow] == greedy
+    assert [g.completions[0].token_ids for g in cold] == greedy
+    assert [g.completions[0].token_ids for g in hot] != greedy
 
 
 def test_stop_strings_and_eos(gen):
