@@ -36,7 +36,7 @@ class DemoConfig:
 
     hidden: int = 64
     layers: int = 2
-    pretrain_examples: int = 12_800
+    pretrain_examples: int = 102_400  # 3,200 steps: copying from the doc emerges late (induction)
     pretrain_lr: float = 3e-3
     pretrain_batch: int = 32
     functions: int = 10  # experiment functions per seed
@@ -54,7 +54,7 @@ class DemoConfig:
     threads: int = 1  # more threads lose on a loaded 2-core machine
 
 
-QUICK = DemoConfig(pretrain_examples=4_800, functions=6, sft_epochs=6, rl_iterations=3)
+QUICK = DemoConfig(pretrain_examples=51_200, functions=6, sft_epochs=6, rl_iterations=3)
 METHODS = ("base", "open_sft", "closed_sft", "rl_clip", "rl_noclip")
 LABELS = {
     "base": "Base (no training)",
