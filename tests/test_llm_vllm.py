@@ -20,11 +20,16 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def engine(model_dir):
-    set_num_threads = torch.set_num_threads
+    import os
+
+    keys = ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_KVCACHE_SPACE")
+    set_num_threads, env = torch.set_num_threads, {k: os.environ.get(k) for k in keys}
     g = make_generator("vllm", str(model_dir), dtype="float32", max_model_len=512)
+    assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"  # the engine runs in this process
     yield g
     g.close()
     assert torch.set_num_threads is set_num_threads  # vLLM's CPU worker patches it; close() restores it
+    assert {k: os.environ.get(k) for k in keys} == env  # the backend's settings are undone (vLLM sets others)
 
 
 @pytest.fixture(scope="module")

@@ -55,14 +55,18 @@ class VLLMGenerator(Generator):
         enforce_eager: bool | None = None,
         gpu_memory_utilization: float = 0.9,
         tensor_parallel_size: int = 1,
-        cpu_kv_cache_gb: float = 1.0,
+        cpu_kv_cache_gb: int = 1,
         in_process: bool = True,
         progress: bool | None = None,
         **engine_kwargs: Any,
     ) -> None:
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(max(1, int(cpu_kv_cache_gb))))
+        if cpu_kv_cache_gb < 1:
+            raise ValueError(f"cpu_kv_cache_gb must be an int >= 1, got {cpu_kv_cache_gb}")
+        # set while an engine is up, put back by close(), so other code in the process is unaffected
+        self._env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE") or str(int(cpu_kv_cache_gb))}
         if in_process:
-            os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+            self._env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        self._saved_env: dict[str, str | None] = {}
         try:
             import vllm  # noqa: F401
         except ImportError as exc:
@@ -95,9 +99,12 @@ class VLLMGenerator(Generator):
     def _start(self, model: str) -> None:
         from vllm import LLM
 
+        self._saved_env = {k: os.environ.get(k) for k in self._env}
+        os.environ.update(self._env)
         try:
             self.llm = LLM(model=model, **{k: v for k, v in self._options.items() if v is not None})
         except (OSError, ValueError) as exc:
+            self._restore_env()
             raise ValueError(f"vllm cannot load model {model!r}: {str(exc).splitlines()[0] if str(exc) else exc!r}") from exc
         self.tokenizer = self.llm.get_tokenizer()
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
@@ -188,3 +195,12 @@ class VLLMGenerator(Generator):
         import torch
 
         torch.set_num_threads = self._set_num_threads
+        self._restore_env()
+
+    def _restore_env(self) -> None:
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env = {}
