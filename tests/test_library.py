@@ -378,7 +378,7 @@ def test_official_shared_file_reproduces_all_278_names():
 @pytest.mark.parametrize(
     "content, needle",
     [
-        ("{not json\n", ":1: not JSON"),
+        ("{not json\n", ":1: not valid JSON"),
         ('{"curr_name": "x"}\n', "missing field 'func_mapping'"),
         ('{"curr_name": "x", "func_mapping": "[1"}\n', "'func_mapping' is not a JSON object"),
         ('{"curr_name": "x", "func_mapping": "{\\"np.nothing\\": \\"zwc.x\\"}"}\n', "not in the catalogue"),

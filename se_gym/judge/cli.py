@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from se_gym.errors import CLIError
+from se_gym.jsonl import iter_jsonl
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,21 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict]]:
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CLIError(f"{path}:{lineno}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise CLIError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, row
+    return iter_jsonl(path, CLIError)
 
 
 def _item(path: Path, lineno: int, row: dict, expected_mode: str) -> tuple:

@@ -185,23 +185,13 @@ def mint(
 
 def official(path: str | os.PathLike) -> Library:
     """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``)."""
+    from ..jsonl import iter_jsonl
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise LibraryError(f"cannot read api_doc file {path}: {exc.strerror or exc}") from None
     mapping: dict[str, str] = {}
     docs_by_name: dict[str, str] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for lineno, row in iter_jsonl(path, LibraryError, what="api_doc file"):
         where = f"{path}:{lineno}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise LibraryError(f"{where}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise LibraryError(f"{where}: expected an object, got {type(row).__name__}")
         for fld in ("curr_name", "func_mapping"):
             if fld not in row:
                 raise LibraryError(f"{where}: missing field {fld!r}")

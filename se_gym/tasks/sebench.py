@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..jsonl import iter_jsonl
 from .record import Task, TaskError, TestCase
 
 SPLITS = ("train", "single_test", "multiple_test")
@@ -142,18 +143,7 @@ def parse_row(
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise TaskError(f"cannot read {path}: {exc.strerror or exc}") from None
-    with handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+    return iter_jsonl(path, TaskError)
 
 
 def resolve_file(split: str, path: str | os.PathLike) -> Path:
