@@ -10,6 +10,7 @@ a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per re
 """
 import base64
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -398,6 +399,10 @@ def main():
     except Exception:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the parent's terminal is the pool's to handle
+    # pre-fork server trick: move everything imported so far out of the collector's reach, so a
+    # collection in a child does not write to (and so copy) every page the worker shares with it
+    gc.collect()
+    gc.freeze()
     hello = {
         "pid": os.getpid(),
         "uid": os.getuid(),
