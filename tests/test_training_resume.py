@@ -95,3 +95,21 @@ def test_bad_configs_are_rejected():
         RLConfig(clip_eps=0.0)
     with pytest.raises(ValueError, match="kl_coef"):
         RLConfig(kl_coef=-1)
+
+
+def test_lora_sft_trains_only_adapters_and_lowers_the_loss(init_dir, examples, tmp_path):
+    pytest.importorskip("peft", reason="peft is not installed (extra 'train')")
+    policy = Policy.from_pretrained(init_dir, device="cpu")
+    base = {k: v.clone() for k, v in policy.model.state_dict().items()}
+    cfg = SFTConfig(learning_rate=1e-2, epochs=4, batch_size=4, warmup_ratio=0.0, lora_rank=4, lora_alpha=8, seed=0)
+    metrics = train_sft(policy, examples, cfg, progress=False)
+    trainable = [n for n, p in policy.model.named_parameters() if p.requires_grad]
+    assert trainable and all("lora_" in n for n in trainable)
+    assert metrics["loss"][-1] < metrics["loss"][0]
+    # the frozen base weights did not move
+    after = {k.replace(".base_layer", ""): v for k, v in policy.model.get_base_model().state_dict().items() if "lora_" not in k}
+    assert set(after) == set(base)
+    moved = [k for k, v in after.items() if not torch.equal(v, base[k])]
+    assert not moved, moved[:3]
+    policy.save(tmp_path / "adapter")
+    assert (tmp_path / "adapter" / "adapter_config.json").exists()
