@@ -43,9 +43,9 @@ class DemoConfig:
     train_per_function: int = 4
     test_per_function: int = 3
     samples: int = 4  # answers sampled per train question (paper: n per task at T = 0.6)
-    sft_epochs: int = 8
+    sft_epochs: int = 30  # a few dozen accepted answers: memorising names takes many passes
     sft_lr: float = 2e-3
-    sft_batch: int = 16
+    sft_batch: int = 8
     rl_iterations: int = 8
     rl_group: int = 4
     rl_lr: float = 1e-3
@@ -54,7 +54,7 @@ class DemoConfig:
     threads: int = 1  # more threads lose on a loaded 2-core machine
 
 
-QUICK = DemoConfig(pretrain_examples=51_200, functions=6, sft_epochs=6, rl_iterations=3)
+QUICK = DemoConfig(pretrain_examples=51_200, functions=6, sft_epochs=20, rl_iterations=3)
 METHODS = ("base", "open_sft", "closed_sft", "rl_clip", "rl_noclip")
 LABELS = {
     "base": "Base (no training)",

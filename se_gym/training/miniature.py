@@ -12,7 +12,9 @@ questions about the same functions.  What is shrunk, and why:
   call the function it names" using OTHER functions than the experiment's, each example under a
   freshly minted random library.  With docs it then solves new tasks; without docs it can only
   guess a name, so its closed-book accuracy starts near zero.
-* The open-book prompt shows the task's function and one distractor.
+* The open-book prompt shows the doc of the task's function (as SE-Bench's shows the docs of the
+  task's functions).  Pre-training gives every example freshly generated names, so the only skill
+  it can learn is reading the name off the doc; no name can be memorised.
 """
 from __future__ import annotations
 
@@ -113,8 +115,10 @@ def closed_prompt(query: str, key: str) -> str:
     return f"Task: {query}\n{signature(key)}\nAnswer:\n"
 
 
-def open_prompt(library, query: str, key: str, distractor: str) -> str:
-    docs = sorted([doc_line(library, key), doc_line(library, distractor)], key=lambda s: zlib.crc32(s.encode()))
+def open_prompt(library, query: str, key: str, distractor: str | None = None) -> str:
+    """The doc of the task's function (plus, optionally, a distractor's), then the closed prompt."""
+    docs = [doc_line(library, key)] + ([doc_line(library, distractor)] if distractor else [])
+    docs.sort(key=lambda s: zlib.crc32(s.encode()))
     return "Docs:\n" + "\n".join(docs) + "\n" + closed_prompt(query, key)
 
 
@@ -182,36 +186,34 @@ def distractor_for(task, functions: Sequence[str], rng: random.Random) -> str:
     return rng.choice(others)
 
 
-def render(library, task, book: str, functions: Sequence[str], rng: random.Random | None = None) -> str:
+def render(library, task, book: str, functions: Sequence[str], rng: random.Random | None = None, distractor: bool = False) -> str:
     """The miniature prompt of ``task`` for ``book`` ("closed" or "open")."""
     key = task.functions[0]
     if book == "closed":
         return closed_prompt(task.query, key)
-    rng = rng or random.Random(task.id)
-    return open_prompt(library, task.query, key, distractor_for(task, functions, rng))
+    other = distractor_for(task, functions, rng or random.Random(task.id)) if distractor else None
+    return open_prompt(library, task.query, key, other)
 
 
 def pretraining_corpus(n: int, seed: int, closed_share: float = 0.25) -> list[tuple[str, str]]:
-    """(prompt, answer) pairs on the pre-training functions, each under a random fresh library.
+    """(prompt, answer) pairs on the pre-training functions, each with freshly generated names.
 
-    Names change every example, so the only way to answer is to read the doc; the closed-book
-    examples teach the answer format without any way to know the name.
+    A name never repeats across examples, so the only way to answer is to read the doc; the
+    closed-book examples teach the answer format without any way to know the name.
     """
-    from ..library import mint
+    from ..library import naming
+    from ..library.core import Library
 
     rng = random.Random(f"mini-pretrain-{seed}")
     keys = [k for k in FUNCTIONS if k not in EXPERIMENT_POOL]
-    libs = [mint(10_000 + seed * 1000 + i) for i in range(200)]
+    templates = TRAIN_TEMPLATES + HELDOUT_TEMPLATES
     out = []
-    for _ in range(n):
-        lib, key = rng.choice(libs), rng.choice(keys)
-        templates = TRAIN_TEMPLATES + HELDOUT_TEMPLATES
+    for i in range(n):
+        key = rng.choice(keys)
+        # a one-function library with a fresh pronounceable name (the minter's own generator)
+        lib = Library("zwc", "la", "ZWCArray", {key: naming.candidate(seed, f"pretrain-{i}", 0, (3, 3))}, source=f"seed:{seed}")
         query = rng.choice(templates).format(args=_arg_words(key), desc=FUNCTIONS[key][1])
-        if rng.random() < closed_share:
-            prompt = closed_prompt(query, key)
-        else:
-            same = [f for f in keys if f != key and FUNCTIONS[f][0] == FUNCTIONS[key][0]]
-            prompt = open_prompt(lib, query, key, rng.choice(same))
+        prompt = closed_prompt(query, key) if rng.random() < closed_share else open_prompt(lib, query, key)
         out.append((prompt, answer(lib, key)))
     return out
 
