@@ -1,6 +1,8 @@
 """The Judge: from (response, test cases) to a Verdict, in batches over one sandbox."""
 from __future__ import annotations
 
+import ast
+
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -200,13 +202,17 @@ class Judge:
         p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
         inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
         official = official_program(body, entry, [{"input": s, "output": c.output} for s, c in zip(inputs, cases)], self.package)
-        ok, why = official_static_gate(official, entry, self.package, self.array_ctor)
+        try:  # parse the answer once for both gates (the main block's test literals add nothing to them)
+            tree = ast.parse(body + f"import {self.package}\n")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # the gate parses the whole program and reports the error as officially
+        ok, why = official_static_gate(official, entry, self.package, self.array_ctor, tree=tree)
         if code is None:
             ok, why = False, "no ```python code block in the response"
         if not ok:
             p.verdict = self._early(p, Status.STATIC_GATE, SEBENCH_STATIC, why)
             return p
-        if official_numpy_gate(official):
+        if official_numpy_gate(official, tree=tree):
             p.verdict = self._early(p, Status.USES_NUMPY, SEBENCH_NUMPY, "the code imports numpy")
             return p
         if self.profile == "strict":

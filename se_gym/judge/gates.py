@@ -52,18 +52,21 @@ def _call_name(func: ast.AST) -> str:
     return "unknown"
 
 
-def official_static_gate(program: str, entry: str, package: str = "zwc", array_ctor: str = "yitaf") -> tuple[bool, str]:
+def official_static_gate(program: str, entry: str, package: str = "zwc", array_ctor: str = "yitaf", tree: ast.AST | None = None) -> tuple[bool, str]:
     """SE-Bench's verdict-4 gate on the harness program: ``(passed, reason)``.
 
     The entry function must call the library through a name bound by ``import PKG [as X]`` or
     ``from PKG import f`` (``import PKG.sub`` does not bind one), contain a ``return <value>``, and
-    not have as its only library call the array constructor."""
-    try:
-        tree = ast.parse(program)
-    except SyntaxError as exc:
-        return False, f"syntax error: {exc.msg} (line {exc.lineno})"
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return False, f"unparsable code: {exc}"
+    not have as its only library call the array constructor.  ``tree``: the parsed answer plus the
+    harness's ``import PKG`` line, when the caller has it (the harness's main block defines and
+    imports nothing, so the verdict is the same and the test-case literals need not be parsed)."""
+    if tree is None:
+        try:
+            tree = ast.parse(program)
+        except SyntaxError as exc:
+            return False, f"syntax error: {exc.msg} (line {exc.lineno})"
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return False, f"unparsable code: {exc}"
     bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -101,13 +104,14 @@ def official_static_gate(program: str, entry: str, package: str = "zwc", array_c
     return True, ""
 
 
-def official_numpy_gate(program: str) -> bool:
+def official_numpy_gate(program: str, tree: ast.AST | None = None) -> bool:
     """True when the program imports NumPy (``import numpy...``, ``from numpy... import``,
-    ``__import__("numpy...")``): the official verdict 2."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+    ``__import__("numpy...")``): the official verdict 2.  ``tree``: as for the static gate."""
+    if tree is None:
+        try:
+            tree = ast.parse(program)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
             return True
