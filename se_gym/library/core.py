@@ -43,8 +43,8 @@ class Library:
         object.__setattr__(self, "names", MappingProxyType(dict(self.names)))
 
     # -- identity -------------------------------------------------------------------------
-    @property
-    def fingerprint(self) -> str:
+    @functools.cached_property
+    def fingerprint(self) -> str:  # every env step's info names the library: compute once
         blob = json.dumps([self.package, self.linalg, self.array_type, sorted(self.names.items())])
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
