@@ -272,3 +272,23 @@ def test_env_in_a_ray_actor():
         assert reward == 1.0 and isinstance(task_id, str)
     finally:
         ray.shutdown()
+
+
+def test_official_tasks_and_names():
+    from pathlib import Path
+
+    shared = Path(__file__).resolve().parents[2] / "shared" / "sebench"
+    if not (shared / "single_test_dev.jsonl").exists():
+        pytest.skip(f"official data not present at {shared} (fresh machine): skipping the official-tasks episode")
+    env = SEBenchEnv(tasks=f"sebench:{shared / 'single_test_dev.jsonl'}", profile="sebench", book="open")
+    try:
+        assert len(env.tasks) == 130 and env.library.qualified("abs") == "zwc.falekef"  # names found beside the file
+        obs, info = env.reset(options={"index": 0})
+        task = env.task
+        assert "Codebase Functions" in obs and env.library.names[task.functions[0]] in obs
+        # the official judge gives the NumPy reference code 4 on every one of these tasks
+        _, r, *_, info = env.step(f"```python\n{task.reference_solution}\n```")
+        assert r == 0.0 and info["verdict"].sebench_code == 4 and info["status"] == "static_gate"
+        assert info["library_id"] == env.library.id and info["task_id"] == task.id
+    finally:
+        env.close()
