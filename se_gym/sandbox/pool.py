@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+from collections import deque
 import select
 import struct
 import threading
@@ -22,6 +23,8 @@ from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandb
 # The worker enforces the limits itself; the pool only waits this much longer before it decides
 # that the worker hangs (killing and replacing it).
 _GRACE_S = 10.0
+# Jobs sent ahead to one worker (2: the running one and the next).
+_DEPTH = 2
 
 
 class WorkerDied(Exception):
@@ -113,6 +116,7 @@ class WorkerPool(Sandbox):
         self._spawned = 0
         self.restarts = 0  # workers replaced after dying (for tests and benchmarks)
         self._threads: list[threading.Thread] = []
+        self._boot_error = ""
 
     # -- subclass hooks ----------------------------------------------------------------------
     def _spawn(self, slot: int) -> Transport:  # pragma: no cover - abstract
@@ -161,41 +165,83 @@ class WorkerPool(Sandbox):
 
     # -- serving -----------------------------------------------------------------------------
     def _serve(self, slot: int) -> None:
+        """Keep this slot's worker fed: up to ``_DEPTH`` jobs are sent ahead, so that the worker
+        starts the next program as soon as it has answered one instead of waiting for our round
+        trip (its replies come back in order)."""
+        sent: deque[_Job] = deque()
+        stopping = False
         while True:
-            job = self._queue.get()
-            if job is _STOP:
-                return
-            if job.future.done():  # cancelled
-                continue
-            result = self._run_job(slot, job)
-            if not job.future.done():
-                job.future.set_result(result)
-
-    def _run_job(self, slot: int, job: _Job) -> ExecResult:
-        last = ""
-        while job.attempts < 2:
-            job.attempts += 1
-            transport = self._workers[slot]
-            if transport is None:
+            while not stopping and len(sent) < _DEPTH:
                 try:
-                    transport = self._workers[slot] = self._boot(slot)
-                except Exception as exc:
-                    last = f"cannot start a worker: {exc}"
-                    continue
-            try:
-                transport.send({"id": 0, "code": job.code, "limits": job.limits.to_json()})
-                reply = transport.recv(job.limits.wall_s + _GRACE_S)
-            except WorkerDied as exc:
-                if self._closed:
-                    return sandbox_error(self.backend, "sandbox closed", transport.name)
-                last = f"worker {transport.name} died ({exc}) on attempt {job.attempts}"
-                transport.kill()
-                self._workers[slot] = None
-                with self._lock:
-                    self.restarts += 1
+                    job = self._queue.get(block=not sent)
+                except queue.Empty:
+                    break
+                if job is _STOP:
+                    stopping = True
+                elif not job.future.done():  # else cancelled
+                    sent.append(job)
+                    if not self._send(slot, job):
+                        self._worker_died(slot, sent, "cannot start a worker" if self._workers[slot] is None else "")
+                        sent.clear()
+            if not sent:
+                if stopping:
+                    return
                 continue
-            return self._result(reply, transport.name)
-        return sandbox_error(self.backend, last, None)
+            transport = self._workers[slot]
+            job = sent[0]
+            try:
+                assert transport is not None
+                reply = transport.recv(job.limits.wall_s + _GRACE_S)
+            except (WorkerDied, AssertionError) as exc:
+                self._worker_died(slot, sent, f"worker {getattr(transport, 'name', '?')} died ({exc})")
+                sent.clear()
+                continue
+            sent.popleft()
+            if not job.future.done():
+                job.future.set_result(self._result(reply, transport.name))
+
+    def _send(self, slot: int, job: _Job) -> bool:
+        """Send a job to the slot's worker (starting one if needed); False if that failed."""
+        transport = self._workers[slot]
+        if transport is None:
+            try:
+                transport = self._workers[slot] = self._boot(slot)
+            except Exception as exc:
+                self._boot_error = str(exc)
+                return False
+        try:
+            transport.send({"id": 0, "code": job.code, "limits": job.limits.to_json()})
+            return True
+        except WorkerDied:
+            return False
+
+    def _worker_died(self, slot: int, sent: "deque[_Job]", why: str) -> None:
+        """The worker of ``slot`` is gone with ``sent`` unanswered.  The oldest was running: it is
+        retried once; the others never started and simply go back in the queue."""
+        transport = self._workers[slot]
+        if transport is not None:
+            transport.kill()
+            self._workers[slot] = None
+            with self._lock:
+                self.restarts += 1
+        if not why:
+            why = f"worker {getattr(transport, 'name', '?')} died"
+        if why == "cannot start a worker":
+            why = f"cannot start a worker: {self._boot_error}"
+        first = True
+        for job in sent:
+            if job.future.done():
+                continue
+            if self._closed:
+                job.future.set_result(sandbox_error(self.backend, "sandbox closed", getattr(transport, "name", None)))
+                continue
+            if first:
+                job.attempts += 1
+                first = False
+                if job.attempts >= 2:
+                    job.future.set_result(sandbox_error(self.backend, f"{why} on attempt {job.attempts}", None))
+                    continue
+            self._queue.put(job)
 
     def _result(self, reply: dict, worker: str) -> ExecResult:
         import base64

@@ -8,9 +8,12 @@ a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per re
 ``{"id", "code", "limits"}``.  Invoked with one argument, a JSON config
 ``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str}``.
 """
+import atexit
 import base64
 import ctypes
+import fcntl
 import gc
+import io
 import json
 import os
 import resource
@@ -19,10 +22,15 @@ import shutil
 import signal
 import struct
 import sys
+import termios
 import time
+import traceback
+import types
+import warnings
 
 MEMORY_EXIT = 86  # exit status of a child that died of an uncaught MemoryError
-_CHUNK = 65536
+_TICK = 0.02  # seconds between looks at a running program's output
+_PIPE_MAX = 1 << 20  # /proc/sys/fs/pipe-max-size, read by _setup()
 _MIN_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -66,63 +74,83 @@ def write_frame(fd, obj):
 
 
 # ---------------------------------------------------------------------------------------- child
+_LIBC_FORK = None  # set by main() when the worker is single-threaded
+
+
+def _fork():
+    """fork(2) straight from libc when we can: os.fork() also runs CPython's after-fork machinery in
+    the child (thread-state reinitialisation, at-fork hooks), which writes to (and so copies) some
+    200 pages, about a fifth of a short program's cost; a single-threaded worker needs none of it."""
+    if _LIBC_FORK is None:
+        return os.fork()
+    pid = _LIBC_FORK()
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), "fork failed")
+    if pid == 0 and "random" in sys.modules:
+        sys.modules["random"].seed()  # the one at-fork hook that matters to a program
+    return pid
+
+
 def _vm_bytes():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[0]) * resource.getpagesize()
-
-
-def _no_new_privs():
+    fd = os.open("/proc/self/statm", os.O_RDONLY)
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self belongs to the program's uid again
-    except Exception:
-        pass
+        return int(os.read(fd, 256).split()[0]) * resource.getpagesize()
+    finally:
+        os.close(fd)
 
 
-def _child(code, limits, workdir, uid, fds):
-    """Runs in the forked child; never returns."""
+# Set once by _setup(), in the worker, so that each child inherits them instead of making them:
+# whatever a child does in Python writes to (and so copies) pages it shares with the worker.
+_WORKDIR = None  # the one folder programs run in (a worker runs one program at a time)
+_STREAMS = None  # sys.stdin/stdout/stderr for programs, on fds 0/1/2 of the child
+_MAIN = None  # the programs' __main__ module
+_PRECOMPILE_MAX = 1 << 16  # bytes of source the worker compiles for a program
+_PRCTL = None
+
+
+def _rlimits(limits, uid):
+    """The (resource, (soft, hard)) pairs for one program, computed in the worker."""
+    mb = 1 << 20
+    cpu = max(1, int(-(-limits["cpu_s"] // 1)))
+    memory = _vm_bytes() + int(limits["memory_mb"] * mb)  # on top of what the fork shares with us
+    rl = [
+        (resource.RLIMIT_AS, (memory, memory)),
+        (resource.RLIMIT_CPU, (cpu, cpu + 1)),
+        (resource.RLIMIT_NOFILE, (int(limits["open_files"]),) * 2),
+        (resource.RLIMIT_FSIZE, (int(limits["file_size_mb"] * mb),) * 2),
+        (resource.RLIMIT_CORE, (0, 0)),
+    ]
+    if uid is not None or os.getuid() != 0:
+        # NPROC counts every process of the uid: this child plus the extras it may start (the uid
+        # is private to this worker; without a uid of our own the worker counts too)
+        nproc = int(limits["processes"]) + (1 if uid is not None else 2)
+        rl.append((resource.RLIMIT_NPROC, (nproc, nproc)))
+    return rl
+
+
+def _child(code, compiled, rlimits, uid, fds):
+    """Runs in the forked child; never returns.  Its stdin is the worker's (/dev/null)."""
     status = 1
     try:
         os.setsid()
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)
         os.closerange(4, 1 << 16)
         os.set_inheritable(3, True)
-        os.chdir(workdir)
-        mb = 1 << 20
-        cpu = max(1, int(-(-limits["cpu_s"] // 1)))
-        rl = [
-            (resource.RLIMIT_AS, _vm_bytes() + int(limits["memory_mb"] * mb)),
-            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_NOFILE, int(limits["open_files"])),
-            (resource.RLIMIT_FSIZE, int(limits["file_size_mb"] * mb)),
-            (resource.RLIMIT_CORE, 0),
-        ]
-        if uid is not None or os.getuid() != 0:
-            # NPROC counts every process of the uid: this child plus the extras it may start (the
-            # uid is private to this worker; without a uid of our own the worker counts too)
-            rl.append((resource.RLIMIT_NPROC, int(limits["processes"]) + (1 if uid is not None else 2)))
-        for what, value in rl:
-            soft, hard = value if isinstance(value, tuple) else (value, value)
-            resource.setrlimit(what, (soft, hard))
+        os.chdir(_WORKDIR)
+        for what, value in rlimits:
+            resource.setrlimit(what, value)
         if uid is not None:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
-        _no_new_privs()
-        os.environ.clear()
-        os.environ.update(_MIN_ENV, HOME=workdir, TMPDIR=workdir)
-        for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ):
-            signal.signal(sig, signal.SIG_DFL if sig in (signal.SIGTERM, signal.SIGCHLD) else signal.SIG_IGN)
-        status = _run_main(code, workdir)
+        if _PRCTL is not None:
+            _PRCTL(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+            _PRCTL(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self belongs to the program's uid again
+        status = _run_main(code, compiled)
     except BaseException:  # the sandbox set-up itself failed: say so on stderr
         try:
-            import traceback
-
             os.write(2, ("se-gym sandbox: child set-up failed\n" + traceback.format_exc()).encode())
         except BaseException:
             pass
@@ -130,32 +158,21 @@ def _child(code, limits, workdir, uid, fds):
     os._exit(status)
 
 
-def _run_main(code, workdir):
-    import atexit
-    import io
-    import traceback
-    import types
-
-    atexit._clear()  # the worker's handlers are not the program's
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace")
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True)
-    sys.__stdout__, sys.__stderr__, sys.__stdin__ = sys.stdout, sys.stderr, sys.stdin
-    sys.argv = ["main.py"]
-    sys.path[0:0] = [workdir]
-    main = types.ModuleType("__main__")
-    main.__dict__.update(__file__=os.path.join(workdir, "main.py"), __builtins__=__builtins__, __cached__=None)
-    sys.modules["__main__"] = main
+def _run_main(code, compiled):
+    """``python main.py``, minus the start-up: the interpreter, sys.argv and the __main__ module
+    were made ready by the worker (_setup)."""
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _STREAMS
+    sys.path.insert(0, _WORKDIR)
     status = 0
     try:
-        exec(compile(code, "main.py", "exec"), main.__dict__)
+        exec(compiled if compiled is not None else compile(code, "main.py", "exec"), _MAIN.__dict__)
     except SystemExit as e:
         status = _exit_status(e.code)
     except MemoryError:
-        _print_exc(traceback)
+        _print_exc()
         status = MEMORY_EXIT
     except BaseException:
-        _print_exc(traceback)
+        _print_exc()
         status = 1
     try:
         atexit._run_exitfuncs()
@@ -169,7 +186,21 @@ def _run_main(code, workdir):
     return status
 
 
-def _print_exc(traceback):
+def _precompile(code):
+    """Compile the program in the worker, so that the child gets the code object for free.  Only
+    for code that compiles silently: a syntax error or a compile-time warning is left for the child
+    to meet, where the program's stderr receives it as `python main.py` would print it."""
+    if len(code) > _PRECOMPILE_MAX:
+        return None  # a huge program compiles in the child, under its limits
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return compile(code, "main.py", "exec")
+    except BaseException:
+        return None
+
+
+def _print_exc():
     try:
         # like `python main.py`: the traceback starts at the program, not at this runner
         kind, value, tb = sys.exc_info()
@@ -194,140 +225,191 @@ def _exit_status(code):
 
 
 # --------------------------------------------------------------------------------------- parent
-def _has_leftovers(uid, child):
-    """Whether a process of the program is left (other than the zombie child): a cheap /proc scan
-    that saves the fork of a sweep in the common case.  uid None: we are PID 1 of a container and
-    anything but us counts."""
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in (child, me):
-            if uid is None:
-                return True
-            try:
-                if os.stat("/proc/" + name).st_uid == uid:
-                    return True
-            except OSError:
-                pass
-    return False
+# Orphans of a program become our children (we are a child subreaper, or PID 1 in a container), so
+# the kernel's list of our children is the list of every process a program left behind: reading
+# it costs one small file instead of a scan of /proc.
+_CHILDREN_FILE = None  # set by main() when the kernel offers /proc/<pid>/task/<tid>/children
 
 
-def _reap_orphans():
-    """We are a child subreaper: collect orphaned grandchildren that died."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _children():
+    fd = os.open(_CHILDREN_FILE, os.O_RDONLY)
+    try:
+        return [int(p) for p in os.read(fd, 1 << 16).split()]
+    finally:
+        os.close(fd)
 
 
-def _sweep(uid, pgid):
-    """Kill what is left of a program: its process group, and (with a private uid) every process of
-    that uid, which also catches grandchildren that started their own session."""
-    for kill in (os.killpg, os.kill):  # the group; the child itself if it had no group yet
-        try:
-            kill(pgid, signal.SIGKILL)
-        except OSError:
-            pass
-    if (uid is None and os.getpid() != 1) or not _has_leftovers(uid, pgid):
+def _kill_leftovers(child, uid):
+    """Kill and reap whatever the program left running, once ``child`` itself is reaped."""
+    if _CHILDREN_FILE is not None:
+        for _ in range(1000):  # each round kills one generation; fork bombs are capped by NPROC
+            left = [p for p in _children() if p != child]
+            if not left:
+                return
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            for p in left:
+                try:
+                    os.waitpid(p, 0)
+                except ChildProcessError:
+                    pass
+    _sweep_uid(uid, child)
+
+
+def _sweep_uid(uid, child):
+    """Fallback without the children file: kill every process of the program's private uid (or, as
+    PID 1 of a container, everything but us), then wait until they are gone."""
+    if uid is None and os.getpid() != 1:
         return
-    pid = os.fork()
-    if pid == 0:
-        try:
-            if uid is not None:
-                os.setresuid(uid, uid, uid)
-            # as that uid it reaches only that uid's processes; in a container (we are PID 1,
-            # which kill -1 spares) it reaches everything but us
-            os.kill(-1, signal.SIGKILL)
-        except BaseException:
-            pass
-        os._exit(0)
-    os.waitpid(pid, 0)
+    me = os.getpid()
+
+    def leftovers():
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in (child, me):
+                try:
+                    if uid is None or os.stat("/proc/" + name).st_uid == uid:
+                        return True
+                except OSError:
+                    pass
+        return False
+
+    give_up = time.monotonic() + 2.0
+    while leftovers() and time.monotonic() < give_up:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                if uid is not None:
+                    os.setresuid(uid, uid, uid)
+                # as that uid it reaches only that uid's processes; as PID 1 (which kill -1
+                # spares) it reaches everything but us
+                os.kill(-1, signal.SIGKILL)
+            except BaseException:
+                pass
+            os._exit(0)
+        os.waitpid(pid, 0)
+        while True:  # reap the orphans that died
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        time.sleep(0.002)
 
 
-def run_program(req, workdir_base, uid, counter):
+def _fresh_workdir(uid):
+    """An empty ``_WORKDIR`` owned by the program's uid.  What a program left that we cannot delete
+    (say, a folder it made unreadable, when we are not root) is moved aside instead."""
+    try:
+        os.mkdir(_WORKDIR, 0o700)
+    except FileExistsError:
+        os.rename(_WORKDIR, "%s.stale-%d" % (_WORKDIR, time.monotonic_ns()))
+        os.mkdir(_WORKDIR, 0o700)
+    if uid is not None:
+        os.chown(_WORKDIR, uid, uid)
+
+
+def run_program(req, uid):
     limits = req["limits"]
-    workdir = os.path.join(workdir_base, "run%d" % counter)
-    os.mkdir(workdir, 0o700)
-    with open(os.path.join(workdir, "main.py"), "w", encoding="utf-8") as f:
+    _fresh_workdir(uid)
+    main_py = os.path.join(_WORKDIR, "main.py")
+    with open(main_py, "w", encoding="utf-8") as f:
         f.write(req["code"])
     if uid is not None:
-        os.chown(workdir, uid, uid)
-        os.chown(os.path.join(workdir, "main.py"), uid, uid)
+        os.chown(main_py, uid, uid)
+    rlimits = _rlimits(limits, uid)
+    cap = int(limits["output_bytes"])
     pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, channel
+    sizes = [_widen(r, cap + 1) for r, _ in pipes]
+    for r, _ in pipes:
+        os.set_blocking(r, False)
     start = time.monotonic()
-    pid = os.fork()
+    compiled = _precompile(req["code"])
+    pid = _fork()
     if pid == 0:
-        for r, _ in pipes:
-            os.close(r)
-        _child(req["code"], limits, workdir, uid, [w for _, w in pipes])
+        _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes])  # closes the read ends too
     for _, w in pipes:
         os.close(w)
     try:
-        return _supervise(pid, [r for r, _ in pipes], limits, start, uid)
+        return _supervise(pid, [r for r, _ in pipes], sizes, limits, start, uid)
     finally:
         for r, _ in pipes:
             os.close(r)
-        shutil.rmtree(workdir, ignore_errors=True)
+        try:  # the usual leftovers, cheaply; anything else the long way
+            os.unlink(main_py)
+            os.rmdir(_WORKDIR)
+        except OSError:
+            shutil.rmtree(_WORKDIR, ignore_errors=True)
 
 
-def _supervise(pid, fds, limits, start, uid):
+def _widen(fd, size):
+    """Let a pipe hold ``size`` bytes (up to the system's pipe-max-size), so that a program can
+    write all its allowed output without waiting for us to read it; returns the capacity."""
+    try:
+        return fcntl.fcntl(fd, 1031, min(size, _PIPE_MAX))  # F_SETPIPE_SZ
+    except OSError:
+        return fcntl.fcntl(fd, 1032)  # F_GETPIPE_SZ
+
+
+def _pending(fd):
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _supervise(pid, fds, sizes, limits, start, uid):
+    """Wait for the program without touching its pipes: a worker that runs Python while its child
+    lives copies every page it writes to, so it sleeps on the child's pidfd and reads the output
+    once the child is gone.  Every ``_TICK`` it checks the output cap and empties pipes that are
+    close to full (outputs larger than a pipe can hold, when output_bytes is raised)."""
     cap = int(limits["output_bytes"])
     deadline = start + float(limits["wall_s"])
     bufs = [bytearray(), bytearray(), bytearray()]
-    total = 0
     killed = None  # "timeout" | "output"
     pidfd = os.pidfd_open(pid)
-    poller = select.poll()
-    open_fds = {}
-    for i, fd in enumerate(fds):
-        poller.register(fd, select.POLLIN)
-        open_fds[fd] = i
-    poller.register(pidfd, select.POLLIN)
-    exited = swept = False
-    while open_fds and not killed:
-        now = time.monotonic()
-        if not exited and now >= deadline:
-            killed = "timeout"
-            break
-        # after the exit only leftovers (already killed) can hold the pipes: bounded drain
-        wait_s = 1.0 if exited else deadline - now
-        events = poller.poll(int(wait_s * 1000) + 1)
-        if not events and exited:
-            break
-        for fd, _ in events:
-            if fd == pidfd:
-                exited = True
-                poller.unregister(pidfd)
-                _sweep(uid, pid)
-                swept = True
-                continue
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                poller.unregister(fd)
-                del open_fds[fd]
-                continue
-            bufs[open_fds[fd]] += chunk[: max(0, cap - total)]
-            total += len(chunk)
-            if total > cap:
+    try:
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                killed = "timeout"
+                break
+            if select.select([pidfd], [], [], min(deadline - now, _TICK))[0]:
+                break
+            waiting = [_pending(fd) for fd in fds]
+            if sum(map(len, bufs)) + sum(waiting) > cap:
                 killed = "output"
                 break
-    if not exited and not killed:
-        # the child closed its output but still runs: give it until the deadline
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([pidfd], [], [], remaining)[0]:
-            killed = "timeout"
-    if killed or not swept:
-        _sweep(uid, pid)
-    _, wstatus, ru = os.wait4(pid, 0)
-    os.close(pidfd)
-    _reap_orphans()
-    if uid is not None or os.getpid() == 1:  # killed leftovers die asynchronously: wait (briefly) until they are gone
-        give_up = time.monotonic() + 2.0
-        while _has_leftovers(uid, pid) and time.monotonic() < give_up:
-            time.sleep(0.002)
-            _reap_orphans()
+            for i, fd in enumerate(fds):
+                if waiting[i] > sizes[i] // 2:
+                    bufs[i] += os.read(fd, waiting[i])
+        for kill in (os.killpg, os.kill):  # its group; the child itself if it still runs
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _, wstatus, ru = os.wait4(pid, 0)
+    finally:
+        os.close(pidfd)
+    _kill_leftovers(pid, uid)  # after which nothing holds the pipes' write ends
+    total = sum(map(len, bufs))
+    for i, fd in enumerate(fds):
+        while total <= cap:
+            try:
+                chunk = os.read(fd, max(1, cap + 1 - total))
+            except BlockingIOError:  # a writer we could not kill: take what is there
+                break
+            if not chunk:
+                break
+            bufs[i] += chunk
+            total += len(chunk)
+    if total > cap:
+        killed = killed or "output"
+        over = total - cap
+        for b in reversed(bufs):  # keep what came first, as when we used to cut the stream
+            cut = min(over, len(b))
+            if cut:
+                del b[len(b) - cut:]
+                over -= cut
     wall = time.monotonic() - start
     cpu = ru.ru_utime + ru.ru_stime
     sig = os.WTERMSIG(wstatus) if os.WIFSIGNALED(wstatus) else None
@@ -361,7 +443,7 @@ def _supervise(pid, fds, limits, start, uid):
         "channel": base64.b64encode(bytes(bufs[2])).decode("ascii"),
         "wall_s": wall,
         "cpu_s": cpu,
-        "truncated": total > cap,
+        "truncated": killed == "output",
         "detail": detail,
     }
 
@@ -376,33 +458,73 @@ def _preload(names):
     return errors
 
 
+def _setup(cfg):
+    """Everything a worker does once: preload, environment, streams, signals, fork helpers.
+    Returns (preload errors, program uid or None)."""
+    global _WORKDIR, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _PIPE_MAX
+    try:
+        with open("/proc/sys/fs/pipe-max-size") as f:
+            _PIPE_MAX = int(f.read())
+    except (OSError, ValueError):
+        pass
+    if sys.path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]  # the folder we were started from is not the programs' business
+    sys.path[0:0] = list(cfg.get("pythonpath", []))
+    os.environ.update(_MIN_ENV)
+    errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
+    os.makedirs(cfg["workdir"], exist_ok=True)
+    os.chmod(cfg["workdir"], 0o711)
+    _WORKDIR = os.path.join(cfg["workdir"], "run")
+    # the programs' environment, inherited through fork: nothing of ours or of whoever started us
+    os.environ.clear()
+    os.environ.update(_MIN_ENV, HOME=_WORKDIR, TMPDIR=_WORKDIR)
+    _STREAMS = (
+        io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8"),
+        io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", errors="backslashreplace"),
+        io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True),
+    )
+    atexit._clear()  # preloaded modules' handlers are not the programs' (and the worker needs none)
+    sys.argv = ["main.py"]
+    _MAIN = types.ModuleType("__main__")
+    _MAIN.__dict__.update(__file__=os.path.join(_WORKDIR, "main.py"), __builtins__=__builtins__, __cached__=None)
+    sys.modules["__main__"] = _MAIN  # our own code keeps its globals; programs find theirs here
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the parent's terminal is the pool's to handle
+    for sig in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # as in `python main.py`: errors, not deaths
+        signal.signal(sig, signal.SIG_IGN)
+    uid = cfg.get("uid")
+    if os.getuid() != 0:
+        uid = None  # cannot drop privileges: docker already runs us unprivileged
+    try:
+        libc = ctypes.PyDLL(None, use_errno=True)  # PyDLL: the GIL stays held across fork
+        _PRCTL = libc.prctl
+        # orphans of our programs become our children, so that we can find and reap them
+        if libc.prctl(36, 1, 0, 0, 0) == 0 or os.getpid() == 1:  # PR_SET_CHILD_SUBREAPER
+            path = "/proc/self/task/%d/children" % os.getpid()
+            if os.path.exists(path):
+                _CHILDREN_FILE = path
+        if len(os.listdir("/proc/self/task")) == 1:
+            libc.fork.restype, libc.fork.argtypes = ctypes.c_int, []
+            _LIBC_FORK = libc.fork
+    except Exception:
+        pass
+    # pre-fork server trick: move everything made so far out of the collector's reach, so that a
+    # collection in a child does not write to (and so copy) every page the worker shares with it
+    gc.collect()
+    gc.freeze()
+    return errors, uid
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     # keep the protocol off fds 0/1 so that stray prints of preloaded modules cannot corrupt it
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
+    os.dup2(devnull, 0)  # also the programs' stdin
     os.dup2(2, 1)
-    os.environ.update(_MIN_ENV)
-    if sys.path and sys.path[0] in ("", os.getcwd()):
-        del sys.path[0]  # the folder we were started from is not the programs' business
-    sys.path[0:0] = list(cfg.get("pythonpath", []))
-    errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
-    workdir_base = cfg["workdir"]
-    os.makedirs(workdir_base, exist_ok=True)
-    os.chmod(workdir_base, 0o711)
-    uid = cfg.get("uid")
-    if os.getuid() != 0:
-        uid = None  # cannot drop privileges: docker already runs us unprivileged
-    try:  # orphans of our programs become our children, so that we can reap them
-        ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except Exception:
-        pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the parent's terminal is the pool's to handle
-    # pre-fork server trick: move everything imported so far out of the collector's reach, so a
-    # collection in a child does not write to (and so copy) every page the worker shares with it
-    gc.collect()
-    gc.freeze()
+    os.close(devnull)
+    errors, uid = _setup(cfg)
     hello = {
         "pid": os.getpid(),
         "uid": os.getuid(),
@@ -413,14 +535,12 @@ def main():
         "vm_mb": _vm_bytes() >> 20,
     }
     write_frame(proto_out, {"hello": hello})
-    counter = 0
     while True:
         req = read_frame(proto_in)
         if req is None:
             break
-        counter += 1
         try:
-            reply = run_program(req, workdir_base, uid, counter)
+            reply = run_program(req, uid)
         except Exception as e:  # our own failure, not the program's
             reply = {"status": "sandbox_error", "detail": "worker: %s: %s" % (type(e).__name__, e)}
         reply["id"] = req.get("id")
