@@ -29,6 +29,7 @@ from .base import Limits
 from .pool import FdTransport, Transport, WorkerPool
 
 _PKG_PARENT = str(Path(__file__).resolve().parents[2])  # folder holding the se_gym package
+_WORKER_SCRIPT = str(Path(__file__).resolve().with_name("worker.py"))
 _WORKER_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -192,7 +193,9 @@ class LocalSandbox(WorkerPool):
             self.program_uids.add(uid)
         workdir = "/tmp/se-gym-run" if self._bwrap else str(self._tmp / f"w{slot}-{n}")
         cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid}
-        cmd = [sys.executable, "-s", "-m", "se_gym.sandbox.worker", json.dumps(cfg)]
+        # run as a script, not with -m: importing the se_gym package (and Gymnasium with it) would
+        # put some 8 MB more into every worker, and every fork copies the page tables of it all
+        cmd = [sys.executable, "-s", _WORKER_SCRIPT, json.dumps(cfg)]
         if self._bwrap:
             cmd = self._bwrap + cmd
         log = self._tmp / f"worker{slot}-{n}.log"

@@ -315,28 +315,35 @@ def run_program(req, uid):
     limits = req["limits"]
     _fresh_workdir(uid)
     main_py = os.path.join(_WORKDIR, "main.py")
-    with open(main_py, "w", encoding="utf-8") as f:
-        f.write(req["code"])
-    if uid is not None:
-        os.chown(main_py, uid, uid)
+    fd = os.open(main_py, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        data = req["code"].encode("utf-8", "replace")  # lone surrogates: the file is only for tracebacks
+        while data:
+            data = data[os.write(fd, data):]
+        if uid is not None:
+            os.fchown(fd, uid, uid)
+    finally:
+        os.close(fd)
     rlimits = _rlimits(limits, uid)
     cap = int(limits["output_bytes"])
-    pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, channel
+    pipes = [list(os.pipe()) for _ in range(3)]  # stdout, stderr, channel: [read, write]
     sizes = [_widen(r, cap + 1) for r, _ in pipes]
     for r, _ in pipes:
         os.set_blocking(r, False)
-    start = time.monotonic()
     compiled = _precompile(req["code"])
+    start = time.monotonic()
     pid = _fork()
     if pid == 0:
         _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes])  # closes the read ends too
-    for _, w in pipes:
-        os.close(w)
+    # Until the child is gone, every page we write to is copied: do as little as possible (the
+    # write ends are closed later, the output read once the child has exited).
     try:
-        return _supervise(pid, [r for r, _ in pipes], sizes, limits, start, uid)
+        return _supervise(pid, pipes, sizes, limits, start, uid)
     finally:
-        for r, _ in pipes:
-            os.close(r)
+        for pipe in pipes:
+            for fd in pipe:
+                if fd >= 0:
+                    os.close(fd)
         try:  # the usual leftovers, cheaply; anything else the long way
             os.unlink(main_py)
             os.rmdir(_WORKDIR)
@@ -357,31 +364,37 @@ def _pending(fd):
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
-def _supervise(pid, fds, sizes, limits, start, uid):
+def _watch(pidfd, fds, sizes, limits, start):
+    """The supervision of a program still running after the first tick: returns (why it was
+    killed or None, output read so far)."""
+    cap = int(limits["output_bytes"])
+    deadline = start + float(limits["wall_s"])
+    bufs = [bytearray(), bytearray(), bytearray()]
+    while True:
+        waiting = [_pending(fd) for fd in fds]
+        if sum(map(len, bufs)) + sum(waiting) > cap:
+            return "output", bufs
+        for i, fd in enumerate(fds):
+            if waiting[i] > sizes[i] // 2:
+                bufs[i] += os.read(fd, waiting[i])
+        now = time.monotonic()
+        if now >= deadline:
+            return "timeout", bufs
+        if select.select([pidfd], [], [], min(deadline - now, _TICK))[0]:
+            return None, bufs
+
+
+def _supervise(pid, pipes, sizes, limits, start, uid):
     """Wait for the program without touching its pipes: a worker that runs Python while its child
     lives copies every page it writes to, so it sleeps on the child's pidfd and reads the output
     once the child is gone.  Every ``_TICK`` it checks the output cap and empties pipes that are
     close to full (outputs larger than a pipe can hold, when output_bytes is raised)."""
-    cap = int(limits["output_bytes"])
-    deadline = start + float(limits["wall_s"])
-    bufs = [bytearray(), bytearray(), bytearray()]
-    killed = None  # "timeout" | "output"
     pidfd = os.pidfd_open(pid)
     try:
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                killed = "timeout"
-                break
-            if select.select([pidfd], [], [], min(deadline - now, _TICK))[0]:
-                break
-            waiting = [_pending(fd) for fd in fds]
-            if sum(map(len, bufs)) + sum(waiting) > cap:
-                killed = "output"
-                break
-            for i, fd in enumerate(fds):
-                if waiting[i] > sizes[i] // 2:
-                    bufs[i] += os.read(fd, waiting[i])
+        if select.select([pidfd], [], [], min(float(limits["wall_s"]), _TICK))[0]:
+            killed, bufs = None, [bytearray(), bytearray(), bytearray()]
+        else:  # a longer program
+            killed, bufs = _watch(pidfd, [r for r, _ in pipes], sizes, limits, start)
         for kill in (os.killpg, os.kill):  # its group; the child itself if it still runs
             try:
                 kill(pid, signal.SIGKILL)
@@ -390,6 +403,11 @@ def _supervise(pid, fds, sizes, limits, start, uid):
         _, wstatus, ru = os.wait4(pid, 0)
     finally:
         os.close(pidfd)
+    for pipe in pipes:  # ours was the last write end not closed by now: read to the end
+        os.close(pipe[1])
+        pipe[1] = -1
+    cap = int(limits["output_bytes"])
+    fds = [r for r, _ in pipes]
     _kill_leftovers(pid, uid)  # after which nothing holds the pipes' write ends
     total = sum(map(len, bufs))
     for i, fd in enumerate(fds):
@@ -467,8 +485,8 @@ def _setup(cfg):
             _PIPE_MAX = int(f.read())
     except (OSError, ValueError):
         pass
-    if sys.path and sys.path[0] in ("", os.getcwd()):
-        del sys.path[0]  # the folder we were started from is not the programs' business
+    if sys.path and sys.path[0] in ("", os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
+        del sys.path[0]  # our own folder, or the one we were started from, is not the programs' business
     sys.path[0:0] = list(cfg.get("pythonpath", []))
     os.environ.update(_MIN_ENV)
     errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
