@@ -274,8 +274,11 @@ def test_rlimits_fallback(weak_box):
         "import os\nwhile True:\n    os.fork()",
         "import os; print(dict(os.environ))",
         "import os, signal; os.kill(os.getppid(), signal.SIGKILL)",
+        # median imports numpy.ma on first use, which the program uid may not be able to read
+        "import numpy as np; print(np.median(np.arange(5.0)))",
     ], Limits(wall_s=1.5, cpu_s=1))
     assert res[0].stdout == "1\n"
+    assert res[5].status is ExecStatus.OK and res[5].stdout == "2.0\n", res[5].stderr
     assert res[1].status is ExecStatus.TIMEOUT
     assert res[2].status not in (ExecStatus.OK, ExecStatus.SANDBOX_ERROR)
     assert res[3].status is ExecStatus.OK and SECRET not in res[3].stdout
@@ -296,3 +299,17 @@ def test_close_is_idempotent_and_cleans_up():
             os.kill(pid, 0)
     with pytest.raises(RuntimeError, match="closed"):
         sb.run(["print(1)"])
+
+
+@pytest.mark.timeout(120)
+def test_big_program_after_big_reply_does_not_deadlock():
+    # one worker: while it writes a ~1 MB reply (output at the cap) it must not be sent a program
+    # too big for its input pipe, or both sides wait on a full pipe for ever
+    sb = make_sandbox(workers=1)
+    try:
+        big = "x = 1\n" + "# padding\n" * 20_000 + "print(x)\n"
+        res = sb.run(['print("x" * 10 ** 6)', big, "print(2)"], FAST)
+        assert [r.status for r in res] == [ExecStatus.OUTPUT_LIMIT, ExecStatus.OK, ExecStatus.OK]
+        assert res[1].stdout == "1\n" and res[2].stdout == "2\n"
+    finally:
+        sb.close()

@@ -54,6 +54,21 @@ def _traversable(path: str) -> bool:
         return False
 
 
+# submodules NumPy's own functions import on first use
+_NUMPY_LAZY = ("numpy.ma",)
+
+
+def _world_readable(module: str) -> bool:
+    """Whether any uid can walk to ``module``'s folder (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return True
+    parts = Path(spec.origin).resolve().parent.parts
+    return all(_traversable(str(Path(*parts[:i]))) for i in range(2, len(parts) + 1))
+
+
 def _needed_paths(pythonpath: Sequence[str]) -> list[str]:
     """Folders a worker must reach: the Python install, sys.path, the package, the pythonpath."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable), _PKG_PARENT]
@@ -95,10 +110,15 @@ def bwrap_args(pythonpath: Sequence[str] = ()) -> list[str]:
                     made.add(d)
                     args += ["--perms", "0755", "--dir", d]
             args += ["--ro-bind", p, p]
-    for p in pythonpath:  # a library folder under /tmp must survive the private /tmp
-        rp = os.path.realpath(p)
-        if rp.startswith(("/tmp/", "/dev/shm/")) and os.path.isdir(rp):
-            args += ["--ro-bind", rp, rp]
+    # needed folders under /tmp (a library folder, a checkout of se-gym) must survive the private
+    # /tmp (/tmp itself, on sys.path when a script there started us, stays private)
+    under_tmp: list[str] = []
+    for p in sorted({os.path.realpath(p) for p in [*pythonpath, _PKG_PARENT, *sys.path] if p}):
+        if p.startswith(("/tmp/", "/dev/shm/")) and os.path.isdir(p):
+            if not any(p.startswith(q + "/") for q in under_tmp):
+                under_tmp.append(p)
+    for p in under_tmp:
+        args += ["--ro-bind", p, p]
     return args + ["--chdir", _PKG_PARENT]
 
 
@@ -175,6 +195,10 @@ class LocalSandbox(WorkerPool):
         self.level = "bwrap" if ok else "rlimits"
         self.level_reason = why
         self._bwrap = bwrap_args(self.pythonpath) if ok else None
+        if self.level == "rlimits" and os.getuid() == 0 and "numpy" in self.preload and not _world_readable("numpy"):
+            # programs run as a private uid that cannot read the Python install here, so what NumPy
+            # imports lazily (numpy.ma, for median and percentile) must be loaded beforehand
+            self.preload += [m for m in _NUMPY_LAZY if m not in self.preload]
         self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-"))
         os.chmod(self._tmp, 0o711)
         self._uids = random.Random(os.urandom(8))

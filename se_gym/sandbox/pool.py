@@ -25,6 +25,9 @@ from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandb
 _GRACE_S = 10.0
 # Jobs sent ahead to one worker (2: the running one and the next).
 _DEPTH = 2
+# Only programs this short are sent ahead: their frame (at most 6 bytes per character in JSON) fits
+# in a pipe's 64 KiB without blocking us.
+_AHEAD_MAX = 8192
 
 
 class WorkerDied(Exception):
@@ -169,22 +172,35 @@ class WorkerPool(Sandbox):
         starts the next program as soon as it has answered one instead of waiting for our round
         trip (its replies come back in order)."""
         sent: deque[_Job] = deque()
+        held: _Job | None = None  # a big job waiting for the worker to be idle
         stopping = False
         while True:
-            while not stopping and len(sent) < _DEPTH:
-                try:
-                    job = self._queue.get(block=not sent)
-                except queue.Empty:
-                    break
-                if job is _STOP:
-                    stopping = True
-                elif not job.future.done():  # else cancelled
-                    sent.append(job)
-                    if not self._send(slot, job):
-                        self._worker_died(slot, sent, "cannot start a worker" if self._workers[slot] is None else "")
-                        sent.clear()
+            while len(sent) < _DEPTH and (held is not None or not stopping):
+                if held is not None:
+                    if sent:
+                        break
+                    job, held = held, None
+                else:
+                    try:
+                        job = self._queue.get(block=not sent)
+                    except queue.Empty:
+                        break
+                    if job is _STOP:
+                        stopping = True
+                        continue
+                    if job.future.done():  # cancelled
+                        continue
+                    if sent and len(job.code) > _AHEAD_MAX:
+                        # sent ahead, it could fill the worker's input pipe while the worker fills
+                        # its output pipe with a big reply that we would not read: a deadlock
+                        held = job
+                        break
+                sent.append(job)
+                if not self._send(slot, job):
+                    self._worker_died(slot, sent, "cannot start a worker" if self._workers[slot] is None else "")
+                    sent.clear()
             if not sent:
-                if stopping:
+                if stopping and held is None:
                     return
                 continue
             transport = self._workers[slot]
