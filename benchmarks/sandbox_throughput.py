@@ -2,7 +2,7 @@
 sandbox does (a fresh ``python main.py`` per program, 2 in parallel) and through every backend that
 is available here.  Prints programs/s, p50/p99 latency and agreement with the baseline.
 
-    python benchmarks/sandbox_throughput.py [-n 200] [--backends local,rlimits,docker,http]
+    python benchmarks/sandbox_throughput.py [-n 200] [--rounds 5] [--backends local,rlimits,docker,http]
 """
 from __future__ import annotations
 
@@ -73,11 +73,27 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def report(name: str, n: int, elapsed: float, lat: list[float], agree: int | None, base_rate: float | None) -> None:
-    rate = n / elapsed
-    speed = f"  {rate / base_rate:5.1f}x baseline" if base_rate else ""
+def report(name: str, rate: float, lat: list[float], agree: int | None, n: int, speed: float | None) -> None:
+    speed_s = f"  {speed:5.1f}x baseline" if speed else ""
     agreement = f"  agreement {agree}/{n}" if agree is not None else ""
-    print(f"{name:10} {rate:8.1f} programs/s  p50 {pct(lat, .5) * 1e3:7.1f} ms  p99 {pct(lat, .99) * 1e3:7.1f} ms{speed}{agreement}", flush=True)
+    print(f"{name:10} {rate:8.1f} programs/s  p50 {pct(lat, .5) * 1e3:7.1f} ms  p99 {pct(lat, .99) * 1e3:7.1f} ms{speed_s}{agreement}", flush=True)
+
+
+def open_backend(name: str, libpath: str, preload: list[str], workers: int, limits: Limits):
+    """(sandbox, things to close after it)."""
+    if name == "local":
+        return make_sandbox("local", pythonpath=[libpath], preload=preload, workers=workers), []
+    if name == "rlimits":
+        return make_sandbox("local", pythonpath=[libpath], preload=preload, workers=workers, isolation="rlimits"), []
+    if name == "docker":
+        return make_sandbox("docker", pythonpath=[libpath], preload=preload, workers=workers), []
+    if name == "http":
+        from se_gym.sandbox.server import SandboxServer
+
+        inner = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=workers)
+        srv = SandboxServer(inner, "127.0.0.1", 0, limits).start()
+        return make_sandbox("http", url=srv.url, workers=4, batch=False), [srv.stop, inner.close]
+    raise ValueError("unknown backend")
 
 
 def main() -> None:
@@ -85,54 +101,61 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--backends", default="local,rlimits,docker,http")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of (a 1/rounds share of the programs through the "
+                    "baseline, then every program through each backend)")
     ap.add_argument("--timeouts", action="store_true", help="make 1 in 50 programs loop until the 3 s limit (dominates the rate)")
     args = ap.parse_args()
     progs, libpath, package = programs(args.n, args.timeouts)
     limits = Limits(wall_s=3.0, cpu_s=3.0)
     print(f"{args.n} programs ({sum('while True' in p for p in progs)} time out), {os.cpu_count()} CPUs, workers={args.workers}")
-    base, base_lat, base_t = baseline(progs, libpath, limits.wall_s)
-    report("baseline", args.n, base_t, base_lat, None, None)
-    base_rate = args.n / base_t
-    preload = ["numpy", package]
+    boxes, closers = {}, []
     for name in args.backends.split(","):
         try:
-            if name == "local":
-                box = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers)
-            elif name == "rlimits":
-                box = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers, isolation="rlimits")
-            elif name == "docker":
-                box = make_sandbox("docker", pythonpath=[libpath], preload=preload, workers=args.workers)
-            elif name == "http":
-                from se_gym.sandbox.server import SandboxServer
-
-                inner = make_sandbox("local", pythonpath=[libpath], preload=preload, workers=args.workers)
-                srv = SandboxServer(inner, "127.0.0.1", 0, limits).start()
-                box = make_sandbox("http", url=srv.url, workers=4, batch=False)
-            else:
-                print(f"{name:10} unknown backend, skipped")
-                continue
+            box, extra = open_backend(name, libpath, ["numpy", package], args.workers, limits)
         except Exception as exc:  # a backend missing here is reported, not fatal
             print(f"{name:10} unavailable: {str(exc).splitlines()[0]}")
             continue
-        try:
-            box.run(["pass"] * args.workers, limits)  # warm
-            t = time.perf_counter()
-            rs = box.run(progs, limits)
-            elapsed = time.perf_counter() - t
-            agree = sum((r.status, r.stdout if r.status is not ExecStatus.TIMEOUT else "") == b for r, b in zip(rs, base))
-            # latency of one program alone (the per-program overhead on a trivial program)
-            lat = []
+        closers += [box.close, *extra]
+        box.run(["pass"] * args.workers, limits)  # warm
+        boxes[name] = box
+    try:
+        # This machine's speed drifts (a shared host), so the baseline and the backends take turns:
+        # each round times a share of the programs through the baseline and then all of them through
+        # each backend, and the speed-up is the median of the rounds' ratios.
+        base: list = [None] * args.n
+        base_lat: list[float] = []
+        base_t = 0.0
+        times: dict[str, list[float]] = {n: [] for n in boxes}
+        ratios: dict[str, list[float]] = {n: [] for n in boxes}
+        passes: dict[str, list] = {n: [] for n in boxes}
+        for r in range(args.rounds):
+            share = list(range(r, args.n, args.rounds))
+            res, lat, t = baseline([progs[i] for i in share], libpath, limits.wall_s)
+            for i, x in zip(share, res):
+                base[i] = x
+            base_lat += lat
+            base_t += t
+            for name, box in boxes.items():
+                t0 = time.perf_counter()
+                passes[name].append(box.run(progs, limits))
+                dt = time.perf_counter() - t0
+                times[name].append(dt)
+                ratios[name].append((args.n / dt) / (len(share) / t))
+        report("baseline", args.n / base_t, base_lat, None, args.n, None)
+        for name, box in boxes.items():
+            agree = min(sum((x.status, x.stdout if x.status is not ExecStatus.TIMEOUT else "") == b for x, b in zip(rs, base))
+                        for rs in passes[name])
+            lat = []  # latency of one program alone (the per-program overhead on a trivial program)
             for _ in range(50):
                 t0 = time.perf_counter()
                 box.run(["print(1)"], limits)
                 lat.append(time.perf_counter() - t0)
-            report(name, args.n, elapsed, lat, agree, base_rate)
-        finally:
-            box.close()
-            if name == "http":
-                srv.stop()
-                inner.close()
-    print("(latency: one trivial program submitted alone, end to end; baseline: per program)")
+            report(name, args.n / statistics.median(times[name]), lat, agree, args.n, statistics.median(ratios[name]))
+    finally:
+        for close in closers:
+            close()
+    print(f"(backends: median of {args.rounds} passes, speed-up: median of the rounds' ratios, agreement: the worst "
+          "pass; latency: one trivial program submitted alone, end to end; baseline: latency per program)")
 
 
 if __name__ == "__main__":

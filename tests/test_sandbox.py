@@ -313,3 +313,17 @@ def test_big_program_after_big_reply_does_not_deadlock():
         assert res[1].stdout == "1\n" and res[2].stdout == "2\n"
     finally:
         sb.close()
+
+
+def test_workers_are_pinned_to_one_cpu_each_unless_asked_not_to():
+    cpus = sorted(os.sched_getaffinity(0))
+    code = "import os; print(sorted(os.sched_getaffinity(0)))"
+    with make_sandbox(workers=len(cpus)) as sb:
+        seen = {r.stdout for r in sb.run([code] * 8, FAST)}
+        assert sb.isolation()["pinned_cpus"] == cpus
+        assert seen <= {f"[{c}]\n" for c in cpus}
+    with make_sandbox(workers=len(cpus) + 1) as sb:  # more workers than CPUs: the scheduler places them
+        assert sb.isolation()["pinned_cpus"] is None
+        assert sb.run([code], FAST)[0].stdout == f"{cpus}\n"
+    with make_sandbox(workers=1, pin_cpus=False) as sb:
+        assert sb.run([code], FAST)[0].stdout == f"{cpus}\n"

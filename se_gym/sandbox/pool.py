@@ -15,6 +15,7 @@ import struct
 import threading
 import time
 from concurrent.futures import Future
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -289,6 +290,8 @@ class WorkerPool(Sandbox):
         for job in jobs:
             self._queue.put(job)
         try:
+            # one wake-up when the last answer is in, not one per program
+            futures_wait([job.future for job in jobs])
             return [job.future.result() for job in jobs]
         except BaseException:  # interrupted: drop what has not started, keep the pool usable
             for job in jobs:

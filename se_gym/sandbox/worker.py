@@ -6,7 +6,8 @@ Stand-alone on purpose (standard library only, no se_gym imports): the docker im
 file as a script.  Protocol on the worker's stdin/stdout: frames of a 4-byte big-endian length and
 a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per request
 ``{"id", "code", "limits"}``.  Invoked with one argument, a JSON config
-``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str}``.
+``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int}``
+(``cpu``, optional: the one CPU to run on).
 """
 import atexit
 import base64
@@ -542,6 +543,11 @@ def main():
     os.dup2(devnull, 0)  # also the programs' stdin
     os.dup2(2, 1)
     os.close(devnull)
+    if cfg.get("cpu") is not None:
+        try:
+            os.sched_setaffinity(0, {cfg["cpu"]})  # inherited by every program we fork
+        except OSError:
+            pass
     errors, uid = _setup(cfg)
     hello = {
         "pid": os.getpid(),
