@@ -69,6 +69,12 @@ def _world_readable(module: str) -> bool:
     return all(_traversable(str(Path(*parts[:i]))) for i in range(2, len(parts) + 1))
 
 
+def _site_packages() -> list[str]:
+    import site
+
+    return [p for p in site.getsitepackages() if os.path.isdir(p)]
+
+
 def _needed_paths(pythonpath: Sequence[str]) -> list[str]:
     """Folders a worker must reach: the Python install, sys.path, the package, the pythonpath."""
     paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable), _PKG_PARENT]
@@ -228,7 +234,11 @@ class LocalSandbox(WorkerPool):
             cfg["cpu"] = self._cpus[slot % len(self._cpus)]
         # run as a script, not with -m: importing the se_gym package (and Gymnasium with it) would
         # put some 8 MB more into every worker, and every fork copies the page tables of it all
-        cmd = [sys.executable, "-s", _WORKER_SCRIPT, json.dumps(cfg)]
+        # -S: no site, so none of the .pth start-up hooks of this Python (editable installs, the
+        # machine's set-up) run in the worker and sit in every fork; the worker puts site-packages
+        # on its path and makes site's builtins (exit, quit, help) itself
+        cfg["site_packages"] = _site_packages()
+        cmd = [sys.executable, "-s", "-S", _WORKER_SCRIPT, json.dumps(cfg)]
         if self._bwrap:
             cmd = self._bwrap + cmd
         log = self._tmp / f"worker{slot}-{n}.log"

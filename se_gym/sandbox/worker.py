@@ -6,8 +6,9 @@ Stand-alone on purpose (standard library only, no se_gym imports): the docker im
 file as a script.  Protocol on the worker's stdin/stdout: frames of a 4-byte big-endian length and
 a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per request
 ``{"id", "code", "limits"}``.  Invoked with one argument, a JSON config
-``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int}``
-(``cpu``, optional: the one CPU to run on).
+``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int,
+"site_packages": [...]}``
+(``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S).
 """
 import atexit
 import base64
@@ -488,6 +489,13 @@ def _setup(cfg):
         pass
     if sys.path and sys.path[0] in ("", os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
         del sys.path[0]  # our own folder, or the one we were started from, is not the programs' business
+    if sys.flags.no_site:  # started with -S (see local.py): what site would give `python main.py`
+        sys.path += [p for p in cfg.get("site_packages", []) if p not in sys.path]
+        import site
+
+        site.setquit()
+        site.setcopyright()
+        site.sethelper()
     sys.path[0:0] = list(cfg.get("pythonpath", []))
     os.environ.update(_MIN_ENV)
     errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
