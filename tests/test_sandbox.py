@@ -276,9 +276,11 @@ def test_rlimits_fallback(weak_box):
         "import os, signal; os.kill(os.getppid(), signal.SIGKILL)",
         # median imports numpy.ma on first use, which the program uid may not be able to read
         "import numpy as np; print(np.median(np.arange(5.0)))",
+        "import statistics, dataclasses, fractions, decimal; print(statistics.mean([1, 2]))",
     ], Limits(wall_s=1.5, cpu_s=1))
     assert res[0].stdout == "1\n"
     assert res[5].status is ExecStatus.OK and res[5].stdout == "2.0\n", res[5].stderr
+    assert res[6].status is ExecStatus.OK and res[6].stdout == "1.5\n", res[6].stderr
     assert res[1].status is ExecStatus.TIMEOUT
     assert res[2].status not in (ExecStatus.OK, ExecStatus.SANDBOX_ERROR)
     assert res[3].status is ExecStatus.OK and SECRET not in res[3].stdout

@@ -54,8 +54,11 @@ def _traversable(path: str) -> bool:
         return False
 
 
-# submodules NumPy's own functions import on first use
+# Loaded beforehand when the program uid cannot read the Python install (else programs import them
+# when they need them): what NumPy's own functions import on first use (numpy.ma, for median and
+# percentile) and the standard modules the worker leaves out for size.
 _NUMPY_LAZY = ("numpy.ma",)
+_STDLIB_HEAVY = ("fractions", "decimal", "statistics", "dataclasses")
 
 
 def _world_readable(module: str) -> bool:
@@ -208,10 +211,10 @@ class LocalSandbox(WorkerPool):
         self.level = "bwrap" if ok else "rlimits"
         self.level_reason = why
         self._bwrap = bwrap_args(self.pythonpath) if ok else None
-        if self.level == "rlimits" and os.getuid() == 0 and "numpy" in self.preload and not _world_readable("numpy"):
-            # programs run as a private uid that cannot read the Python install here, so what NumPy
-            # imports lazily (numpy.ma, for median and percentile) must be loaded beforehand
-            self.preload += [m for m in _NUMPY_LAZY if m not in self.preload]
+        if self.level == "rlimits" and os.getuid() == 0 and not all(_world_readable(m) for m in ("json", "numpy")):
+            # programs run as a private uid that cannot read the Python install here
+            extra = (_NUMPY_LAZY if "numpy" in self.preload else ()) + _STDLIB_HEAVY
+            self.preload += [m for m in extra if m not in self.preload]
         self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-"))
         os.chmod(self._tmp, 0o711)
         self._uids = random.Random(os.urandom(8))

@@ -40,11 +40,13 @@ _MIN_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
-# Common standard-library modules a solution may import, loaded once here so that children find
-# them ready (faster, and it works even where the sandbox uid cannot read the Python install).
+# Common, light standard-library modules a solution may import, loaded once here so that children
+# find them ready.  Heavier ones (decimal, statistics, dataclasses: 1.2 MB that every fork would
+# copy) are imported by the programs that use them, or preloaded by the pool where the program uid
+# cannot read the Python install (local.py).
 _STDLIB = ("math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re", "json",
-           "random", "statistics", "fractions", "decimal", "typing", "string", "copy", "operator",
-           "traceback", "io", "atexit", "array", "dataclasses", "numbers", "textwrap", "linecache")
+           "random", "typing", "string", "copy", "operator", "traceback", "io", "atexit", "array",
+           "numbers", "textwrap", "linecache")
 
 
 # ---------------------------------------------------------------------------------------- frames
