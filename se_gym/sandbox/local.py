@@ -201,7 +201,7 @@ class LocalSandbox(WorkerPool):
             if not os.path.isdir(p):
                 raise ValueError(f"pythonpath entry is not a folder: {p}")
         super().__init__(workers or os.cpu_count() or 1, start_timeout)
-        cpus = sorted(os.sched_getaffinity(0))
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         self._cpus = cpus if (pin_cpus if pin_cpus is not None else self.workers <= len(cpus)) else None
         self.pythonpath = [os.path.realpath(p) for p in pythonpath]
         self.preload = list(preload)
