@@ -162,6 +162,16 @@ def test_error_taxonomy(sebench_judge):
     ]
 
 
+def test_sandbox_copy_of_the_library_has_no_docstrings(sebench_judge):
+    # a closed-book agent must not read the docs back through a verdict's `got`
+    doc_is_none = [{"input": "x=1", "output": "True"}]
+    code = block(f"import {PKG}\ndef solve(x):\n    {ABS}(x)\n    return {ABS}.__doc__ is None and {PKG}.{LIB.linalg}.{LIB.names['linalg.det']}.__doc__ is None")
+    v = sebench_judge.judge(code, doc_is_none)
+    assert v.status is Status.PASSED, v
+    assert not (LIB.materialize("sebench", docs=False) / PKG / "docs.json").exists()
+    assert (LIB.materialize("sebench") / PKG / "docs.json").exists()  # the copy users get keeps them
+
+
 def test_fraction_reward_and_function_name():
     code = block(f"import {PKG}\ndef helper(v):\n    return v\ndef solve(x):\n    return {ABS}(x) if len(x) > 1 else {SUM}(x) - 100")
     with Judge(LIB, profile="strict", reward="fraction", workers=1) as j:

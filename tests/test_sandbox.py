@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import tempfile
 import threading
 import time
 
@@ -33,7 +34,7 @@ def _sandbox_procs(box) -> set[int]:
 
 
 def _our_tmp() -> set[str]:
-    return {n for n in os.listdir("/tmp") if n.startswith("se-gym-sandbox-")}
+    return {n for d in ("/tmp", "/dev/shm") if os.path.isdir(d) for n in os.listdir(d) if n.startswith("se-gym-sandbox-")}
 
 
 @pytest.fixture(scope="module")
@@ -285,6 +286,15 @@ def test_rlimits_fallback(weak_box):
     assert res[2].status not in (ExecStatus.OK, ExecStatus.SANDBOX_ERROR)
     assert res[3].status is ExecStatus.OK and SECRET not in res[3].stdout
     assert res[4].status is ExecStatus.ERROR and weak_box.restarts == 0
+
+
+def test_rlimits_work_dirs_live_in_memory_where_they_can(weak_box):
+    # made and removed for every program: /dev/shm (tmpfs) when there is one, not a disk's /tmp
+    cwd = weak_box.run(["import os; print(os.getcwd())"])[0].stdout.strip()
+    with open("/proc/mounts") as f:
+        shm = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f)
+    assert cwd.startswith("/dev/shm/se-gym-sandbox-" if shm else tempfile.gettempdir()), cwd
+    assert cwd.startswith(str(weak_box._tmp))
 
 
 def test_close_is_idempotent_and_cleans_up():

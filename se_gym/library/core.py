@@ -118,11 +118,12 @@ class Library:
 
         return write_package(self, Path(out_dir), profile, with_docs=with_docs)
 
-    def materialize(self, profile: str = "sebench") -> Path:
-        """Write the library once into the cache and return the folder to put on ``sys.path``."""
+    def materialize(self, profile: str = "sebench", docs: bool = True) -> Path:
+        """Write the library once into the cache and return the folder to put on ``sys.path``.
+        ``docs=False``: functions without docstrings (the sandbox's copy, see ``se_gym.judge``)."""
         from .writer import cached_package
 
-        return cached_package(self, profile)
+        return cached_package(self, profile, docs)
 
     def to_json(self) -> dict:
         return {

@@ -104,18 +104,18 @@ def cache_root() -> Path:
     return Path(root)
 
 
-def cached_package(lib, profile: str) -> Path:
-    """``<cache>/libraries/<id>-<profile>``, written once (safe against concurrent writers)."""
+def cached_package(lib, profile: str, docs: bool = True) -> Path:
+    """``<cache>/libraries/<id>-<profile>[-nodocs]``, written once (safe against concurrent writers)."""
     from .core import MANIFEST
 
     # the runtime's hash is part of the name, so a changed runtime never reuses a stale copy
     rt = hashlib.sha256(_RUNTIME.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
-    target = cache_root() / "libraries" / f"{lib.id}-{profile}-{rt}"
+    target = cache_root() / "libraries" / f"{lib.id}-{profile}{'' if docs else '-nodocs'}-{rt}"
     if (target / MANIFEST).exists() and (target / lib.package / "_core.py").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{lib.id}-", dir=target.parent)) / "lib"
-    write_package(lib, staging, profile)
+    write_package(lib, staging, profile, with_docs=docs)
     try:
         os.replace(staging, target)
     except OSError:  # another process won the race: theirs is identical

@@ -47,7 +47,7 @@ def _sandbox(args: argparse.Namespace):
             lib = from_spec(int(spec) if spec.lstrip("-").isdigit() else spec)
         except (LibraryError, OSError, ValueError) as exc:
             raise CLIError(f"bad --library {spec!r}: {exc}") from None
-        pythonpath.append(str(lib.materialize(args.profile)))
+        pythonpath.append(str(lib.materialize(args.profile, docs=False)))  # as the judge's (se_gym.judge)
         preload += [lib.package, f"{lib.package}.{lib.linalg}"]
     if args.workers is not None and args.workers < 1:
         raise CLIError("--workers must be at least 1")

@@ -177,6 +177,18 @@ class _ProcTransport(FdTransport):
             return ""
 
 
+def _memory_tmp() -> str | None:
+    """``/dev/shm`` when it is a tmpfs we can write to, else None (the default temp dir).  Every
+    program gets a fresh work dir, made and removed around it: 0.03 ms in memory against 0.18 ms on
+    this machine's ext4 /tmp.  (bwrap and docker give their workers a tmpfs of their own.)"""
+    try:
+        with open("/proc/mounts") as f:
+            on_tmpfs = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f)
+    except OSError:
+        return None
+    return "/dev/shm" if on_tmpfs and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
 class LocalSandbox(WorkerPool):
     """Pre-forked workers on this machine (see the module doc for the isolation levels)."""
 
@@ -215,7 +227,7 @@ class LocalSandbox(WorkerPool):
             # programs run as a private uid that cannot read the Python install here
             extra = (_NUMPY_LAZY if "numpy" in self.preload else ()) + _STDLIB_HEAVY
             self.preload += [m for m in extra if m not in self.preload]
-        self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-"))
+        self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-", dir=_memory_tmp()))
         os.chmod(self._tmp, 0o711)
         self._uids = random.Random(os.urandom(8))
         self.program_uids: set[int] = set()  # every private uid handed to a worker (tests check them)

@@ -96,6 +96,7 @@ class FdTransport(Transport):
 class _Job:
     code: str
     limits: Limits
+    limits_json: dict  # made once per batch: asdict() would cost more than the rest of a send
     future: Future = field(default_factory=Future)
     attempts: int = 0
 
@@ -227,7 +228,7 @@ class WorkerPool(Sandbox):
                 self._boot_error = str(exc)
                 return False
         try:
-            transport.send({"id": 0, "code": job.code, "limits": job.limits.to_json()})
+            transport.send({"id": 0, "code": job.code, "limits": job.limits_json})
             return True
         except WorkerDied:
             return False
@@ -286,7 +287,8 @@ class WorkerPool(Sandbox):
         if self._closed:
             raise RuntimeError(f"{self.backend} sandbox is closed")
         limits = limits or Limits()
-        jobs = [_Job(code, limits) for code in programs]
+        wire = limits.to_json()
+        jobs = [_Job(code, limits, wire) for code in programs]
         for job in jobs:
             self._queue.put(job)
         try:
@@ -302,7 +304,8 @@ class WorkerPool(Sandbox):
         """One program, answered through a Future (for callers that stream work)."""
         if self._closed:
             raise RuntimeError(f"{self.backend} sandbox is closed")
-        job = _Job(check_programs([program])[0], limits or Limits())
+        limits = limits or Limits()
+        job = _Job(check_programs([program])[0], limits, limits.to_json())
         self._queue.put(job)
         return job.future
 
