@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -93,6 +95,22 @@ def test_errors_and_exit_codes(box):
     assert 'File "main.py", line 1' in res[0].stderr and "worker.py" not in res[0].stderr
     assert res[1].exit_code == 3 and res[2].exit_code == 1 and "bye" in res[2].stderr
     assert res[3].signal == 6 and res[3].exit_code is None
+
+
+def test_uncaught_exceptions_print_as_python_main_py_prints_them(box, tmp_path):
+    programs = [
+        "def f(x):\n    return x.tolist()\nprint(f(3))",
+        "try:\n    1/0\nexcept ZeroDivisionError as e:\n    raise ValueError('wrapped') from e",
+        "e = RuntimeError('with note')\ne.add_note('a note')\nraise e",
+        "raise ExceptionGroup('grp', [ValueError('a'), TypeError('b')])",
+        "x = (1,\n  2 +\n  None)",
+        "import sys\nsys.excepthook = lambda *a: print('own hook', a[0].__name__, file=sys.stderr)\nraise KeyError(1)",
+    ]
+    for code, got in zip(programs, box.run(programs, FAST)):
+        (tmp_path / "main.py").write_text(code)
+        want = subprocess.run([sys.executable, "-s", "main.py"], cwd=tmp_path, capture_output=True, text=True)
+        # the one difference on purpose: our programs are compiled as "main.py", not a full path
+        assert (got.stderr, got.exit_code) == (want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
 
 
 def test_wall_timeout_kills_group_and_grandchildren(box):

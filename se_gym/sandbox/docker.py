@@ -11,6 +11,7 @@ Python and NumPy (same paths, same versions, hence the same results as ``local``
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -29,10 +30,21 @@ from typing import Any, Sequence
 from .base import Limits
 from .pool import FdTransport, Transport, WorkerDied, WorkerPool
 
-IMAGE = "se-gym/sandbox:py{0}.{1}".format(*sys.version_info[:2])
 BASE_IMAGE = "se-gym/sandbox-base:py{0}.{1}".format(*sys.version_info[:2])
 _DOCKERFILE = Path(__file__).resolve().parents[2] / "sandbox" / "Dockerfile"
 _WORKER = Path(__file__).with_name("worker.py")
+
+
+def _build_hash() -> str:
+    h = hashlib.sha256()
+    for f in (_WORKER, _DOCKERFILE):
+        h.update(f.read_bytes() if f.exists() else b"")
+    return h.hexdigest()[:10]
+
+
+# the tag names the worker and Dockerfile it is built from: a changed worker gets a fresh image
+# instead of an old one silently running on
+IMAGE = "se-gym/sandbox:py{0}.{1}-{2}".format(*sys.version_info[:2], _build_hash())
 _RUN_DIR = "/run/se-gym"  # the only writable place in a container (tmpfs)
 # stdlib parts a sandbox does not need
 _SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "__phello__"}

@@ -20,13 +20,10 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
 import struct
 import sys
-import termios
 import time
-import traceback
 import types
 import warnings
 
@@ -45,7 +42,7 @@ _MIN_ENV = {
 # copy) are imported by the programs that use them, or preloaded by the pool where the program uid
 # cannot read the Python install (local.py).
 _STDLIB = ("math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re", "json",
-           "random", "typing", "string", "copy", "operator", "traceback", "io", "atexit", "array",
+           "random", "typing", "string", "copy", "operator", "io", "atexit", "array",
            "numbers", "textwrap", "linecache")
 
 
@@ -155,6 +152,8 @@ def _child(code, compiled, rlimits, uid, fds):
         status = _run_main(code, compiled)
     except BaseException:  # the sandbox set-up itself failed: say so on stderr
         try:
+            import traceback
+
             os.write(2, ("se-gym sandbox: child set-up failed\n" + traceback.format_exc()).encode())
         except BaseException:
             pass
@@ -205,10 +204,17 @@ def _precompile(code):
 
 
 def _print_exc():
+    """Report the uncaught exception as `python main.py` does: through sys.excepthook (CPython's
+    own printer in C, unless the program set its own), with the traceback starting at the program,
+    not at this runner.  (The traceback module would cost every crash some milliseconds.)"""
     try:
-        # like `python main.py`: the traceback starts at the program, not at this runner
         kind, value, tb = sys.exc_info()
-        traceback.print_exception(kind, value, tb.tb_next if tb is not None else None)
+        tb = tb.tb_next if tb is not None else None
+        value.__traceback__ = tb
+        try:
+            sys.excepthook(kind, value, tb)
+        except BaseException:
+            sys.__excepthook__(kind, value, tb)
     except BaseException:
         try:
             os.write(2, b"MemoryError\n")
@@ -352,6 +358,8 @@ def run_program(req, uid):
             os.unlink(main_py)
             os.rmdir(_WORKDIR)
         except OSError:
+            import shutil  # not at the top: it and what it imports would sit in every fork
+
             shutil.rmtree(_WORKDIR, ignore_errors=True)
 
 
@@ -365,6 +373,8 @@ def _widen(fd, size):
 
 
 def _pending(fd):
+    import termios  # only for programs that outlive the first tick
+
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
 
