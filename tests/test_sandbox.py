@@ -97,7 +97,7 @@ def test_errors_and_exit_codes(box):
     assert res[3].signal == 6 and res[3].exit_code is None
 
 
-def test_uncaught_exceptions_print_as_python_main_py_prints_them(box, tmp_path):
+def test_uncaught_exceptions_and_warnings_print_as_python_main_py_prints_them(box, tmp_path):
     programs = [
         "def f(x):\n    return x.tolist()\nprint(f(3))",
         "try:\n    1/0\nexcept ZeroDivisionError as e:\n    raise ValueError('wrapped') from e",
@@ -105,12 +105,13 @@ def test_uncaught_exceptions_print_as_python_main_py_prints_them(box, tmp_path):
         "raise ExceptionGroup('grp', [ValueError('a'), TypeError('b')])",
         "x = (1,\n  2 +\n  None)",
         "import sys\nsys.excepthook = lambda *a: print('own hook', a[0].__name__, file=sys.stderr)\nraise KeyError(1)",
+        "x = 1\nprint(x is 1)",  # a compile-time SyntaxWarning: the worker leaves it to the child
     ]
     for code, got in zip(programs, box.run(programs, FAST)):
         (tmp_path / "main.py").write_text(code)
         want = subprocess.run([sys.executable, "-s", "main.py"], cwd=tmp_path, capture_output=True, text=True)
         # the one difference on purpose: our programs are compiled as "main.py", not a full path
-        assert (got.stderr, got.exit_code) == (want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
+        assert (got.stdout, got.stderr, got.exit_code) == (want.stdout, want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
 
 
 def test_wall_timeout_kills_group_and_grandchildren(box):

@@ -11,7 +11,7 @@ a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per re
 (``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S).
 """
 import atexit
-import base64
+import binascii
 import ctypes
 import fcntl
 import gc
@@ -58,7 +58,10 @@ def read_frame(fd):
 
 
 def _read_exact(fd, n):
-    buf = bytearray()
+    chunk = os.read(fd, n)
+    if len(chunk) == n or not chunk:  # the usual case: all of it at once (or the end)
+        return chunk or None
+    buf = bytearray(chunk)
     while len(buf) < n:
         chunk = os.read(fd, n - len(buf))
         if not chunk:
@@ -103,6 +106,7 @@ def _vm_bytes():
 # Set once by _setup(), in the worker, so that each child inherits them instead of making them:
 # whatever a child does in Python writes to (and so copies) pages it shares with the worker.
 _WORKDIR = None  # the one folder programs run in (a worker runs one program at a time)
+_MAIN_PY = None  # its main.py
 _STREAMS = None  # sys.stdin/stdout/stderr for programs, on fds 0/1/2 of the child
 _MAIN = None  # the programs' __main__ module
 _PRECOMPILE_MAX = 1 << 16  # bytes of source the worker compiles for a program
@@ -189,16 +193,34 @@ def _run_main(code, compiled):
     return status
 
 
+_FILTERS = warnings.filters  # the list the C warnings machinery reads
+_ERROR_FILTER = ("error", None, Warning, None, 0)
+_MUTATED = getattr(warnings, "_filters_mutated", None)  # CPython 3.4-3.13
+
+
 def _precompile(code):
     """Compile the program in the worker, so that the child gets the code object for free.  Only
     for code that compiles silently: a syntax error or a compile-time warning is left for the child
     to meet, where the program's stderr receives it as `python main.py` would print it."""
     if len(code) > _PRECOMPILE_MAX:
         return None  # a huge program compiles in the child, under its limits
+    if _MUTATED is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                return compile(code, "main.py", "exec")
+        except BaseException:
+            return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
+        # what warnings.catch_warnings() + simplefilter("error") do, without their Python-level
+        # calls: each of those touches (so, after a fork, faults in) more of the worker's pages
+        _FILTERS.insert(0, _ERROR_FILTER)
+        _MUTATED()
+        try:
             return compile(code, "main.py", "exec")
+        finally:
+            del _FILTERS[0]
+            _MUTATED()
     except BaseException:
         return None
 
@@ -324,7 +346,7 @@ def _fresh_workdir(uid):
 def run_program(req, uid):
     limits = req["limits"]
     _fresh_workdir(uid)
-    main_py = os.path.join(_WORKDIR, "main.py")
+    main_py = _MAIN_PY
     fd = os.open(main_py, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         data = req["code"].encode("utf-8", "replace")  # lone surrogates: the file is only for tracebacks
@@ -472,7 +494,7 @@ def _supervise(pid, pipes, sizes, limits, start, uid):
         "signal": sig,
         "stdout": stdout,
         "stderr": stderr,
-        "channel": base64.b64encode(bytes(bufs[2])).decode("ascii"),
+        "channel": binascii.b2a_base64(bufs[2], newline=False).decode("ascii"),
         "wall_s": wall,
         "cpu_s": cpu,
         "truncated": killed == "output",
@@ -493,7 +515,7 @@ def _preload(names):
 def _setup(cfg):
     """Everything a worker does once: preload, environment, streams, signals, fork helpers.
     Returns (preload errors, program uid or None)."""
-    global _WORKDIR, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _PIPE_MAX
+    global _WORKDIR, _MAIN_PY, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _PIPE_MAX
     try:
         with open("/proc/sys/fs/pipe-max-size") as f:
             _PIPE_MAX = int(f.read())
@@ -514,6 +536,7 @@ def _setup(cfg):
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chmod(cfg["workdir"], 0o711)
     _WORKDIR = os.path.join(cfg["workdir"], "run")
+    _MAIN_PY = os.path.join(_WORKDIR, "main.py")
     # the programs' environment, inherited through fork: nothing of ours or of whoever started us
     os.environ.clear()
     os.environ.update(_MIN_ENV, HOME=_WORKDIR, TMPDIR=_WORKDIR)
