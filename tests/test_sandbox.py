@@ -114,6 +114,12 @@ def test_uncaught_exceptions_and_warnings_print_as_python_main_py_prints_them(bo
         assert (got.stdout, got.stderr, got.exit_code) == (want.stdout, want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
 
 
+def test_every_program_gets_fresh_randomness(box):
+    code = "import random; print(random.random(), random.getrandbits(64))"
+    outs = [r.stdout for r in box.run([code] * 6, FAST)]
+    assert all(outs) and len(set(outs)) == 6, outs
+
+
 def test_wall_timeout_kills_group_and_grandchildren(box):
     code = (
         "import os, time\n"

@@ -6,6 +6,7 @@ once on the fresh worker before it is reported as ``SANDBOX_ERROR``, so a batch 
 """
 from __future__ import annotations
 
+import binascii
 import json
 import os
 import queue
@@ -87,7 +88,7 @@ class FdTransport(Transport):
         self._fill(4, deadline)
         size = struct.unpack(">I", self._buf[:4])[0]
         self._fill(4 + size, deadline)
-        body = bytes(self._buf[4 : 4 + size])
+        body = self._buf[4 : 4 + size].decode()  # a str: json.loads would sniff a bytes' encoding first
         del self._buf[: 4 + size]
         return json.loads(body)
 
@@ -102,6 +103,7 @@ class _Job:
 
 
 _STOP = object()
+_STATUS = {s.value: s for s in ExecStatus}  # ExecStatus(value) goes through Enum's Python-level lookup
 
 
 class WorkerPool(Sandbox):
@@ -262,17 +264,15 @@ class WorkerPool(Sandbox):
             self._queue.put(job)
 
     def _result(self, reply: dict, worker: str) -> ExecResult:
-        import base64
-
         if reply.get("status") == ExecStatus.SANDBOX_ERROR.value and "stdout" not in reply:
             return sandbox_error(self.backend, reply.get("detail", ""), worker)
         return ExecResult(
-            status=ExecStatus(reply["status"]),
+            status=_STATUS[reply["status"]],
             exit_code=reply.get("exit_code"),
             signal=reply.get("signal"),
             stdout=reply.get("stdout", ""),
             stderr=reply.get("stderr", ""),
-            channel=base64.b64decode(reply.get("channel") or ""),
+            channel=binascii.a2b_base64(reply.get("channel") or ""),
             wall_s=float(reply.get("wall_s", 0.0)),
             cpu_s=reply.get("cpu_s"),
             truncated=bool(reply.get("truncated")),

@@ -87,11 +87,14 @@ def _fork():
     200 pages, about a fifth of a short program's cost; a single-threaded worker needs none of it."""
     if _LIBC_FORK is None:
         return os.fork()
+    if "random" in sys.modules:
+        # the one at-fork hook that matters to a program: fresh entropy, as `python main.py` gets.
+        # Seeded here, just before the fork, rather than in the child, where the same writes would
+        # each copy a page the child shares with us.
+        sys.modules["random"].seed()
     pid = _LIBC_FORK()
     if pid < 0:
         raise OSError(ctypes.get_errno(), "fork failed")
-    if pid == 0 and "random" in sys.modules:
-        sys.modules["random"].seed()  # the one at-fork hook that matters to a program
     return pid
 
 
