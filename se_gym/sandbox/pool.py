@@ -104,6 +104,7 @@ class _Job:
 
 _STOP = object()
 _STATUS = {s.value: s for s in ExecStatus}  # ExecStatus(value) goes through Enum's Python-level lookup
+_SANDBOX_ERROR = ExecStatus.SANDBOX_ERROR.value
 
 
 class WorkerPool(Sandbox):
@@ -116,7 +117,8 @@ class WorkerPool(Sandbox):
         self.name = self.backend
         self._n = max(1, int(workers))
         self._start_timeout = start_timeout
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+        # SimpleQueue: put and get in C, without queue.Queue's Python-level condition variables
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._workers: list[Transport | None] = [None] * self._n
         self._hello: dict[str, Any] = {}
@@ -264,7 +266,7 @@ class WorkerPool(Sandbox):
             self._queue.put(job)
 
     def _result(self, reply: dict, worker: str) -> ExecResult:
-        if reply.get("status") == ExecStatus.SANDBOX_ERROR.value and "stdout" not in reply:
+        if reply.get("status") == _SANDBOX_ERROR and "stdout" not in reply:
             return sandbox_error(self.backend, reply.get("detail", ""), worker)
         return ExecResult(
             status=_STATUS[reply["status"]],
