@@ -198,7 +198,7 @@ def _run_main(code, compiled):
 
 _FILTERS = warnings.filters  # the list the C warnings machinery reads
 _ERROR_FILTER = ("error", None, Warning, None, 0)
-_MUTATED = getattr(warnings, "_filters_mutated", None)  # CPython 3.4-3.13
+_MUTATED = getattr(warnings, "_filters_mutated", None)  # CPython's private hook; else catch_warnings
 
 
 def _precompile(code):
@@ -231,7 +231,7 @@ def _precompile(code):
 def _print_exc():
     """Report the uncaught exception as `python main.py` does: through sys.excepthook (CPython's
     own printer in C, unless the program set its own), with the traceback starting at the program,
-    not at this runner.  (The traceback module would cost every crash some milliseconds.)"""
+    not at this runner.  (It also keeps the traceback module out of every fork.)"""
     try:
         kind, value, tb = sys.exc_info()
         tb = tb.tb_next if tb is not None else None
