@@ -114,6 +114,16 @@ def test_uncaught_exceptions_and_warnings_print_as_python_main_py_prints_them(bo
         assert (got.stdout, got.stderr, got.exit_code) == (want.stdout, want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
 
 
+def test_a_fresh_pool_keeps_its_first_workers():
+    """bwrap --die-with-parent kills a worker when the *thread* that started it ends, so workers
+    must be started by threads that live as long as the pool (here they once died at once and
+    were replaced on first use)."""
+    with make_sandbox("local", workers=2) as sb:
+        time.sleep(0.3)
+        res = sb.run(["print(1)"] * 4, FAST)
+        assert sb.restarts == 0 and {r.worker for r in res} <= {"local-0.0", "local-1.0"}, [r.worker for r in res]
+
+
 def test_every_program_gets_fresh_randomness(box):
     code = "import random; print(random.random(), random.getrandbits(64))"
     outs = [r.stdout for r in box.run([code] * 6, FAST)]

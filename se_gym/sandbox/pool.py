@@ -133,27 +133,21 @@ class WorkerPool(Sandbox):
 
     # -- start-up ----------------------------------------------------------------------------
     def _start(self) -> None:
-        """Start every worker concurrently and wait for their hello; raise if none comes up."""
-        errors: list[BaseException] = []
-
-        def boot(slot: int) -> None:
-            try:
-                self._workers[slot] = self._boot(slot)
-            except BaseException as exc:  # collected and raised below, with the cause
-                errors.append(exc)
-
-        threads = [threading.Thread(target=boot, args=(i,), daemon=True) for i in range(self._n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            self._close()
-            raise errors[0]
+        """Start every worker concurrently and wait for their hello; raise if one does not come up.
+        Each slot's serving thread starts its own worker (and any replacement): a worker under
+        ``bwrap --die-with-parent`` is killed when the *thread* that started it ends."""
+        booted = [threading.Event() for _ in range(self._n)]
+        errors: list[BaseException | None] = [None] * self._n
         for slot in range(self._n):
-            t = threading.Thread(target=self._serve, args=(slot,), name=f"{self.backend}-sandbox-{slot}", daemon=True)
+            t = threading.Thread(target=self._serve, args=(slot, booted[slot], errors), name=f"{self.backend}-sandbox-{slot}", daemon=True)
             t.start()
             self._threads.append(t)
+        for event in booted:
+            event.wait()
+        failed = [exc for exc in errors if exc is not None]
+        if failed:
+            self._close()
+            raise failed[0]
 
     def _boot(self, slot: int) -> Transport:
         transport = self._spawn(slot)
@@ -173,10 +167,17 @@ class WorkerPool(Sandbox):
         return transport
 
     # -- serving -----------------------------------------------------------------------------
-    def _serve(self, slot: int) -> None:
-        """Keep this slot's worker fed: up to ``_DEPTH`` jobs are sent ahead, so that the worker
-        starts the next program as soon as it has answered one instead of waiting for our round
-        trip (its replies come back in order)."""
+    def _serve(self, slot: int, booted: threading.Event, errors: list[BaseException | None]) -> None:
+        """Start this slot's worker, then keep it fed: up to ``_DEPTH`` jobs are sent ahead, so that
+        the worker starts the next program as soon as it has answered one instead of waiting for
+        our round trip (its replies come back in order)."""
+        try:
+            self._workers[slot] = self._boot(slot)
+        except BaseException as exc:  # raised by _start, with the cause
+            errors[slot] = exc
+            return
+        finally:
+            booted.set()
         sent: deque[_Job] = deque()
         held: _Job | None = None  # a big job waiting for the worker to be idle
         stopping = False
