@@ -80,11 +80,13 @@ def test_program_runs_as_main_with_channel(box):
         "import os, sys\n"
         "os.write(3, b'RESULT')\n"
         "print(__name__, sys.argv, os.path.basename(__file__), sys.stdin.read() == '')\n"
+        "print(sys.path[0] == os.getcwd() == os.path.dirname(__file__), sys.stdout is sys.__stdout__, sys.stdout.fileno())\n"
         "print('err', file=sys.stderr)\n"
     )
     r = box.run([code], FAST)[0]
     assert r.status is ExecStatus.OK, r.stderr
-    assert r.stdout == "__main__ ['main.py'] main.py True\n"
+    # as in `python main.py`: the script's folder leads sys.path and is the current folder
+    assert r.stdout == "__main__ ['main.py'] main.py True\nTrue True 1\n"
     assert r.stderr == "err\n" and r.channel == b"RESULT"
 
 
@@ -112,6 +114,28 @@ def test_uncaught_exceptions_and_warnings_print_as_python_main_py_prints_them(bo
         want = subprocess.run([sys.executable, "-s", "main.py"], cwd=tmp_path, capture_output=True, text=True)
         # the one difference on purpose: our programs are compiled as "main.py", not a full path
         assert (got.stdout, got.stderr, got.exit_code) == (want.stdout, want.stderr.replace(f"{tmp_path}/", ""), want.returncode), code
+
+
+def test_worker_never_imports_a_module_a_program_left_in_its_folder():
+    """The programs' folder leads sys.path in the worker too (set there once, for every fork); the
+    worker's own late imports (termios once a program outlives a tick, shutil for a folder that
+    rmdir cannot remove) must not come from it: as root, that would run the program's code."""
+    planted = (
+        "import os, time\n"
+        "for name in ('termios', 'shutil'):\n"
+        "    with open(name + '.py', 'w') as f:\n"
+        "        f.write('raise SystemExit(\"the planted module ran\")')\n"
+        "os.makedirs('keep/inner')\n"
+        "time.sleep(0.1)\n"
+        "print('done')\n"
+    )
+    probe = "import sys; print('termios' in sys.modules, 'shutil' in sys.modules)"
+    with make_sandbox("local", workers=1) as sb:  # a fresh worker: neither is imported yet
+        assert sb.run([probe], FAST)[0].stdout == "False False\n"
+        r = sb.run([planted], FAST)[0]
+        assert r.status is ExecStatus.OK and r.stdout == "done\n", r
+        # the worker took both up, from the standard library, and carried on
+        assert sb.run([probe], FAST)[0].stdout == "True True\n" and sb.restarts == 0
 
 
 def test_a_fresh_pool_keeps_its_first_workers():

@@ -151,7 +151,7 @@ def bwrap_status() -> tuple[bool, str]:
 class _ProcTransport(FdTransport):
     def __init__(self, proc: subprocess.Popen, name: str, log: Path):
         assert proc.stdin is not None and proc.stdout is not None
-        super().__init__(proc.stdin.fileno(), proc.stdout.fileno(), name)
+        super().__init__(proc.stdin.fileno(), proc.stdout.fileno(), name, wire="marshal")
         self.proc, self.log = proc, log
 
     def kill(self) -> None:
@@ -248,7 +248,7 @@ class LocalSandbox(WorkerPool):
         if uid is not None:
             self.program_uids.add(uid)
         workdir = "/tmp/se-gym-run" if self._bwrap else str(self._tmp / f"w{slot}-{n}")
-        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid}
+        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid, "wire": "marshal"}
         if self._cpus:
             cfg["cpu"] = self._cpus[slot % len(self._cpus)]
         # run as a script, not with -m: importing the se_gym package (and Gymnasium with it) would

@@ -4,11 +4,12 @@ unprivileged uid.
 
 Stand-alone on purpose (standard library only, no se_gym imports): the docker image runs this very
 file as a script.  Protocol on the worker's stdin/stdout: frames of a 4-byte big-endian length and
-a JSON body.  The first frame out is ``{"hello": {...}}``; then one reply per request
+a body (JSON, or marshal when the config's ``wire`` asks for it).  The first frame out is ``{"hello": {...}}``; then one reply per request
 ``{"id", "code", "limits"}``.  Invoked with one argument, a JSON config
 ``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int,
-"site_packages": [...]}``
-(``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S).
+"site_packages": [...], "wire": "json" | "marshal"}``
+(``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S;
+``wire``: how frame bodies are encoded, JSON unless marshal is asked for).
 """
 import atexit
 import binascii
@@ -17,6 +18,7 @@ import fcntl
 import gc
 import io
 import json
+import marshal
 import os
 import resource
 import select
@@ -47,6 +49,10 @@ _STDLIB = ("math", "cmath", "itertools", "functools", "collections", "heapq", "b
 
 
 # ---------------------------------------------------------------------------------------- frames
+_WIRES = {"json": (lambda obj: json.dumps(obj).encode(), json.loads), "marshal": (marshal.dumps, marshal.loads)}
+_DUMPS, _LOADS = _WIRES["json"]  # main() sets the configured wire
+
+
 def read_frame(fd):
     head = _read_exact(fd, 4)
     if head is None:
@@ -54,7 +60,7 @@ def read_frame(fd):
     body = _read_exact(fd, struct.unpack(">I", head)[0])
     if body is None:
         return None
-    return json.loads(body)
+    return _LOADS(body)
 
 
 def _read_exact(fd, n):
@@ -71,7 +77,7 @@ def _read_exact(fd, n):
 
 
 def write_frame(fd, obj):
-    body = json.dumps(obj).encode()
+    body = _DUMPS(obj)
     data = struct.pack(">I", len(body)) + body
     while data:
         data = data[os.write(fd, data):]
@@ -94,7 +100,7 @@ def _fork():
         sys.modules["random"].seed()
     pid = _LIBC_FORK()
     if pid < 0:
-        raise OSError(ctypes.get_errno(), "fork failed")
+        return os.fork()  # it failed (errno is not kept): the real thing, to fail with the reason
     return pid
 
 
@@ -116,11 +122,17 @@ _PRECOMPILE_MAX = 1 << 16  # bytes of source the worker compiles for a program
 _PRCTL = None
 
 
+_VM = [0, 0]  # the worker's size, and how many more programs may use it before it is read again
+
+
 def _rlimits(limits, uid):
     """The (resource, (soft, hard)) pairs for one program, computed in the worker."""
     mb = 1 << 20
     cpu = max(1, int(-(-limits["cpu_s"] // 1)))
-    memory = _vm_bytes() + int(limits["memory_mb"] * mb)  # on top of what the fork shares with us
+    if _VM[1] <= 0:  # our size barely moves once we serve: a read per 64 programs follows it
+        _VM[:] = _vm_bytes(), 64
+    _VM[1] -= 1
+    memory = _VM[0] + int(limits["memory_mb"] * mb)  # on top of what the fork shares with us
     rl = [
         (resource.RLIMIT_AS, (memory, memory)),
         (resource.RLIMIT_CPU, (cpu, cpu + 1)),
@@ -143,10 +155,8 @@ def _child(code, compiled, rlimits, uid, fds):
         os.setsid()
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
-        os.dup2(fds[2], 3)
+        os.dup2(fds[2], 3)  # os.dup2's copies are inheritable: fd 3 is the program's to keep
         os.closerange(4, 1 << 16)
-        os.set_inheritable(3, True)
-        os.chdir(_WORKDIR)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if uid is not None:
@@ -169,10 +179,8 @@ def _child(code, compiled, rlimits, uid, fds):
 
 
 def _run_main(code, compiled):
-    """``python main.py``, minus the start-up: the interpreter, sys.argv and the __main__ module
-    were made ready by the worker (_setup)."""
-    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _STREAMS
-    sys.path.insert(0, _WORKDIR)
+    """``python main.py``, minus the start-up: the interpreter, sys.argv, sys.path, the streams, the
+    current folder and the __main__ module were made ready by the worker (_setup, run_program)."""
     status = 0
     try:
         exec(compiled if compiled is not None else compile(code, "main.py", "exec"), _MAIN.__dict__)
@@ -263,15 +271,12 @@ def _exit_status(code):
 # Orphans of a program become our children (we are a child subreaper, or PID 1 in a container), so
 # the kernel's list of our children is the list of every process a program left behind: reading
 # it costs one small file instead of a scan of /proc.
-_CHILDREN_FILE = None  # set by main() when the kernel offers /proc/<pid>/task/<tid>/children
+_CHILDREN_FILE = None  # set by _setup() when the kernel offers /proc/<pid>/task/<tid>/children
+_CHILDREN_FD = -1  # that file, kept open: each pread() at 0 lists the children anew
 
 
 def _children():
-    fd = os.open(_CHILDREN_FILE, os.O_RDONLY)
-    try:
-        return [int(p) for p in os.read(fd, 1 << 16).split()]
-    finally:
-        os.close(fd)
+    return [int(p) for p in os.pread(_CHILDREN_FD, 1 << 16, 0).split()]
 
 
 def _kill_leftovers(child, uid):
@@ -344,6 +349,7 @@ def _fresh_workdir(uid):
         os.mkdir(_WORKDIR, 0o700)
     if uid is not None:
         os.chown(_WORKDIR, uid, uid)
+    os.chdir(_WORKDIR)  # the children inherit it: one call less in each of them
 
 
 def run_program(req, uid):
@@ -383,9 +389,8 @@ def run_program(req, uid):
             os.unlink(main_py)
             os.rmdir(_WORKDIR)
         except OSError:
-            import shutil  # not at the top: it and what it imports would sit in every fork
-
-            shutil.rmtree(_WORKDIR, ignore_errors=True)
+            # not at the top: shutil and what it imports would sit in every fork
+            _worker_import("shutil").rmtree(_WORKDIR, ignore_errors=True)
 
 
 def _widen(fd, size):
@@ -398,9 +403,23 @@ def _widen(fd, size):
 
 
 def _pending(fd):
-    import termios  # only for programs that outlive the first tick
-
+    termios = _worker_import("termios")  # only for programs that outlive the first tick
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _worker_import(name):
+    """Import a module for the worker's own use after _setup(), when sys.path starts with the
+    programs' folder (set up for them there): never from that folder, where a program could have
+    left a module of that name."""
+    module = sys.modules.get(name)
+    if module is None:
+        path = sys.path
+        sys.path = [p for p in path if p != _WORKDIR]
+        try:
+            module = __import__(name)
+        finally:
+            sys.path = path
+    return module
 
 
 def _watch(pidfd, fds, sizes, limits, start):
@@ -434,7 +453,8 @@ def _supervise(pid, pipes, sizes, limits, start, uid):
             killed, bufs = None, [bytearray(), bytearray(), bytearray()]
         else:  # a longer program
             killed, bufs = _watch(pidfd, [r for r, _ in pipes], sizes, limits, start)
-        for kill in (os.killpg, os.kill):  # its group; the child itself if it still runs
+        # its group; the child itself too if it may still run
+        for kill in (os.killpg,) if killed is None else (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
             except OSError:
@@ -518,7 +538,7 @@ def _preload(names):
 def _setup(cfg):
     """Everything a worker does once: preload, environment, streams, signals, fork helpers.
     Returns (preload errors, program uid or None)."""
-    global _WORKDIR, _MAIN_PY, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _PIPE_MAX
+    global _WORKDIR, _MAIN_PY, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _CHILDREN_FD, _PIPE_MAX
     try:
         with open("/proc/sys/fs/pipe-max-size") as f:
             _PIPE_MAX = int(f.read())
@@ -569,11 +589,21 @@ def _setup(cfg):
             path = "/proc/self/task/%d/children" % os.getpid()
             if os.path.exists(path):
                 _CHILDREN_FILE = path
+                _CHILDREN_FD = os.open(path, os.O_RDONLY)
         if len(os.listdir("/proc/self/task")) == 1:
-            libc.fork.restype, libc.fork.argtypes = ctypes.c_int, []
-            _LIBC_FORK = libc.fork
+            # a handle of its own without use_errno: ctypes' errno bookkeeping around the call
+            # writes to (so faults in) pages on both sides of the fork
+            fork = ctypes.PyDLL(None).fork
+            fork.restype, fork.argtypes = ctypes.c_int, []
+            _LIBC_FORK = fork
     except Exception:
         pass
+    # What `python main.py` sets up for a program and a fork passes on, set once here rather than
+    # in each child, where the same writes would each copy a page (some 50 per program).  The
+    # worker itself never writes to these streams (its protocol has fds of its own) and imports
+    # nothing more from sys.path but through _worker_import().
+    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _STREAMS
+    sys.path.insert(0, _WORKDIR)
     # pre-fork server trick: move everything made so far out of the collector's reach, so that a
     # collection in a child does not write to (and so copy) every page the worker shares with it
     gc.collect()
@@ -582,7 +612,9 @@ def _setup(cfg):
 
 
 def main():
+    global _DUMPS, _LOADS
     cfg = json.loads(sys.argv[1])
+    _DUMPS, _LOADS = _WIRES[cfg.get("wire", "json")]
     # keep the protocol off fds 0/1 so that stray prints of preloaded modules cannot corrupt it
     proto_in, proto_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
