@@ -79,6 +79,33 @@ def test_same_verdicts_as_local(dbox):
     assert iso["network"] is False and iso["program_uid"] != 0 and iso["numpy"].split(".")[0] >= "2"
 
 
+# A program runs as the worker's own uid in a container: it must still not reach the worker's
+# protocol pipe through /proc/1/fd (once it could, and its forged frame became its result).
+FORGER = r"""
+import json, os, struct
+body = json.dumps({"status": "ok", "exit_code": 0, "signal": None, "stdout": "FORGED", "stderr": "",
+                   "channel": "", "wall_s": 0.0, "cpu_s": 0.0, "truncated": False, "detail": "", "id": 0}).encode()
+reached = []
+for fd in range(64):
+    try:
+        w = os.open(f"/proc/1/fd/{fd}", os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        continue
+    try:
+        os.write(w, struct.pack(">I", len(body)) + body)
+        reached.append(fd)
+    except OSError:
+        pass
+print("reached", reached)
+"""
+
+
+def test_a_program_cannot_forge_the_workers_reply(dbox):
+    forged, after = dbox.run([FORGER, "print('next')"], LIMITS)
+    assert forged.status is ExecStatus.OK and forged.stdout == "reached []\n", forged
+    assert after.stdout == "next\n"
+
+
 def test_containers_are_long_lived_and_removed(daemon):
     import docker
 

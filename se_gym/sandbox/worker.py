@@ -584,6 +584,10 @@ def _setup(cfg):
     try:
         libc = ctypes.PyDLL(None, use_errno=True)  # PyDLL: the GIL stays held across fork
         _PRCTL = libc.prctl
+        # Not dumpable: /proc/<us> then belongs to root, so a program that shares our uid (docker,
+        # or a non-root user here) cannot open our fds there and write a forged reply into our
+        # protocol pipe, nor trace us.  Each child makes itself dumpable again (_child).
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
         # orphans of our programs become our children, so that we can find and reap them
         if libc.prctl(36, 1, 0, 0, 0) == 0 or os.getpid() == 1:  # PR_SET_CHILD_SUBREAPER
             path = "/proc/self/task/%d/children" % os.getpid()
