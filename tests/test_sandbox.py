@@ -148,32 +148,6 @@ def test_a_fresh_pool_keeps_its_first_workers():
         assert sb.restarts == 0 and {r.worker for r in res} <= {"local-0.0", "local-1.0"}, [r.worker for r in res]
 
 
-def test_pool_compiles_programs_as_the_worker_would():
-    """compile_program (the local pool compiles programs in its threads): as main.py, without this
-    module's `from __future__ import annotations`, and only what compiles without a warning: the
-    others are left to the child, whose stderr gets the warning.  No warning escapes here, and the
-    filters of everyone else in this process are left alone."""
-    import warnings
-
-    from se_gym.sandbox.pool import compile_program
-
-    code = compile_program("def f(x: int):\n    return [y for y in (x,)]\nanswer = f.__annotations__")
-    assert code is not None and code.co_filename == "main.py"
-    assert all(c.co_filename == "main.py" for c in code.co_consts if hasattr(c, "co_filename"))
-    space: dict = {}
-    exec(code, space)
-    assert space["answer"] == {"x": int}  # not the string 'int' of postponed annotations
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")  # someone's filter, in front of ours
-        assert compile_program("x = 1\nprint(x is 1)") is None  # SyntaxWarning
-        assert compile_program("s = '\\d'") is None  # invalid escape: DeprecationWarning
-        assert compile_program("def f(:") is None
-        assert compile_program("x = 1\n" * 40_000) is None  # too big: compiled by its child
-        warnings.warn("not ours", UserWarning)  # still a warning, not an error
-        compile("x = 1\nprint(x is 1)", "other.py", "exec")
-    assert [str(w.message) for w in seen][0] == "not ours" and len(seen) == 2, [str(w.message) for w in seen]
-
-
 def test_every_program_gets_fresh_randomness(box):
     code = "import random; print(random.random(), random.getrandbits(64))"
     outs = [r.stdout for r in box.run([code] * 6, FAST)]

@@ -197,7 +197,6 @@ class LocalSandbox(WorkerPool):
     """Pre-forked workers on this machine (see the module doc for the isolation levels)."""
 
     backend = "local"
-    compile_in_pool = True  # the workers run sys.executable: its code objects travel by marshal
 
     def __init__(
         self,

@@ -11,14 +11,11 @@ import json
 import marshal
 import os
 import queue
-import re
+from collections import deque
 import select
 import struct
 import threading
 import time
-import types
-import warnings
-from collections import deque
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
@@ -115,47 +112,6 @@ class _Job:
     limits_json: dict  # made once per batch: asdict() would cost more than the rest of a send
     future: Future = field(default_factory=Future)
     attempts: int = 0
-    compiled: Any = False  # the code object (None: the worker's child compiles it); False: not yet
-
-
-# Programs are compiled here, in the pool's threads, when the workers run this very interpreter
-# (``compile_in_pool``): the worker would do the same work with all its memory write-protected by
-# the previous fork, paying a page fault for every page the compiler touches.  Measured here: 8-9%
-# more programs per second.  As in the worker, only code that compiles silently is compiled: a
-# program with a compile-time warning (or a syntax error) is left to its child, where its stderr
-# gets what `python main.py` would print.  The warning turns into an error through a filter that
-# matches only the name we compile under (warnings.catch_warnings would change the filters of
-# every thread in this process), and the code objects are then renamed to main.py.
-_PROGRAM_FILE = "<se-gym sandbox program>"
-_ERROR_FILTER = ("error", None, Warning, re.compile(re.escape(_PROGRAM_FILE) + r"\Z"), 0)
-_COMPILE_MAX = 1 << 16  # bytes of source; bigger programs compile in their child (as worker.py)
-
-
-def compile_program(code: str) -> types.CodeType | None:
-    """``code`` compiled as the worker would compile it (as ``main.py``, no inherited flags, no
-    optimisation), or None if it is too big or does not compile silently."""
-    if len(code) > _COMPILE_MAX:
-        return None
-    filters = warnings.filters
-    if not filters or filters[0] != _ERROR_FILTER:  # first use, or someone changed the filters
-        with _FILTER_LOCK:
-            if _ERROR_FILTER in filters:
-                filters.remove(_ERROR_FILTER)
-            filters.insert(0, _ERROR_FILTER)
-            warnings._filters_mutated()  # type: ignore[attr-defined]
-    try:
-        compiled = compile(code, _PROGRAM_FILE, "exec", dont_inherit=True, optimize=0)
-    except Exception:  # SyntaxError, a warning made an error, RecursionError, MemoryError...
-        return None
-    return _as_main_py(compiled)
-
-
-def _as_main_py(code: types.CodeType) -> types.CodeType:
-    consts = tuple(_as_main_py(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
-    return code.replace(co_filename="main.py", co_consts=consts)
-
-
-_FILTER_LOCK = threading.Lock()
 
 
 _STOP = object()
@@ -167,7 +123,6 @@ class WorkerPool(Sandbox):
     """Sandbox over N worker slots; subclasses say how to start a worker (``_spawn``)."""
 
     backend = "pool"
-    compile_in_pool = False  # True where the workers run this interpreter (see compile_program)
 
     def __init__(self, workers: int, start_timeout: float = 60.0):
         super().__init__()
@@ -290,12 +245,7 @@ class WorkerPool(Sandbox):
                 self._boot_error = str(exc)
                 return False
         try:
-            request = {"id": 0, "code": job.code, "limits": job.limits_json}
-            if self.compile_in_pool:
-                if job.compiled is False:
-                    job.compiled = compile_program(job.code)
-                request["compiled"] = job.compiled
-            transport.send(request)
+            transport.send({"id": 0, "code": job.code, "limits": job.limits_json})
             return True
         except WorkerDied:
             return False

@@ -9,8 +9,7 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 ``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int,
 "site_packages": [...], "wire": "json" | "marshal"}``
 (``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S;
-``wire``: how frame bodies are encoded, JSON unless marshal is asked for).  A request may carry
-``"compiled"``, the program's code object (marshal wire only) or None, when the pool compiled it.
+``wire``: how frame bodies are encoded, JSON unless marshal is asked for).
 """
 import atexit
 import binascii
@@ -372,8 +371,7 @@ def run_program(req, uid):
     sizes = [_widen(r, cap + 1) for r, _ in pipes]
     for r, _ in pipes:
         os.set_blocking(r, False)
-    # compiled by the pool (None: left to the child) when it runs this interpreter, else here
-    compiled = req["compiled"] if "compiled" in req else _precompile(req["code"])
+    compiled = _precompile(req["code"])
     start = time.monotonic()
     pid = _fork()
     if pid == 0:
