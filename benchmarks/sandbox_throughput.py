@@ -89,8 +89,9 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def report(name: str, rate: float, lat: list[float], agree: int | None, n: int, speed: float | None) -> None:
-    speed_s = f"  {speed:5.1f}x baseline" if speed else ""
+def report(name: str, rate: float, lat: list[float], agree: int | None, n: int, ratios: list[float] | None) -> None:
+    # the rounds' spread too: on a shared host one round can be 20% off its neighbours
+    speed_s = f"  {statistics.median(ratios):5.1f}x baseline (rounds {min(ratios):.1f}-{max(ratios):.1f})" if ratios else ""
     agreement = f"  agreement {agree}/{n}" if agree is not None else ""
     print(f"{name:10} {rate:8.1f} programs/s  p50 {pct(lat, .5) * 1e3:7.1f} ms  p99 {pct(lat, .99) * 1e3:7.1f} ms{speed_s}{agreement}", flush=True)
 
@@ -168,7 +169,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 box.run(["print(1)"], limits)
                 lat.append(time.perf_counter() - t0)
-            report(name, args.n / statistics.median(times[name]), lat, agree, args.n, statistics.median(ratios[name]))
+            report(name, args.n / statistics.median(times[name]), lat, agree, args.n, ratios[name])
     finally:
         for close in closers:
             close()
