@@ -97,7 +97,7 @@ class Memory:
         return hits[:k]
 
     def save(self, path: str | os.PathLike) -> None:
-        from se_gym.training.checkpoint import write_json_atomic
+        from se_gym.storage import write_json_atomic
 
         write_json_atomic(path, [asdict(e) for e in self.entries])
 

@@ -154,7 +154,7 @@ class Runner:
             metrics.update({f"learn/{k}": v for k, v in agent.learn(traj).items() if isinstance(v, (int, float))})
             history.append(metrics)
             if checkpoint_dir is not None:
-                from se_gym.training.checkpoint import write_json_atomic
+                from se_gym.storage import write_json_atomic
 
                 agent.save(Path(checkpoint_dir) / "agent")
                 write_json_atomic(state_file, {"history": history})

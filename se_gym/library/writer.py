@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..storage import atomic_dir
 from .catalogue import entry
 
 _RUNTIME = Path(__file__).with_name("runtime.py")
@@ -79,23 +80,14 @@ def write_package(lib, out_dir: Path, profile: str, with_docs: bool = True) -> P
             if old != lib.id:
                 raise LibraryError(f"output directory {out_dir} holds another library ({old}); choose an empty one")
     files = render(lib, profile, with_docs)  # render fully before touching the disk
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".se_gym_lib_", dir=out_dir.parent))
-    try:
+    # 0755: mkdtemp makes 0700 folders, and sandboxed programs run as unprivileged users that must read it
+    with atomic_dir(out_dir, mode=0o755) as tmp:
         pkg = tmp / lib.package
         pkg.mkdir()
+        os.chmod(pkg, 0o755)
         for name, text in files.items():
             (pkg / name).write_text(text, encoding="utf-8")
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
-        # mkdtemp makes 0700 folders: sandboxed programs run as unprivileged users and must read it
-        for d in (tmp, pkg):
-            os.chmod(d, 0o755)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 

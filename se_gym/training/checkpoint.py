@@ -6,47 +6,16 @@ Resuming loads it into a trainer built the same way from the same base model.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Any, Iterator
+
+from ..storage import atomic_dir
 
 STATE_JSON = "trainer_state.json"
 WEIGHTS = "trainable.pt"
 OPTIM = "optim.pt"
-
-
-@contextlib.contextmanager
-def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield a fresh temporary folder that replaces ``target`` only when the block succeeds."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        yield tmp
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old.{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, indent=2, sort_keys=True)
-    os.replace(tmp, path)
 
 
 def _rng_state() -> dict:

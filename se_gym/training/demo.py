@@ -70,7 +70,7 @@ def _done(path: Path) -> bool:
 
 
 def _mark(path: Path, info: dict | None = None) -> None:
-    from .checkpoint import write_json_atomic
+    from ..storage import write_json_atomic
 
     write_json_atomic(path / "DONE", info or {})
 
@@ -185,7 +185,7 @@ class Demo:
             sampler_agent = PolicyAgent(pol, book="open", temperature=0.6, max_new_tokens=cfg.max_new_tokens, sampler=self.sampler(pol))
             obs = [o for o in runner.observe(train, "open") for _ in range(cfg.samples)]
             trajs = runner.rollout(sampler_agent, obs)
-            from .checkpoint import write_json_atomic
+            from ..storage import write_json_atomic
 
             write_json_atomic(roll_path, [{"task": t.observation.task.id, "response": t.response, "reward": t.reward, "status": t.status} for t in trajs])
         accepted = sum(t.reward >= 1 for t in trajs)
@@ -230,7 +230,7 @@ class Demo:
                 row["open_test"] = runner.evaluate(agent, test, "open").accuracy
             results["methods"][method] = row
             _log(f"[seed {seed}] {LABELS[method]}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()))
-        from .checkpoint import write_json_atomic
+        from ..storage import write_json_atomic
 
         write_json_atomic(results_path, results)
         return results

@@ -236,7 +236,7 @@ def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4,
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    from .checkpoint import atomic_dir
+    from ..storage import atomic_dir
 
     torch.manual_seed(seed)
     tok = Tokenizer(models.BPE(unk_token="<unk>"))

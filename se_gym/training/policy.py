@@ -144,7 +144,7 @@ class Policy:
     # -- persistence --------------------------------------------------------------------------
     def save(self, out_dir: str | os.PathLike) -> Path:
         """``save_pretrained`` of model (or LoRA adapter) and tokenizer, written atomically."""
-        from .checkpoint import atomic_dir
+        from ..storage import atomic_dir
 
         out_dir = Path(out_dir)
         with atomic_dir(out_dir) as tmp:

@@ -17,13 +17,12 @@ import importlib
 import json
 import os
 import random
-import shutil
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...storage import atomic_dir
 from ..record import Task, TaskError
 from .common import BadDraw, Spec
 from .generate import VERSION, GenerationError, make_task
@@ -68,9 +67,7 @@ class Suite:
         out = Path(out_dir)
         if out.exists() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists():
             raise TaskError(f"output directory {out} is not empty and holds no se-gym suite")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".se_gym_suite_", dir=out.parent))
-        try:
+        with atomic_dir(out) as tmp:
             for split, tasks in self.splits.items():
                 path = tmp / _OFFICIAL_FILES[split]
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -84,12 +81,6 @@ class Suite:
                     for row in api_doc_rows(self.library):
                         f.write(json.dumps(row, ensure_ascii=False) + "\n")
             (tmp / MANIFEST_FILE).write_text(json.dumps(dict(self.manifest), indent=1, sort_keys=True), encoding="utf-8")
-            if out.exists():
-                shutil.rmtree(out)
-            os.replace(tmp, out)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return out
 
 
