@@ -79,17 +79,18 @@ class SFTAgent(PolicyAgent):
         self.progress = progress
 
     def examples(self, trajectories: Sequence[Trajectory]):
-        from se_gym.training.sft import SFTExample
+        # Closed-SFT is off-policy context distillation with the docs as the context
+        from se_gym.training.distill import ContextPair, TeacherSample, offpolicy_examples
 
-        out = []
+        samples = []
         for t in trajectories:
             if t.reward < 1.0:
                 continue
-            prompt = t.observation.prompt if self.mode == "open" else t.observation.closed_prompt
-            if prompt is None:
+            student = t.observation.prompt if self.mode == "open" else t.observation.closed_prompt
+            if student is None:
                 raise ValueError(f"trajectory of task {getattr(t.observation.task, 'id', '?')} has no query-only prompt for Closed-SFT")
-            out.append(SFTExample(prompt, t.response))
-        return out
+            samples.append(TeacherSample(ContextPair(t.observation.prompt, student, t.observation.task), t.response, t.reward))
+        return offpolicy_examples(samples)
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
         from se_gym.training.sft import train_sft
