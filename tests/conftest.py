@@ -1,3 +1,53 @@
+"""Shared test conventions.
+
+A test that needs an optional piece (a module, a daemon, the official data) asks for it through
+``need``/``need_module``.  On a developer's machine a missing piece skips with the reason; with
+``SE_GYM_CI=1`` (set by scripts/test.sh, which installs every piece) it *fails*, so CI never goes
+green by skipping.  ``legit_skip`` is for the rare skip that is right even in CI (say why).
+"""
+from __future__ import annotations
+
+import importlib
 import os
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+IN_CI = os.environ.get("SE_GYM_CI") == "1"
+
+
+def missing(reason: str):
+    """A required piece is absent: skip on a developer's machine, fail in CI."""
+    if IN_CI:
+        pytest.fail(f"SE_GYM_CI=1 and a required piece is missing: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def need(condition: bool, reason: str) -> None:
+    if not condition:
+        missing(reason)
+
+
+def need_module(name: str, reason: str = ""):
+    """Import ``name`` or skip/fail; returns the module."""
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:  # ImportError, or a broken install raising something else
+        missing(f"{name} is not importable ({type(exc).__name__}: {exc}){': ' + reason if reason else ''}")
+
+
+def legit_skip(reason: str) -> None:
+    """A skip that is correct even in CI (the reason must say why)."""
+    pytest.skip(reason)
+
+
+def shared_path(*parts: str) -> Path:
+    """A file of the official data in ../shared (or $SE_GYM_SHARED); skip/fail when absent."""
+    root = Path(os.environ.get("SE_GYM_SHARED", REPO.parent / "shared"))
+    path = root.joinpath(*parts)
+    if not path.exists():
+        missing(f"official data not found at {path} (set SE_GYM_SHARED to the folder holding sebench/)")
+    return path
