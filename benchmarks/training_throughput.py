@@ -24,7 +24,7 @@ def main() -> None:
 
     from se_gym import mint
     from se_gym.training import miniature as mini
-    from se_gym.training.demo import DemoConfig
+    from se_gym.demo import DemoConfig
     from se_gym.training.policy import Policy
     from se_gym.training.rl import RLConfig, RLPrompt, RLTrainer
     from se_gym.training.sft import SFTConfig, SFTExample, train_sft

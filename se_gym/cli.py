@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("se_gym.sandbox.cli", "inspect or serve the execution sandbox"),
     "rollout": ("se_gym.llm.rollout_cli", "generate answers with a model and judge them"),
     "eval": ("se_gym.llm.eval_cli", "summarize rollout files: accuracy, pass@k, error types"),
-    "demo": ("se_gym.training.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
+    "demo": ("se_gym.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
 }
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 from se_gym import mint
 from se_gym.agents import Agent, JudgeScorer, PolicyAgent, RLAgent, Runner, SFTAgent
 from se_gym.training import miniature as mini
-from se_gym.training.demo import DemoConfig
+from se_gym.demo import DemoConfig
 from se_gym.training.policy import Policy
 from se_gym.training.rl import RLConfig
 from se_gym.training.sft import SFTConfig, SFTExample, train_sft

@@ -14,6 +14,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from se_gym.training.distill import ContextPair, TeacherSample, offpolicy_examples
+from se_gym.training.rl import PolicySampler, RLConfig, RLPrompt, RLTrainer
+from se_gym.training.sft import SFTConfig, train_sft
+
 from .base import Agent, Observation, Trajectory
 
 MODES = ("open", "closed")
@@ -29,8 +33,6 @@ class PolicyAgent(Agent):
     """Acts with an HF :class:`~se_gym.training.policy.Policy` (or a separate generator for sampling)."""
 
     def __init__(self, policy, book: str = "open", temperature: float = 0.0, max_new_tokens: int = 512, sampler=None):
-        from se_gym.training.rl import PolicySampler
-
         self.policy = policy
         self.book = book
         self.temperature = temperature
@@ -71,8 +73,6 @@ class SFTAgent(PolicyAgent):
     """
 
     def __init__(self, policy, mode: str = "closed", config=None, temperature: float = 0.6, max_new_tokens: int = 512, sampler=None, progress: bool = True):
-        from se_gym.training.sft import SFTConfig
-
         super().__init__(policy, book="open", temperature=temperature, max_new_tokens=max_new_tokens, sampler=sampler)
         self.mode = _check_mode(mode)
         self.config = config or SFTConfig()
@@ -80,8 +80,6 @@ class SFTAgent(PolicyAgent):
 
     def examples(self, trajectories: Sequence[Trajectory]):
         # Closed-SFT is off-policy context distillation with the docs as the context
-        from se_gym.training.distill import ContextPair, TeacherSample, offpolicy_examples
-
         samples = []
         for t in trajectories:
             if t.reward < 1.0:
@@ -93,8 +91,6 @@ class SFTAgent(PolicyAgent):
         return offpolicy_examples(samples)
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
-        from se_gym.training.sft import train_sft
-
         examples = self.examples(trajectories)
         if not examples:
             return {"accepted": 0}
@@ -107,8 +103,6 @@ class RLAgent(PolicyAgent):
     """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task."""
 
     def __init__(self, policy, mode: str = "closed", config=None, sampler=None, rollout_book: str = "open"):
-        from se_gym.training.rl import RLConfig, RLTrainer
-
         self.config = config or RLConfig()
         super().__init__(policy, book=rollout_book, temperature=self.config.temperature, max_new_tokens=self.config.max_new_tokens, sampler=sampler)
         self.mode = _check_mode(mode)
@@ -119,8 +113,6 @@ class RLAgent(PolicyAgent):
         return super().act(observations)
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
-        from se_gym.training.rl import RLPrompt
-
         g = self.config.group_size
         if len(trajectories) % g:
             raise ValueError(f"{len(trajectories)} trajectories do not split into groups of {g} (samples_per_task must equal group_size)")

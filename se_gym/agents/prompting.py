@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from se_gym.training.rl import GeneratorSampler, PolicySampler
+
 from .base import Agent, Observation
 
 
@@ -14,8 +16,6 @@ def as_sampler(model: Any):
     """Wrap a Policy or a se_gym.llm Generator in the sampler interface the agents use."""
     if hasattr(model, "sample"):
         return model
-    from se_gym.training.rl import GeneratorSampler, PolicySampler
-
     if hasattr(model, "encode") and hasattr(model, "token_logprobs"):
         return PolicySampler(model)
     if hasattr(model, "generate"):

@@ -27,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from ..errors import CLIError
+from .errors import CLIError
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def _done(path: Path) -> bool:
 
 
 def _mark(path: Path, info: dict | None = None) -> None:
-    from ..storage import write_json_atomic
+    from .storage import write_json_atomic
 
     write_json_atomic(path / "DONE", info or {})
 
@@ -86,9 +86,9 @@ class Demo:
 
     # -- stage 0 --------------------------------------------------------------------------
     def base(self) -> Path:
-        from . import miniature as mini
-        from .policy import Policy
-        from .sft import SFTConfig, SFTExample, train_sft
+        from .training import miniature as mini
+        from .training.policy import Policy
+        from .training.sft import SFTConfig, SFTExample, train_sft
 
         if self.model_id:
             return Path(self.model_id)
@@ -112,14 +112,14 @@ class Demo:
 
     # -- per seed ---------------------------------------------------------------------------
     def world(self, seed: int):
-        from . import miniature as mini
-        from ..library import mint
+        from .training import miniature as mini
+        from .library import mint
 
         library = mint(100 + seed)
         rng = random.Random(f"demo-functions-{seed}")
         functions = sorted(rng.sample(list(mini.EXPERIMENT_POOL), self.cfg.functions))
         if self.model_id:  # the real experiment: the built-in suite's questions about these functions
-            from ..tasks import builtin_tasks
+            from .tasks import builtin_tasks
 
             train = builtin_tasks("train", seed=100 + seed, library=library, functions=functions)
             test = builtin_tasks("single_test", seed=100 + seed, library=library, functions=functions)
@@ -128,12 +128,12 @@ class Demo:
         return library, functions, train, test
 
     def runner(self, library, functions):
-        from ..agents import JudgeScorer, Runner
-        from ..judge.core import Judge
-        from . import miniature as mini
+        from .agents import JudgeScorer, Runner
+        from .judge.core import Judge
+        from .training import miniature as mini
 
         if self.model_id:
-            from ..agents import default_renderer
+            from .agents import default_renderer
 
             return Runner(JudgeScorer(Judge(library, profile="sebench")), default_renderer(library), progress=self.progress)
 
@@ -145,7 +145,7 @@ class Demo:
         return Runner(JudgeScorer(Judge(library, profile="sebench")), render, progress=self.progress)
 
     def policy(self, path: Path):
-        from .policy import Policy
+        from .training.policy import Policy
 
         return Policy.from_pretrained(path, device=self.device)
 
@@ -153,15 +153,15 @@ class Demo:
         """In-process sampling for hf; a vLLM engine that receives each update for ``--backend vllm``."""
         if self.backend != "vllm":
             return None
-        from ..llm import make_generator
-        from .rl import GeneratorSampler
+        from .llm import make_generator
+        from .training.rl import GeneratorSampler
 
         return GeneratorSampler(make_generator("vllm", str(self.model_id)))
 
     def run_seed(self, seed: int, base_path: Path) -> dict:
-        from ..agents import PolicyAgent, RLAgent, SFTAgent, Trajectory, Observation
-        from .rl import RLConfig
-        from .sft import SFTConfig
+        from .agents import PolicyAgent, RLAgent, SFTAgent, Trajectory, Observation
+        from .training.rl import RLConfig
+        from .training.sft import SFTConfig
 
         cfg = self.cfg
         sdir = self.out / f"seed{seed}"
@@ -185,7 +185,7 @@ class Demo:
             sampler_agent = PolicyAgent(pol, book="open", temperature=0.6, max_new_tokens=cfg.max_new_tokens, sampler=self.sampler(pol))
             obs = [o for o in runner.observe(train, "open") for _ in range(cfg.samples)]
             trajs = runner.rollout(sampler_agent, obs)
-            from ..storage import write_json_atomic
+            from .storage import write_json_atomic
 
             write_json_atomic(roll_path, [{"task": t.observation.task.id, "response": t.response, "reward": t.reward, "status": t.status} for t in trajs])
         accepted = sum(t.reward >= 1 for t in trajs)
@@ -230,7 +230,7 @@ class Demo:
                 row["open_test"] = runner.evaluate(agent, test, "open").accuracy
             results["methods"][method] = row
             _log(f"[seed {seed}] {LABELS[method]}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()))
-        from ..storage import write_json_atomic
+        from .storage import write_json_atomic
 
         write_json_atomic(results_path, results)
         return results
