@@ -12,6 +12,9 @@ import threading
 import time
 
 import pytest
+from pathlib import Path
+
+from conftest import need
 
 from se_gym.sandbox import ExecResult, ExecStatus, Limits, make_sandbox
 from se_gym.sandbox.local import LocalSandbox, bwrap_status
@@ -135,7 +138,7 @@ def test_worker_never_imports_a_module_a_program_left_in_its_folder():
         r = sb.run([planted], FAST)[0]
         assert r.status is ExecStatus.OK and r.stdout == "done\n", r
         # the worker took both up, from the standard library, and carried on
-        assert sb.run([probe], FAST)[0].stdout == "True True\n" and sb.restarts == 0
+        assert sb.run([probe], FAST)[0].stdout == "True False\n" and sb.restarts == 0 and sb.retired == 0
 
 
 def test_a_fresh_pool_keeps_its_first_workers():
@@ -400,3 +403,120 @@ def test_workers_are_pinned_to_one_cpu_each_unless_asked_not_to():
         assert sb.run([code], FAST)[0].stdout == f"{cpus}\n"
     with make_sandbox(workers=1, pin_cpus=False) as sb:
         assert sb.run([code], FAST)[0].stdout == f"{cpus}\n"
+
+
+# ---------------------------------------------------------------- the narrow view (issue 21), both namespace levels
+def _levels():
+    from se_gym.sandbox.local import unshare_status
+
+    out = []
+    if bwrap_status()[0]:
+        out.append("bwrap")
+    if unshare_status()[0]:
+        out.append("unshare" if os.getuid() == 0 else "userns")
+    return out
+
+
+@pytest.fixture(scope="module", params=["bwrap", "unshare"])
+def narrow_box(request):
+    level = request.param if os.getuid() == 0 or request.param == "bwrap" else "userns"
+    if level == "bwrap":
+        need(bwrap_status()[0], f"bubblewrap does not work here: {bwrap_status()[1]}")
+    else:
+        from se_gym.sandbox.local import unshare_status
+
+        need(unshare_status()[0], f"unshare does not work here: {unshare_status()[1]}")
+    with LocalSandbox(workers=1, isolation=level) as sb:
+        yield sb
+
+
+def test_narrow_view_shows_only_the_interpreter_and_libraries(narrow_box, tmp_path):
+    """Only system libraries, the interpreter and the library are in view, read-only: no host data
+    (this checkout, the official data, earlier verdict files), no host sockets, no other home."""
+    secret = tmp_path / "verdicts.jsonl"
+    secret.write_text('{"expected": 42}')
+    os.chmod(tmp_path, 0o755)
+    os.chmod(secret, 0o644)
+    sock_path = tmp_path / "host.sock"
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(str(sock_path))
+    srv.listen(1)
+    os.chmod(sock_path, 0o777)
+    home = os.path.expanduser("~")
+    try:
+        res = narrow_box.run([
+            f"print(open({str(secret)!r}).read())",
+            f"import socket; s = socket.socket(socket.AF_UNIX); s.connect({str(sock_path)!r}); print('connected')",
+            f"import os; print(os.path.exists({str(Path(__file__).resolve())!r}), os.path.exists('/work'), os.path.exists('/home'))",
+            "open('/usr/se_gym_probe', 'w')",
+            "open('/se_gym_probe', 'w')",
+            "import numpy as np, numpy.ma, traceback, decimal, sqlite3; print(np.percentile([1, 2, 3], 50), np.median([3, 1, 2]))",
+            f"import os; print(sorted(os.listdir({home!r})) if os.path.isdir({home!r}) else 'none')",
+        ], FAST)
+    finally:
+        srv.close()
+    assert res[0].status is ExecStatus.ERROR and "42" not in res[0].stdout
+    assert res[1].status is ExecStatus.ERROR and "connected" not in res[1].stdout
+    assert res[2].stdout == "False False False\n", res[2]
+    assert res[3].status is ExecStatus.ERROR and res[4].status is ExecStatus.ERROR
+    assert res[5].status is ExecStatus.OK and res[5].stdout == "2.0 2.0\n", res[5].stderr
+    # of the home, only the folders leading to the interpreter (pyenv under /root) may appear
+    seen = res[6].stdout.strip()
+    pyhome = [p for p in (sys.prefix, sys.base_prefix) if os.path.realpath(p).startswith(os.path.realpath(home) + "/")]
+    allowed = {os.path.relpath(os.path.realpath(p), os.path.realpath(home)).split("/")[0] for p in pyhome}
+    assert seen == "none" or set(eval(seen)) <= allowed, seen
+
+
+def test_no_user_namespaces_private_ipc_and_bounded_tmp(narrow_box):
+    iso = narrow_box.isolation()
+    assert iso["network"] is False and iso["no_new_privs"] is True and iso["worker_not_dumpable"] is True
+    assert iso["hardening_errors"] == []
+    userns = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+              "print(libc.unshare(0x10000000), ctypes.get_errno())")
+    make_shm = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+                "print(libc.shmget(0x5e6e, 4096, 0o1666) >= 0)")
+    find_shm = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
+                "print(libc.shmget(0x5e6e, 0, 0o666) >= 0)")
+    res = narrow_box.run([userns, make_shm, find_shm], FAST)
+    assert res[0].stdout == "-1 1\n", res[0]  # EPERM
+    assert res[1].stdout == "True\n" and res[2].stdout == "False\n", (res[1], res[2])
+    from se_gym.sandbox.local import TMP_MB
+
+    fill = ("import os\nn = 0\ntry:\n    for i in range(1000):\n"
+            "        with open('/tmp/f%d' % i, 'wb') as f:\n            f.write(b'0' * (8 << 20))\n        n += 8\n"
+            "except OSError as e:\n    print(n, e.errno)\n")
+    r = narrow_box.run([fill], Limits(wall_s=20, cpu_s=20, file_size_mb=8))[0]
+    written, errno = map(int, r.stdout.split())
+    assert written <= TMP_MB and errno == 28, r  # ENOSPC: the work dir's tmpfs is bounded
+    # and the space came back for the next program
+    r2 = narrow_box.run(["open('/tmp/g', 'wb').write(b'0' * (8 << 20)); print('ok')"], Limits(file_size_mb=8))[0]
+    assert r2.stdout == "ok\n", r2
+
+
+def test_cleanup_survives_deep_and_locked_trees(narrow_box):
+    deep = ("import os\nfor i in range(2500):\n    os.mkdir('d' * 100); os.chdir('d' * 100)\n"
+            "open('f', 'w').write('x'); os.chmod('.', 0o500)\n"
+            "os.chdir('/tmp/se-gym-run/run'); os.mkdir('locked'); open('locked/x', 'w').close(); os.chmod('locked', 0)\n"
+            "print('made')")
+    retired = narrow_box.retired
+    res = narrow_box.run([deep, "import os; print(os.listdir('.'), os.listdir('/tmp'))"], Limits(wall_s=20, cpu_s=20))
+    assert res[0].stdout == "made\n", res[0]
+    assert res[1].stdout == "['main.py'] ['se-gym-run']\n", res[1]
+    assert narrow_box.retired == retired and narrow_box.restarts == 0
+
+
+def test_remove_tree_of_a_tree_past_path_max(tmp_path):
+    from se_gym.sandbox.worker import remove_tree
+
+    top = tmp_path / "run"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(300):  # ~60 KB of path, fifteen times PATH_MAX
+        os.mkdir("x" * 200, dir_fd=fd)
+        nfd = os.open("x" * 200, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.symlink("/etc", "etc-link", dir_fd=fd)
+    os.fchmod(fd, 0o500)
+    os.close(fd)
+    assert remove_tree(str(top)) and os.listdir(tmp_path) == [] and os.path.isdir("/etc")

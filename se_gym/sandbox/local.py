@@ -38,12 +38,15 @@ _WORKER_ENV = {
     "MKL_NUM_THREADS": "1",
     "PYTHONDONTWRITEBYTECODE": "1",
 }
-_BWRAP_BASE = (
-    "--die-with-parent", "--new-session",
-    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-    "--ro-bind", "/", "/",
-    "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-)
+_NAMESPACES = ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+# Size of the worker's private /tmp (programs' work dirs; a worker runs one program at a time and
+# empties it after each, so this is what one program may write) and of its /dev/shm.
+TMP_MB = 256
+SHM_MB = 64
+# System folders every program needs: the dynamic loader and the C libraries the interpreter links.
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+WORKER_IN_SANDBOX = "/.se-gym/worker.py"
+_SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 
 
 def _traversable(path: str) -> bool:
@@ -54,81 +57,131 @@ def _traversable(path: str) -> bool:
         return False
 
 
-# Loaded beforehand when the program uid cannot read the Python install (else programs import them
-# when they need them): what NumPy's own functions import on first use (numpy.ma, for median and
-# percentile) and the standard modules the worker leaves out for size.
-_NUMPY_LAZY = ("numpy.ma",)
-_STDLIB_HEAVY = ("fractions", "decimal", "statistics", "dataclasses")
-
-
-def _world_readable(module: str) -> bool:
-    """Whether any uid can walk to ``module``'s folder (found without importing it)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec(module)
-    if spec is None or not spec.origin:
-        return True
-    parts = Path(spec.origin).resolve().parent.parts
+def _world_readable(path: str) -> bool:
+    """Whether any uid can walk to ``path`` (every folder on the way is o+x)."""
+    parts = Path(os.path.realpath(path)).parts
     return all(_traversable(str(Path(*parts[:i]))) for i in range(2, len(parts) + 1))
 
 
 def _site_packages() -> list[str]:
+    """The site-packages folders `python main.py` would get from site (venv, and the base install's
+    for a venv made with --system-site-packages); the user's own site is a home folder: left out."""
     import site
 
     return [p for p in site.getsitepackages() if os.path.isdir(p)]
 
 
-def _needed_paths(pythonpath: Sequence[str]) -> list[str]:
-    """Folders a worker must reach: the Python install, sys.path, the package, the pythonpath."""
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable), _PKG_PARENT]
-    paths += [p for p in sys.path if p] + list(pythonpath)
+def interpreter_paths() -> list[str]:
+    """Every folder the interpreter imports from or runs out of, as the host names them: the real
+    prefixes (venv and base install), the executable's folder (and the one it links to), the
+    standard library and site-packages (sysconfig and site), and the sys.path entries that lie in
+    them (python3.11.zip, lib-dynload).  Not the working directory, the script's folder or .pth
+    extras: those are the caller's, not the interpreter's."""
+    import sysconfig
+
+    exe = sys.executable or ""
+    cands = [sys.prefix, sys.base_prefix, sys.exec_prefix, getattr(sys, "base_exec_prefix", sys.exec_prefix)]
+    if exe:
+        cands += [os.path.dirname(os.path.abspath(exe)), os.path.dirname(os.path.realpath(exe))]
+    paths = sysconfig.get_paths()
+    cands += [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
+    cands += _site_packages()
+    roots = [os.path.realpath(c) for c in cands if c]
+    for p in sys.path:  # zip / lib-dynload inside the install (they exist or not; both fine)
+        if p and any(os.path.realpath(p).startswith(r.rstrip("/") + "/") for r in roots):
+            cands.append(p)
     out: list[str] = []
-    for p in sorted({os.path.realpath(p) for p in paths if os.path.exists(p)}):
-        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in out):
-            out.append(p)
+    for c in cands:
+        if c and os.path.exists(c) and os.path.abspath(c) not in out:
+            out.append(os.path.abspath(c))
     return out
 
 
+def mount_plan(pythonpath: Sequence[str] = ()) -> list[tuple]:
+    """What a program's file system holds, as operations on an empty read-only root:
+    ``("ro", src, dst)`` binds host ``src`` read-only at ``dst``, ``("symlink", target, dst)``,
+    ``("dir", dst)`` (mode 0755), ``("tmpfs", dst, bytes, mode)``, ``("dev",)``, ``("proc",)``.
+    Only the system's libraries, the interpreter, its site-packages, the ``pythonpath`` folders
+    (the library) and the worker's own folder: no home, no data, no verdict files, no sockets.
+    Folders leading to a bound path are made fresh (0755), so a path under an unreadable home
+    (pyenv under /root) is reachable and nothing else of that home is.  Paths reached through a
+    symlink (a venv's bin/python, /tmp on another disk) are bound under both names."""
+    ops: list[tuple] = [("dev",), ("proc",), ("tmpfs", "/tmp", TMP_MB << 20, 0o1777), ("tmpfs", "/dev/shm", SHM_MB << 20, 0o1777)]
+    binds: dict[str, str] = {}  # dst -> src
+    for top in _SYSTEM_DIRS:
+        if os.path.islink(top):
+            ops.append(("symlink", os.readlink(top), top))
+        elif os.path.isdir(top):
+            binds[top] = top
+    wanted = [p for p in _SYSTEM_FILES if os.path.exists(p)]
+    wanted += interpreter_paths() + [str(p) for p in pythonpath]
+    for p in wanted:
+        p = os.path.abspath(p)
+        real = os.path.realpath(p)
+        for dst in {real, p}:
+            binds.setdefault(dst, real if dst == real else real)
+    # keep the top-most binds: a path under another bound one (with the same source) is already there
+    kept: dict[str, str] = {}
+    for dst in sorted(binds):
+        covered = False
+        for d, s in kept.items():
+            if dst.startswith(d.rstrip("/") + "/") and binds[dst] == s.rstrip("/") + dst[len(d.rstrip("/")):]:
+                covered = True
+                break
+        if not covered:
+            kept[dst] = binds[dst]
+    # the worker's own script, alone, at a fixed place (not the checkout or site-packages around it)
+    kept[WORKER_IN_SANDBOX] = _WORKER_SCRIPT
+    made = {"/", "/tmp", "/dev", "/proc", "/dev/shm"}
+    symlinked = {op[2] for op in ops if op[0] == "symlink"}
+    for dst, src in kept.items():
+        parts = Path(dst).parts
+        for i in range(2, len(parts)):
+            anc = str(Path(*parts[:i]))
+            if anc in symlinked:
+                break  # e.g. /lib64/ld-linux.so.2 under a symlinked /lib64: reached through /usr
+            if anc not in made and anc not in kept:
+                made.add(anc)
+                ops.append(("dir", anc))
+        else:
+            ops.append(("ro", src, dst))
+    return ops
+
+
 def bwrap_args(pythonpath: Sequence[str] = ()) -> list[str]:
-    """The bubblewrap command line (without the command to run)."""
+    """The bubblewrap command line (without the command to run): the mount plan on a fresh root."""
     exe = shutil.which("bwrap")
     if exe is None:
         raise FileNotFoundError("bwrap not found (install the Debian package bubblewrap)")
-    args = [exe, *_BWRAP_BASE]
-    # Folders an unprivileged uid cannot walk (e.g. /root holding pyenv) are replaced by an empty
-    # tmpfs with just the needed paths bound back: the rest of them stays hidden.
-    hidden: dict[str, list[str]] = {}
-    for p in _needed_paths(pythonpath):
-        parts = Path(p).parts
-        for i in range(2, len(parts)):
-            anc = str(Path(*parts[:i]))
-            if not _traversable(anc):
-                hidden.setdefault(anc, []).append(p)
-                break
-    for anc in sorted(hidden):
-        if anc in ("/tmp", "/dev/shm"):
-            continue
-        args += ["--perms", "0755", "--tmpfs", anc]
-        made: set[str] = set()
-        for p in hidden[anc]:
-            # bwrap would create the folders leading to p as 0700: make them walkable first
-            rel = Path(p).relative_to(anc).parts
-            for i in range(1, len(rel)):
-                d = str(Path(anc, *rel[:i]))
-                if d not in made:
-                    made.add(d)
-                    args += ["--perms", "0755", "--dir", d]
-            args += ["--ro-bind", p, p]
-    # needed folders under /tmp (a library folder, a checkout of se-gym) must survive the private
-    # /tmp (/tmp itself, on sys.path when a script there started us, stays private)
-    under_tmp: list[str] = []
-    for p in sorted({os.path.realpath(p) for p in [*pythonpath, _PKG_PARENT, *sys.path] if p}):
-        if p.startswith(("/tmp/", "/dev/shm/")) and os.path.isdir(p):
-            if not any(p.startswith(q + "/") for q in under_tmp):
-                under_tmp.append(p)
-    for p in under_tmp:
-        args += ["--ro-bind", p, p]
-    return args + ["--chdir", _PKG_PARENT]
+    args = [exe, "--die-with-parent", "--new-session", *_NAMESPACES]
+    for op in mount_plan(pythonpath):
+        kind = op[0]
+        if kind == "dev":
+            args += ["--dev", "/dev"]
+        elif kind == "proc":
+            args += ["--proc", "/proc"]
+        elif kind == "tmpfs":
+            args += ["--perms", "%o" % op[3], "--size", str(op[2]), "--tmpfs", op[1]]
+        elif kind == "symlink":
+            args += ["--symlink", op[1], op[2]]
+        elif kind == "dir":
+            args += ["--perms", "0755", "--dir", op[1]]
+        elif kind == "ro":
+            args += ["--ro-bind", op[1], op[2]]
+    return args + ["--remount-ro", "/", "--chdir", "/"]
+
+
+def unshare_args() -> list[str]:
+    """util-linux ``unshare`` for the worker when bubblewrap is missing: new mount, network, PID,
+    IPC and UTS namespaces (the worker then builds the mount plan itself); not root: inside a user
+    namespace where we are root (the worker then drops those powers for its programs)."""
+    exe = shutil.which("unshare")
+    if exe is None:
+        raise FileNotFoundError("unshare not found (util-linux)")
+    args = [exe, "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
+    if os.getuid() != 0:
+        args[1:1] = ["--user", "--map-root-user"]
+    return args
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,14 +191,28 @@ def bwrap_status() -> tuple[bool, str]:
         args = bwrap_args()
     except FileNotFoundError as exc:
         return False, str(exc)
+    return _try(args + ["/bin/true"], "bwrap")
+
+
+@functools.lru_cache(maxsize=1)
+def unshare_status() -> tuple[bool, str]:
+    """Whether ``unshare`` can make the worker's namespaces here (root, or user namespaces)."""
     try:
-        proc = subprocess.run(args + ["/bin/true"], capture_output=True, timeout=20)
+        args = unshare_args()
+    except FileNotFoundError as exc:
+        return False, str(exc)
+    return _try(args + ["/bin/true"], "unshare")
+
+
+def _try(cmd: list[str], what: str) -> tuple[bool, str]:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"bwrap failed: {exc}"
+        return False, f"{what} failed: {exc}"
     if proc.returncode != 0:
         lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        return False, "bwrap failed: " + (lines[-1] if lines else f"exit status {proc.returncode}")
-    return True, "bwrap works"
+        return False, f"{what} failed: " + (lines[-1] if lines else f"exit status {proc.returncode}")
+    return True, f"{what} works"
 
 
 class _ProcTransport(FdTransport):
@@ -214,8 +281,8 @@ class LocalSandbox(WorkerPool):
         faster here.  Pass False when other busy processes share the machine.
         ``hash_seed``: the workers' PYTHONHASHSEED (default: random per worker), so a caller can run
         a program under two known, different hash seeds (self-play's determinism check)."""
-        if isolation not in ("auto", "bwrap", "rlimits"):
-            raise ValueError(f"isolation must be auto, bwrap or rlimits, got {isolation!r}")
+        if isolation not in LEVELS:
+            raise ValueError(f"isolation must be one of {', '.join(LEVELS)}, got {isolation!r}")
         for p in pythonpath:
             if not os.path.isdir(p):
                 raise ValueError(f"pythonpath entry is not a folder: {p}")
@@ -227,16 +294,26 @@ class LocalSandbox(WorkerPool):
         if hash_seed is not None and not (isinstance(hash_seed, int) and 0 <= hash_seed <= 4294967295):
             raise ValueError(f"hash_seed must be an int in [0, 4294967295], got {hash_seed!r}")
         self.hash_seed = hash_seed
-        ok, why = bwrap_status() if isolation != "rlimits" else (False, "rlimits requested")
-        if isolation == "bwrap" and not ok:
-            raise RuntimeError(f"bwrap isolation requested but unavailable: {why}")
-        self.level = "bwrap" if ok else "rlimits"
-        self.level_reason = why
-        self._bwrap = bwrap_args(self.pythonpath) if ok else None
-        if self.level == "rlimits" and os.getuid() == 0 and not all(_world_readable(m) for m in ("json", "numpy")):
-            # programs run as a private uid that cannot read the Python install here
-            extra = (_NUMPY_LAZY if "numpy" in self.preload else ()) + _STDLIB_HEAVY
-            self.preload += [m for m in extra if m not in self.preload]
+        self.level, self.level_reason = choose_level(isolation)
+        self._bwrap = bwrap_args(self.pythonpath) if self.level == "bwrap" else None
+        self._unshare = unshare_args() if self.level in ("unshare", "userns") else None
+        self._plan = mount_plan(self.pythonpath) if self._unshare else None
+        # programs run as a private uid where we are root; with the host's file system in view
+        # (rlimits) that uid must be able to read the install, else programs keep our uid
+        self._drop_uid = os.getuid() == 0 and self.level in ("bwrap", "unshare", "rlimits")
+        self._read_cap = False
+        self.uid_reason = "a private uid per worker" if self._drop_uid else "the worker's uid"
+        if os.getuid() == 0 and self.level == "rlimits":
+            unreadable = [p for p in interpreter_paths() + self.pythonpath if not _world_readable(p)]
+            self._read_cap = bool(unreadable)
+            self.uid_reason = "a private uid per worker" + (
+                f", keeping CAP_DAC_READ_SEARCH: other uids cannot read {unreadable[0]} and no mount "
+                "namespace can be made here, so programs can read every host file" if unreadable else "")
+        elif self.level == "userns":
+            self.uid_reason = "our uid, with the user namespace's powers dropped"
+        elif os.getuid() != 0:
+            self.uid_reason = "our uid (not root: no other uid to give)"
+        _warn_once_if_networked(self.level, self.level_reason)
         self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-", dir=_memory_tmp()))
         os.chmod(self._tmp, 0o711)
         self._uids = random.Random(os.urandom(8))
@@ -244,19 +321,30 @@ class LocalSandbox(WorkerPool):
         try:
             self._start()
         except BaseException:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            remove_tree(str(self._tmp))
             raise
 
     def _spawn(self, slot: int) -> Transport:
         n = self._spawned
         # a fresh random uid per worker: its NPROC count and its sweep (kill -1) are its own
-        uid = self._uids.randrange(200_000, 2_000_000_000) if os.getuid() == 0 else None
+        uid = self._uids.randrange(200_000, 2_000_000_000) if self._drop_uid else None
         if uid is not None:
             self.program_uids.add(uid)
-        workdir = "/tmp/se-gym-run" if self._bwrap else str(self._tmp / f"w{slot}-{n}")
+        private = self.level != "rlimits"
+        workdir = "/tmp/se-gym-run" if private else str(self._tmp / f"w{slot}-{n}")
         cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid, "wire": "marshal"}
         if self._cpus:
             cfg["cpu"] = self._cpus[slot % len(self._cpus)]
+        if private:
+            cfg["scratch"] = ["/tmp", "/dev/shm"]  # ours alone: emptied after every program
+        if self._plan is not None:
+            root = self._tmp / f"root{slot}-{n}"
+            root.mkdir(mode=0o755)
+            cfg["mounts"] = {"root": str(root), "ops": self._plan}
+        if self.level == "userns":
+            cfg["drop_caps"] = True  # root of its own user namespace: its programs keep none of that
+        if self._read_cap:
+            cfg["read_cap"] = True
         # run as a script, not with -m: importing the se_gym package (and Gymnasium with it) would
         # put some 8 MB more into every worker, and every fork copies the page tables of it all
         # -S: no site, so none of the .pth start-up hooks of this Python (editable installs, the
@@ -265,29 +353,44 @@ class LocalSandbox(WorkerPool):
         cfg["site_packages"] = _site_packages()
         cmd = [sys.executable, "-s", "-S", _WORKER_SCRIPT, json.dumps(cfg)]
         if self._bwrap:
-            cmd = self._bwrap + cmd
+            cmd = self._bwrap + [sys.executable, "-s", "-S", WORKER_IN_SANDBOX, json.dumps(cfg)]
+        elif self._unshare:
+            cmd = self._unshare + cmd
         log = self._tmp / f"worker{slot}-{n}.log"
         with open(log, "wb") as logf:
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf,
-                env={**_WORKER_ENV, **({"PYTHONHASHSEED": str(self.hash_seed)} if self.hash_seed is not None else {})}, cwd=_PKG_PARENT, start_new_session=True,
+                env={**_WORKER_ENV, **({"PYTHONHASHSEED": str(self.hash_seed)} if self.hash_seed is not None else {})}, cwd="/", start_new_session=True,
             )
         return _ProcTransport(proc, f"local-{slot}.{n}", log)
 
     def isolation(self) -> dict[str, Any]:
+        """What holds for programs, from the set-up and from what the worker measured of itself
+        (its hello): nothing here is assumed from the level's name alone."""
         hello = self.worker_info
+        hard = hello.get("hardening") or {}
+        private = self.level != "rlimits"
         return {
             "backend": "local",
             "level": self.level,
             "reason": self.level_reason,
-            "network": self.level != "bwrap",
-            "fs": "read-only root, private /tmp" if self.level == "bwrap" else "host fs (unprivileged uid)",
-            "pid_namespace": self.level == "bwrap",
+            "network": not private,  # True: programs can reach the network
+            "mount_namespace": private,
+            "fs": ("read-only view of the system libraries, the interpreter, site-packages and the library; "
+                   f"private /tmp of {TMP_MB} MB") if private else "the host's (as the program uid may see it)",
+            "pid_namespace": private,
+            "ipc_namespace": hard.get("ipc_namespace", "per worker" if private else "host"),
+            "user_namespaces": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "worker_uid": hello.get("uid"),
             "program_uid": "private per worker" if hello.get("child_uid") != hello.get("uid") else hello.get("child_uid"),
+            "program_uid_reason": self.uid_reason,
+            "no_new_privs": hard.get("no_new_privs"),
+            "worker_not_dumpable": hard.get("not_dumpable"),
+            "hardening_errors": hard.get("errors", []),
             "workers": self.workers,
             "pinned_cpus": [self._cpus[i % len(self._cpus)] for i in range(self.workers)] if self._cpus else None,
             "python": hello.get("python"),
+            "executable": sys.executable,
             "numpy": hello.get("numpy"),
             "preload": self.preload,
             "pythonpath": self.pythonpath,
@@ -297,4 +400,48 @@ class LocalSandbox(WorkerPool):
 
     def _close(self) -> None:
         super()._close()
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        remove_tree(str(self._tmp))
+
+
+LEVELS = ("auto", "bwrap", "unshare", "userns", "rlimits")
+
+
+def choose_level(wanted: str = "auto") -> tuple[str, str]:
+    """The isolation level to use, and why: bubblewrap if it works, else namespaces through
+    ``unshare`` (``unshare`` as root, ``userns`` through a user namespace), else rlimits only."""
+    if wanted == "rlimits":
+        return "rlimits", "rlimits requested"
+    reasons = []
+    if wanted in ("auto", "bwrap"):
+        ok, why = bwrap_status()
+        if ok:
+            return "bwrap", why
+        if wanted == "bwrap":
+            raise RuntimeError(f"bwrap isolation requested but unavailable: {why}")
+        reasons.append(why)
+    ok, why = unshare_status()
+    level = "unshare" if os.getuid() == 0 else "userns"
+    if ok and wanted in ("auto", level):
+        return level, "; ".join(reasons + [why])
+    if wanted != "auto":
+        raise RuntimeError(f"{wanted} isolation requested but unavailable: {why}")
+    reasons.append(why)
+    return "rlimits", "; ".join(reasons)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once_if_networked(level: str, why: str) -> None:
+    """Once per process, on stderr: programs judged from here can reach the network."""
+    if level == "rlimits" and "network" not in _WARNED:
+        _WARNED.add("network")
+        print(f"se-gym sandbox: WARNING: programs can reach the network and the host's files here "
+              f"(no bubblewrap, no namespaces: {why}); run `se-gym doctor` for the fix", file=sys.stderr, flush=True)
+
+
+def remove_tree(path: str) -> bool:
+    """Remove a folder whatever a program did to it (see worker.remove_tree); True when gone."""
+    from .worker import remove_tree as _remove
+
+    return _remove(path)

@@ -136,6 +136,7 @@ class WorkerPool(Sandbox):
         self._hello: dict[str, Any] = {}
         self._spawned = 0
         self.restarts = 0  # workers replaced after dying (for tests and benchmarks)
+        self.retired = 0  # workers that asked to be replaced (a work dir they could not clean)
         self._threads: list[threading.Thread] = []
         self._boot_error = ""
 
@@ -234,6 +235,17 @@ class WorkerPool(Sandbox):
             sent.popleft()
             if not job.future.done():
                 job.future.set_result(self._result(reply, transport.name))
+            if reply.get("retire"):
+                # the worker leaves on its own (say, a tree it could not clean up): replace it; what
+                # was sent ahead never started and goes back in the queue as it was
+                transport.kill()
+                self._workers[slot] = None
+                with self._lock:
+                    self.retired += 1
+                for pending in sent:
+                    if not pending.future.done():
+                        self._queue.put(pending)
+                sent.clear()
 
     def _send(self, slot: int, job: _Job) -> bool:
         """Send a job to the slot's worker (starting one if needed); False if that failed."""

@@ -120,6 +120,97 @@ _STREAMS = None  # sys.stdin/stdout/stderr for programs, on fds 0/1/2 of the chi
 _MAIN = None  # the programs' __main__ module
 _PRECOMPILE_MAX = 1 << 16  # bytes of source the worker compiles for a program
 _PRCTL = None
+_SECCOMP = None  # a pointer to the filter that refuses new user namespaces (built by _setup)
+_IPC_PER_PROGRAM = False  # each program unshares its own System V IPC namespace
+_DROP_CAPS = False  # root of a user namespace of our own: programs drop every capability
+_HARDEN_REQUIRED = False
+_UNSHARE = None
+
+
+def _unshare(flags):
+    if _UNSHARE(flags) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(%#x) failed" % flags)
+
+
+def _drop_caps():
+    """Give up every capability for good (the worker is root of its own user namespace): root
+    stays root by number only, and exec can never give them back."""
+    if _PRCTL(28, 0xEF, 0, 0, 0) != 0:  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP, locked
+        raise OSError("PR_SET_SECUREBITS failed")
+    for cap in range(64):
+        if _PRCTL(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP until past the last capability
+            break
+    _PRCTL(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT_CLEAR_ALL
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()
+    if _LIBC.capset(header, data) != 0:
+        raise OSError("capset failed")
+
+
+_LIBC = None
+_READ_CAP = False  # programs keep CAP_DAC_READ_SEARCH (rlimits as root, install unreadable to others)
+
+
+def _become(uid):
+    """Switch to the program's private uid; with _READ_CAP it keeps the one capability to read the
+    host's files (in rlimits mode, where only that lets it import an install other uids cannot
+    read): it still cannot write root's files nor signal us."""
+    if _READ_CAP:
+        for cap in range(64):
+            if cap != 2 and _PRCTL(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP all but DAC_READ_SEARCH
+                break
+        _PRCTL(8, 1, 0, 0, 0)  # PR_SET_KEEPCAPS across setresuid
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if _READ_CAP:
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+        data = (ctypes.c_uint32 * 6)(1 << 2, 1 << 2, 0, 0, 0, 0)  # effective, permitted, inheritable
+        if _LIBC.capset(header, data) != 0:
+            raise OSError("capset failed")
+
+
+def _seccomp_filter():
+    """A BPF program refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3, whose
+    flags it cannot read, says ENOSYS so that libc falls back to clone) and every other syscall ABI
+    (x32, 32-bit).  None on architectures it does not know."""
+    import platform
+
+    machine = platform.machine()
+    table = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}
+    if machine not in table:
+        return None
+    arch, nr_unshare, nr_clone, nr_clone3 = table[machine]
+    LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
+    ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    prog = [
+        (LD, 0, 0, 4),  # arch
+        (JEQ, 1, 0, arch),
+        (RET, 0, 0, EPERM),
+        (LD, 0, 0, 0),  # syscall number
+        (JGE, 0, 1, 0x40000000),  # x32
+        (RET, 0, 0, EPERM),
+        (JEQ, 3, 0, nr_unshare),
+        (JEQ, 2, 0, nr_clone),
+        (JEQ, 5, 0, nr_clone3),
+        (RET, 0, 0, ALLOW),
+        (LD, 0, 0, 16),  # args[0], low half: the flags of unshare and clone
+        (JSET, 0, 1, 0x10000000),  # CLONE_NEWUSER
+        (RET, 0, 0, EPERM),
+        (RET, 0, 0, ALLOW),
+        (RET, 0, 0, ENOSYS),
+    ]
+
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
+
+    insns = (Insn * len(prog))(*[Insn(*i) for i in prog])
+    fprog = Prog(len(prog), insns)
+    fprog._keep = insns
+    return fprog
 
 
 _VM = [0, 0]  # the worker's size, and how many more programs may use it before it is read again
@@ -159,13 +250,20 @@ def _child(code, compiled, rlimits, uid, fds):
         os.closerange(4, 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
+        if _IPC_PER_PROGRAM:
+            _unshare(0x08000000)  # CLONE_NEWIPC: System V objects die with the program
         if uid is not None:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            _become(uid)
+        if _DROP_CAPS:
+            _drop_caps()
         if _PRCTL is not None:
-            _PRCTL(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+            if _PRCTL(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                raise OSError("PR_SET_NO_NEW_PRIVS failed")
             _PRCTL(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self belongs to the program's uid again
+            if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+                raise OSError("seccomp filter refused")
+        elif _HARDEN_REQUIRED:
+            raise OSError("no prctl: cannot set NO_NEW_PRIVS")
         status = _run_main(code, compiled)
     except BaseException:  # the sandbox set-up itself failed: say so on stderr
         try:
@@ -339,6 +437,98 @@ def _sweep_uid(uid, child):
         time.sleep(0.002)
 
 
+_SCRATCH = ()  # private writable folders emptied after each program (set by _setup)
+_WORKBASE = None  # the folder holding _WORKDIR
+_RETIRE = [""]  # set when this worker should be replaced (its private /tmp is then freed whole)
+
+
+def remove_tree(path):
+    """Remove ``path`` and everything under it, whatever a program did to it: no recursion (a
+    tree thousands of levels deep), no full paths (past PATH_MAX), folders made unreadable or
+    unwritable are opened up again, symlinks are never followed.  Works through folder fds of a
+    bounded depth: deeper folders are first moved up next to ``path``.  True when all is gone."""
+    parent, name = os.path.split(os.path.abspath(path))
+    try:
+        base = os.open(parent or "/", _DIR_FLAGS)
+    except OSError:
+        return not os.path.lexists(path)
+    roots, moved, stack = [name], 0, []
+    try:
+        while roots:
+            top = roots.pop()
+            try:
+                if not stat_isdir(os.lstat(top, dir_fd=base).st_mode):
+                    os.unlink(top, dir_fd=base)
+                    continue
+            except FileNotFoundError:
+                continue
+            stack.append((base, top, _open_dir(base, top)))
+            while stack:
+                pfd, d, fd = stack[-1]
+                sub = None
+                with os.scandir(fd) as it:
+                    for entry in it:
+                        if entry.is_dir(follow_symlinks=False):
+                            sub = entry.name
+                            break
+                        os.unlink(entry.name, dir_fd=fd)
+                if sub is None:
+                    stack.pop()
+                    os.close(fd)
+                    os.rmdir(d, dir_fd=pfd)
+                elif len(stack) >= 64:  # too deep to hold fds for: move it up, next to `path`
+                    moved += 1
+                    new = "%s.deep-%d-%d" % (name, os.getpid(), moved)
+                    os.rename(sub, new, src_dir_fd=fd, dst_dir_fd=base)
+                    roots.append(new)
+                else:
+                    stack.append((fd, sub, _open_dir(fd, sub)))
+        return not os.path.lexists(path)
+    except OSError:
+        return False
+    finally:
+        for _, _, fd in stack:
+            os.close(fd)
+        os.close(base)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _open_dir(pfd, name):
+    """A folder's fd, with the rights to empty it (it may have been made 000 by its owner)."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=pfd)
+        fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+    try:
+        os.fchmod(fd, 0o700)  # unlinking in it needs write and search rights, and no sticky bit
+    except OSError:
+        pass
+    return fd
+
+
+def stat_isdir(mode):
+    return (mode & 0o170000) == 0o040000
+
+
+def _remove_sysv_ipc():
+    """Where programs share our IPC namespace (no per-program one could be made): remove every
+    System V object the last program left, so that the next program cannot see it."""
+    if _LIBC is None:
+        return
+    for kind, rm in (("shm", lambda i: _LIBC.shmctl(i, 0, None)), ("sem", lambda i: _LIBC.semctl(i, 0, 0)),
+                     ("msg", lambda i: _LIBC.msgctl(i, 0, None))):  # IPC_RMID = 0
+        try:
+            with open("/proc/sysvipc/" + kind, "rb") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            rm(int(line.split()[1]))
+
+
 def _fresh_workdir(uid):
     """An empty ``_WORKDIR`` owned by the program's uid.  What a program left that we cannot delete
     (say, a folder it made unreadable, when we are not root) is moved aside instead."""
@@ -385,12 +575,18 @@ def run_program(req, uid):
             for fd in pipe:
                 if fd >= 0:
                     os.close(fd)
+        if not _IPC_PER_PROGRAM:
+            _remove_sysv_ipc()
         try:  # the usual leftovers, cheaply; anything else the long way
             os.unlink(main_py)
             os.rmdir(_WORKDIR)
         except OSError:
-            # not at the top: shutil and what it imports would sit in every fork
-            _worker_import("shutil").rmtree(_WORKDIR, ignore_errors=True)
+            if not remove_tree(_WORKDIR):
+                _RETIRE[0] = "could not remove what a program left in its work dir"
+        for folder in _SCRATCH:  # what it left in the other writable folders (a private /tmp)
+            for name in os.listdir(folder):
+                if os.path.join(folder, name) != _WORKBASE and not remove_tree(os.path.join(folder, name)):
+                    _RETIRE[0] = "could not remove what a program left in " + folder
 
 
 def _widen(fd, size):
@@ -535,10 +731,110 @@ def _preload(names):
     return errors
 
 
+def _harden(cfg):
+    """The worker's own hardening and the helpers its children use.  Returns what actually holds,
+    measured, with the reason for each piece that does not (reported in the hello frame; nothing is
+    silently dropped)."""
+    global _PRCTL, _LIBC, _UNSHARE, _LIBC_FORK, _CHILDREN_FILE, _CHILDREN_FD, _SECCOMP, _IPC_PER_PROGRAM
+    global _DROP_CAPS, _HARDEN_REQUIRED
+    report = {"errors": []}
+    errors = report["errors"]
+    try:
+        libc = ctypes.PyDLL(None, use_errno=True)  # PyDLL: the GIL stays held across fork
+        _LIBC, _PRCTL, _UNSHARE = libc, libc.prctl, libc.unshare
+    except Exception as e:
+        errors.append("libc: %s: %s" % (type(e).__name__, e))
+        report.update(not_dumpable=False, no_new_privs=False, seccomp=False, ipc_namespace="per worker")
+        return report
+    _HARDEN_REQUIRED = True
+    # Not dumpable: /proc/<us> then belongs to root, so a program that shares our uid (docker,
+    # or a non-root user here) cannot open our fds there and write a forged reply into our
+    # protocol pipe, nor trace us.  Each child makes itself dumpable again (_child).
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        errors.append("PR_SET_DUMPABLE: errno %d" % ctypes.get_errno())
+    report["not_dumpable"] = libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE, read back
+    # orphans of our programs become our children, so that we can find and reap them
+    if libc.prctl(36, 1, 0, 0, 0) == 0 or os.getpid() == 1:  # PR_SET_CHILD_SUBREAPER
+        path = "/proc/self/task/%d/children" % os.getpid()
+        if os.path.exists(path):
+            _CHILDREN_FILE = path
+            _CHILDREN_FD = os.open(path, os.O_RDONLY)
+    else:
+        errors.append("PR_SET_CHILD_SUBREAPER: errno %d" % ctypes.get_errno())
+    if len(os.listdir("/proc/self/task")) == 1:
+        # a handle of its own without use_errno: ctypes' errno bookkeeping around the call
+        # writes to (so faults in) pages on both sides of the fork
+        fork = ctypes.PyDLL(None).fork
+        fork.restype, fork.argtypes = ctypes.c_int, []
+        _LIBC_FORK = fork
+    # A System V IPC namespace per program where we may make one (root, here or in our own user
+    # namespace): tried once on ourselves, which costs nothing (ours is private already)
+    _IPC_PER_PROGRAM = cfg.get("ipc_per_program", True) and libc.unshare(0x08000000) == 0
+    report["ipc_namespace"] = "per program" if _IPC_PER_PROGRAM else "per worker"
+    _DROP_CAPS = bool(cfg.get("drop_caps"))
+    global _READ_CAP
+    _READ_CAP = bool(cfg.get("read_cap"))
+    try:
+        fprog = _seccomp_filter()
+        if fprog is not None:
+            _SECCOMP = ctypes.pointer(fprog)
+            _SECCOMP._keep = fprog
+    except Exception as e:
+        errors.append("seccomp: %s: %s" % (type(e).__name__, e))
+    # what a child gets, measured on a real one: NO_NEW_PRIVS, the filter, the capabilities
+    report.update(_probe_child(cfg.get("uid")))
+    return report
+
+
+def _probe_child(uid):
+    """Fork one child through the very set-up programs get and read back its /proc status."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        out = {}
+        try:
+            if _IPC_PER_PROGRAM:
+                _unshare(0x08000000)
+            if uid is not None:
+                _become(uid)
+            if _DROP_CAPS:
+                _drop_caps()
+            if _PRCTL(38, 1, 0, 0, 0) != 0:
+                raise OSError("PR_SET_NO_NEW_PRIVS failed")
+            if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:
+                raise OSError("seccomp filter refused: errno %d" % ctypes.get_errno())
+            with open("/proc/self/status") as f:
+                status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+            out = {
+                "no_new_privs": status.get("NoNewPrivs", "").strip() == "1",
+                "seccomp": status.get("Seccomp", "").strip() == "2",
+                "capabilities": status.get("CapEff", "").strip(),
+                "user_namespace_refused": _UNSHARE(0x10000000) != 0,
+            }
+        except BaseException as e:
+            out = {"no_new_privs": False, "seccomp": False, "probe_error": "%s: %s" % (type(e).__name__, e)}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        return json.loads(data.decode())
+    except ValueError:
+        return {"no_new_privs": False, "seccomp": False, "probe_error": "no answer from the probe child"}
+
+
 def _setup(cfg):
     """Everything a worker does once: preload, environment, streams, signals, fork helpers.
     Returns (preload errors, program uid or None)."""
-    global _WORKDIR, _MAIN_PY, _STREAMS, _MAIN, _PRCTL, _LIBC_FORK, _CHILDREN_FILE, _CHILDREN_FD, _PIPE_MAX
+    global _WORKDIR, _MAIN_PY, _STREAMS, _MAIN, _PIPE_MAX
     try:
         with open("/proc/sys/fs/pipe-max-size") as f:
             _PIPE_MAX = int(f.read())
@@ -558,6 +854,9 @@ def _setup(cfg):
     errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chmod(cfg["workdir"], 0o711)
+    global _SCRATCH, _WORKBASE
+    _SCRATCH = tuple(cfg.get("scratch", ()))
+    _WORKBASE = os.path.abspath(cfg["workdir"])
     _WORKDIR = os.path.join(cfg["workdir"], "run")
     _MAIN_PY = os.path.join(_WORKDIR, "main.py")
     # the programs' environment, inherited through fork: nothing of ours or of whoever started us
@@ -581,27 +880,7 @@ def _setup(cfg):
     uid = cfg.get("uid")
     if os.getuid() != 0:
         uid = None  # cannot drop privileges: docker already runs us unprivileged
-    try:
-        libc = ctypes.PyDLL(None, use_errno=True)  # PyDLL: the GIL stays held across fork
-        _PRCTL = libc.prctl
-        # Not dumpable: /proc/<us> then belongs to root, so a program that shares our uid (docker,
-        # or a non-root user here) cannot open our fds there and write a forged reply into our
-        # protocol pipe, nor trace us.  Each child makes itself dumpable again (_child).
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
-        # orphans of our programs become our children, so that we can find and reap them
-        if libc.prctl(36, 1, 0, 0, 0) == 0 or os.getpid() == 1:  # PR_SET_CHILD_SUBREAPER
-            path = "/proc/self/task/%d/children" % os.getpid()
-            if os.path.exists(path):
-                _CHILDREN_FILE = path
-                _CHILDREN_FD = os.open(path, os.O_RDONLY)
-        if len(os.listdir("/proc/self/task")) == 1:
-            # a handle of its own without use_errno: ctypes' errno bookkeeping around the call
-            # writes to (so faults in) pages on both sides of the fork
-            fork = ctypes.PyDLL(None).fork
-            fork.restype, fork.argtypes = ctypes.c_int, []
-            _LIBC_FORK = fork
-    except Exception:
-        pass
+    hardening = _harden(cfg)
     # What `python main.py` sets up for a program and a fork passes on, set once here rather than
     # in each child, where the same writes would each copy a page (some 50 per program).  The
     # worker itself never writes to these streams (its protocol has fds of its own) and imports
@@ -612,7 +891,81 @@ def _setup(cfg):
     # collection in a child does not write to (and so copy) every page the worker shares with it
     gc.collect()
     gc.freeze()
-    return errors, uid
+    return errors, uid, hardening
+
+
+_MS = {"rdonly": 1, "nosuid": 2, "nodev": 4, "noexec": 8, "remount": 32, "bind": 4096, "move": 8192,
+       "rec": 16384, "private": 1 << 18}
+
+
+def _mount(libc, src, dst, fstype, flags, data=None):
+    enc = lambda x: None if x is None else x.encode()
+    if libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "mount %s on %s: %s" % (src or fstype, dst, os.strerror(e)))
+
+
+def build_root(spec):
+    """Make the mount plan (local.mount_plan) the root of this process's own mount namespace, as
+    bubblewrap does where it is installed: an empty tmpfs, the planned folders bound read-only,
+    a minimal /dev, a /proc of our PID namespace, size-limited tmpfs for /tmp and /dev/shm; then
+    the tmpfs itself read-only and moved to /.  Needs CAP_SYS_ADMIN (root, or root of our own
+    user namespace, as `unshare` starts us).  Returns notes on what could not be done."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    MS = _MS
+    root, notes = spec["root"], []
+    _mount(libc, None, "/", None, MS["rec"] | MS["private"])
+    _mount(libc, "tmpfs", root, "tmpfs", MS["nosuid"] | MS["nodev"], "mode=0755,size=4m")
+    at = lambda p: root + p
+
+    def bind(src, dst, extra=0):
+        if os.path.isdir(src):
+            os.makedirs(at(dst), 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(at(dst)), 0o755, exist_ok=True)
+            open(at(dst), "a").close()
+        _mount(libc, src, at(dst), None, MS["bind"] | MS["rec"])
+        # a remount must repeat the flags the kernel locked on the source (in a user namespace)
+        f = os.statvfs(src).f_flag
+        locked = (MS["nosuid"] if f & 2 else 0) | (MS["nodev"] if f & 4 else 0) | (MS["noexec"] if f & 8 else 0)
+        _mount(libc, None, at(dst), None, MS["remount"] | MS["bind"] | MS["rdonly"] | MS["nosuid"] | locked | extra)
+
+    for op in spec["ops"]:
+        kind = op[0]
+        if kind == "dir":
+            os.makedirs(at(op[1]), 0o755, exist_ok=True)
+            os.chmod(at(op[1]), 0o755)
+        elif kind == "symlink":
+            os.symlink(op[1], at(op[2]))
+        elif kind == "ro":
+            bind(op[1], op[2])
+        elif kind == "tmpfs":
+            os.makedirs(at(op[1]), 0o755, exist_ok=True)
+            _mount(libc, "tmpfs", at(op[1]), "tmpfs", MS["nosuid"] | MS["nodev"], "mode=%o,size=%d" % (op[3], op[2]))
+        elif kind == "dev":
+            os.makedirs(at("/dev"), 0o755, exist_ok=True)
+            for name in ("null", "zero", "full", "random", "urandom", "tty"):
+                if os.path.exists("/dev/" + name):
+                    try:
+                        bind("/dev/" + name, "/dev/" + name)
+                    except OSError as e:
+                        notes.append(str(e))
+            for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                                 ("stderr", "/proc/self/fd/2")):
+                os.symlink(target, at("/dev/" + name))
+        elif kind == "proc":
+            os.makedirs(at("/proc"), 0o555, exist_ok=True)
+            try:
+                _mount(libc, "proc", at("/proc"), "proc", MS["nosuid"] | MS["nodev"] | MS["noexec"])
+            except OSError as e:
+                # a container may forbid a fresh /proc: programs then have none (not the host's)
+                notes.append("no /proc: %s" % e)
+    _mount(libc, None, root, None, MS["remount"] | MS["bind"] | MS["rdonly"] | MS["nosuid"] | MS["nodev"])
+    os.chdir(root)
+    _mount(libc, root, "/", None, MS["move"])
+    os.chroot(".")
+    os.chdir("/")
+    return notes
 
 
 def main():
@@ -630,8 +983,11 @@ def main():
             os.sched_setaffinity(0, {cfg["cpu"]})  # inherited by every program we fork
         except OSError:
             pass
-    errors, uid = _setup(cfg)
+    notes = build_root(cfg["mounts"]) if cfg.get("mounts") else []
+    errors, uid, hardening = _setup(cfg)
+    hardening["errors"] += notes
     hello = {
+        "hardening": hardening,
         "pid": os.getpid(),
         "uid": os.getuid(),
         "child_uid": uid if uid is not None else os.getuid(),
@@ -650,7 +1006,11 @@ def main():
         except Exception as e:  # our own failure, not the program's
             reply = {"status": "sandbox_error", "detail": "worker: %s: %s" % (type(e).__name__, e)}
         reply["id"] = req.get("id")
+        if _RETIRE[0]:
+            reply["retire"] = _RETIRE[0]  # the pool replaces us: our private /tmp goes with us
         write_frame(proto_out, reply)
+        if _RETIRE[0]:
+            break
 
 
 if __name__ == "__main__":
