@@ -13,6 +13,8 @@ EXTRAS = {
     "trl": ["trl>=1.0"],
     "plot": ["matplotlib>=3.8"],
     "export": ["pyarrow>=15"],
+    # environment-protocol adapters (se_gym/integrations/); scripts/setup/integrations.sh installs them for CI
+    "verl": ["pyarrow>=15"],
     "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
 }
 EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name != "vllm" for req in reqs})

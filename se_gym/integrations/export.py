@@ -67,9 +67,19 @@ def to_rollout_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
     return n
 
 
-def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None) -> list[dict]:
+def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None,
+              library: Any = None, profile: str | None = None) -> list[dict]:
+    """verl rows; ``library`` (a Library or spec) and ``profile`` are recorded in ``extra_info`` so
+    the reward function (:mod:`se_gym.integrations.verl`) judges with the same library."""
     if kind not in ("rl", "sft"):
         raise ValueError(f"kind must be 'rl' or 'sft', got {kind!r}")
+    judge_info: dict = {}
+    if library is not None:
+        from ..library import from_spec
+
+        judge_info["library"] = from_spec(library).source
+    if profile is not None:
+        judge_info["profile"] = profile
     rows = []
     for i, traj in enumerate(trajectories):
         task = traj["task"]
@@ -82,6 +92,7 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
             "task_hash": task.hash,
             "function_name": task.function_name,
             "reward": None if v is None else float(v["reward"]),
+            **judge_info,
         }
         if kind == "rl":
             truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
@@ -99,14 +110,15 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
     return rows
 
 
-def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None) -> int:
+def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None,
+                    library: Any = None, profile: str | None = None) -> int:
     """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
-    rows = verl_rows(trajectories, kind=kind, split=split)
+    rows = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")

@@ -1,0 +1,232 @@
+"""What the protocol adapters share: env options, one judge per configuration, and a batcher
+that turns many concurrent single judgements into one sandbox batch.
+
+Nothing here imports an ecosystem package; each adapter module imports its own.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import threading
+from typing import Any, Mapping, Sequence
+
+# the SEBench-v0 options an adapter accepts (the env's own keyword arguments, JSON-friendly ones)
+ENV_OPTIONS = (
+    "tasks", "split", "seed", "library", "book", "template", "profile", "reward", "sandbox",
+    "max_turns", "strip_think", "max_length",
+)
+
+
+def env_options(options: Mapping[str, Any] | None, **defaults: Any) -> dict:
+    """Keep the SEBench-v0 options of ``options`` (a dict, or an OmegaConf config); refuse the rest."""
+    opts = dict(defaults)
+    if options:
+        if hasattr(options, "items"):
+            items = dict(options.items())
+        else:
+            raise TypeError(f"env options must be a mapping, got {type(options).__name__}")
+        unknown = sorted(set(items) - set(ENV_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown SEBench-v0 option {unknown[0]!r} (known: {', '.join(ENV_OPTIONS)})")
+        opts.update({k: v for k, v in items.items() if v is not None})
+    return opts
+
+
+def make_env(options: Mapping[str, Any] | None = None, **kw: Any):
+    """A ``SEBenchEnv`` from adapter options (``kw`` passes non-JSON extras such as ``judge``)."""
+    from ..envs import SEBenchEnv
+
+    return SEBenchEnv(**env_options(options), **kw)
+
+
+# -- judges ------------------------------------------------------------------------------------
+_JUDGES: dict[tuple, Any] = {}
+_JUDGES_LOCK = threading.Lock()
+
+
+def shared_judge(library: Any = None, profile: str = "strict", reward: str = "binary", sandbox: Any = "local", strip_think: bool = True):
+    """One process-wide :class:`se_gym.judge.Judge` per configuration (its sandbox starts lazily).
+
+    Reward modules are called once per sample by their trainers; a judge per call would start a
+    sandbox pool per call.
+    """
+    from ..judge import Judge
+    from ..library import from_spec
+
+    lib = from_spec(library)
+    key = (lib.source, profile, reward, sandbox if isinstance(sandbox, str) else id(sandbox), strip_think)
+    with _JUDGES_LOCK:
+        judge = _JUDGES.get(key)
+        if judge is None:
+            judge = _JUDGES[key] = Judge(lib, profile=profile, reward=reward, sandbox=sandbox, strip_think=strip_think)
+        return judge
+
+
+def close_shared_judges() -> None:
+    with _JUDGES_LOCK:
+        judges = list(_JUDGES.values())
+        _JUDGES.clear()
+    for j in judges:
+        j.close()
+
+
+def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
+    """``(test_cases, function_name)`` from what the verl exporter writes as ``ground_truth``
+    (a JSON object with ``test_cases`` and ``function_name``), or from that object decoded."""
+    gt = ground_truth
+    if isinstance(gt, (bytes, bytearray)):
+        gt = gt.decode("utf-8")
+    if isinstance(gt, str):
+        try:
+            gt = json.loads(gt)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"ground_truth is not the exporter's JSON ({exc})") from None
+    if isinstance(gt, list):  # a bare list of test cases
+        return gt, None
+    if not isinstance(gt, Mapping) or "test_cases" not in gt:
+        raise ValueError("ground_truth must hold 'test_cases' (write rows with se_gym.integrations.export.to_verl_parquet)")
+    return list(gt["test_cases"]), gt.get("function_name")
+
+
+# -- batching ----------------------------------------------------------------------------------
+class BatchJudge:
+    """Many callers, one sandbox batch: ``submit(item)`` from any thread or ``await ajudge(item)``
+    from any event loop; one dispatcher thread takes *everything* queued and judges it with one
+    ``judge_many`` call, so the batch grows with the load (the calls that arrive while a batch runs
+    form the next one).  ``linger_s`` waits a little for company when the queue is short.
+    """
+
+    def __init__(self, judge: Any, max_batch: int = 256, linger_s: float = 0.002):
+        self.judge = judge
+        self.max_batch, self.linger_s = max_batch, linger_s
+        self._cv = threading.Condition()
+        self._queue: list[tuple[Any, concurrent.futures.Future]] = []
+        self._closed = False
+        self.batches: list[int] = []  # sizes of the batches judged (for benchmarks and tests)
+        self._thread = threading.Thread(target=self._loop, name="se-gym-batch-judge", daemon=True)
+        self._thread.start()
+
+    def submit(self, item: Sequence[Any]) -> concurrent.futures.Future:
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the batch judge is closed")
+            self._queue.append((item, fut))
+            self._cv.notify()
+        return fut
+
+    def judge_one(self, item: Sequence[Any]):
+        return self.submit(item).result()
+
+    async def ajudge(self, item: Sequence[Any]):
+        return await asyncio.wrap_future(self.submit(item))
+
+    def _loop(self) -> None:
+        import time
+
+        while True:
+            with self._cv:
+                while not self._queue and not self._closed:
+                    self._cv.wait()
+                if self._closed and not self._queue:
+                    return
+            if self.linger_s:
+                time.sleep(self.linger_s)
+            with self._cv:
+                batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
+            self.batches.append(len(batch))
+            try:
+                verdicts = self.judge.judge_many([item for item, _ in batch])
+            except Exception:
+                # one bad item must not fail its neighbours: judge them one by one
+                for item, fut in batch:
+                    try:
+                        fut.set_result(self.judge.judge_many([item])[0])
+                    except Exception as exc:  # noqa: BLE001 - handed to the caller
+                        fut.set_exception(exc)
+                continue
+            for (_, fut), v in zip(batch, verdicts):
+                fut.set_result(v)
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        self._thread.join(timeout=30)
+
+
+class BatchedJudge:
+    """A judge-shaped front for :class:`BatchJudge`: ``judge_many`` from many threads at once ends up
+    in shared sandbox batches.  Give it to envs as ``SEBenchEnv(judge=...)``; it owns nothing."""
+
+    def __init__(self, batcher: BatchJudge):
+        self.batcher = batcher
+        self.library = batcher.judge.library
+
+    def judge_many(self, items):
+        futs = [self.batcher.submit(item) for item in items]
+        return [f.result() for f in futs]
+
+    def judge(self, response, test_cases, function_name=None):
+        return self.judge_many([(response, test_cases, function_name)])[0]
+
+    async def judge_many_async(self, items):
+        futs = [self.batcher.submit(item) for item in items]
+        return list(await asyncio.gather(*(asyncio.wrap_future(f) for f in futs)))
+
+    def close(self) -> None:  # the batcher and its judge belong to whoever made them
+        pass
+
+
+class Suite:
+    """Tasks, library and one batched judge for a set of env options, built once per process
+    (``Suite.get(options)``) and shared by every episode an adapter opens."""
+
+    _cache: dict[str, "Suite"] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, options: Mapping[str, Any]):
+        self.options = dict(options)
+        base = make_env(self.options)
+        self.tasks, self.library = base.tasks, base.library
+        self.judge = base.judge  # owned by this suite
+        self.batcher = BatchJudge(self.judge)
+        self.front = BatchedJudge(self.batcher)
+        self._base = base
+
+    @classmethod
+    def get(cls, options: Mapping[str, Any] | None = None) -> "Suite":
+        opts = env_options(options)
+        key = json.dumps(opts, sort_keys=True, default=repr)
+        with cls._lock:
+            suite = cls._cache.get(key)
+            if suite is None:
+                suite = cls._cache[key] = cls(opts)
+            return suite
+
+    # options that change only the episode, not the tasks or the judge
+    EPISODE_OPTIONS = ("book", "template", "max_turns", "max_length")
+
+    def env(self, **overrides: Any):
+        """A new SEBenchEnv over this suite's tasks, judged through the shared batcher."""
+        bad = sorted(set(overrides) - set(self.EPISODE_OPTIONS))
+        if bad:
+            raise ValueError(f"option {bad[0]!r} changes the suite or the judge: use another Suite")
+        from ..envs import SEBenchEnv
+
+        opts = dict(self.options, **overrides)
+        opts.update(tasks=self.tasks, library=self.library)
+        return SEBenchEnv(**opts, judge=self.front)
+
+    def close(self) -> None:
+        self.batcher.close()
+        self._base.close()
+
+    @classmethod
+    def close_all(cls) -> None:
+        with cls._lock:
+            suites = list(cls._cache.values())
+            cls._cache.clear()
+        for s in suites:
+            s.close()
