@@ -520,3 +520,23 @@ def test_remove_tree_of_a_tree_past_path_max(tmp_path):
     os.fchmod(fd, 0o500)
     os.close(fd)
     assert remove_tree(str(top)) and os.listdir(tmp_path) == [] and os.path.isdir("/etc")
+
+
+def test_isolation_report_and_sandbox_info_say_what_holds_measured():
+    from se_gym.sandbox import isolation_report
+
+    weak = isolation_report("rlimits")
+    assert weak["level"] == "rlimits" and weak["fix"] and weak["measured"]["network"] is True
+    assert any(m.startswith("network: REACHABLE") for m in weak["missing"])
+    assert "NO_NEW_PRIVS holds" in weak["holds"] and weak["measured"]["no_new_privs"] is True
+    levels = _levels()
+    need(bool(levels), "neither bubblewrap nor unshare works here")
+    strong = isolation_report(levels[-1])
+    assert strong["missing"] == [], strong["missing"]
+    assert strong["measured"]["network"] is False and strong["measured"]["host_file_visible"] is False
+    assert strong["isolation"]["no_new_privs"] is True and strong["isolation"]["worker_not_dumpable"] is True
+    out = subprocess.run([sys.executable, "-m", "se_gym.cli", "sandbox", "info", "--isolation", "rlimits", "--workers", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "MISSING  network: REACHABLE" in out.stdout and "fix" in out.stdout
+    assert out.stderr.count("WARNING: programs can reach the network") == 1  # once per run, on stderr

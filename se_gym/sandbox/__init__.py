@@ -6,4 +6,12 @@
 """
 from .base import ExecResult, ExecStatus, Limits, Sandbox, make_sandbox
 
-__all__ = ["ExecResult", "ExecStatus", "Limits", "Sandbox", "make_sandbox"]
+
+def isolation_report(isolation: str = "auto") -> dict:
+    """What isolation holds for the local backend here, measured (see local.isolation_report)."""
+    from .local import isolation_report as _report
+
+    return _report(isolation)
+
+
+__all__ = ["ExecResult", "ExecStatus", "Limits", "Sandbox", "isolation_report", "make_sandbox"]

@@ -16,6 +16,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     common.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     common.add_argument("--library", default=None, help="library to put on the path and preload: a seed, 'official:PATH' or a spec")
     common.add_argument("--profile", default="sebench", choices=["sebench", "strict"], help="library profile (default: sebench)")
+    common.add_argument("--isolation", default="auto", choices=["auto", "bwrap", "unshare", "userns", "rlimits"],
+                        help="local backend: isolation level (default auto: the strongest that works here)")
     common.add_argument("--wall", type=float, default=None, help="wall-clock limit per program, seconds (default 3)")
 
     info = sub.add_parser("info", parents=[common], help="print the isolation in force and the default limits")
@@ -52,7 +54,8 @@ def _sandbox(args: argparse.Namespace):
     if args.workers is not None and args.workers < 1:
         raise CLIError("--workers must be at least 1")
     try:
-        return make_sandbox(args.backend, pythonpath=pythonpath, preload=preload, workers=args.workers)
+        extra = {"isolation": args.isolation} if args.backend == "local" else {}
+        return make_sandbox(args.backend, pythonpath=pythonpath, preload=preload, workers=args.workers, **extra)
     except (RuntimeError, ValueError, ImportError) as exc:
         raise CLIError(str(exc).splitlines()[0]) from None
 
@@ -68,16 +71,31 @@ def _limits(args: argparse.Namespace):
 
 def _info(args: argparse.Namespace) -> int:
     limits = _limits(args)
+    report = None
+    if args.backend == "local":
+        from .local import isolation_report
+
+        report = isolation_report(args.isolation)  # measured by a probe program (see its doc)
     with _sandbox(args) as box:
         info = box.isolation()
         probe = box.run(["import os; print(os.getuid())"], limits)[0]
     info["program_uid_seen"] = probe.stdout.strip() or probe.status.value
     info["limits"] = limits.to_json()
+    if report is not None:
+        info.update(holds=report["holds"], missing=report["missing"], fix=report["fix"], measured=report.get("measured"))
     if args.json:
         print(json.dumps(info, indent=2, default=str))
         return 0
     for key, value in info.items():
-        print(f"{key:18} {value}")
+        if key not in ("holds", "missing", "fix", "measured"):
+            print(f"{key:18} {value}")
+    if report is not None:
+        for line in report["holds"]:
+            print(f"  holds    {line}")
+        for line in report["missing"]:
+            print(f"  MISSING  {line}")
+        if report["fix"]:
+            print(f"  fix      {report['fix']}")
     return 0
 
 

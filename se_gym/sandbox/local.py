@@ -445,3 +445,105 @@ def remove_tree(path: str) -> bool:
     from .worker import remove_tree as _remove
 
     return _remove(path)
+
+
+_PROBE = r"""
+import json, os, socket
+out = {}
+try:
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=1)
+    s.close()
+    out["network"] = True
+except OSError:
+    out["network"] = False
+out["host_file_visible"] = os.path.exists(MARKER)
+for folder in ("/tmp", "/var/tmp", "/dev/shm", os.path.dirname(MARKER)):
+    try:
+        open(os.path.join(folder, "se-gym-probe-PARENT"), "w").close()
+    except OSError:
+        pass
+out["host_processes_visible"] = os.path.exists("/proc/%d" % PARENT)
+out["uid"] = os.getuid()
+st = dict(l.rstrip("\n").split(":\t", 1) for l in open("/proc/self/status") if ":\t" in l)
+out["no_new_privs"] = st.get("NoNewPrivs", "").strip() == "1"
+out["seccomp"] = st.get("Seccomp", "").strip() == "2"
+out["capabilities"] = st.get("CapEff", "").strip()
+try:
+    open("/se-gym-probe", "w")
+    out["root_writable"] = True
+except OSError:
+    out["root_writable"] = False
+print(json.dumps(out))
+"""
+
+
+def isolation_report(isolation: str = "auto") -> dict[str, Any]:
+    """What isolation holds for programs of the local backend on this machine, and why, *measured*
+    by a probe program in a real one-worker sandbox: can it reach a port we listen on, see a file
+    we made, see our process, write outside its work dir; its uid, NO_NEW_PRIVS, seccomp and
+    capabilities; and the worker's own hardening.  ``holds`` lists what holds, ``missing`` what
+    does not (each with the reason), ``fix`` the one thing to do about it (or None).  Never
+    raises for a weak machine: a sandbox that cannot start is reported as such."""
+    import socket as _socket
+
+    report: dict[str, Any] = {"holds": [], "missing": [], "fix": None}
+    try:
+        box = LocalSandbox(workers=1, isolation=isolation, pin_cpus=False)
+    except Exception as exc:  # the sandbox itself cannot start: that is the report
+        report.update(level=None, reason=f"{type(exc).__name__}: {exc}".splitlines()[0])
+        report["missing"].append("no sandbox: " + report["reason"])
+        report["fix"] = "see the error above; `se-gym sandbox info` repeats it"
+        return report
+    srv = _socket.socket()
+    marker = tempfile.NamedTemporaryFile(prefix="se-gym-probe-")
+    try:
+        os.chmod(marker.name, 0o644)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        code = (_PROBE.replace("PORT", str(srv.getsockname()[1])).replace("MARKER", repr(marker.name))
+                .replace("PARENT", str(os.getpid())))
+        res = box.run([code], Limits(wall_s=10, cpu_s=5))[0]
+        info = box.isolation()
+        left = [p for d in sorted({"/tmp", "/var/tmp", "/dev/shm", os.path.dirname(marker.name)})
+                if os.path.exists(p := os.path.join(d, f"se-gym-probe-{os.getpid()}"))]
+        for p in left:
+            os.unlink(p)
+    finally:
+        srv.close()
+        marker.close()
+        box.close()
+    report.update(level=info["level"], reason=info["reason"], isolation=info)
+    try:
+        seen = json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        report["missing"].append(f"the probe program failed ({res.status.value}): {res.stderr.strip()[-300:]}")
+        report["fix"] = "run `se-gym sandbox info` for the worker's log"
+        return report
+    report["measured"] = seen
+    hard = (box.worker_info.get("hardening") or {})
+
+    def check(ok: bool, holds: str, missing: str) -> None:
+        (report["holds"] if ok else report["missing"]).append(holds if ok else missing)
+
+    why = info["reason"]
+    check(not seen["network"], "network: unreachable (own network namespace)", f"network: REACHABLE ({why})")
+    check(not seen["host_file_visible"], "files: only the interpreter, site-packages and the library, read-only",
+          f"files: the host's files are visible ({why})")
+    check(not seen["root_writable"] and not left, "writes: only the program's own bounded, private work dir",
+          "writes: the host's world-writable folders (" + ", ".join(sorted({os.path.dirname(p) for p in left}) or ["/"]) + ")")
+    check(not seen["host_processes_visible"], "processes: own PID namespace", f"processes: the host's are visible ({why})")
+    check(seen["uid"] != os.getuid() or os.getuid() != 0, f"uid: programs run as {info['program_uid_reason']}",
+          "uid: programs run as root")
+    check(seen["no_new_privs"], "NO_NEW_PRIVS holds", "NO_NEW_PRIVS does not hold")
+    check(bool(hard.get("not_dumpable")), "worker not dumpable (programs cannot open its fds)",
+          "worker is dumpable: " + "; ".join(hard.get("errors", [])))
+    check(seen["seccomp"], "seccomp: programs cannot make user namespaces", "seccomp filter not installed")
+    check(hard.get("ipc_namespace") == "per program", "System V IPC: a namespace per program",
+          "System V IPC: per worker, emptied after each program")
+    caps = int(seen.get("capabilities") or "0", 16)
+    check(caps & ~(1 << 2) == 0, "capabilities: none" + (" but CAP_DAC_READ_SEARCH" if caps else ""),
+          f"capabilities: {seen.get('capabilities')}")
+    if info["level"] == "rlimits":
+        report["fix"] = ("install bubblewrap (apt-get install bubblewrap) or allow namespaces "
+                         "(run as root with CAP_SYS_ADMIN, or enable unprivileged user namespaces)")
+    return report
