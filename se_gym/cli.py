@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rollout": ("se_gym.llm.rollout_cli", "generate answers with a model and judge them"),
     "eval": ("se_gym.llm.eval_cli", "summarize rollout files: accuracy, pass@k, error types"),
     "demo": ("se_gym.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
+    "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
 }
 
 

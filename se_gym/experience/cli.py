@@ -1,0 +1,137 @@
+"""``se-gym experience``: one cell of experience internalization over K rounds; ``se-gym experience grid``:
+the 2 x 2 x 2 grid (granularity x injection x regime).  Both resume per round."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from ..errors import CLIError
+
+BASE_EXAMPLES = 51_200  # pre-training examples of the tiny base (see se_gym.experience.miniworld)
+QUICK_BASE_EXAMPLES = 51_200
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None, help="output folder (reruns resume after the last finished round)")
+    p.add_argument("--iterations", type=int, default=3, help="rounds K (default 3)")
+    p.add_argument("--extractor", choices=("deterministic", "llm"), default="deterministic", help="extractor kind (default: deterministic)")
+    p.add_argument("--extractor-model", default=None, help="model of the llm extractor (with --extractor-backend)")
+    p.add_argument("--extractor-backend", choices=("hf", "vllm", "openai"), default="vllm", help="backend of the llm extractor (default vllm)")
+    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base)")
+    p.add_argument("--seed", type=int, default=0, help="world seed: library, functions, questions (default 0)")
+    p.add_argument("--budget", type=int, default=64, help="tokens of experience per prompt (default 64)")
+    p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
+    p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    parser.add_argument("--granularity", choices=("instance", "principle", "oracle"), default="principle", help="experience granularity (default principle)")
+    parser.add_argument("--injection", choices=("global", "stepwise"), default="stepwise", help="how experience enters the prompt (default stepwise)")
+    parser.add_argument("--regime", choices=("offpolicy", "onpolicy"), default="offpolicy", help="internalization regime (default offpolicy)")
+    parser.set_defaults(func=run)
+    sub = parser.add_subparsers(dest="experience_command", metavar="{grid}")
+    grid = sub.add_parser("grid", help="the 2 x 2 x 2 grid: granularity x injection x regime", description="the 2 x 2 x 2 grid: granularity x injection x regime")
+    _common(grid)
+    grid.add_argument("--quick", action="store_true", help="the quick scale (about 15 minutes on 2 cores with --extractor deterministic)")
+    grid.set_defaults(func=run_grid)
+
+
+def _setup(args):
+    try:
+        import torch
+    except ImportError:
+        raise CLIError("se-gym experience needs torch and transformers: pip install 'se-gym[train,plot]'") from None
+    torch.set_num_threads(max(1, args.threads))
+    if not args.out:
+        raise CLIError("--out DIR is required")
+    if args.iterations < 1:
+        raise CLIError("--iterations must be >= 1")
+    if args.extractor == "llm" and not args.extractor_model:
+        raise CLIError("--extractor llm needs --extractor-model (a model for the extractor, e.g. Qwen/Qwen3-8B)")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _generator(args):
+    if args.extractor != "llm":
+        return None
+    from ..llm import make_generator
+
+    return make_generator(args.extractor_backend, args.extractor_model)
+
+
+def _base(args, out: Path, examples: int) -> str:
+    """The base model: ``--base``, or one built and pre-trained in OUT/base (a stage: built once)."""
+    if args.base:
+        path = Path(args.base)
+        if not (path / "config.json").is_file():
+            raise CLIError(f"--base {path} is not a model folder (no config.json)")
+        return str(path.resolve())
+    from ..storage import RunDir
+    from .miniworld import build_base
+
+    run = RunDir(out / "base", "experience-base", {"examples": examples, "seed": 0, "hidden": 64, "layers": 2})
+    if not run.done("model"):
+        print(f"[base] pre-training the tiny model on reading lines of docs and experience ({examples} examples)", file=sys.stderr, flush=True)
+        t0 = time.time()
+        info = build_base(run.path / "model", examples, seed=0, progress=not args.no_progress, checkpoint_dir=run.path / "ckpt")
+        run.mark_done("model", {**info, "wall_s": time.time() - t0})
+    return str((run.path / "model").resolve())
+
+
+def _cell_config(args, **over):
+    from .loop import CellConfig
+
+    return CellConfig(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, **over)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .loop import Cell, write_report
+
+    out = _setup(args)
+    cfg = _cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime)
+    base = _base(args, out, BASE_EXAMPLES)
+    t0 = time.time()
+    cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(args), device=args.device, progress=not args.no_progress, restart=args.restart)
+    rows = cell.execute()
+    wall = time.time() - t0
+    table = write_report(out, {cfg.name: rows}, {cfg.name: sum(r["wall_s"] for r in rows)},
+                         [f"# se-gym experience: {cfg.name}", "", f"Configuration: {json.dumps(asdict(cfg))}", f"Wall time of this invocation {wall:.0f} s."])
+    print(table)
+    print(f"\nreport: {out / 'report.md'}")
+    return 0
+
+
+def run_grid(args: argparse.Namespace) -> int:
+    from .loop import QUICK, Cell, CellConfig, grid_cells, write_report
+
+    out = _setup(args)
+    base_cfg = _cell_config(args, **(QUICK if args.quick else {}))
+    base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
+    gen = _generator(args)
+    results, walls = {}, {}
+    t0 = time.time()
+    for cfg in grid_cells(replace(base_cfg, base=base)):
+        cell = Cell(out / "cells" / cfg.name, cfg, generator=gen, device=args.device, progress=not args.no_progress, restart=args.restart)
+        rows = cell.execute()
+        results[cfg.name] = rows
+        walls[cfg.name] = sum(r["wall_s"] for r in rows)
+    wall = time.time() - t0
+    header = ["# se-gym experience grid", "",
+              f"{'Quick scale; ' if args.quick else ''}K = {args.iterations} rounds, extractor {args.extractor}, seed {args.seed}, "
+              f"budget {args.budget} tokens, max_turns {args.max_turns}; wall time of this invocation {wall:.0f} s "
+              "(rounds already finished were skipped; 'wall s' sums each cell's rounds as they ran).",
+              "", f"Scale: {json.dumps({k: v for k, v in asdict(base_cfg).items() if k not in ('granularity', 'injection', 'regime', 'base')})}"]
+    table = write_report(out, results, walls, header)
+    print(table)
+    print(f"\nreport: {out / 'report.md'}; wall time {wall:.0f} s")
+    return 0
