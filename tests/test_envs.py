@@ -178,7 +178,7 @@ def test_fraction_reward(few_tasks):
         ({"reward": "dense"}, "reward must be one of"),
         ({"max_turns": 0}, "max_turns"),
         ({"seed": -1}, "seed"),
-        ({"tasks": "nowhere"}, "tasks must be"),
+        ({"tasks": "nowhere"}, r"builtin\[:SEED\]"),
         ({"tasks": "builtin:x"}, "integer seed"),
         ({"tasks": []}, "empty"),
         ({"library": "seed:abc"}, "library"),

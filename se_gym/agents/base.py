@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-BOOKS = ("closed", "open")
+from ..choices import BOOKS  # one place for the book names
 TRAIN_SPLITS = frozenset({"train", "pretrain"})
 
 

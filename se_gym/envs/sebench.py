@@ -28,13 +28,15 @@ import numpy as np
 
 from .spaces import UnicodeText
 
-BOOKS = ("closed", "open")
-PROFILES = ("strict", "sebench")
-REWARDS = ("binary", "fraction")
+from ..choices import BOOKS, PROFILES, REWARDS, SANDBOXES, SPLITS, check
 
 
 class EnvConfigError(ValueError):
     """An invalid option for the environment (one line naming the option)."""
+
+
+class InvalidAction(ValueError):
+    """An action outside the action space (not text, or longer than its ``max_length``)."""
 
 
 @dataclass(frozen=True)
@@ -48,55 +50,34 @@ class Latency:
 def resolve_tasks(tasks: Any, split: str, seed: int, library: Any):
     """Turn the ``tasks`` option into ``(list[Task], Library)``.
 
-    ``tasks``: ``"builtin"`` / ``"builtin:SEED"`` (the procedural suite), ``"sebench"`` /
-    ``"sebench:PATH"`` (official files; the Hugging Face dataset when no path), or a sequence of
-    :class:`se_gym.tasks.Task`.  ``library``: ``None`` (builtin: ``mint(seed)``; official tasks:
-    the official names from ``api_doc.jsonl`` beside the files), ``"seed:N"``, ``"official:PATH"``,
-    an int seed or a :class:`se_gym.library.Library`.
+    ``tasks``: ``"builtin"`` / ``"builtin:SEED"`` (the procedural suite; no SEED: the env's
+    ``seed``), ``"sebench"`` / ``"sebench:PATH"`` (official files; the Hugging Face dataset when no
+    path), or a sequence of :class:`se_gym.tasks.Task`.  ``library``: ``None`` (the tasks' own:
+    ``mint(SEED)`` for the built-in suite, the official names from ``api_doc.jsonl`` beside official
+    files), ``"seed:N"``, ``"official:PATH"``, an int seed or a :class:`se_gym.library.Library`.
+    Parsing is :mod:`se_gym.tasks.spec`'s, the same as ``se-gym rollout --tasks``.
     """
     from ..library import from_spec
     from ..library.core import LibraryError
-
-    def lib_or(default):
-        try:
-            return from_spec(library) if library is not None else default()
-        except LibraryError as exc:
-            raise EnvConfigError(f"library: {exc}") from None
+    from ..tasks import TaskError
+    from ..tasks.spec import load_task_spec
 
     if isinstance(tasks, str):
-        kind, _, arg = tasks.partition(":")
-        if kind == "builtin":
-            from ..tasks import builtin_tasks
-
-            if arg and not arg.isdigit():
-                raise EnvConfigError(f"tasks: 'builtin:SEED' needs an integer seed, got {tasks!r}")
-            suite_seed = int(arg) if arg else seed
-            lib = lib_or(lambda: from_spec(suite_seed))
-            return list(builtin_tasks(split, seed=suite_seed, library=lib)), lib
-        if kind == "sebench":
-            from pathlib import Path
-
-            from ..tasks import load_sebench
-
-            def official_beside():
-                if not arg:
-                    raise EnvConfigError("tasks='sebench' needs library='official:PATH/api_doc.jsonl'")
-                base = Path(arg)
-                for cand in (base / "api_doc.jsonl", base.parent / "api_doc.jsonl", base / "datasets" / "api_doc.jsonl"):
-                    if cand.is_file():
-                        return from_spec(f"official:{cand}")
-                raise EnvConfigError(f"no api_doc.jsonl beside {arg}; pass library='official:PATH'")
-
-            lib = lib_or(official_beside)
-            return list(load_sebench(split, path=arg or None)), lib
-        raise EnvConfigError(f"tasks must be 'builtin[:SEED]', 'sebench[:PATH]' or a list of Task, got {tasks!r}")
+        check("split", split, SPLITS, EnvConfigError)
+        try:
+            return load_task_spec(tasks, split, library, default_seed=seed)
+        except TaskError as exc:
+            raise EnvConfigError(f"tasks={tasks!r}: {exc}") from None
     if isinstance(tasks, Sequence) and tasks:
         from ..tasks import Task
 
         bad = [type(t).__name__ for t in tasks if not isinstance(t, Task)]
         if bad:
             raise EnvConfigError(f"tasks: a list must hold Task records, found {bad[0]}")
-        return list(tasks), lib_or(lambda: from_spec(seed))
+        try:
+            return list(tasks), from_spec(library if library is not None else seed)
+        except LibraryError as exc:
+            raise EnvConfigError(f"library: {exc}") from None
     raise EnvConfigError("tasks is empty" if isinstance(tasks, Sequence) else f"tasks: unsupported value {tasks!r}")
 
 
@@ -128,7 +109,8 @@ class SEBenchEnv(gym.Env[str, str]):
         template: a custom prompt template (``str.format`` fields, see ``se_gym.tasks.prompts``).
         profile: judge profile, ``"strict"`` (default) or ``"sebench"``.
         reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
-        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` or a Sandbox; ``limits``: sandbox Limits.
+        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``) or a Sandbox;
+            ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
         strip_think: drop ``<think>...</think>`` before extracting the code (default True).
         return_messages: also put the chat messages in ``info["messages"]``.
@@ -156,13 +138,26 @@ class SEBenchEnv(gym.Env[str, str]):
         max_length: int = 200_000,
         judge: Any = None,
         render_mode: str | None = None,
+        http_url: str | None = None,
     ):
-        _check_choice("book", book, BOOKS)
-        _check_choice("profile", profile, PROFILES)
-        _check_choice("reward", reward, REWARDS)
-        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        # every option is checked here, at gym.make, not at the first step
+        check("book", book, BOOKS, EnvConfigError)
+        check("profile", profile, PROFILES, EnvConfigError)
+        check("reward", reward, REWARDS, EnvConfigError)
+        check("render_mode", render_mode, (None, *self.metadata["render_modes"]), EnvConfigError)
+        sandbox = "local" if sandbox is None else sandbox
+        if isinstance(sandbox, str):
+            check("sandbox", sandbox, SANDBOXES, EnvConfigError)
+        elif not callable(getattr(sandbox, "run", None)):
+            raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES)} or a Sandbox, got {type(sandbox).__name__}")
+        if sandbox == "http" and judge is None and not http_url:
+            raise EnvConfigError("sandbox='http' needs http_url='http://HOST:PORT/run' (e.g. from se-gym sandbox serve)")
         if not isinstance(split, str) or not split:
             raise EnvConfigError(f"split must be a split name, got {split!r}")
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise EnvConfigError(f"max_length must be an int >= 1, got {max_length!r}")
+        if judge is not None and not callable(getattr(judge, "judge_many", None)):
+            raise EnvConfigError(f"judge must be a se_gym.judge.Judge, got {type(judge).__name__}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise EnvConfigError(f"seed must be a non-negative int, got {seed!r}")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
@@ -176,7 +171,7 @@ class SEBenchEnv(gym.Env[str, str]):
         self.profile, self.reward_mode, self.max_turns = profile, reward, max_turns
         self.strip_think, self.return_messages = strip_think, return_messages
         self.render_mode = render_mode
-        self._sandbox_spec, self._limits = sandbox, limits
+        self._sandbox_spec, self._limits, self._http_url = sandbox, limits, http_url
         self._judge = judge
         self._owns_judge = judge is None
         self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
@@ -204,6 +199,7 @@ class SEBenchEnv(gym.Env[str, str]):
                 reward=self.reward_mode,
                 strip_think=self.strip_think,
                 limits=self._limits,
+                http_url=self._http_url,
             )
         return self._judge
 
@@ -268,23 +264,43 @@ class SEBenchEnv(gym.Env[str, str]):
         return self._last_obs, self._info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict]:
-        """Judge ``action`` (the model's answer text) for the current task."""
+        """Judge ``action`` (the model's answer text) for the current task.
+
+        Raises ``gymnasium.error.ResetNeeded`` before ``reset()`` and after the episode ended, and
+        :class:`InvalidAction` for an action outside ``action_space`` (not a str, or longer than
+        its ``max_length``), both before anything runs in the sandbox.
+        """
+        self.check_ready()
+        self.check_action(action)
         verdict, latency = self.judge_answers([action], [self._task])[0]
         return self.apply_verdict(action, verdict, latency)
+
+    def check_ready(self) -> None:
+        if self._task is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            raise gym.error.ResetNeeded("the episode is over: call reset() before step()")
+
+    def check_action(self, action: Any) -> None:
+        """The action space is the contract: what it does not contain is refused, not judged."""
+        if not isinstance(action, str):
+            raise InvalidAction(f"an action is the answer text (str), got {type(action).__name__}")
+        if not self.action_space.contains(action):
+            space = self.action_space
+            raise InvalidAction(f"the action has {len(action)} characters; the action space takes "
+                                f"{space.min_length} to {space.max_length} (SEBenchEnv(max_length=...))")
 
     # split so the vector env can judge many answers in one batch and then apply each verdict
     def judge_answers(self, actions: Sequence[str], tasks: Sequence[Any]) -> list[tuple[Any, Latency]]:
         for a in actions:
-            if not isinstance(a, str):
-                raise TypeError(f"an action is the answer text (str), got {type(a).__name__}")
+            self.check_action(a)
         t0 = time.perf_counter()
         verdicts = self.judge.judge_many([(a, t.test_cases, t.function_name) for a, t in zip(actions, tasks)])
         dt = time.perf_counter() - t0
         return [(v, Latency(judge_s=dt, sandbox_s=getattr(v, "wall_s", 0.0))) for v in verdicts]
 
     def apply_verdict(self, action: str, verdict, latency: Latency) -> tuple[str, float, bool, bool, dict]:
-        if self._task is None or self._done:
-            raise gym.error.ResetNeeded("call reset() before step() (the episode is over)")
+        self.check_ready()
         self._turn += 1
         reward = float(verdict.reward)
         passed = verdict.status.value == "passed"
@@ -320,7 +336,3 @@ class SEBenchEnv(gym.Env[str, str]):
             self._judge = None
         super().close()
 
-
-def _check_choice(name: str, value: Any, choices: Sequence[Any]) -> None:
-    if value not in choices:
-        raise EnvConfigError(f"{name} must be one of {list(choices)}, got {value!r}")

@@ -77,9 +77,16 @@ class SEBenchVectorEnv(VectorEnv):
         return tuple(obs), infos
 
     def _check_actions(self, actions: Sequence[str]) -> list[str]:
+        """Everything that can be wrong with a step is refused here, before the sandbox runs."""
         actions = list(actions)
         if len(actions) != self.num_envs:
             raise ValueError(f"step needs {self.num_envs} actions, got {len(actions)}")
+        for i, (env, action) in enumerate(zip(self.envs, actions)):
+            try:
+                env.check_ready()
+                env.check_action(action)
+            except (gym.error.ResetNeeded, ValueError) as exc:
+                raise type(exc)(f"sub-env {i}: {exc}") from None
         return actions
 
     def _finish(self, actions: list[str], judged: list) -> tuple:
@@ -128,14 +135,34 @@ class SEBenchVectorEnv(VectorEnv):
         return self._pending
 
     def step_wait(self, timeout: float | None = None):
+        """The result of the last ``step_async``.
+
+        On ``timeout`` it raises ``TimeoutError`` and the job stays pending: call ``step_wait``
+        again to collect it (the judging goes on meanwhile), or ``step_cancel()`` to drop it.
+        """
         if self._pending is None:
             raise RuntimeError("step_wait called without step_async")
         try:
             judged = self._pending.result(timeout=timeout)
-        finally:
-            fut, self._pending = self._pending, None
-        actions, self._pending_actions = self._pending_actions, None
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(f"judging not finished after {timeout} s; it is still running: call step_wait() "
+                               "again, or step_cancel()") from None
+        except BaseException:
+            self._pending = self._pending_actions = None  # the job failed: nothing left to collect
+            raise
+        actions = self._pending_actions
+        self._pending = self._pending_actions = None
         return self._finish(actions, judged)
+
+    def step_cancel(self) -> None:
+        """Drop the pending ``step_async`` job: wait until the sandbox batch in flight ends (a
+        running batch cannot be taken back from the sandbox), then discard its verdicts.  The
+        sub-envs stay where they were, as if the step had not been taken."""
+        if self._pending is None:
+            return
+        fut, self._pending, self._pending_actions = self._pending, None, None
+        if not fut.cancel():
+            concurrent.futures.wait([fut])
 
     async def astep(self, actions: Sequence[str]):
         """``await env.astep(actions)``: the step, without blocking the event loop while judging."""
@@ -145,13 +172,14 @@ class SEBenchVectorEnv(VectorEnv):
         return self.step_wait()
 
     def close_extras(self, **kwargs: Any) -> None:
+        self.step_cancel()  # a job still judging finishes before its judge closes
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
-        judge = self.envs[0]._judge
+        judge, owned = self.envs[0]._judge, self.envs[0]._owns_judge
         for env in self.envs:
             env._judge = None
-        if judge is not None:
+        if judge is not None and owned:  # a judge passed in (judge=...) belongs to the caller
             judge.close()
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple:

@@ -10,6 +10,8 @@ loses at most the batch in flight; rerunning skips rows already judged.
 """
 from __future__ import annotations
 
+from .. import choices
+
 import argparse
 import collections
 import json
@@ -26,8 +28,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", required=True, help="rollouts (JSONL: response, test_cases[, right_exe_result])")
     parser.add_argument("--out", required=True, help="verdicts (JSONL); resumed when it exists")
     parser.add_argument("--library", required=True, help="official:PATH_TO_api_doc.jsonl or seed:N")
-    parser.add_argument("--profile", choices=("sebench", "strict"), default="sebench")
-    parser.add_argument("--backend", choices=("local", "docker", "http"), default="local")
+    parser.add_argument("--profile", choices=choices.PROFILES, default="sebench")
+    parser.add_argument("--backend", choices=choices.SANDBOXES, default="local")
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
     parser.add_argument("--http-url", default=None, help="sandbox URL for --backend http, e.g. http://localhost:8111/run")
     parser.add_argument("--batch-size", type=int, default=256, help="rows per sandbox batch (and per flush)")
@@ -36,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="what results are compared with: right_exe_result split on '#' (what the official judge "
         "uses; 'auto' picks it when the row has one) or the test cases' outputs",
     )
-    parser.add_argument("--reward", choices=("binary", "fraction"), default="binary")
+    parser.add_argument("--reward", choices=choices.REWARDS, default="binary")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -17,9 +17,9 @@ from .types import (
     CaseResult, ErrorType, JudgeError, Status, TestCase, Verdict,
 )
 
-PROFILES = ("sebench", "strict")
-REWARDS = ("binary", "fraction")
-BACKENDS = ("local", "docker", "http")
+# one place for the option names
+from ..choices import PROFILES, REWARDS, check
+from ..choices import SANDBOXES as BACKENDS
 
 # (response, test_cases), (response, test_cases, function_name) or
 # (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
@@ -71,10 +71,8 @@ class Judge:
     ):
         from se_gym.library import from_spec
 
-        if profile not in PROFILES:
-            raise JudgeError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
-        if reward not in REWARDS:
-            raise JudgeError(f"reward must be one of {', '.join(REWARDS)}, got {reward!r}")
+        check("profile", profile, PROFILES, JudgeError)
+        check("reward", reward, REWARDS, JudgeError)
         self.library = from_spec(library)
         self.profile = profile
         self.reward = reward
@@ -86,8 +84,7 @@ class Judge:
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
             backend = sandbox or "local"
-            if backend not in BACKENDS:
-                raise JudgeError(f"sandbox must be one of {', '.join(BACKENDS)} or a Sandbox, got {backend!r}")
+            check("sandbox (or a Sandbox object)", backend, BACKENDS, JudgeError)
             self._backend, self._sandbox = backend, None
         else:
             self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox

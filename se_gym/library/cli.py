@@ -1,6 +1,8 @@
 """``se-gym library``: build, document and summarize libraries."""
 from __future__ import annotations
 
+from .. import choices
+
 import argparse
 import json
 from pathlib import Path
@@ -18,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     b = sub.add_parser("build", help="write an importable library package and its docs")
     _add_source(b)
     b.add_argument("--out", required=True, help="output directory (absent or empty)")
-    b.add_argument("--profile", choices=("sebench", "strict"), default="sebench")
+    b.add_argument("--profile", choices=choices.PROFILES, default="sebench")
     b.set_defaults(func=run_build)
     d = sub.add_parser("doc", help="print one function's doc")
     _add_source(d)

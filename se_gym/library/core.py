@@ -16,7 +16,7 @@ from typing import Mapping
 from . import naming
 from .catalogue import CATALOGUE, KEYS, entry
 
-PROFILES = ("sebench", "strict")
+from ..choices import PROFILES  # one place for the profile names
 MANIFEST = "se_gym_library.json"
 
 

@@ -143,7 +143,7 @@ def derive_seed(seed: int, *parts: int) -> int:
     return int.from_bytes(digest, "little") & (2**63 - 1)
 
 
-def render_prompt(tokenizer: Any, prompt: Prompt, enable_thinking: bool | None) -> str:
+def prompt_text(tokenizer: Any, prompt: Prompt, enable_thinking: bool | None) -> str:
     """Text of a prompt: raw text as is; chat messages through the tokenizer's chat template."""
     if isinstance(prompt, str):
         return prompt
@@ -158,7 +158,7 @@ def render_prompt(tokenizer: Any, prompt: Prompt, enable_thinking: bool | None) 
 def encode_prompt(tokenizer: Any, prompt: Prompt, enable_thinking: bool | None) -> list[int]:
     """Token ids of a prompt.  Chat text already holds the template's special tokens, so only raw text
     gets the tokenizer's own (BOS); this matches what vLLM does for chat and completion requests."""
-    text = render_prompt(tokenizer, prompt, enable_thinking)
+    text = prompt_text(tokenizer, prompt, enable_thinking)
     return list(tokenizer(text, add_special_tokens=not is_chat(prompt))["input_ids"])
 
 

@@ -104,19 +104,14 @@ class WorkBatch:
 
 
 def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) -> list[Any]:
-    """Tasks from ``builtin[:SEED]`` or ``sebench[:PATH]`` (first ``limit`` of them)."""
-    from .. import tasks as task_mod
+    """Tasks from ``builtin[:SEED]`` or ``sebench[:PATH]`` (first ``limit`` of them); the parser is
+    :mod:`se_gym.tasks.spec`'s, shared with the env."""
+    from ..tasks import TaskError
+    from ..tasks.spec import load_task_spec
 
-    kind, _, arg = spec.partition(":")
     try:
-        if kind == "builtin":
-            seed = int(arg) if arg else 0
-            found = task_mod.builtin_tasks(split, seed=seed, library=library)
-        elif kind == "sebench":
-            found = task_mod.load_sebench(split, path=arg or None, library=library)
-        else:
-            raise CLIError(f"--tasks must be builtin[:SEED] or sebench[:PATH], got {spec!r}")
-    except (OSError, ValueError) as exc:  # TaskError, missing files, bad seeds: one line for the user
+        found, _ = load_task_spec(spec, split, library)
+    except (OSError, TaskError) as exc:  # bad specs, missing files, bad seeds: one line for the user
         raise CLIError(f"--tasks {spec}: {exc}") from None
     found = list(found)[:limit] if limit else list(found)
     if not found:

@@ -5,22 +5,24 @@ import argparse
 import json
 import sys
 
+from .. import choices
 from ..errors import CLIError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="model id or path (for the hf/vllm backends) or served model name (openai)")
-    parser.add_argument("--backend", default="hf", choices=("hf", "vllm", "openai"), help="generation backend (default: hf)")
+    parser.add_argument("--backend", default="hf", choices=choices.GENERATORS, help="generation backend (default: hf)")
     parser.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8800/v1 (openai backend)")
     parser.add_argument("--api-key", help="API key for the openai backend (default: $OPENAI_API_KEY)")
     parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
                         help="extra option for the backend, VALUE parsed as JSON when it can be (repeatable)")
     parser.add_argument("--tasks", default="builtin", help="builtin[:SEED] or sebench[:PATH] (default: builtin)")
-    parser.add_argument("--split", default="single_test", help="task split (default: single_test)")
-    parser.add_argument("--book", default="closed", choices=("closed", "open"), help="closed: query only; open: query + docs")
-    parser.add_argument("--library", default="seed:0", help="seed:N or official:PATH (default: seed:0)")
-    parser.add_argument("--profile", default="strict", choices=("strict", "sebench"), help="judge profile (default: strict)")
-    parser.add_argument("--sandbox", default="local", help="judge sandbox (default: local)")
+    parser.add_argument("--split", default="single_test", choices=choices.SPLITS, help="task split (default: single_test)")
+    parser.add_argument("--book", default="closed", choices=choices.BOOKS, help="closed: query only; open: query + docs")
+    parser.add_argument("--library", help="seed:N or official:PATH (default: the tasks' own: seed:SEED for builtin:SEED, "
+                        "the api_doc.jsonl beside sebench:PATH)")
+    parser.add_argument("--profile", default="strict", choices=choices.PROFILES, help="judge profile (default: strict)")
+    parser.add_argument("--sandbox", default="local", choices=choices.SANDBOXES, help="judge sandbox (default: local)")
     parser.add_argument("--n", type=int, default=5, help="samples per task (default: 5)")
     parser.add_argument("--temperature", type=float, default=0.6)
     parser.add_argument("--top-p", type=float, default=1.0)
@@ -68,13 +70,22 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"--ray-actors must be >= 0, got {args.ray_actors}")
     if args.ray_address and not args.ray_actors:
         raise CLIError("--ray-address needs --ray-actors N")
+    library = args.library
+    if library is None:  # the same default as the env's: the library the tasks were written for
+        from ..tasks import TaskError
+        from ..tasks.spec import default_library_spec, parse_task_spec
+
+        try:
+            library = default_library_spec(parse_task_spec(args.tasks))
+        except TaskError as exc:
+            raise CLIError(f"--tasks {args.tasks}: {exc}") from None
     config = RolloutConfig(
         model=args.model,
         backend=args.backend,
         tasks=args.tasks,
         split=args.split,
         book=args.book,
-        library=args.library,
+        library=library,
         profile=args.profile,
         sandbox=args.sandbox,
         n=args.n,

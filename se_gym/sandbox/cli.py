@@ -1,6 +1,8 @@
 """``se-gym sandbox info|serve|run``."""
 from __future__ import annotations
 
+from .. import choices
+
 import argparse
 import json
 import os
@@ -15,7 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     common.add_argument("--backend", default="local", choices=["local", "docker"], help="backend (default: local)")
     common.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     common.add_argument("--library", default=None, help="library to put on the path and preload: a seed, 'official:PATH' or a spec")
-    common.add_argument("--profile", default="sebench", choices=["sebench", "strict"], help="library profile (default: sebench)")
+    common.add_argument("--profile", default="sebench", choices=choices.PROFILES, help="library profile (default: sebench)")
     common.add_argument("--isolation", default="auto", choices=["auto", "bwrap", "unshare", "userns", "rlimits"],
                         help="local backend: isolation level (default auto: the strongest that works here)")
     common.add_argument("--wall", type=float, default=None, help="wall-clock limit per program, seconds (default 3)")

@@ -9,7 +9,7 @@ from typing import Any
 
 from .record import Task, TaskError
 
-BOOKS = ("closed", "open")
+from ..choices import BOOKS  # one place for the book names
 FIELDS = ("query", "example_input", "example_output", "function_name", "package", "docs", "requirements")
 
 _REQUIREMENTS = """### Rules

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from ..jsonl import iter_jsonl
 from .record import Task, TaskError, TestCase
 
-SPLITS = ("train", "single_test", "multiple_test")
+from ..choices import SPLITS  # one place for the split names
 HF_DATASET = "jintailin/SE-Bench"
 VERSION = "sebench-2602.04811"
 _LAYOUT = {

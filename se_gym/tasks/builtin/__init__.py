@@ -27,7 +27,7 @@ from ..record import Task, TaskError
 from .common import BadDraw, Spec
 from .generate import VERSION, GenerationError, make_task
 
-SPLITS = ("train", "single_test", "multiple_test")
+from ...choices import SPLITS  # noqa: E402  (one place for the split names)
 DEFAULT_SIZES: Mapping[str, int] = MappingProxyType({"train": 718, "single_test": 278, "multiple_test": 440})
 FAMILIES = ("creation", "shape", "elementwise", "bitwise", "logic", "reduction", "search_sort", "products", "strings", "linalg")
 MAX_ATTEMPTS = 12
@@ -203,9 +203,9 @@ def _generate_split(split, seed, library, size, keys, specs, validate, progress)
 
 
 def _bar(total: int, desc: str, enabled: bool):
-    from tqdm import tqdm
+    from ...progress import bar
 
-    return tqdm(total=total, desc=desc, unit="task", disable=not enabled, leave=False)
+    return bar(total=total, desc=f"drafting {desc}", unit="task", disable=not enabled, leave=False)
 
 
 def build_suite(
@@ -288,6 +288,10 @@ def builtin_tasks(
         from ..sebench import load_sebench
 
         return load_sebench(split, target, library=library)
+    if progress:  # the first gym.make / rollout spends its time here: say so
+        where = f"; cached in {target} for next time" if cache else ""
+        print(f"se-gym: building the built-in task suite (seed {seed}, library {library.id}, validated through the judge "
+              f"when available), first time only{where}", file=sys.stderr, flush=True)
     suite = build_suite(seed, library, sizes_, functions, progress, validate)
     if cache:
         try:

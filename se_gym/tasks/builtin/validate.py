@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 from ..record import Task, TestCase
 from .common import compile_solution, run_case
 
-PROFILES = ("strict", "sebench")
+from ...choices import PROFILES  # one place for the profile names
 
 
 @contextlib.contextmanager

@@ -1,0 +1,40 @@
+"""The one place for the names a user picks from: books, judge profiles, splits, rewards, sandboxes,
+generation backends.  Every option check goes through :func:`check`, so a typo fails at once with
+one line that lists the valid choices (and the closest one)."""
+from __future__ import annotations
+
+import difflib
+from typing import Any, Sequence
+
+BOOKS = ("closed", "open")
+PROFILES = ("strict", "sebench")
+SPLITS = ("train", "single_test", "multiple_test")
+REWARDS = ("binary", "fraction")
+SANDBOXES = ("local", "docker", "http")
+GENERATORS = ("hf", "vllm", "openai")
+TASK_KINDS = ("builtin", "sebench")
+
+
+def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
+    """``"sandbox must be one of local, docker, http; got 'dockr' (did you mean 'docker'?)"``."""
+    listed = ", ".join(str(c) for c in choices)
+    msg = f"{name} must be one of {listed}; got {value!r}"
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value, [c for c in choices if isinstance(c, str)], n=1, cutoff=0.6)
+        if close:
+            msg += f" (did you mean {close[0]!r}?)"
+    return msg
+
+
+def check(name: str, value: Any, choices: Sequence[Any], error: type[Exception] = ValueError) -> Any:
+    """Return ``value`` if it is one of ``choices``; else raise ``error`` with a one-line message."""
+    try:
+        ok = value in choices
+    except TypeError:  # unhashable/odd values are simply not a choice
+        ok = False
+    if not ok:
+        raise error(describe(name, value, choices))
+    return value
+
+
+__all__ = ["BOOKS", "PROFILES", "SPLITS", "REWARDS", "SANDBOXES", "GENERATORS", "TASK_KINDS", "check", "describe"]

@@ -1,0 +1,133 @@
+"""Progress bars that suit where they are written.
+
+On a terminal: a tqdm bar.  Anywhere else (a log file, a pipe, CI): no carriage returns and no
+escape codes, just one plain line when the work starts, one every ``every_pct`` percent or
+``every_s`` seconds (whichever comes first), and one at the end.  A long demo's log then stays a
+few kilobytes instead of half a megabyte of redrawn bars.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+ENV_FORCE = "SE_GYM_PROGRESS"  # "tty": always tqdm, "lines": always plain lines, "off": nothing
+
+
+def _mode(stream: TextIO) -> str:
+    forced = os.environ.get(ENV_FORCE, "").strip().lower()
+    if forced in ("tty", "lines", "off"):
+        return forced
+    try:
+        return "tty" if stream.isatty() else "lines"
+    except (AttributeError, ValueError):  # closed or odd streams
+        return "lines"
+
+
+class LineBar:
+    """A tqdm-like bar (update/close/set_postfix/context manager) that writes plain lines."""
+
+    def __init__(self, total: int | None = None, desc: str = "", unit: str = "it", initial: int = 0,
+                 stream: TextIO | None = None, every_pct: float = 10.0, every_s: float = 30.0, disable: bool = False):
+        self.total, self.desc, self.unit, self.n = total, desc, unit, initial
+        self.stream = stream if stream is not None else sys.stderr
+        self.every_pct, self.every_s, self.disable = every_pct, every_s, disable
+        self.postfix = ""
+        self._t0 = self._last_t = time.monotonic()
+        self._last_pct = -1.0
+        self._last_n = None
+        self._closed = False
+        if not disable:
+            self._write(start=True)
+
+    def _line(self) -> str:
+        elapsed = time.monotonic() - self._t0
+        if self.total:
+            pct = 100.0 * self.n / self.total
+            head = f"{self.desc}: {self.n}/{self.total} {self.unit} ({pct:.0f}%)"
+        else:
+            head = f"{self.desc}: {self.n} {self.unit}"
+        tail = f" {elapsed:.0f}s"
+        if self.n and elapsed > 0:
+            tail += f", {self.n / elapsed:.3g} {self.unit}/s"
+        return head + tail + (f" [{self.postfix}]" if self.postfix else "")
+
+    def _write(self, start: bool = False) -> None:
+        try:
+            self.stream.write(self._line() + "\n")
+            self.stream.flush()
+        except (ValueError, OSError):  # the stream went away: progress is never worth a crash
+            self.disable = True
+        self._last_t = time.monotonic()
+        self._last_n = self.n
+        if self.total:
+            self._last_pct = 100.0 * self.n / self.total
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if self.disable or self._closed:
+            return
+        now = time.monotonic()
+        due_pct = bool(self.total) and 100.0 * self.n / self.total >= self._last_pct + self.every_pct
+        if due_pct or now - self._last_t >= self.every_s:
+            self._write()
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        items = dict(ordered_dict or {}, **kwargs)
+        self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
+
+    def set_description(self, desc: str, refresh: bool = True) -> None:
+        self.desc = desc
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if not self.disable and self.n != self._last_n:
+            self._write()
+
+    def __enter__(self) -> "LineBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __iter__(self):  # pragma: no cover - bars here are driven by update()
+        raise TypeError("LineBar is driven by update(); wrap iterables with progress.track")
+
+
+def bar(total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False, initial: int = 0,
+        stream: TextIO | None = None, **tqdm_kwargs: Any):
+    """A progress bar for ``total`` items: tqdm on a terminal, :class:`LineBar` elsewhere."""
+    stream = stream if stream is not None else sys.stderr
+    mode = _mode(stream)
+    if mode == "off":
+        disable = True
+    if mode == "tty":
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, disable=disable, initial=initial, file=stream, **tqdm_kwargs)
+    return LineBar(total=total, desc=desc, unit=unit, initial=initial, stream=stream, disable=disable)
+
+
+def track(iterable, total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False, **kwargs: Any):
+    """Iterate ``iterable`` with a :func:`bar` (tqdm-style ``for x in track(xs)``)."""
+    if total is None:
+        try:
+            total = len(iterable)
+        except TypeError:
+            total = None
+    b = bar(total=total, desc=desc, unit=unit, disable=disable, **kwargs)
+    try:
+        for item in iterable:
+            yield item
+            b.update(1)
+    finally:
+        b.close()
+
+
+__all__ = ["bar", "track", "LineBar", "ENV_FORCE"]
