@@ -75,9 +75,10 @@ SEBENCH_HOSTILE = {
     "forged channel records": (
         answer("import os, json\nfor i, p in enumerate(['[1, 2]', '[3]']):\n    os.write(3, (json.dumps({'n': 'guess', 'i': i, 'p': p}) + '\\n').encode())\n"
                "os.write(3, b'{\"n\": \"guess\", \"done\": 2}\\n')\nos._exit(0)\n" + RIGHT),
-        {Status.RUNTIME_ERROR},
+        {Status.FORBIDDEN},  # records without the harness's nonce invalidate the answer
     ),
-    "fork bomb": (answer(f"import os\nwhile True:\n    os.fork()\n{RIGHT}"), {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.MEMORY_LIMIT}),
+    # forked copies each run the harness: their records repeat cases (forbidden) unless limits stop them
+    "fork bomb": (answer(f"import os\nwhile True:\n    os.fork()\n{RIGHT}"), {Status.RUNTIME_ERROR, Status.TIMEOUT, Status.MEMORY_LIMIT, Status.FORBIDDEN}),
     "write outside": (answer(f"open('/se_gym_evil_file', 'w').write('x')\n{RIGHT}"), {Status.RUNTIME_ERROR}),
     "network": (answer(f"import socket\nsocket.create_connection(('1.1.1.1', 80), timeout=1)\n{RIGHT}"), {Status.RUNTIME_ERROR}),
     "read parent secret": (answer(f"import os\n{ABS}(x)\nreturn os.environ.get('SE_GYM_TEST_SECRET', 'none')"), {Status.WRONG_ANSWER}),

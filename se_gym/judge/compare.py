@@ -270,26 +270,47 @@ def expected_value(expected: str, array_type: str = "ZWCArray") -> tuple[bool, A
         return False, text
 
 
-def decode_canonical(v: Any) -> Any:
-    """The harness's canonical JSON value back to Python (floats, complex, dicts, tuples)."""
-    if isinstance(v, list):
-        return [decode_canonical(x) for x in v]
-    if isinstance(v, dict):
-        if "$f" in v:
-            return float(v["$f"])
-        if "$c" in v:
-            return complex(v["$c"][0], v["$c"][1])
-        if "$t" in v:
-            return tuple(decode_canonical(x) for x in v["$t"])
-        if "$d" in v:
-            return {_hashable(decode_canonical(k)): decode_canonical(x) for k, x in v["$d"]}
-        if "$s" in v:
-            return v["$s"]
-    return v
+def decode_canonical(v: Any, _depth: int = 0) -> Any:
+    """The harness's canonical JSON value back to Python (floats, complex, dicts, tuples).  Raises
+    ValueError for anything the harness does not write (the value then did not come from it)."""
+    if _depth > 10_000:
+        raise ValueError("value nested too deeply")
+    t = type(v)
+    if v is None or t in (bool, int, float, str):
+        return v
+    if t is list:
+        return [decode_canonical(x, _depth + 1) for x in v]
+    if t is dict and len(v) == 1:
+        (tag, x), = v.items()
+        if tag == "$f" and x in ("nan", "inf", "-inf"):
+            return float(x)
+        if tag == "$c" and type(x) is list and len(x) == 2:
+            parts = [decode_canonical(y, _depth + 1) for y in x]
+            if all(type(y) in (int, float) for y in parts):
+                try:
+                    return complex(parts[0], parts[1])
+                except OverflowError:
+                    raise ValueError("complex part out of range") from None
+        if tag == "$t" and type(x) is list:
+            return tuple(decode_canonical(y, _depth + 1) for y in x)
+        if tag == "$d" and type(x) is list and all(type(kv) is list and len(kv) == 2 for kv in x):
+            out = {}
+            for k, y in x:
+                key = _hashable(decode_canonical(k, _depth + 1))
+                try:
+                    out[key] = decode_canonical(y, _depth + 1)
+                except TypeError:
+                    raise ValueError("unhashable dict key") from None
+            return out
+    raise ValueError(f"not a canonical value: {t.__name__}")
 
 
 def _hashable(v: Any) -> Any:
-    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        raise ValueError("unhashable dict key")
+    return v
 
 
 def _num_close(g: Any, e: Any, abs_tol: float, rel_tol: float) -> bool:

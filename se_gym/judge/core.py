@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
 from .gates import official_numpy_gate, official_static_gate, strict_check
-from .harness import ChannelReport, channel_program, new_nonce, official_program, read_channel, rewrite_inputs
+from .harness import ChannelReport, channel_program, official_program, read_channel, rewrite_inputs
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
     SEBENCH_EXEC_ERROR, SEBENCH_NUMPY, SEBENCH_RIGHT, SEBENCH_STATIC, SEBENCH_WRONG,
@@ -20,6 +20,11 @@ from .types import (
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
 from ..choices import SANDBOXES as BACKENDS
+
+# what the worker prints when a program's process could not be set up (se_gym/sandbox/worker.py):
+# the worker alone decides that (it knows whether the set-up finished); a program printing it is
+# faking an infrastructure failure
+SETUP_FAILED = "se-gym sandbox: child set-up failed"
 
 # (response, test_cases), (response, test_cases, function_name) or
 # (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
@@ -39,7 +44,6 @@ class _Pending:
     expected: list[str] = field(default_factory=list)
     verdict: Verdict | None = None  # decided without running
     program: str = ""
-    nonce: str = ""
     prep_s: float = 0.0
     extra: dict = field(default_factory=dict)
 
@@ -146,7 +150,7 @@ class Judge:
             results = self.sandbox.run([p.program for p in todo], self.limits)
             results = self._retry(todo, results, self.sandbox.run)
             for p, r in zip(todo, results):
-                p.verdict = self._finish(p, r)
+                p.verdict = self._finish_contained(p, r)
         return [p.verdict for p in pending]  # type: ignore[misc]
 
     async def judge_many_async(self, items: Iterable[Item]) -> list[Verdict]:
@@ -161,7 +165,7 @@ class Judge:
                 for i, r in zip(again, retried):
                     results[i] = r
             for p, r in zip(todo, results):
-                p.verdict = self._finish(p, r)
+                p.verdict = self._finish_contained(p, r)
         return [p.verdict for p in pending]  # type: ignore[misc]
 
     def _retry(self, todo, results, run):
@@ -224,8 +228,8 @@ class Judge:
         if self._backend == "http":
             p.program = official
         else:
-            p.nonce = new_nonce()
-            p.program = channel_program(body, entry, inputs, self.package, p.nonce, self.profile == "strict")
+            strict = self.profile == "strict"
+            p.program = channel_program(body, entry, inputs, self.package, strict, _imported(tree, self.package) if strict else ())
         p.prep_s = time.perf_counter() - t0
         return p
 
@@ -237,6 +241,20 @@ class Judge:
         )
 
     # -- verdicts -----------------------------------------------------------------------------
+    def _finish_contained(self, p: _Pending, r: Any) -> Verdict:
+        """``_finish``, with anything a program's result makes it raise kept to that answer: a
+        malformed result is the answer's runtime error, and the rest of the batch is judged."""
+        try:
+            return self._finish(p, r)
+        except Exception as exc:  # noqa: BLE001 - per-answer containment (issue 21)
+            return Verdict(
+                0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, tuple(CaseResult(None, e, False) for e in _paired(p)),
+                type(exc).__name__, _one_line(str(exc)), ErrorType.OTHER,
+                _one_line(f"the program's result could not be judged: {type(exc).__name__}: {exc}"), p.code, p.entry or None,
+                float(getattr(r, "wall_s", 0.0) or 0.0) if isinstance(getattr(r, "wall_s", 0.0), (int, float)) else 0.0,
+                time.perf_counter() - p.t0, False, self.profile,
+            )
+
     def _finish(self, p: _Pending, r: Any) -> Verdict:
         from se_gym.sandbox import ExecStatus
 
@@ -253,13 +271,22 @@ class Judge:
             )
 
         blank = [CaseResult(None, e, False) for e in expected]
+        if r.status is not ExecStatus.SANDBOX_ERROR and SETUP_FAILED in (r.stderr or ""):
+            # only the worker knows whether the set-up failed; the program says so on its stderr
+            return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank, "forbidden: the program imitates a sandbox failure")
         if r.status is ExecStatus.SANDBOX_ERROR:
             return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank, f"sandbox error (not the answer's fault): {r.detail}", infra=True)
         limit_status = {ExecStatus.TIMEOUT: Status.TIMEOUT, ExecStatus.MEMORY: Status.MEMORY_LIMIT, ExecStatus.OUTPUT_LIMIT: Status.OUTPUT_LIMIT}
         if r.channel is None:
             return self._finish_stdout(p, r, done, blank, limit_status)
-        report = read_channel(r.channel, p.nonce, len(p.cases))
+        report = read_channel(r.channel, len(p.cases), self.profile == "strict")
         extra = {"forged_records": report.forged} if report.forged else {}
+        if report.refused:
+            extra["refused"] = list(report.refused)
+            return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank, f"forbidden at run time: {report.refused[0]}", extra=extra)
+        if report.forged:
+            return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank,
+                        f"forbidden: the result channel holds {report.forged} record(s) the harness did not write ({report.problem})", extra=extra)
         if r.status in limit_status:
             exc = parse_traceback(r.stderr) if r.status is ExecStatus.MEMORY else (None, None)
             return done(0.0, limit_status[r.status], SEBENCH_EXEC_ERROR, blank, f"{limit_status[r.status].value}: {r.detail or r.status.value}", exc, extra=extra)
@@ -284,15 +311,18 @@ class Judge:
             elif strict:
                 if c.rejected:
                     ok, why = False, why or f"case {c.index}: {c.rejected}"
-                elif ok and c.has_value:
+                elif not c.has_value:
+                    ok, why = False, why or f"case {c.index}: no value reported"
+                elif ok:
                     parsed, value = compare.expected_value(exp, self.array_type)
-                    got = compare.decode_canonical(c.value)
-                    if isinstance(got, str) and got.strip() == exp.strip():
-                        pass  # a string result whose text is exactly the expected print ('124212')
-                    elif parsed and not compare.structural_ok(got, value, self.abs_tol, self.rel_tol):
-                        ok, why = False, why or f"case {c.index}: structure or value differs from {exp!r:.80}"
-                    elif not parsed and not (isinstance(got, str) and got.strip() == exp.strip()) and not isinstance(got, str):
-                        pass  # the expected form is not a value we parse: the printed check decides
+                    try:
+                        got = compare.decode_canonical(c.value)
+                        if isinstance(got, str) and got.strip() == exp.strip():
+                            pass  # a string result whose text is exactly the expected print ('124212')
+                        elif parsed and not compare.structural_ok(got, value, self.abs_tol, self.rel_tol):
+                            ok, why = False, why or f"case {c.index}: structure or value differs from {exp!r:.80}"
+                    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                        ok, why = False, why or f"case {c.index}: the value cannot be compared ({type(exc).__name__})"
             cases.append(CaseResult(c.printed, exp, bool(ok)))
         n_ok = sum(c.ok for c in cases)
         frac = n_ok / len(cases)
@@ -336,6 +366,17 @@ class Judge:
             return done(1.0, Status.PASSED, SEBENCH_RIGHT, cases, f"all {n_ok} cases passed (stdout protocol)")
         frac = n_ok / len(expected) if self.reward == "fraction" else 0.0
         return done(frac, Status.WRONG_ANSWER, SEBENCH_WRONG, cases, "wrong answer (stdout protocol)", etype=ErrorType.RETURN_VALUE_MISUNDERSTANDING)
+
+
+def _imported(tree: ast.AST | None, package: str) -> list[str]:
+    """The modules an answer imports (the strict harness loads them before its wall goes up)."""
+    mods: set[str] = set()
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Import):
+            mods.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module != "__future__":
+            mods.add(node.module)
+    return sorted(m for m in mods if m != package)
 
 
 def _paired(p: _Pending) -> list[str]:

@@ -1,4 +1,4 @@
-"""Static checks made before anything runs.
+"""Static checks made before anything runs (the first of the strict judge's walls, issue 21).
 
 * :func:`official_static_gate` and :func:`official_numpy_gate` are SE-Bench's (verdicts 4 and 2),
   applied to the official harness program, with the official quirks (FORMATS.md, steps 3-4).
@@ -7,7 +7,9 @@
   running.  The policy is an allow-list of imports and a deny-list of names and attributes:
 
   - imports: only the library package (and its linalg submodule) and the pure-Python modules in
-    :data:`ALLOWED_MODULES`; no imported name may start with ``_``;
+    :data:`ALLOWED_MODULES`; no imported name may start with ``_``; an allowed module is an
+    allow-list of attributes (:func:`module_attributes`): ``from M import a`` and ``M.a`` both need
+    ``a`` on it, so the modules they re-export (``enum.bltns``, ``typing.sys``) stay out;
   - names: none starting with ``__`` (``__import__``, ``__builtins__``, dunder methods...) except
     reading ``__name__`` and defining ``__init__``; none of :data:`FORBIDDEN_BUILTINS`
     (``exec``, ``eval``, ``compile``, ``open``, ``getattr``, ``setattr``, ``vars``, ``globals``,
@@ -16,7 +18,8 @@
     ``gi_*``, ``cr_*``, ``ag_*``, ``tb_*``); none of :data:`FORBIDDEN_ATTRIBUTES`
     (``format_map``, ``attrgetter``, ``methodcaller``, ``get_type_hints``, ``mro``...);
   - ``str.format`` only on a literal whose fields name no attributes or items (``"{0.x}"``
-    reads attributes by string); ``type`` only with one argument (three build classes).
+    reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, not its result
+    called, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
 """
 from __future__ import annotations
 
@@ -36,11 +39,51 @@ FORBIDDEN_BUILTINS = frozenset(
 )
 FORBIDDEN_ATTRIBUTES = frozenset(
     {"format_map", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "mro",
-     "modules", "system", "popen", "environ", "load_module", "exec_module"}
+     "modules", "system", "popen", "environ", "load_module", "exec_module",
+     # string-keyed reflection and the interpreter's own objects, by whatever module re-exports them
+     "get_field", "vformat", "eval", "exec", "getattr", "setattr", "delattr", "vars", "globals", "locals",
+     "breakpoint", "input", "open", "builtins", "bltns", "sys", "types", "copyreg", "warnings", "contextlib",
+     "meta_path", "path_hooks", "path_importer_cache", "settrace", "setprofile", "gettrace", "getprofile",
+     "get_objects", "get_referrers", "get_referents", "addaudithook", "loader", "spec", "get_source",
+     "get_code", "find_spec", "dispatch_table", "getframe", "currentframe", "NamedTupleMeta", "EnumMeta",
+     "EnumType", "ABCMeta", "GenericAlias", "FunctionType", "CodeType", "new_class"}
 )
 _FRAME_PREFIXES = ("f_", "co_", "gi_", "cr_", "ag_", "tb_")
 _ALLOWED_DUNDER_NAMES = frozenset({"__name__"})
 _ALLOWED_DUNDER_DEFS = frozenset({"__init__"})
+
+
+_MODULE_ATTRS: dict[str, frozenset[str]] = {}
+
+
+def module_attributes(name: str) -> frozenset[str]:
+    """The allow-list of an allowed module (``strict``): its public names, minus those bound to
+    modules outside :data:`ALLOWED_MODULES` (``enum.bltns``, ``typing.sys``...), to the forbidden
+    builtins, or in :data:`FORBIDDEN_ATTRIBUTES`.  Worked out once from the module itself, so a
+    name a new Python adds is judged by what it is, not missed by a list."""
+    got = _MODULE_ATTRS.get(name)
+    if got is None:
+        import builtins
+        import importlib
+        import types
+
+        banned = {id(getattr(builtins, n)) for n in FORBIDDEN_BUILTINS if hasattr(builtins, n)}
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            mod = None
+        out = set()
+        for attr in dir(mod) if mod is not None else ():
+            if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
+                continue
+            v = getattr(mod, attr, None)
+            if isinstance(v, types.ModuleType) and v.__name__ not in ALLOWED_MODULES | {"collections.abc"}:
+                continue
+            if id(v) in banned or isinstance(v, type) and issubclass(v, type):
+                continue  # eval/exec/getattr... and metaclasses (they build classes with hooks)
+            out.add(attr)
+        got = _MODULE_ATTRS[name] = frozenset(out)
+    return got
 
 
 # -- official gates -------------------------------------------------------------------------------
@@ -162,6 +205,20 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
     def bad(node: ast.AST, what: str) -> None:
         out.append(Violation(getattr(node, "lineno", 0), what))
 
+    # names bound to an allowed module by `import M [as N]`: their attributes are checked against
+    # the module's allow-list (see module_attributes), as are the names of `from M import ...`
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in ALLOWED_MODULES:
+                    aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+    # `type` only as `type(x)`: called by any other name or with three arguments it makes classes,
+    # with NumPy's protocol hooks if it likes
+    one_arg_type = {
+        id(n.func) for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "type" and len(n.args) == 1 and not n.keywords
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -174,14 +231,21 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
             for a in node.names:
                 if a.name == "*" or a.name.startswith("_") and mod != "__future__":
                     bad(node, f"import of {mod}.{a.name} is not allowed")
+                elif mod in ALLOWED_MODULES and a.name not in module_attributes(mod):
+                    bad(node, f"import of {mod}.{a.name} is not allowed")
         elif isinstance(node, ast.Name):
             if node.id.startswith("__") and not (node.id in _ALLOWED_DUNDER_NAMES and isinstance(node.ctx, ast.Load)):
                 bad(node, f"name {node.id} is not allowed")
             elif node.id in FORBIDDEN_BUILTINS:
                 bad(node, f"{node.id} is not allowed")
+            elif node.id == "type" and id(node) not in one_arg_type:
+                bad(node, "type is allowed only as type(x)")
         elif isinstance(node, ast.Attribute):
             a = node.attr
-            if a.startswith("_"):
+            recv = node.value
+            if isinstance(recv, ast.Name) and recv.id in aliases and not a.startswith("_") and a not in module_attributes(aliases[recv.id]):
+                bad(node, f"{aliases[recv.id]}.{a} is not allowed")
+            elif a.startswith("_"):
                 bad(node, f"private attribute .{a} is not allowed")
             elif a.startswith(_FRAME_PREFIXES):
                 bad(node, f"attribute .{a} (interpreter internals) is not allowed")
@@ -194,6 +258,14 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name.startswith("__") and node.name not in _ALLOWED_DUNDER_DEFS:
                 bad(node, f"defining {node.name} is not allowed")
+            if isinstance(node, ast.ClassDef):
+                if node.keywords:
+                    bad(node, "class keywords (metaclass=...) are not allowed")
+                for base in node.bases:
+                    if isinstance(base, ast.Call):
+                        f = base.func
+                        if isinstance(f, ast.Name) and f.id == "type":
+                            bad(node, "a class derived from type(...) is not allowed")
         elif isinstance(node, ast.arg):
             if node.arg.startswith("__"):
                 bad(node, f"argument name {node.arg} is not allowed")
@@ -205,6 +277,9 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
                 if n.startswith("__"):
                     bad(node, f"name {n} is not allowed")
         elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) != 1:
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "type" and len(node.args) != 1:
                 bad(node, "type() with other than one argument is not allowed")
+            elif isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type":
+                bad(node, "calling what type(x) returns is not allowed (it may be type itself)")
     return out

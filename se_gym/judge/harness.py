@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -33,6 +32,11 @@ from .compare import SEPARATOR
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
 MAX_NODES = 200_000  # elements of one canonical value
+# strict wall: audit events an honest answer (and the library under it) may raise; every other
+# event, and "open"/"exec"/"compile"/"object.__setattr__" outside their narrow cases, is refused
+HARMLESS_EVENTS = frozenset({"time.sleep", "builtins.id", "os.urandom", "random.seed", "array.__new__"})
+# the source collections.namedtuple compiles for a tuple's __new__
+NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
 
 
 def rewrite_inputs(inputs: Sequence[str], package: str, array_ctor: str) -> list[str]:
@@ -52,31 +56,123 @@ def official_program(code: str, entry: str, cases: Sequence[dict], package: str 
     return out
 
 
-_PRELUDE = r'''
-def __sg_harness(NONCE, SRC, CASES, PKG, STRICT):
-    import builtins, json, os, sys, traceback
-    _str, _repr, _type, _len, _float, _isinstance = builtins.str, builtins.repr, builtins.type, builtins.len, builtins.float, builtins.isinstance
-    _exec, _eval, _compile, _BaseException, _write = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException, os.write
-    _dumps, _fmt_exc, _getattr_raw = json.dumps, traceback.format_exception, object.__getattribute__
-    _list, _tuple, _dict, _int, _bool, _complex, _NoneType = list, tuple, dict, int, bool, complex, type(None)
-    try:
-        import importlib
-        _Array = importlib.import_module(PKG + "._core").Array
-    except _BaseException:
-        _Array = None
+_PRELUDE = r"""
+def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
+    import builtins, gc, os, sys
+    _setprofile, _settrace = sys.setprofile, sys.settrace
+    _setprofile(None)
+    _settrace(None)
+    _write, _urandom, _path_norm = os.write, os.urandom, os.path.normpath
+    # the nonce exists only from here on, in this frame and the wall's closure, and is announced
+    # as the channel's first record before any answer code exists in the process
+    NONCE = _urandom(16).hex()
+    _write(3, ('{"hello": "' + NONCE + '"}\n').encode())
     g = sys.modules["__main__"].__dict__
+    g.pop("__sg_harness", None)
+    _wall = g.pop("__sg_wall", None)
+    _str, _repr, _type, _len, _float, _isinstance = builtins.str, builtins.repr, builtins.type, builtins.len, builtins.float, builtins.isinstance
+    _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
+    _list, _tuple, _dict, _int, _bool, _complex, _id = list, tuple, dict, int, bool, complex, id
+    _gc_disable = gc.disable
+    _dumps = __import__("json").dumps
+    _Array = _raw = None
+    try:
+        core = __import__(PKG + "._core", fromlist=["_core"])
+        _Array = _type(sys).__getattribute__(core, "Array")
+        _raw = _type(sys).__getattribute__(core, "_arr_data")
+    except _BaseException:
+        pass
+
+    def emit(rec):
+        data = (_dumps(rec, allow_nan=False) + "\n").encode("utf-8", "replace")
+        while data:
+            data = data[_write(3, data):]
 
     def describe(e):
         try:
             name = _type(e).__name__
             msg = _str(e)[:2000]
+            if _type(name) is not _str:
+                name = "Exception"
         except _BaseException:
             name, msg = "Exception", "(unprintable exception)"
+        return [name, msg if _type(msg) is _str else "", ""]
+
+    # compile everything before the answer runs (the wall refuses compiling afterwards)
+    loaded = code = None
+    try:
+        code = _compile(SRC, "<answer>", "exec")
+    except _BaseException as e:
+        loaded = describe(e)
+    units = []
+    for i, src in enumerate(CASES):
         try:
-            tb = "".join(_fmt_exc(_type(e), e, e.__traceback__))[-4000:]
-        except _BaseException:
-            tb = ""
-        return [name, msg, tb]
+            units.append(_compile(src, "<test case " + _str(i) + ">", "eval"))
+        except _BaseException as e:
+            units.append(describe(e))
+    if STRICT:
+        for m in MODS:  # what the answer imports (allowed by the gate): loaded before the wall
+            try:
+                __import__(m)
+            except _BaseException:
+                pass
+        ours = {_id(c) for c in units if _type(c) is not _list}
+        if code is not None:
+            ours.add(_id(code))
+        # the answer's builtins: without the forbidden ones, and an __import__ that hands out
+        # allowed modules as proxies holding only their allow-listed attributes
+        safe = _dict(builtins.__dict__)
+        for name in DENY:
+            safe.pop(name, None)
+        _import, _Module, _modules, proxies = builtins.__import__, _type(sys), sys.modules, {}
+
+        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if level != 0 or _type(name) is not _str:
+                raise ImportError("relative imports are not allowed")
+            if name == PKG or name.startswith(PKG + "."):
+                return _import(name, None, None, fromlist, 0)
+            proxy = proxies.get(name)
+            if proxy is None:
+                if name not in ATTRS:
+                    raise ImportError("import of " + name + " is not allowed")
+                real = _modules.get(name) or (_import(name) and _modules[name])
+                proxy = _Module(name)
+                for a in ATTRS[name]:
+                    try:
+                        proxy.__dict__[a] = real.__dict__[a]
+                    except _BaseException:
+                        pass
+                proxies[name] = proxy
+            return proxy
+
+        safe["__import__"] = guarded_import
+        g["__builtins__"] = safe
+        _wall(NONCE, ours, ROOTS, _write, _dumps, _path_norm)
+    # -- the answer's code runs from here on ------------------------------------------------------
+    outcomes = []
+    if loaded is None:
+        try:
+            _exec(code, g)
+        except _BaseException as e:
+            loaded = describe(e)
+    for i, unit in enumerate(units):
+        if loaded is not None:
+            outcomes.append((False, loaded))
+        elif _type(unit) is _list:
+            outcomes.append((False, unit))
+        else:
+            try:
+                outcomes.append((True, _eval(unit, g)))
+            except _BaseException as e:
+                outcomes.append((False, describe(e)))
+    # -- post-processing: nothing of the answer may run any more (no hooks, no collector) ---------
+    try:
+        _gc_disable()
+        if not STRICT:  # (strict: the wall never let the answer set them)
+            _setprofile(None)
+            _settrace(None)
+    except _BaseException:
+        pass
 
     class Rejected(Exception):
         pass
@@ -99,67 +195,126 @@ def __sg_harness(NONCE, SRC, CASES, PKG, STRICT):
         if t is _dict:
             return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
         if _Array is not None and t is _Array:
-            return canon(_getattr_raw(v, "_data").tolist(), budget)
+            return canon(_raw(v).tolist(), budget)
         raise Rejected("unsupported result type " + t.__name__)
 
-    loaded = None
     try:
-        _exec(_compile(SRC, "<answer>", "exec"), g)
-    except _BaseException as e:
-        loaded = describe(e)
-    outcomes = []
-    for i, src in enumerate(CASES):
-        if loaded is not None:
-            outcomes.append((False, loaded))
-            continue
-        try:
-            outcomes.append((True, _eval(_compile(src, "<test case " + _str(i) + ">", "eval"), g)))
-        except _BaseException as e:
-            outcomes.append((False, describe(e)))
-    lines = []
-    for i, (ran, v) in enumerate(outcomes):
-        rec = {"n": NONCE, "i": i}
-        if not ran:
-            rec["e"] = v
-        else:
-            if STRICT:
-                try:
-                    rec["v"] = canon(v, [%(max_nodes)d])
-                except Rejected as r:
-                    rec["r"] = r.args[0]
-                except RecursionError:
-                    rec["r"] = "result nested too deeply"
-            if "r" in rec:
-                rec["p"] = "<" + rec["r"] + ">"
+        lines = []
+        for i, (ran, v) in enumerate(outcomes):
+            rec = {"n": NONCE, "i": i}
+            if not ran:
+                rec["e"] = v
             else:
-                try:
-                    p = _str(v)
-                    rec["p"] = p if _len(p) <= %(max_printed)d else p[:%(max_printed)d]
-                    if _len(p) > %(max_printed)d:
-                        rec["r"] = "printed result too long"
-                except _BaseException as e:
-                    rec["e"] = describe(e)
-        try:
-            lines.append(_dumps(rec, allow_nan=False))
-        except _BaseException as e:
-            lines.append(_dumps({"n": NONCE, "i": i, "e": ["HarnessError", "result not serializable", ""]}))
-    lines.append(_dumps({"n": NONCE, "done": _len(outcomes)}))
-    data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
-    while data:
-        data = data[_write(3, data):]
-''' % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED}
+                if STRICT:
+                    try:
+                        rec["v"] = canon(v, [%(max_nodes)d])
+                    except Rejected as r:
+                        rec["r"] = r.args[0]
+                    except RecursionError:
+                        rec["r"] = "result nested too deeply"
+                    except _BaseException as e:
+                        rec["r"] = "result could not be read: " + _type(e).__name__
+                if "r" in rec:
+                    rec["p"] = "<" + rec["r"] + ">"
+                    rec.pop("v", None)
+                else:
+                    try:
+                        p = _str(v)
+                        if _type(p) is not _str:
+                            raise TypeError("__str__ returned a non-string")
+                        rec["p"] = p if _len(p) <= %(max_printed)d else p[:%(max_printed)d]
+                        if _len(p) > %(max_printed)d:
+                            rec["r"] = "printed result too long"
+                            rec.pop("v", None)
+                    except _BaseException as e:
+                        rec.pop("v", None)
+                        rec["e"] = describe(e)
+            try:
+                lines.append(_dumps(rec, allow_nan=False))
+            except _BaseException:
+                lines.append(_dumps({"n": NONCE, "i": i, "e": ["HarnessError", "result not serializable", ""]}))
+        lines.append(_dumps({"n": NONCE, "done": _len(outcomes)}))
+        data = ("\n".join(lines) + "\n").encode("utf-8", "replace")
+        while data:
+            data = data[_write(3, data):]
+    except _BaseException:
+        pass  # no done record: the run counts as a crash
 
 
-def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, nonce: str, strict: bool) -> str:
-    """The program run on backends with a result channel (see the module docstring)."""
+def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
+    # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21)
+    _type, _str, _id, _len, _BaseException = type, str, id, len, BaseException
+    _startswith, _endswith, _fullmatch = str.startswith, str.endswith, __import__("re").compile(%(nt)r).fullmatch
+    ALLOWED = frozenset(%(harmless)r)
+    said = set()
+    state = [0]  # 1: the next exec is a namedtuple's template
+
+    def refuse(event, what):
+        if event not in said and _len(said) < 20:
+            said.add(event)
+            try:
+                data = (_dumps({"n": NONCE, "refused": event, "what": what[:200]}) + "\n").encode("utf-8", "replace")
+                while data:
+                    data = data[_write(3, data):]
+            except _BaseException:
+                pass
+        raise PermissionError("se-gym strict: " + event + " is not allowed")
+
+    def hook(event, args):
+        if event in ALLOWED:
+            return
+        if event == "open":
+            path, mode = args[0], args[1]
+            if _type(path) is _str and (mode is None or mode in ("r", "rb")) and (args[2] or 0) & 3 == 0:
+                p = _norm(path)
+                for root in ROOTS:
+                    if _startswith(p, root):
+                        return
+            refuse(event, _str(path))
+        elif event == "exec":
+            c = args[0]
+            if _id(c) in OURS:
+                return
+            if state[0]:
+                state[0] = 0
+                return
+            refuse(event, "code")
+        elif event == "compile":
+            src = args[0]
+            if _type(src) is bytes and _fullmatch(src) and args[1] == "<string>":
+                state[0] = 1  # collections.namedtuple builds its __new__ this way
+                return
+            refuse(event, _str(args[1]))
+        elif event == "object.__setattr__":
+            name = args[1]
+            if _type(name) is _str and (_startswith(name, "__array") or name in ("__class__", "__bases__", "__dict__", "__getattribute__", "__getattr__")):
+                refuse(event, name)
+        else:
+            what = ""
+            try:
+                what = _str(args[0]) if _type(args[0]) is _str else ""
+            except _BaseException:
+                pass
+            refuse(event, what)
+
+    __import__("sys").addaudithook(hook)
+""" % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS)}
+
+
+def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, strict: bool,
+                    modules: Sequence[str] = (), roots: Sequence[str] = ()) -> str:
+    from .gates import ALLOWED_MODULES, FORBIDDEN_BUILTINS, module_attributes
+
+    """The program run on backends with a result channel (see the module docstring).  No secret is
+    in it: the harness makes its nonce itself and announces it as the channel's first record.
+    ``modules``: what the answer imports (strict: loaded before the wall goes up); ``roots``:
+    folders the strict wall lets the program read (the interpreter's and the library's)."""
     src = code + f"import {package}\n"  # the official concatenation, so syntax is judged alike
     cases = [f"{entry}({inp})" for inp in inputs]
-    call = f"__sg_harness({nonce!r}, {src!r}, {cases!r}, {package!r}, {bool(strict)!r})\n"
+    attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
+    deny = sorted(FORBIDDEN_BUILTINS) if strict else []
+    call = f"__sg_harness({src!r}, {cases!r}, {package!r}, {bool(strict)!r}, {list(modules)!r}, {list(roots)!r}, {attrs!r}, {deny!r})\n"
     return _PRELUDE + "\n" + call
-
-
-def new_nonce() -> str:
-    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True)
@@ -178,44 +333,100 @@ class CaseReport:
 class ChannelReport:
     complete: bool
     cases: tuple[CaseReport, ...]
-    forged: int  # records without our nonce (somebody else wrote to fd 3)
-    malformed: int
+    forged: int  # records the harness did not write: wrong nonce, not JSON, duplicates, bad fields
+    refused: tuple[str, ...] = ()  # what the strict wall refused
+    problem: str = ""  # the first forged record, described
+
+    @property
+    def valid(self) -> bool:
+        return not self.forged and not self.refused
 
 
-def read_channel(channel: bytes | None, nonce: str, n_cases: int) -> ChannelReport:
-    """Parse the harness's records; only records with ``nonce`` count, each case at most once."""
+_NONCE = re.compile(r"[0-9a-f]{32}")
+
+
+def _case(rec: dict, i: int, strict: bool) -> CaseReport | None:
+    """One case record, exactly as the harness writes it, or None."""
+    keys = set(rec) - {"n", "i"}
+    p = rec.get("p")
+    if "e" in rec:
+        err = rec["e"]
+        if keys != {"e"} or not isinstance(err, list) or len(err) != 3 or not all(isinstance(x, str) for x in err):
+            return None
+        return CaseReport(i, None, error=(err[0], err[1], err[2]))
+    if not isinstance(p, str):
+        return None
+    if "r" in rec:
+        if keys != {"r", "p"} or not isinstance(rec["r"], str):
+            return None
+        return CaseReport(i, p, rejected=rec["r"])
+    if strict:
+        if keys != {"v", "p"}:
+            return None  # strict: a printed form without the value is not a result
+        return CaseReport(i, p, rec["v"], True)
+    if keys != {"p"}:
+        return None
+    return CaseReport(i, p)
+
+
+def read_channel(channel: bytes | None, n_cases: int, strict: bool = False) -> ChannelReport:
+    """Parse the harness's records.  The first line is the harness's announcement of its nonce,
+    written before any answer code ran; every other line must be one of its records with that
+    nonce, each case exactly once, then one ``done``.  Anything else counts as forged."""
     if not channel:
-        return ChannelReport(False, (), 0, 0)
+        return ChannelReport(False, (), 0)
+    lines = channel.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    try:
+        hello = json.loads(lines[0])
+        nonce = hello["hello"] if isinstance(hello, dict) and set(hello) == {"hello"} else None
+    except (ValueError, UnicodeDecodeError, RecursionError, IndexError):
+        nonce = None
+    if not isinstance(nonce, str) or not _NONCE.fullmatch(nonce):
+        return ChannelReport(False, (), len(lines), problem="the channel does not start with the harness's announcement")
     found: dict[int, CaseReport] = {}
+    refused: list[str] = []
     done = False
-    forged = malformed = 0
-    for raw in channel.split(b"\n"):
-        if not raw.strip():
-            continue
+    forged = 0
+    problem = ""
+
+    def bad(why: str) -> None:
+        nonlocal forged, problem
+        forged += 1
+        problem = problem or why
+
+    for k, raw in enumerate(lines[1:], 2):
         try:
             rec = json.loads(raw)
         except (ValueError, UnicodeDecodeError, RecursionError):
-            malformed += 1
+            bad(f"line {k} is not JSON")
             continue
         if not isinstance(rec, dict) or rec.get("n") != nonce:
-            forged += 1
+            bad(f"line {k} does not carry the harness's nonce")
             continue
-        if "done" in rec:
-            done = rec["done"] == n_cases and len(found) == n_cases
-            continue
-        i = rec.get("i")
-        if not isinstance(i, int) or not 0 <= i < n_cases or i in found:
-            malformed += 1
-            continue
-        err = rec.get("e")
-        error = tuple(str(x) for x in err[:3]) if isinstance(err, list) and len(err) >= 3 else None
-        found[i] = CaseReport(
-            i,
-            rec.get("p") if isinstance(rec.get("p"), str) else None,
-            rec.get("v"),
-            "v" in rec,
-            rec.get("r") if isinstance(rec.get("r"), str) else None,
-            error,  # type: ignore[arg-type]
-        )
+        if done:
+            bad(f"line {k} follows the done record")
+        elif "refused" in rec:
+            if set(rec) == {"n", "refused", "what"} and isinstance(rec["refused"], str) and isinstance(rec["what"], str):
+                refused.append(f"{rec['refused']} {rec['what']}".strip())
+            else:
+                bad(f"line {k} is a malformed refusal")
+        elif "done" in rec:
+            if set(rec) != {"n", "done"} or type(rec["done"]) is not int or rec["done"] != n_cases or len(found) != n_cases:
+                bad(f"line {k} is a done record that does not match the cases")
+            done = True
+        else:
+            i = rec.get("i")
+            if type(i) is not int or not 0 <= i < n_cases:
+                bad(f"line {k} names no case")
+            elif i in found:
+                bad(f"line {k} repeats case {i}")
+            else:
+                case = _case(rec, i, strict)
+                if case is None:
+                    bad(f"line {k} is a malformed record of case {i}")
+                else:
+                    found[i] = case
     cases = tuple(found[i] for i in sorted(found))
-    return ChannelReport(done and len(cases) == n_cases, cases, forged, malformed)
+    return ChannelReport(done and not forged and len(cases) == n_cases, cases, forged, tuple(refused), problem)

@@ -62,7 +62,7 @@ class DType(str):
 
 
 def _arr_data(a):
-    return object.__getattribute__(a, "_data")
+    return _DATA_GET(a)
 
 
 class Array:
@@ -72,7 +72,7 @@ class Array:
     __hash__ = None
 
     def __init__(self, data=None):
-        object.__setattr__(self, "_data", _np.asarray(unwrap(data)))
+        _DATA_SET(self, _np.asarray(unwrap(data)))
 
     if _STRICT:
         # numpy must hand operators back to us instead of turning us into an ndarray
@@ -177,31 +177,87 @@ for _name, _op in {
 }.items():
     setattr(Array, f"__{_name}__", _binary(_op))
 Array.__name__ = Array.__qualname__ = ARRAY_NAME
+# The slot's descriptor is kept here and taken out of the class: nothing reachable from an array
+# (its type's __dict__, a descriptor's __get__) hands out the raw ndarray (strict; harmless in sebench)
+_DATA_GET, _DATA_SET = Array.__dict__["_data"].__get__, Array.__dict__["_data"].__set__
+if _STRICT:
+    del Array._data
 
 
 def unwrap(x, _deep=_STRICT):
-    """Library objects to NumPy ones, before a NumPy call (strict: also inside containers)."""
-    if isinstance(x, Array):
+    """Library objects to NumPy ones, before a NumPy call (strict: also inside containers, and
+    only values NumPy cannot call back into: see :func:`_foreign`)."""
+    t = type(x)
+    if t is Array:
         return _arr_data(x)
     if not _deep:
+        return _arr_data(x) if isinstance(x, Array) else x
+    if t in _PLAIN:
         return x
-    if isinstance(x, list):
-        return [unwrap(v) for v in x]
-    if isinstance(x, tuple):
+    if t is list or t is tuple:
         vals = [unwrap(v) for v in x]
-        return type(x)(*vals) if hasattr(x, "_fields") else tuple(vals)
-    if isinstance(x, dict):
+        return vals if t is list else tuple(vals)
+    if t is dict:
         return {k: unwrap(v) for k, v in x.items()}
-    if callable(x) and not isinstance(x, type):
+    return _foreign(x, t)
+
+
+_PLAIN = frozenset({int, float, complex, bool, str, bytes, type(None), slice, type(Ellipsis), range})
+_HEAP = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(name, bases, dict)
+_type_flags = type.__dict__["__flags__"].__get__  # read past any metaclass
+_type_mro = type.__dict__["__mro__"].__get__
+_type_vars = type.__dict__["__dict__"].__get__
+# how NumPy calls back into an object it is handed: with raw arrays or its own functions
+_HOOKS = ("__array_ufunc__", "__array_function__", "__array__", "__array_interface__", "__array_struct__",
+          "__array_priority__", "__array_wrap__", "__array_finalize__", "__array_prepare__", "__array_namespace__",
+          "__dlpack__", "__buffer__")
+
+
+def _foreign(x, t):
+    """(strict) A value that is not a plain number, string, container or array, before it reaches
+    NumPy.  Classes written in Python (the answer's, or ones it changed) could define NumPy's protocol
+    hooks, reflected operators, or change their mind between a check and NumPy's own look-up; they do
+    not cross, except as callables (wrapped, see _boundary) and the library's own types.  Subclasses
+    of list/tuple/dict (named tuples) cross as plain containers."""
+    if isinstance(x, (list, tuple)):
+        vals = [unwrap(v) for v in x]
+        return vals if isinstance(x, list) else tuple(vals)
+    if isinstance(x, dict):
+        return {k: unwrap(v) for k, v in dict.items(x)}
+    if isinstance(x, Array):  # a subclass made by the answer
+        raise TypeError(f"subclasses of {ARRAY_NAME} are not accepted")
+    if isinstance(x, type):
+        if _type_flags(x) & _HEAP and x is not DType:
+            raise TypeError(f"classes defined in Python ({x.__name__}) are not accepted by library functions")
+        return x
+    if callable(x):
         return _boundary(x, inward=True)
-    return x
+    if not _type_flags(t) & _HEAP or t is DType:
+        return x  # a type written in C: its behaviour is fixed
+    if t in _STDLIB_VALUES:
+        for c in _type_mro(t):
+            d = _type_vars(c)
+            if any(h in d for h in _HOOKS):
+                break
+        else:
+            return x
+    raise TypeError(f"values of type {t.__name__} are not accepted by library functions")
+
+
+_STDLIB_VALUES = ()  # filled below (fractions.Fraction) when it is importable
+try:
+    import fractions as _fractions
+
+    _STDLIB_VALUES = (_fractions.Fraction,)
+except ImportError:  # pragma: no cover
+    pass
 
 
 def wrap(x):
     """NumPy results to library objects: ndarrays wrapped, also inside lists/tuples/dicts."""
     if isinstance(x, _np.ndarray):
         arr = Array.__new__(Array)
-        object.__setattr__(arr, "_data", x)
+        _DATA_SET(arr, x)
         return arr
     if isinstance(x, list):
         return [wrap(v) for v in x]

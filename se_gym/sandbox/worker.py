@@ -30,6 +30,7 @@ import types
 import warnings
 
 MEMORY_EXIT = 86  # exit status of a child that died of an uncaught MemoryError
+_STARTED = b"\x01"  # what a child writes on the channel once its set-up is done, before the program
 _TICK = 0.02  # seconds between looks at a running program's output
 _PIPE_MAX = 1 << 20  # /proc/sys/fs/pipe-max-size, read by _setup()
 _MIN_ENV = {
@@ -264,6 +265,9 @@ def _child(code, compiled, rlimits, uid, fds):
                 raise OSError("seccomp filter refused")
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl: cannot set NO_NEW_PRIVS")
+        # set-up done: the channel's first byte says so (the worker takes it off), and no program
+        # can take it back, so a failure after it is never the sandbox's (issue 21)
+        os.write(3, _STARTED)
         status = _run_main(code, compiled)
     except BaseException:  # the sandbox set-up itself failed: say so on stderr
         try:
@@ -683,6 +687,9 @@ def _supervise(pid, pipes, sizes, limits, start, uid):
             if cut:
                 del b[len(b) - cut:]
                 over -= cut
+    started = bufs[2][:1] == _STARTED
+    if started:
+        del bufs[2][:1]
     wall = time.monotonic() - start
     cpu = ru.ru_utime + ru.ru_stime
     sig = os.WTERMSIG(wstatus) if os.WIFSIGNALED(wstatus) else None
@@ -703,7 +710,7 @@ def _supervise(pid, pipes, sizes, limits, start, uid):
         status = "ok"
     else:
         status = "error"
-        if code == 125 and "se-gym sandbox: child set-up failed" in stderr:
+        if code == 125 and not started and "se-gym sandbox: child set-up failed" in stderr:
             status, detail = "sandbox_error", "child set-up failed"
         elif sig is not None:
             detail = "killed by signal %d" % sig
