@@ -25,6 +25,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="world seed: library, functions, questions (default 0)")
     p.add_argument("--budget", type=int, default=64, help="tokens of experience per prompt (default 64)")
     p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
+    p.add_argument("--teacher", choices=("self", "reader"), default="self",
+                   help="off-policy teacher: the model itself with experience (default), or a rule-based reader of the experience "
+                        "(a stand-in for a stronger teacher model; miniature only)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
@@ -91,7 +94,8 @@ def _base(args, out: Path, examples: int) -> str:
 def _cell_config(args, **over):
     from .loop import CellConfig
 
-    return CellConfig(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, **over)
+    return CellConfig(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns,
+                      teacher=args.teacher, **over)
 
 
 def run(args: argparse.Namespace) -> int:

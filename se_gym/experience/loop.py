@@ -60,6 +60,7 @@ class CellConfig:
     onpolicy_lr: float = 1e-3
     onpolicy_samples: int = 2  # student episodes per train task and step
     onpolicy_estimator: str = "full"
+    teacher: str = "self"  # off-policy teacher: the model itself with experience, or "reader" (miniworld.ReaderTeacher)
     base: str = ""  # the base model (path); filled by the runner
 
     def __post_init__(self):
@@ -71,6 +72,8 @@ class CellConfig:
                 raise CLIError(f"--{name} must be one of {', '.join(choices)}, got {value!r}")
         if self.iterations < 1:
             raise CLIError(f"--iterations must be >= 1, got {self.iterations}")
+        if self.teacher not in ("self", "reader"):
+            raise CLIError(f"--teacher must be self or reader, got {self.teacher!r}")
         if self.max_turns < 1 or self.samples < 1 or self.budget < 1:
             raise CLIError("max_turns, samples and budget must be >= 1")
 
@@ -146,8 +149,8 @@ class Cell:
         judge = Judge(library, profile="sebench")
         torch.manual_seed(c.seed * 1_000_003 + r)
 
-        def episodes(tasks, injector, samples, temperature, max_turns, tag):
-            return run_episodes(sampler, tasks, library, injector, prompter, judge=judge, max_turns=max_turns, samples=samples,
+        def episodes(tasks, injector, samples, temperature, max_turns, tag, by=None):
+            return run_episodes(by or sampler, tasks, library, injector, prompter, judge=judge, max_turns=max_turns, samples=samples,
                                 temperature=temperature, max_new_tokens=c.max_new_tokens, iteration=r, model=str(self.model_path(r - 1)), id_prefix=tag)
 
         def injector(mode=None):
@@ -165,7 +168,8 @@ class Cell:
             if c.regime == "offpolicy":
                 from ..training.sft import SFTConfig
 
-                teacher = episodes(train[r], inj, c.samples, c.temperature, c.max_turns, "teacher")
+                by = mw.ReaderTeacher() if c.teacher == "reader" else None
+                teacher = episodes(train[r], inj, 1 if by else c.samples, c.temperature, c.max_turns, "teacher", by=by)
                 write_text_atomic(stage / "teacher.jsonl", dump_jsonl(teacher))
                 learn = offpolicy(policy, teacher, prompter, SFTConfig(learning_rate=c.sft_lr, epochs=c.sft_epochs, batch_size=c.sft_batch,
                                                                        warmup_ratio=0.1, seed=c.seed * 31 + r), progress=self.progress)

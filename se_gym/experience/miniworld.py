@@ -127,3 +127,35 @@ def answers_for(library, tasks: Sequence) -> list[str]:
     from ..training import miniature as mini
 
     return [mini.answer(library, t.functions[0]) for t in tasks]
+
+
+class ReaderTeacher:
+    """A rule-based stand-in for a *stronger teacher model* (off-policy regime, ``teacher="reader"``):
+    it reads the ``Docs:`` lines of a miniature prompt perfectly, answering with the call of the line
+    that shares the most words with the question, and with a guessed name when no line shares any.
+    It succeeds exactly when the injected experience holds the needed call, so it measures what the
+    experience (granularity x injection under the budget) makes available, not how well a tiny model
+    reads.  Same ``sample`` interface as :mod:`se_gym.training.rl`'s samplers; deterministic."""
+
+    def sample(self, prompts, n, temperature, max_new_tokens):
+        import re
+
+        from ..agents.memory import words
+        from .inject import STOPWORDS
+
+        out = []
+        for p in prompts:
+            head, _, task = p.rpartition("Task:")
+            sig = re.search(r"^def solve\((.*)\):$", task, flags=re.M)
+            args = sig.group(1) if sig else "x"
+            want = {w for w in words(task.split("\n", 1)[0]) if w not in STOPWORDS}
+            best, score = None, 0
+            for line in head.splitlines():
+                m = re.match(r"\s*(\w+\.\w+)\((?:x|x1, x2)\)", line)
+                if m:
+                    s = len(want & {w for w in words(line[m.end():]) if w not in STOPWORDS})
+                    if s > score:
+                        best, score = m.group(1), s
+            call = f"{best}({args})" if best else f"zwc.guess({args})"
+            out.append([f"```python\ndef solve({args}):\n    return {call}\n```"] * n)
+        return out
