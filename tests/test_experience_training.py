@@ -173,3 +173,5 @@ def test_cli_errors_are_one_line(tmp_path):
     assert main(["experience", "--out", str(tmp_path / "o"), "--iterations", "0"]) == 2
     assert main(["experience", "grid", "--out", str(tmp_path / "o"), "--extractor", "llm"]) == 2
     assert main(["experience", "grid", "--out", str(tmp_path / "o"), "--base", str(tmp_path)]) == 2
+    assert main(["experience", "grid", "--out", str(tmp_path / "o"), "--backend", "vllm"]) == 2
+    assert main(["experience", "--out", str(tmp_path / "o"), "--model", "m", "--teacher", "reader"]) == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..errors import CLIError
 
 BASE_EXAMPLES = 51_200  # pre-training examples of the tiny base (see se_gym.experience.miniworld)
-QUICK_BASE_EXAMPLES = 51_200
+QUICK_BASE_EXAMPLES = 1_600  # the answer format only: reading docs emerges after thousands of steps (see miniworld)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -22,6 +22,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor-model", default=None, help="model of the llm extractor (with --extractor-backend)")
     p.add_argument("--extractor-backend", choices=("hf", "vllm", "openai"), default="vllm", help="backend of the llm extractor (default vllm)")
     p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base)")
+    p.add_argument("--model", default=None, help="a real model (HF id or path): the built-in suite instead of the miniature, paper-like "
+                                                 "learning rates and full-length answers (the real recipe; needs a GPU)")
+    p.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="sampling backend with --model (default hf)")
+    p.add_argument("--extractor-url", default=None, help="base URL(s) of an OpenAI-compatible server for --extractor-backend openai")
     p.add_argument("--seed", type=int, default=0, help="world seed: library, functions, questions (default 0)")
     p.add_argument("--budget", type=int, default=64, help="tokens of experience per prompt (default 64)")
     p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
@@ -69,11 +73,14 @@ def _generator(args):
         return None
     from ..llm import make_generator
 
-    return make_generator(args.extractor_backend, args.extractor_model)
+    options = {"base_urls": args.extractor_url} if args.extractor_backend == "openai" and args.extractor_url else {}
+    return make_generator(args.extractor_backend, args.extractor_model, **options)
 
 
 def _base(args, out: Path, examples: int) -> str:
-    """The base model: ``--base``, or one built and pre-trained in OUT/base (a stage: built once)."""
+    """The base model: ``--model``, ``--base``, or one built and pre-trained in OUT/base (a stage: built once)."""
+    if args.model:
+        return args.model
     if args.base:
         path = Path(args.base)
         if not (path / "config.json").is_file():
@@ -91,11 +98,23 @@ def _base(args, out: Path, examples: int) -> str:
     return str((run.path / "model").resolve())
 
 
+# a real model: paper-like learning rates, full-length answers, the built-in suite
+REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft_batch=8, onpolicy_lr=1e-6, onpolicy_steps=8, samples=4,
+            functions_per_round=8, train_per_function=4, test_per_function=3, budget=512)
+
+
 def _cell_config(args, **over):
     from .loop import CellConfig
 
-    return CellConfig(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns,
-                      teacher=args.teacher, **over)
+    fields = dict(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, teacher=args.teacher)
+    if args.model:
+        fields.update(REAL, backend=args.backend)
+        if args.budget != 64:  # an explicit --budget wins over the real recipe's
+            fields["budget"] = args.budget
+    elif args.backend != "hf":
+        raise CLIError("--backend vllm needs --model (the tiny model samples in-process)")
+    fields.update(over)
+    return CellConfig(**fields)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,7 +138,7 @@ def run_grid(args: argparse.Namespace) -> int:
     from .loop import QUICK, Cell, CellConfig, grid_cells, write_report
 
     out = _setup(args)
-    base_cfg = _cell_config(args, **(QUICK if args.quick else {}))
+    base_cfg = _cell_config(args, **(QUICK if args.quick and not args.model else {}))
     base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
     gen = _generator(args)
     results, walls = {}, {}

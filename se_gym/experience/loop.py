@@ -61,6 +61,8 @@ class CellConfig:
     onpolicy_samples: int = 2  # student episodes per train task and step
     onpolicy_estimator: str = "full"
     teacher: str = "self"  # off-policy teacher: the model itself with experience, or "reader" (miniworld.ReaderTeacher)
+    world: str = "mini"  # "mini": the demo's miniature; "builtin": the built-in SE-Bench-style suite (a real model)
+    backend: str = "hf"  # sampling: "hf" (in-process) or "vllm" (an engine per round, weights pushed after training)
     base: str = ""  # the base model (path); filled by the runner
 
     def __post_init__(self):
@@ -72,6 +74,10 @@ class CellConfig:
                 raise CLIError(f"--{name} must be one of {', '.join(choices)}, got {value!r}")
         if self.iterations < 1:
             raise CLIError(f"--iterations must be >= 1, got {self.iterations}")
+        if self.world not in ("mini", "builtin") or self.backend not in ("hf", "vllm"):
+            raise CLIError(f"world must be mini or builtin and backend hf or vllm, got {self.world!r}, {self.backend!r}")
+        if self.teacher == "reader" and self.world != "mini":
+            raise CLIError("--teacher reader reads the miniature's prompts only")
         if self.teacher not in ("self", "reader"):
             raise CLIError(f"--teacher must be self or reader, got {self.teacher!r}")
         if self.max_turns < 1 or self.samples < 1 or self.budget < 1:
@@ -82,7 +88,8 @@ class CellConfig:
         return f"{self.granularity}-{self.injection}-{self.regime}"
 
 
-QUICK = dict(sft_epochs=12, onpolicy_steps=6, samples=3)
+# the quick grid: 2 new functions a round, few samples, many cheap passes over few examples
+QUICK = dict(functions_per_round=2, train_per_function=2, test_per_function=2, samples=2, sft_epochs=40, onpolicy_steps=4, onpolicy_samples=1)
 
 
 def _log(msg: str) -> None:
@@ -106,7 +113,30 @@ class Cell:
         from . import miniworld as mw
 
         c = self.cfg
+        if c.world == "builtin":
+            return builtin_world(c.seed, c.iterations, c.functions_per_round, c.train_per_function, c.test_per_function)
         return mw.world(c.seed, c.iterations, c.functions_per_round, c.train_per_function, c.test_per_function)
+
+    def views(self, library):
+        """(docs, prompter) of the world."""
+        from . import miniworld as mw
+        from .episodes import SEBenchPrompter
+        from .extract import DocSource
+
+        if self.cfg.world == "builtin":
+            return DocSource(library), SEBenchPrompter(library)
+        return mw.mini_docs(library), mw.MiniPrompter()
+
+    def sampler(self, policy, path: Path):
+        from ..training.rl import PolicySampler
+
+        if self.cfg.backend != "vllm":
+            return PolicySampler(policy), None
+        from ..llm import make_generator
+        from ..training.rl import GeneratorSampler
+
+        gen = make_generator("vllm", str(path))
+        return GeneratorSampler(gen), gen
 
     def extractor(self, docs):
         from .extract import make_extractor
@@ -129,7 +159,6 @@ class Cell:
         from ..judge import Judge
         from ..storage import write_json_atomic, write_text_atomic
         from ..training.policy import Policy
-        from ..training.rl import PolicySampler
         from . import miniworld as mw
         from .episodes import accuracy, run_episodes
         from .extract import LLMPrincipleExtractor, summarize
@@ -141,9 +170,9 @@ class Cell:
         t0 = time.time()
         stage = self.run.stage(f"round{r}")
         library, groups, train, test = self.world()
-        docs, prompter = mw.mini_docs(library), mw.MiniPrompter()
+        docs, prompter = self.views(library)
         policy = Policy.from_pretrained(self.model_path(r - 1), device=self.device)
-        sampler = PolicySampler(policy)
+        sampler, engine = self.sampler(policy, self.model_path(r - 1))
         count = tokenizer_counter(policy.tokenizer)
         bank = self.bank(r - 1)
         judge = Judge(library, profile="sebench")
@@ -182,6 +211,8 @@ class Cell:
                                                                      max_new_tokens=c.max_new_tokens, batch_size=8, estimator=c.onpolicy_estimator,
                                                                      teacher="frozen", seed=c.seed * 31 + r))
                 learn = onpolicy(distiller, lambda: episodes(train[r], Injector("none"), c.onpolicy_samples, 1.0, c.max_turns, "student"), inj, prompter, c.onpolicy_steps)
+            if engine is not None:  # the engine samples with the weights just trained
+                engine.update_weights(policy.model.state_dict())
             # 4. evaluate closed book, and (for reference) with the experience
             closed = Injector("none")
             held = episodes(test, closed, 1, 0.0, 1, "eval")
@@ -189,6 +220,8 @@ class Cell:
             with_exp = accuracy(episodes(test, inj, 1, 0.0, 1, "eval"))
         finally:
             judge.close()
+            if engine is not None:
+                engine.close()
         policy.save(stage / "model")
         write_text_atomic(stage / "bank.jsonl", bank.to_jsonl())
         write_text_atomic(stage / "episodes.jsonl", dump_jsonl(eps))
@@ -227,6 +260,28 @@ class Cell:
         rows = self.rounds()
         write_text_atomic(self.out / "rounds.jsonl", "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
         return rows
+
+
+def builtin_world(seed: int, rounds: int, functions_per_round: int, train_per_function: int, test_per_function: int):
+    """The built-in suite's single-function questions as rounds: ``(library, groups, per-round train
+    tasks, held-out tasks)`` on disjoint function groups (for a real model; see ``--model``)."""
+    import random
+
+    from ..library import mint
+    from ..tasks import builtin_tasks
+
+    library = mint(300 + seed)
+    train_all = [t for t in builtin_tasks("train", seed=300 + seed, library=library) if len(t.functions) == 1]
+    test_all = [t for t in builtin_tasks("single_test", seed=300 + seed, library=library) if len(t.functions) == 1]
+    have = sorted({t.functions[0] for t in train_all} & {t.functions[0] for t in test_all})
+    need = rounds * functions_per_round
+    if need > len(have):
+        raise CLIError(f"{rounds} rounds x {functions_per_round} functions need {need} functions; the built-in suite has {len(have)}")
+    chosen = random.Random(f"exp-builtin-{seed}").sample(have, need)
+    groups = [sorted(chosen[r * functions_per_round : (r + 1) * functions_per_round]) for r in range(rounds)]
+    per_round = [[t for k in g for t in [t for t in train_all if t.functions[0] == k][:train_per_function]] for g in groups]
+    test = [t for g in groups for k in g for t in [t for t in test_all if t.functions[0] == k][:test_per_function]]
+    return library, groups, per_round, test
 
 
 def flag_collapse(rows: list[dict]) -> list[dict]:
