@@ -89,7 +89,7 @@ class CellConfig:
 
 
 # the quick grid: 2 new functions a round, few samples, many cheap passes over few examples
-QUICK = dict(functions_per_round=2, train_per_function=2, test_per_function=2, samples=2, sft_epochs=40, onpolicy_steps=4, onpolicy_samples=1)
+QUICK = dict(functions_per_round=2, train_per_function=2, test_per_function=2, samples=2, sft_epochs=100, sft_lr=3e-3, onpolicy_steps=4, onpolicy_samples=1)
 
 
 def _log(msg: str) -> None:
