@@ -283,3 +283,22 @@ def test_run_episodes_multi_turn_with_stepwise_injection(recorded):
         assert ep.passed and ep.context == "experience:stepwise"
         assert "Docs:" in ep.turns[1].prompt and "Docs:" not in ep.turns[0].prompt
     assert accuracy(step) == 1.0 and accuracy(step, first_turn=True) == 0.0
+
+
+def test_real_world_rounds_and_prompts_for_the_real_recipe(recorded):
+    """The built-in suite as rounds (what --model runs on a GPU), and SE-Bench prompts with experience and feedback."""
+    from se_gym.experience.episodes import SEBenchPrompter
+    from se_gym.experience.loop import builtin_world
+
+    library, groups, train, test = builtin_world(0, 2, 2, 2, 2)
+    flat = [k for g in groups for k in g]
+    assert len(flat) == len(set(flat)) == 4  # disjoint function groups, one per round
+    for g, tasks in zip(groups, train):
+        assert tasks and all(t.split == "train" and t.functions[0] in g for t in tasks)
+    assert test and all(t.split != "train" and t.functions[0] in flat for t in test)
+    eps, _ = recorded
+    lesson = Experience("Call only documented functions.", "principle", "mistake:x")
+    text = SEBenchPrompter(library).render(train[0][0], [lesson], eps[0].turns[:1])
+    assert train[0][0].query.strip() in text and "### Feedback\n" + eps[0].turns[0].feedback in text
+    assert text.index("### Feedback") < text.index("- Call only documented functions.")  # experience just before the next action
+    assert "Docs" not in text and library.doc(train[0][0].functions[0]).strip()[:40] not in text  # closed book

@@ -98,6 +98,18 @@ def _base(args, out: Path, examples: int) -> str:
     return str((run.path / "model").resolve())
 
 
+MINIATURE_NOTE = (
+    "What the miniature can and cannot show. Each round brings new functions; the tiny model knows none of them "
+    "closed book, and a round's train tasks are learned only through internalization, so forgetting of earlier rounds and "
+    "collapse are real measurements here. The tiny base does not read injected lines reliably, so with --teacher reader the "
+    "off-policy teacher is a rule-based reader (a stand-in for a stronger teacher model): it succeeds whenever the retrieved "
+    "experience holds the needed call, so off-policy cells differ only where the retrieved experience lacks it "
+    "(learn.teacher_accuracy in each cell's rounds.jsonl). On-policy distillation needs the model itself to use the "
+    "experience as teacher; the tiny base cannot, so it has little to distil. The multi-turn feedback is not rendered for "
+    "the tiny model (it never saw any), so step-wise injection differs from global only in what it retrieves after a failure. "
+    "The paper's granularity and injection effects (long interactions, an LLM reading imperfect lessons) are out of the "
+    "miniature's reach; the real recipe (--model) is where they can show.")
+
 # a real model: paper-like learning rates, full-length answers, the built-in suite
 REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft_batch=8, onpolicy_lr=1e-6, onpolicy_steps=8, samples=4,
             functions_per_round=8, train_per_function=4, test_per_function=3, budget=512)
@@ -154,6 +166,8 @@ def run_grid(args: argparse.Namespace) -> int:
               f"budget {args.budget} tokens, max_turns {args.max_turns}; wall time of this invocation {wall:.0f} s "
               "(rounds already finished were skipped; 'wall s' sums each cell's rounds as they ran).",
               "", f"Scale: {json.dumps({k: v for k, v in asdict(base_cfg).items() if k not in ('granularity', 'injection', 'regime', 'base')})}"]
+    if not args.model:
+        header += ["", MINIATURE_NOTE]
     table = write_report(out, results, walls, header)
     print(table)
     print(f"\nreport: {out / 'report.md'}; wall time {wall:.0f} s")

@@ -210,7 +210,12 @@ class Cell:
                 distiller = OnPolicyDistiller(policy, OnPolicyConfig(learning_rate=c.onpolicy_lr, samples_per_prompt=1, temperature=1.0,
                                                                      max_new_tokens=c.max_new_tokens, batch_size=8, estimator=c.onpolicy_estimator,
                                                                      teacher="frozen", seed=c.seed * 31 + r))
-                learn = onpolicy(distiller, lambda: episodes(train[r], Injector("none"), c.onpolicy_samples, 1.0, c.max_turns, "student"), inj, prompter, c.onpolicy_steps)
+                def student():
+                    if engine is not None:  # on-policy: sample with the weights of the last update
+                        engine.update_weights(policy.model.state_dict())
+                    return episodes(train[r], Injector("none"), c.onpolicy_samples, 1.0, c.max_turns, "student")
+
+                learn = onpolicy(distiller, student, inj, prompter, c.onpolicy_steps)
             if engine is not None:  # the engine samples with the weights just trained
                 engine.update_weights(policy.model.state_dict())
             # 4. evaluate closed book, and (for reference) with the experience
@@ -270,9 +275,9 @@ def builtin_world(seed: int, rounds: int, functions_per_round: int, train_per_fu
     from ..library import mint
     from ..tasks import builtin_tasks
 
-    library = mint(300 + seed)
-    train_all = [t for t in builtin_tasks("train", seed=300 + seed, library=library) if len(t.functions) == 1]
-    test_all = [t for t in builtin_tasks("single_test", seed=300 + seed, library=library) if len(t.functions) == 1]
+    library = mint(seed)  # the built-in suite of seed s is written against library s
+    train_all = [t for t in builtin_tasks("train", seed=seed, library=library) if len(t.functions) == 1]
+    test_all = [t for t in builtin_tasks("single_test", seed=seed, library=library) if len(t.functions) == 1]
     have = sorted({t.functions[0] for t in train_all} & {t.functions[0] for t in test_all})
     need = rounds * functions_per_round
     if need > len(have):
