@@ -200,8 +200,10 @@ class Demo:
             from .storage import write_json_atomic
 
             write_json_atomic(roll_path, [{"task": t.observation.task.id, "response": t.response, "reward": t.reward, "status": t.status} for t in trajs])
-        accepted = sum(t.reward >= 1 for t in trajs)
-        _log(f"[seed {seed}] {accepted}/{len(trajs)} sampled answers accepted by the judge")
+        accepted = sum(t.judged and t.reward >= 1 for t in trajs)
+        infra = sum(not t.judged for t in trajs)
+        _log(f"[seed {seed}] {accepted}/{len(trajs) - infra} judged answers accepted"
+             + (f"; {infra} not judged (sandbox failures, left out)" if infra else ""))
 
         # 2. Open-SFT and Closed-SFT from the same base on the same accepted answers
         sft_cfg = SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch, warmup_ratio=0.1, seed=seed)

@@ -17,7 +17,7 @@ LIB = mint(9)
 def init_dir(tmp_path_factory):
     torch.set_num_threads(1)
     path = tmp_path_factory.mktemp("tiny") / "init"
-    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=2, vocab=400)
+    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=1, vocab=400)
     return path
 
 

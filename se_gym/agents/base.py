@@ -51,17 +51,26 @@ class Observation:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """A judged answer: one step (SE-Bench tasks are single-turn)."""
+    """A judged answer: one step (SE-Bench tasks are single-turn).
+
+    ``reward`` is ``None`` when the judge could not run the answer (an infrastructure failure that
+    outlived the retries): such a trajectory says nothing about the answer and is scored nowhere.
+    """
 
     observation: Observation
     response: str
-    reward: float
+    reward: float | None
     status: str = ""
     info: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def split(self) -> str:
         return self.observation.split
+
+    @property
+    def judged(self) -> bool:
+        """False for an infrastructure failure (no reward)."""
+        return self.reward is not None
 
 
 def check_learnable(trajectories: Sequence[Trajectory]) -> None:

@@ -82,7 +82,7 @@ class SFTAgent(PolicyAgent):
         # Closed-SFT is off-policy context distillation with the docs as the context
         samples = []
         for t in trajectories:
-            if t.reward < 1.0:
+            if not t.judged or t.reward < 1.0:  # an infrastructure failure is no accepted answer
                 continue
             student = t.observation.prompt if self.mode == "open" else t.observation.closed_prompt
             if student is None:
@@ -92,11 +92,12 @@ class SFTAgent(PolicyAgent):
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
         examples = self.examples(trajectories)
+        infra = sum(not t.judged for t in trajectories)
         if not examples:
-            return {"accepted": 0}
+            return {"accepted": 0, "infrastructure": infra}
         metrics = train_sft(self.policy, examples, self.config, progress=self.progress)
         self.sampler.sync(self.policy.model)
-        return {"accepted": len(examples), "final_loss": metrics["loss"][-1], "steps": metrics["steps"]}
+        return {"accepted": len(examples), "infrastructure": infra, "final_loss": metrics["loss"][-1], "steps": metrics["steps"]}
 
 
 class RLAgent(PolicyAgent):

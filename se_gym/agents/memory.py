@@ -155,7 +155,7 @@ class MemoryAgent(Agent):
         added = 0
         for t in trajectories:
             query = _query_of(t.observation)
-            if t.reward >= 1.0:
+            if t.judged and t.reward >= 1.0:
                 added += self.memory.add(MemoryEntry(query, t.response, "experience", getattr(t.observation.task, "id", "")))
             if self.use_docs:
                 for doc in t.observation.docs:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from se_gym.accuracy import Tally, is_infrastructure
+
 from .base import TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajectory
 
 # (task, book) -> (prompt, docs shown)
@@ -31,7 +33,8 @@ def default_renderer(library) -> Renderer:
 
 
 class JudgeScorer:
-    """Judges answers with a :class:`se_gym.judge.Judge`, remembering verdicts of repeated answers."""
+    """Judges answers with a :class:`se_gym.judge.Judge`, remembering verdicts of repeated answers
+    (never an infrastructure failure's: asked again, the answer is judged again)."""
 
     def __init__(self, judge, cache: bool = True):
         self.judge = judge
@@ -49,18 +52,25 @@ class JudgeScorer:
             verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
             fresh = dict(zip(unique, verdicts))
             if self._cache is not None:
-                self._cache.update(fresh)
-        table = self._cache if self._cache is not None else fresh
-        return [table[k] for k in keys]
+                self._cache.update({k: v for k, v in fresh.items() if not is_infrastructure(v)})
+        return [fresh[k] if k in fresh else self._cache[k] for k in keys]  # type: ignore[index]
 
 
 @dataclass(frozen=True)
 class EvalResult:
+    """``accuracy`` is over the judged samples; ``infrastructure`` samples (the sandbox failed on them
+    after the retries) are counted here and scored nowhere."""
+
     book: str
     split: str
     accuracy: float
     n: int
     trajectories: tuple[Trajectory, ...]
+    infrastructure: int = 0
+
+    @property
+    def judged(self) -> int:
+        return self.n - self.infrastructure
 
     def by_status(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -72,10 +82,16 @@ class EvalResult:
 class Runner:
     """Builds observations, asks the agent, judges the answers, hands train trajectories to learn()."""
 
-    def __init__(self, scorer: Callable[[Sequence[Any], Sequence[str]], list[Any]], renderer: Renderer, progress: bool = True):
+    def __init__(
+        self, scorer: Callable[[Sequence[Any], Sequence[str]], list[Any]], renderer: Renderer, progress: bool = True,
+        infra_retries: int = 2,
+    ):
+        if infra_retries < 0:
+            raise ValueError(f"infra_retries must be >= 0, got {infra_retries}")
         self.scorer = scorer
         self.renderer = renderer
         self.progress = progress
+        self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
 
     def observe(self, tasks: Sequence[Any], book: str) -> list[Observation]:
         out = []
@@ -88,6 +104,8 @@ class Runner:
         return out
 
     def rollout(self, agent: Agent, observations: Sequence[Observation], batch_size: int = 256) -> list[Trajectory]:
+        """Ask ``agent``, judge its answers.  An answer the sandbox failed on is judged again up to
+        ``infra_retries`` times; if it still fails, its trajectory has ``reward=None`` (scored nowhere)."""
         from tqdm.auto import tqdm
 
         trajectories: list[Trajectory] = []
@@ -98,21 +116,37 @@ class Runner:
                 responses = agent.act(chunk)
                 if len(responses) != len(chunk):
                     raise ValueError(f"agent returned {len(responses)} answers for {len(chunk)} observations")
-                verdicts = self.scorer([o.task for o in chunk], responses)
+                verdicts = self._score([o.task for o in chunk], responses)
                 for o, r, v in zip(chunk, responses, verdicts):
-                    trajectories.append(Trajectory(o, r, float(v.reward), getattr(getattr(v, "status", ""), "value", str(getattr(v, "status", "")))))
+                    status = getattr(getattr(v, "status", ""), "value", str(getattr(v, "status", "")))
+                    if is_infrastructure(v):
+                        trajectories.append(Trajectory(o, r, None, status, {"infrastructure": True, "detail": getattr(v, "detail", "")}))
+                    else:
+                        trajectories.append(Trajectory(o, r, float(v.reward), status))
                 bar.update(len(chunk))
         finally:
             bar.close()
         return trajectories
 
+    def _score(self, tasks: list[Any], responses: Sequence[str]) -> list[Any]:
+        verdicts = list(self.scorer(tasks, responses))
+        for _ in range(self.infra_retries):
+            again = [i for i, v in enumerate(verdicts) if is_infrastructure(v)]
+            if not again:
+                break
+            for i, v in zip(again, self.scorer([tasks[i] for i in again], [responses[i] for i in again])):
+                verdicts[i] = v
+        return verdicts
+
     def evaluate(self, agent: Agent, tasks: Sequence[Any], book: str = "closed", samples: int = 1) -> EvalResult:
-        """Accuracy of ``agent`` on ``tasks`` seen with ``book`` (a closed book never shows docs)."""
+        """Accuracy of ``agent`` on ``tasks`` seen with ``book`` (a closed book never shows docs), over the
+        judged samples; raises :class:`se_gym.accuracy.InfrastructureError` when none could be judged."""
         obs = [o for o in self.observe(tasks, book) for _ in range(samples)]
         traj = self.rollout(agent, obs)
-        acc = sum(t.reward for t in traj) / max(1, len(traj))
+        tally = Tally.of([t.reward for t in traj], [getattr(t.observation.task, "id", None) for t in traj])
         splits = sorted({t.split for t in traj})
-        return EvalResult(book, ",".join(splits), acc, len(traj), tuple(traj))
+        acc = tally.require_accuracy(f"evaluation on {len(tasks)} task(s), {book} book")
+        return EvalResult(book, ",".join(splits), acc, len(traj), tuple(traj), tally.infrastructure)
 
     def train(
         self,
@@ -150,7 +184,8 @@ class Runner:
             chosen = rng.sample(list(tasks), min(per, len(tasks)))
             obs = [o for o in self.observe(chosen, book) for _ in range(samples_per_task)]
             traj = self.rollout(agent, obs)
-            metrics = {"iteration": it + 1, "reward": sum(t.reward for t in traj) / max(1, len(traj))}
+            tally = Tally.of([t.reward for t in traj])
+            metrics = {"iteration": it + 1, "reward": tally.mean_reward, "infrastructure": tally.infrastructure}
             metrics.update({f"learn/{k}": v for k, v in agent.learn(traj).items() if isinstance(v, (int, float))})
             history.append(metrics)
             if checkpoint_dir is not None:

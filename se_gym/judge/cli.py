@@ -97,33 +97,29 @@ def _done_lines(out: Path) -> set[int]:
 
 
 def summarize(out: Path) -> dict[str, Any]:
+    from se_gym.accuracy import Tally
+
     status: collections.Counter = collections.Counter()
     etype: collections.Counter = collections.Counter()
     codes: collections.Counter = collections.Counter()
-    n = infra = passed = 0
-    reward = 0.0
+    tally = Tally()
     with open(out, encoding="utf-8") as f:
         for line in f:
             if not line.strip():
                 continue
             v = json.loads(line).get("judge") or {}
-            n += 1
             status[v.get("status")] += 1
             codes[str(v.get("sebench_code"))] += 1
             if v.get("error_type"):
                 etype[v["error_type"]] += 1
-            if v.get("infrastructure"):
-                infra += 1
-                continue
-            passed += v.get("status") == "passed"
-            reward += float(v.get("reward", 0.0))
-    judged = n - infra
+            # an infrastructure failure is excluded from accuracy: not the answer's fault
+            tally.add(None if v.get("infrastructure") else float(v.get("reward", 0.0)))
     return {
-        "rows": n,
-        "judged": judged,
-        "infrastructure_failures": infra,  # excluded from accuracy: not the answers' fault
-        "accuracy": passed / judged if judged else 0.0,
-        "mean_reward": reward / judged if judged else 0.0,
+        "rows": tally.samples,
+        "judged": tally.judged,
+        "infrastructure_failures": tally.infrastructure,
+        "accuracy": tally.accuracy or 0.0,
+        "mean_reward": tally.mean_reward or 0.0,
         "status": dict(status.most_common()),
         "error_type": dict(etype.most_common()),
         "sebench_code": dict(sorted(codes.items())),

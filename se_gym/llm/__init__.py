@@ -10,6 +10,7 @@ from .base import (
     GenerationError,
     Generator,
     SamplingParams,
+    WeightUpdateUnsupported,
     make_generator,
 )
 
@@ -49,6 +50,7 @@ __all__ = [
     "GenerationError",
     "Generator",
     "SamplingParams",
+    "WeightUpdateUnsupported",
     "build_tiny_model",
     "make_generator",
 ]

@@ -26,6 +26,10 @@ class GenerationError(RuntimeError):
     """A backend failed to produce an answer (server error, retries exhausted, engine failure)."""
 
 
+class WeightUpdateUnsupported(GenerationError):
+    """The backend cannot take new weights (e.g. a remote server): serve a new checkpoint instead."""
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """How to sample.  ``temperature == 0`` means greedy.  ``enable_thinking`` is passed to
@@ -97,6 +101,8 @@ class Generator(abc.ABC):
 
     backend: str = ""
     model: str = ""
+    #: how many times new weights were loaded (0: the weights it was built with)
+    weights_version: int = 0
 
     @property
     def model_name(self) -> str:
@@ -106,6 +112,13 @@ class Generator(abc.ABC):
     @abc.abstractmethod
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         """One ``Generation`` per prompt, in order."""
+
+    def update_weights(self, state_dict: Mapping[str, Any]) -> None:
+        """Generate from now on with ``state_dict``: tensors under the model's Hugging Face checkpoint
+        names (``model.state_dict()`` of a plain transformers model; trainers convert LoRA/wrapped models
+        at their boundary).  Every backend takes this one form; one that cannot raises
+        :class:`WeightUpdateUnsupported` and changes nothing."""
+        raise WeightUpdateUnsupported(f"the {self.backend or type(self).__name__} backend cannot update weights")
 
     def close(self) -> None:
         """Release resources; the default has none."""

@@ -31,6 +31,7 @@ from .base import (
     Generator,
     Prompt,
     SamplingParams,
+    WeightUpdateUnsupported,
     check_prompts,
     derive_seed,
     is_chat,
@@ -219,6 +220,12 @@ class OpenAIGenerator(Generator):
                 for f in futures:
                     f.cancel()
                 raise
+
+    def update_weights(self, state_dict: Mapping[str, Any]) -> None:
+        raise WeightUpdateUnsupported(
+            "the openai backend talks to a server in another process and cannot load new weights; "
+            "save a checkpoint and restart the server on it (se_gym.llm.VLLMServer), or sample with the hf/vllm backend"
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+from ..accuracy import Tally, pass_at_k
 
 __all__ = [
     "GroupSummary",
@@ -25,23 +27,6 @@ __all__ = [
 ]
 
 GROUP_FIELDS = ("file", "split", "book", "model")
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k (Chen et al., 2021): chance that k of n samples, c of them right, hold one right.
-
-    Computed as ``1 - C(n-c, k) / C(n, k)`` through a product, which stays exact for large n.
-    """
-    if not 0 <= c <= n:
-        raise ValueError(f"pass@k needs 0 <= c <= n, got n={n}, c={c}")
-    if k < 1 or k > n:
-        raise ValueError(f"pass@k needs 1 <= k <= n, got n={n}, k={k}")
-    if n - c < k:
-        return 1.0
-    miss = 1.0
-    for i in range(n - c + 1, n + 1):
-        miss *= 1.0 - k / i
-    return 1.0 - miss
 
 
 def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -84,46 +69,48 @@ class GroupSummary:
     split: str
     book: str
     model: str
-    samples: int = 0
-    infrastructure: int = 0
-    reward_sum: float = 0.0
+    tally: Tally = field(default_factory=Tally)
     status: Counter = field(default_factory=Counter)
     error_type: Counter = field(default_factory=Counter)
-    # task id -> [judged samples, right samples]
-    per_task: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
     pass_at: dict[int, float | None] = field(default_factory=dict)
 
     @property
+    def samples(self) -> int:
+        return self.tally.samples
+
+    @property
+    def infrastructure(self) -> int:
+        return self.tally.infrastructure
+
+    @property
     def judged(self) -> int:
-        return self.samples - self.infrastructure
+        return self.tally.judged
 
     @property
     def accuracy(self) -> float | None:
-        return self.reward_sum / self.judged if self.judged else None
+        return self.tally.accuracy
 
     @property
     def tasks(self) -> int:
-        return len(self.per_task)
+        return self.tally.tasks
+
+    @property
+    def per_task(self) -> dict[str, list[int]]:
+        return self.tally.per_task
 
     def add(self, row: Mapping[str, Any]) -> None:
-        self.samples += 1
         self.status[str(row.get("status"))] += 1
         if row.get("infrastructure"):
-            self.infrastructure += 1
-            return  # the sandbox failed, not the model: no accuracy, no error type
-        reward = float(row["reward"])
-        self.reward_sum += reward
+            self.tally.add(None)  # the sandbox failed, not the model: no accuracy, no error type
+            return
         if row.get("error_type"):
             self.error_type[str(row["error_type"])] += 1
-        counts = self.per_task[row_task_id(row)]
-        counts[0] += 1
-        counts[1] += int(reward >= 1.0 - 1e-9)
+        self.tally.add(float(row["reward"]), task=row_task_id(row))
 
     def finish(self, ks: Sequence[int]) -> None:
         """Mean pass@k over tasks with at least k judged samples (None when no task has k)."""
         for k in ks:
-            values = [pass_at_k(n, c, k) for n, c in self.per_task.values() if n >= k]
-            self.pass_at[k] = sum(values) / len(values) if values else None
+            self.pass_at[k] = self.tally.pass_at(k)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,10 +119,7 @@ class GroupSummary:
             "book": self.book,
             "model": self.model,
             "tasks": self.tasks,
-            "samples": self.samples,
-            "judged": self.judged,
-            "infrastructure": self.infrastructure,
-            "accuracy": self.accuracy,
+            **self.tally.to_dict(),
             "pass_at_k": {str(k): v for k, v in self.pass_at.items()},
             "status": dict(sorted(self.status.items())),
             "error_type": dict(self.error_type.most_common()),
@@ -160,7 +144,7 @@ def summarize(paths: Iterable[str | os.PathLike], ks: Sequence[int] | None = Non
                 groups[key] = GroupSummary(*key)
             groups[key].add(row)
     for group in groups.values():
-        chosen = sorted(set(ks)) if ks else sorted({1, max((n for n, _ in group.per_task.values()), default=1)})
+        chosen = sorted(set(ks)) if ks else sorted({1, group.tally.max_samples_per_task()})
         group.finish(chosen)
     return list(groups.values())
 

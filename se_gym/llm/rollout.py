@@ -168,11 +168,12 @@ def _jsonable(value: Any) -> Any:
 class RolloutWorker:
     """Owns a generator and a judge; turns a WorkBatch into rows.  One per process or Ray actor."""
 
-    def __init__(self, config: RolloutConfig, generator: Any = None):
+    def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2):
         from ..judge import Judge
         from ..library import from_spec
 
         self.config = config
+        self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
         self.library = from_spec(config.library)
         self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox)
         self._owns_generator = generator is None
@@ -222,7 +223,14 @@ class RolloutWorker:
         for task, gen in zip(batch.tasks, generations):
             cases = [{"input": c.input, "output": c.output} for c in task.test_cases]
             items += [(c.text, cases, task.function_name) for c in gen.completions]
-        verdicts = self.judge.judge_many(items)  # one judge batch per generation batch
+        verdicts = list(self.judge.judge_many(items))  # one judge batch per generation batch
+        for _ in range(self.infra_retries):
+            again = [i for i, v in enumerate(verdicts) if v.infrastructure]
+            if not again:
+                break
+            for i, v in zip(again, self.judge.judge_many([items[i] for i in again])):
+                verdicts[i] = v
+        # what still failed is written with infrastructure: true; reports leave it out and count it
         judge_s = time.perf_counter() - t0
         rows, it = [], iter(verdicts)
         params_row = _jsonable(stage["params"])
@@ -317,6 +325,7 @@ class RolloutStats:
     samples_skipped: int = 0  # already in the output file
     rows_written: int = 0
     accepted: int = 0
+    infrastructure: int = 0  # rows the sandbox failed on after the retries (not scored, see se_gym.accuracy)
     completion_tokens: int = 0
     setup_s: float = 0.0  # loading tasks and the model, starting the sandbox (not in wall_s)
     generate_s: float = 0.0
@@ -429,6 +438,7 @@ def rollout(
                 accepted_done.update((r["task_id"], r["sample_index"]) for r in keep)
                 stats.accepted += len(keep)
             stats.rows_written += len(new)
+            stats.infrastructure += sum(bool(r.get("infrastructure")) for r in new)
             stats.completion_tokens += sum(r["completion_tokens"] for r in new)
             stats.generate_s += result["generate_s"]
             stats.judge_s += result["judge_s"]

@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
         f"{stats.rows_written} rows written to {args.out} ({stats.samples_skipped} already there), "
         f"{stats.completion_tokens} tokens, {tok_s:.1f} tok/s, "
         f"{100 * stats.outside_generation:.1f}% of wall time outside generation"
-        + (f", {stats.accepted} accepted -> {args.keep_correct}" if args.keep_correct else ""),
+        + (f", {stats.accepted} accepted -> {args.keep_correct}" if args.keep_correct else "")
+        + (f"; {stats.infrastructure} rows not judged (sandbox failures after retries: written with infrastructure=true, left out of accuracy)"
+           if stats.infrastructure else ""),
         file=sys.stderr,
     )
     return 0

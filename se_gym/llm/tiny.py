@@ -108,8 +108,9 @@ def build_tiny_model(
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+    from ..storage import atomic_dir
+
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     lines = list(default_corpus(seed=seed) if corpus is None else corpus)
     if not lines:
         raise ValueError("corpus is empty")
@@ -143,13 +144,14 @@ def build_tiny_model(
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(eos_token_id=eos_id, pad_token_id=pad_id)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    (out / "se_gym_tiny.json").write_text(
-        json.dumps(
-            {"vocab_size": len(tokenizer), "n_layer": n_layer, "d_model": d_model, "n_head": n_head,
-             "seed": seed, "init_std": init_std, "corpus_lines": len(lines)},
-            indent=1,
+    with atomic_dir(out, mode=0o755) as tmp:  # a killed build leaves no half-written model behind
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "se_gym_tiny.json").write_text(
+            json.dumps(
+                {"vocab_size": len(tokenizer), "n_layer": n_layer, "d_model": d_model, "n_head": n_head,
+                 "seed": seed, "init_std": init_std, "corpus_lines": len(lines)},
+                indent=1,
+            )
         )
-    )
     return out

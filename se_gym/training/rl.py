@@ -63,6 +63,8 @@ class RLConfig:
 
         if self.advantage is not None and self.advantage not in ADVANTAGES:
             raise ValueError(f"advantage must be one of {ADVANTAGES}, got {self.advantage!r}")
+        if self.mixed_precision not in ("auto", "bf16", "fp16", "no"):
+            raise ValueError(f"mixed_precision must be auto, bf16, fp16 or no, got {self.mixed_precision!r}")
 
 
 RewardFn = Callable[[Sequence[RLPrompt], Sequence[str]], Sequence[float]]
@@ -165,44 +167,74 @@ class RLTrainer:
         groups = self.sampler.sample([p.rollout for p in prompts], cfg.group_size, cfg.temperature, cfg.max_new_tokens)
         flat_prompts = [p for p in prompts for _ in range(cfg.group_size)]
         responses = [r for group in groups for r in group]
-        rewards = [float(x) for x in self.reward_fn(flat_prompts, responses)]
+        rewards = [None if x is None else float(x) for x in self.reward_fn(flat_prompts, responses)]
         return self.update(flat_prompts, responses, rewards)
 
-    def update(self, prompts: Sequence[RLPrompt], responses: Sequence[str], rewards: Sequence[float]) -> dict:
-        """One policy update from judged samples, grouped in runs of ``group_size`` per prompt."""
+    def update(self, prompts: Sequence[RLPrompt], responses: Sequence[str], rewards: Sequence[float | None]) -> dict:
+        """One policy update from judged samples, grouped in runs of ``group_size`` per prompt.
+
+        A reward of ``None`` marks a sample the judge could not run (an infrastructure failure): it is
+        no evidence about the answer, so it gets no advantage, takes no part in its group's baseline,
+        and is not trained on; ``metrics["infrastructure"]`` counts them.
+        """
         torch = self._torch
         from .losses import group_advantages, policy_loss
-        from .sft import autocast_context
 
         cfg = self.config
         if not (len(prompts) == len(responses) == len(rewards)):
             raise ValueError(f"{len(prompts)} prompts, {len(responses)} responses and {len(rewards)} rewards")
-        reward_t = torch.tensor([float(x) for x in rewards])
-        adv = group_advantages(reward_t, cfg.group_size, mode=cfg.advantage_mode)
-        keep = list(range(len(responses)))
+        if len(rewards) % cfg.group_size:
+            raise ValueError(f"{len(rewards)} rewards do not split into groups of {cfg.group_size}")
+        judged = [i for i, r in enumerate(rewards) if r is not None]
+        reward_t = torch.tensor([0.0 if r is None else float(r) for r in rewards])
+        if len(judged) == len(rewards):
+            adv = group_advantages(reward_t, cfg.group_size, mode=cfg.advantage_mode)
+        else:  # each group's baseline from its judged members only
+            adv = torch.zeros(len(rewards))
+            for start in range(0, len(rewards), cfg.group_size):
+                members = [i for i in range(start, start + cfg.group_size) if rewards[i] is not None]
+                if members:
+                    adv[members] = group_advantages(reward_t[members], len(members), mode=cfg.advantage_mode)
+        keep = judged
         if cfg.drop_zero_advantage and cfg.kl_coef == 0:
             keep = [i for i in keep if float(adv[i]) != 0.0]
-        nonzero = sum(float(a) != 0.0 for a in adv) / max(1, len(responses))
-        metrics = {"step": self.step_count + 1, "reward": float(reward_t.mean()), "samples": len(responses), "updated_on": len(keep),
-                   "nonzero_adv": nonzero}
+        metrics = {
+            "step": self.step_count + 1,
+            "reward": float(reward_t[judged].mean()) if judged else None,
+            "samples": len(responses),
+            "infrastructure": len(rewards) - len(judged),
+            "updated_on": len(keep),
+            "nonzero_adv": sum(float(adv[i]) != 0.0 for i in judged) / max(1, len(judged)),
+        }
         stats_acc: dict[str, list[float]] = {}
         if keep:
             batch = self.policy.encode([prompts[i].update for i in keep], [responses[i] for i in keep])
             adv_keep = adv[keep]
-            with torch.no_grad():  # old log-probs: the current policy under the UPDATE prompt
-                old = self._logprobs(self.policy.model, batch)
-                ref = self._logprobs(self.ref_model, batch) if self.ref_model is not None else None
             model = self.policy.model
-            model.train()
+            # eval mode for every pass (no dropout) and one precision path (_logprobs): the old, reference
+            # and new log-probs are the same function of the weights, so before the first optimizer step
+            # the ratio is exactly 1 and clipping cannot fire spuriously (fp32 old vs bf16 new did)
+            model.eval()
             rng = random.Random(cfg.seed * 7919 + self.step_count)
+            orders = []
             for _ in range(cfg.ppo_epochs):
                 order = list(range(len(keep)))
                 rng.shuffle(order)
-                for start in range(0, len(order), cfg.minibatch_size):
-                    idx = torch.tensor(order[start : start + cfg.minibatch_size])
+                orders.append([torch.tensor(order[s : s + cfg.minibatch_size]) for s in range(0, len(order), cfg.minibatch_size)])
+            width = batch.response_mask.shape[1]
+            old = torch.zeros(len(keep), width)
+            ref = torch.zeros(len(keep), width) if self.ref_model is not None else None
+            with torch.no_grad():  # old log-probs: the current policy under the UPDATE prompt, cut as epoch 1 is
+                for idx in orders[0]:
                     sub = _slice(batch, idx)
-                    with autocast_context(self.policy.device, cfg.mixed_precision):
-                        lp = self.policy.token_logprobs(sub)
+                    old[idx] = self._logprobs(model, sub).cpu()
+                    if ref is not None:
+                        ref[idx] = self._logprobs(self.ref_model, sub).cpu()
+            first = True
+            for minibatches in orders:
+                for idx in minibatches:
+                    sub = _slice(batch, idx)
+                    lp = self._logprobs(model, sub)
                     loss, stats = policy_loss(
                         lp,
                         old[idx].to(lp.device),
@@ -214,13 +246,17 @@ class RLTrainer:
                         kl_coef=cfg.kl_coef,
                         aggregation=cfg.aggregation,
                     )
+                    if first:  # before any update: must be ratio 1, clip fraction 0 (a precision check)
+                        mask = sub.response_mask.to(lp.device) > 0
+                        metrics["first_ratio_max_dev"] = float((lp.detach() - old[idx].to(lp.device))[mask].abs().max().exp() - 1) if mask.any() else 0.0
+                        metrics["first_clip_frac"] = stats["clip_frac"]
+                        first = False
                     self.optimizer.zero_grad(set_to_none=True)
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
                     self.optimizer.step()
                     for k, v in stats.items():
                         stats_acc.setdefault(k, []).append(v)
-            model.eval()
             if cfg.track_kl:  # KL(policy || start) on this batch's response tokens, after the update
                 from .losses import kl_penalty, masked_mean
 
@@ -235,11 +271,15 @@ class RLTrainer:
         return metrics
 
     def _logprobs(self, model, batch):
+        """Per-token log-probs of ``batch`` under ``model``: the one precision path of old, reference
+        and new log-probs (gradients flow unless the caller turns them off)."""
         from .losses import token_logprobs
+        from .sft import autocast_context
 
         b = batch.to(self.policy.device)
-        out = model(input_ids=b.input_ids, attention_mask=b.attention_mask)
-        return token_logprobs(out.logits[:, :-1], b.input_ids[:, 1:]).detach()
+        with autocast_context(self.policy.device, self.config.mixed_precision):
+            out = model(input_ids=b.input_ids, attention_mask=b.attention_mask)
+        return token_logprobs(out.logits[:, :-1], b.input_ids[:, 1:])
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:

@@ -61,17 +61,27 @@ def warmup_cosine(total_steps: int, warmup_ratio: float, min_ratio: float = 0.0)
     return factor
 
 
-def autocast_context(device: str, mixed_precision: str):
-    """bf16/fp16 autocast on CUDA as configured; a no-op elsewhere."""
+def autocast_context(device, mixed_precision: str):
+    """The one precision path of every forward pass that feeds a loss or a ratio.
+
+    ``"auto"``: bf16 autocast on CUDA (fp16 where the GPU has no bf16), none elsewhere (CPU bf16
+    matmuls are slow); ``"bf16"``/``"fp16"``: autocast on the device's type, CPU included;
+    ``"no"``: full precision.
+    """
     import contextlib
 
     import torch
 
-    if not device.startswith("cuda") or mixed_precision == "no":
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    if mixed_precision == "no" or (mixed_precision == "auto" and kind != "cuda"):
         return contextlib.nullcontext()
-    if mixed_precision == "fp16":
-        return torch.autocast("cuda", dtype=torch.float16)
-    return torch.autocast("cuda", dtype=torch.bfloat16)
+    if mixed_precision == "auto":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    elif mixed_precision in ("bf16", "fp16"):
+        dtype = torch.bfloat16 if mixed_precision == "bf16" else torch.float16
+    else:
+        raise ValueError(f"mixed_precision must be auto, bf16, fp16 or no, got {mixed_precision!r}")
+    return torch.autocast(kind, dtype=dtype)
 
 
 def apply_lora(policy, rank: int, alpha: int, dropout: float = 0.0) -> None:
