@@ -352,3 +352,80 @@ def test_fuzz_attribute_chains_of_allowed_modules_are_refused(strict_judge):
     verdicts = strict_judge.judge_many([(p, CASES) for p in sample] + [(HONEST, CASES)])
     assert verdicts[-1].passed
     assert all(not v.passed and v.reward == 0 for v in verdicts[:-1])
+
+
+# ---------------------------------------------------------------------------- each runtime wall alone
+# the static gate is skipped here (the programs are built directly): what the program's own process
+# refuses once the answer runs.  ESCAPE reaches the os module's globals by the classic class walk.
+ESCAPE = "G = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__\n"
+WALL_ALONE = {
+    "open a host file": "G['sys'].modules['io'].open('/etc/hostname').read()",
+    "list a folder": "G['listdir']('/')",
+    "run a command": "G['system']('true')",
+    "import a new module": "G['sys'].modules['builtins'].__import__('sqlite3')",
+    "read a frame": "G['sys']._getframe(0)",
+    "traceback to the harness frame": "G['sys'].exc_info\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n    f = e.__traceback__.tb_frame",
+    "set a profile hook": "G['sys'].setprofile(lambda *a: None)",
+    "set a trace hook": "G['sys'].settrace(lambda *a: None)",
+    "add an audit hook": "G['sys'].addaudithook(lambda *a: None)",
+    "walk the collector": "G['sys'].modules['gc'].get_objects()",
+    "compile code": "G['sys'].modules['builtins'].compile('1', 's', 'eval')",
+    "exec a string": "G['sys'].modules['builtins'].exec('y = 1')",
+    "build a code object": "c = (lambda: 0).__code__",
+    "marshal loads": "G['sys'].modules['marshal'].loads(b'N')",
+    "socket": "G['sys'].modules['builtins'].__import__('socket').socket()",
+    "fork": "G['fork']()",
+}
+
+
+def test_runtime_wall_alone_refuses_and_reports():
+    from se_gym.judge.harness import channel_program, read_channel
+    from se_gym.sandbox import make_sandbox
+
+    path = [str(LIB.materialize("strict", docs=False))]
+    box = make_sandbox("local", pythonpath=path, preload=["numpy", PKG, f"{PKG}.{LINALG}"], workers=2)
+    try:
+        names = list(WALL_ALONE)
+        progs = []
+        for name in names:
+            body = "\n".join("    " + line for line in (ESCAPE + WALL_ALONE[name]).splitlines())
+            progs.append(channel_program(f"import {PKG}\ndef solve(x):\n{body}\n    return {ABS}(x)\n", "solve", ["x=[-1, 2]"], PKG, True))
+        # and the restricted builtins / proxy modules alone (no escape: plain names)
+        plain = {"eval is gone": "eval('1')", "open is gone": "open('/etc/hostname')", "os is not importable": "import os",
+                 "enum re-exports nothing dangerous": "import enum\nenum.bltns"}
+        for name, line in plain.items():
+            body = "\n".join("    " + x for x in line.splitlines())
+            progs.append(channel_program(f"import {PKG}\ndef solve(x):\n{body}\n    return {ABS}(x)\n", "solve", ["x=[-1, 2]"], PKG, True, ["enum"]))
+        results = box.run(progs)
+        problems = []
+        for name, r in zip(names, results):
+            rep = read_channel(r.channel, 1, True)
+            if not rep.refused:
+                problems.append(f"{name}: nothing refused ({r.status.value}, {rep.cases})")
+        for name, r in zip(plain, results[len(names):]):
+            rep = read_channel(r.channel, 1, True)
+            if not (rep.complete and rep.cases[0].error):
+                problems.append(f"{name}: ran ({rep.cases})")
+        assert not problems, "\n".join(problems)
+    finally:
+        box.close()
+
+
+# ---------------------------------------------------------------------------- no false alarms
+HONEST_STRICT = {
+    "namedtuple": ("from collections import namedtuple\nP = namedtuple('P', 'a b')", "p = P(1, 2)"),
+    "typing.NamedTuple and hints": ("from typing import NamedTuple, List\nclass P(NamedTuple):\n    a: int", "p = P(1)"),
+    "enum classes and functional API": ("import enum\nclass C(enum.Enum):\n    A = 1\nD = enum.Enum('D', 'X Y')", "c = C.A"),
+    "statistics, fractions, decimal": ("import statistics, fractions, decimal", "statistics.mean(x); fractions.Fraction(1, 3); decimal.Decimal('1.5')"),
+    "a NumPy warning": ("", f"{LIB.qualified('log')}([0.0])"),
+    "a function NumPy loads lazily (numpy.ma)": ("", f"{LIB.qualified('intersect1d')}([1.5, 2], [2, 3])"),
+    "type(v) of a container": ("", "t = type(x)(v for v in x)"),
+    "collections.abc": ("import collections", "ok = isinstance(x, collections.abc.Sequence)"),
+}
+
+
+def test_strict_walls_let_honest_answers_through(strict_judge):
+    names = list(HONEST_STRICT)
+    verdicts = strict_judge.judge_many([(answer(f"{body}\n{RIGHT}", head), CASES) for head, body in HONEST_STRICT.values()])
+    wrong = [f"{n}: {v.status.value} {v.detail} {dict(v.extra)}" for n, v in zip(names, verdicts) if not v.passed]
+    assert not wrong, "\n".join(wrong)

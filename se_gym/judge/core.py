@@ -109,12 +109,14 @@ class Judge:
                 if not self.http_url:
                     raise JudgeError("the http sandbox needs http_url (e.g. http://localhost:8111/run)")
                 options["url"] = self.http_url
+            # numpy.ma: some NumPy functions (intersect1d...) load it on first use, and with it
+            # inspect/dis; loaded in the worker, the strict wall need not let a program load them
             # the sandbox's copy has no docstrings: docs are prompt material, and a program that
             # returned `f.__doc__` would hand them to a closed-book agent through the verdict
             # (it also keeps ~1 MB out of every worker, and so out of every fork)
             path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
             self._sandbox = make_sandbox(
-                self._backend, pythonpath=path, preload=["numpy", pkg, f"{pkg}.{self.linalg}"], workers=self.workers, **options
+                self._backend, pythonpath=path, preload=["numpy", "numpy.ma", pkg, f"{pkg}.{self.linalg}"], workers=self.workers, **options
             )
         return self._sandbox
 

@@ -18,8 +18,8 @@
     ``gi_*``, ``cr_*``, ``ag_*``, ``tb_*``); none of :data:`FORBIDDEN_ATTRIBUTES`
     (``format_map``, ``attrgetter``, ``methodcaller``, ``get_type_hints``, ``mro``...);
   - ``str.format`` only on a literal whose fields name no attributes or items (``"{0.x}"``
-    reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, not its result
-    called, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
+    reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, its result
+    called with one argument only, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
 """
 from __future__ import annotations
 
@@ -280,6 +280,6 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
             f = node.func
             if isinstance(f, ast.Name) and f.id == "type" and len(node.args) != 1:
                 bad(node, "type() with other than one argument is not allowed")
-            elif isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type":
-                bad(node, "calling what type(x) returns is not allowed (it may be type itself)")
+            elif isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type" and (len(node.args) != 1 or node.keywords):
+                bad(node, "type(x)(...) is allowed only with one argument (type(type) builds classes)")
     return out

@@ -35,6 +35,14 @@ MAX_NODES = 200_000  # elements of one canonical value
 # strict wall: audit events an honest answer (and the library under it) may raise; every other
 # event, and "open"/"exec"/"compile"/"object.__setattr__" outside their narrow cases, is refused
 HARMLESS_EVENTS = frozenset({"time.sleep", "builtins.id", "os.urandom", "random.seed", "array.__new__"})
+# standard-library modules the strict wall never lets load after the answer starts (threads would run
+# beside the harness's post-processing; the others exist to reach the system)
+NO_IMPORT = frozenset({"_thread", "threading", "ctypes", "_ctypes", "socket", "_socket", "ssl", "_ssl", "subprocess",
+                       "_posixsubprocess", "multiprocessing", "_multiprocessing", "concurrent", "asyncio", "signal",
+                       "mmap", "pty", "fcntl", "resource", "select", "selectors", "pickle", "_pickle", "shelve", "dbm",
+                       "sqlite3", "_sqlite3", "http", "urllib", "ftplib", "smtplib", "webbrowser", "code", "codeop",
+                       "pdb", "bdb", "trace", "tracemalloc", "faulthandler", "zipimport", "runpy", "pkgutil",
+                       "gc", "marshal", "tempfile", "shutil", "glob", "os", "posix", "sys", "builtins"})
 # the source collections.namedtuple compiles for a tuple's __new__
 NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
 
@@ -146,8 +154,15 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             return proxy
 
         safe["__import__"] = guarded_import
-        g["__builtins__"] = safe
-        _wall(NONCE, ours, ROOTS, _write, _dumps, _path_norm)
+        # what the process may still read and run: the interpreter's and NumPy's own files and
+        # the library's (warnings print source lines, NumPy loads some submodules lazily)
+        roots = []
+        for m in ("os", "numpy", PKG):
+            f = getattr(_modules.get(m), "__file__", None)
+            if f:
+                roots.append(_path_norm(os.path.dirname(f)) + "/")
+        _wall(NONCE, ours, _tuple(roots) + _tuple(ROOTS), _write, _dumps, _path_norm)
+        g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
     # -- the answer's code runs from here on ------------------------------------------------------
     outcomes = []
     if loaded is None:
@@ -246,8 +261,19 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
     _type, _str, _id, _len, _BaseException = type, str, id, len, BaseException
     _startswith, _endswith, _fullmatch = str.startswith, str.endswith, __import__("re").compile(%(nt)r).fullmatch
     ALLOWED = frozenset(%(harmless)r)
+    STDLIB = frozenset(__import__("sys").stdlib_module_names)
+    NO_IMPORT = frozenset(%(no_import)r)
     said = set()
-    state = [0]  # 1: the next exec is a namedtuple's template
+    state = [0, 0, 0]  # the next exec is a namedtuple's template; .pyc files read; inside our own look
+    _sys = __import__("sys")
+    _getframe, _os = _sys._getframe, __import__("os")
+    CWD = _norm(_os.getcwd()) + "/"
+    _lib = _os.path.dirname(_os.__file__)
+    FRAME_USERS = {
+        _norm(_os.path.join(_lib, "collections", "__init__.py")): ("namedtuple",),
+        _norm(_os.path.join(_lib, "typing.py")): ("_caller", "NamedTuple", "TypedDict", "__init__"),
+        _norm(_os.path.join(_lib, "enum.py")): ("_create_", "__call__", "_convert_"),
+    }
 
     def refuse(event, what):
         if event not in said and _len(said) < 20:
@@ -261,16 +287,44 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
         raise PermissionError("se-gym strict: " + event + " is not allowed")
 
     def hook(event, args):
-        if event in ALLOWED:
-            return
+        if event in ALLOWED or state[2]:
+            return  # (state[2]: events of the hook's own look at its caller)
         if event == "open":
             path, mode = args[0], args[1]
             if _type(path) is _str and (mode is None or mode in ("r", "rb")) and (args[2] or 0) & 3 == 0:
                 p = _norm(path)
                 for root in ROOTS:
                     if _startswith(p, root):
+                        if _endswith(p, ".pyc"):
+                            state[1] += 1  # the import system unmarshals what it just read
                         return
             refuse(event, _str(path))
+        elif event == "marshal.loads" and state[1] > 0:
+            state[1] -= 1
+        elif event in ("os.listdir", "os.scandir"):
+            path = args[0]
+            if _type(path) is _str:
+                p = _norm(path) + "/"
+                if p == CWD:
+                    return  # the import system looks into sys.path[0], the program's own folder
+                for root in ROOTS:
+                    if _startswith(p, root):
+                        return  # ... and into NumPy's folders
+            refuse(event, _str(path))
+        elif event == "sys._getframe":
+            # collections.namedtuple, typing and enum read their caller's module name this way; a
+            # frame handed to anyone else could lead to the harness's
+            state[2] = 1
+            try:
+                caller = _getframe(1).f_code
+                where = (_norm(caller.co_filename), caller.co_name)
+            except _BaseException:
+                where = None
+            finally:
+                state[2] = 0
+            if where is not None and where[1] in FRAME_USERS.get(where[0], ()):
+                return
+            refuse(event, "")
         elif event == "exec":
             c = args[0]
             if _id(c) in OURS:
@@ -278,7 +332,28 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             if state[0]:
                 state[0] = 0
                 return
-            refuse(event, "code")
+            try:
+                f = c.co_filename
+            except _BaseException:
+                f = None
+            if _type(f) is _str and c.co_name == "<module>":
+                if _startswith(f, "<frozen "):
+                    return  # a module frozen into the interpreter (code cannot be made any more)
+                p = _norm(f)
+                for root in ROOTS:
+                    if _startswith(p, root):
+                        return  # a module of the interpreter, NumPy or the library, loading
+            refuse(event, _str(f))
+        elif event == "import":
+            # NumPy loads some submodules lazily, and they the standard library: the answer cannot
+            # name either (its __import__ only hands out allowed modules), and what they could do
+            # (files, processes, sockets, frames, code) is refused by the events below
+            name = args[0]
+            if _type(name) is _str:
+                top = name.partition(".")[0]
+                if top == "numpy" or top in STDLIB and top not in NO_IMPORT:
+                    return
+            refuse(event, _str(name))
         elif event == "compile":
             src = args[0]
             if _type(src) is bytes and _fullmatch(src) and args[1] == "<string>":
@@ -287,7 +362,7 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             refuse(event, _str(args[1]))
         elif event == "object.__setattr__":
             name = args[1]
-            if _type(name) is _str and (_startswith(name, "__array") or name in ("__class__", "__bases__", "__dict__", "__getattribute__", "__getattr__")):
+            if _type(name) is _str and _startswith(name, "__array"):
                 refuse(event, name)
         else:
             what = ""
@@ -298,7 +373,8 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             refuse(event, what)
 
     __import__("sys").addaudithook(hook)
-""" % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS)}
+""" % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
+       "no_import": sorted(NO_IMPORT)}
 
 
 def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, strict: bool,
