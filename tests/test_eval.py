@@ -103,3 +103,28 @@ def test_cli_plot(tmp_path):
     png = tmp_path / "errors.png"
     assert main(["eval", str(a), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_judge_output_chains_into_eval(tmp_path, capsys):
+    """`se-gym judge` keeps the input row and nests its verdict under `judge`; `se-gym eval` reads it."""
+    from se_gym.tasks import build_suite
+
+    tasks = list(build_suite(0, sizes={"train": 0, "single_test": 2, "multiple_test": 0}, progress=False,
+                             validate="inprocess").splits["single_test"])
+    rows = []
+    for t in tasks:
+        cases = [{"input": c.input, "output": c.output} for c in t.test_cases]
+        good = f"```python\n{t.library_solution}\n```"
+        rows.append({"query": t.query, "task_id": t.id, "response": good, "test_cases": cases, "function_name": t.function_name})
+        rows.append({"query": t.query, "task_id": t.id, "response": "no code at all", "test_cases": cases, "function_name": t.function_name})
+    src = _write(tmp_path / "rollouts.jsonl", rows)
+    judged = tmp_path / "verdicts.jsonl"
+    assert main(["judge", "--input", str(src), "--out", str(judged), "--library", "seed:0", "--profile", "strict", "--quiet"]) == 0
+    first = json.loads(judged.read_text().splitlines()[0])
+    assert "reward" not in first and first["judge"]["reward"] == 1.0  # the verdict is nested
+    capsys.readouterr()
+    summary = tmp_path / "s.json"
+    assert main(["eval", str(judged), "--json", str(summary)]) == 0
+    group = json.loads(summary.read_text())["groups"][0]
+    assert group["samples"] == 4 and group["accuracy"] == 0.5 and group["tasks"] == 2
+    assert group["pass_at_k"]["1"] == 0.5 and group["pass_at_k"]["2"] == 1.0

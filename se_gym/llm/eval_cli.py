@@ -9,7 +9,7 @@ from ..errors import CLIError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", help="rollout JSONL files (se-gym rollout output)")
+    parser.add_argument("files", nargs="+", help="rollout JSONL files (se-gym rollout or se-gym judge output)")
     parser.add_argument("--k", type=int, action="append", metavar="K", help="pass@K to report (repeatable; default 1 and n)")
     parser.add_argument("--json", metavar="OUT", help="also write the summary as JSON")
     parser.add_argument("--plot", metavar="OUT.png", help="also draw a bar chart of error types (needs matplotlib)")

@@ -61,6 +61,21 @@ def row_task_id(row: Mapping[str, Any]) -> str:
     return "query:" + hashlib.sha256(str(row.get("query", "")).encode()).hexdigest()[:12]
 
 
+VERDICT_FIELDS = ("reward", "status", "error_type", "infrastructure")
+
+
+def verdict_of(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verdict fields of a row, wherever the producer put them: at the top level
+    (``se-gym rollout``) or nested under ``judge`` (``se-gym judge``, which keeps the input row and
+    adds its verdict; a nested verdict is the newer one, so it wins).  None: the row is unjudged."""
+    nested = row.get("judge")
+    if isinstance(nested, Mapping) and ("reward" in nested or nested.get("infrastructure")):
+        return {k: nested.get(k) for k in VERDICT_FIELDS}
+    if "reward" in row or row.get("infrastructure"):
+        return {k: row.get(k) for k in VERDICT_FIELDS}
+    return None
+
+
 @dataclass
 class GroupSummary:
     """One line of the table: the samples of one (file, split, book, model)."""
@@ -99,13 +114,16 @@ class GroupSummary:
         return self.tally.per_task
 
     def add(self, row: Mapping[str, Any]) -> None:
-        self.status[str(row.get("status"))] += 1
-        if row.get("infrastructure"):
+        verdict = verdict_of(row)
+        if verdict is None:
+            raise ValueError("row has no verdict (no 'reward', at the top level or under 'judge')")
+        self.status[str(verdict.get("status"))] += 1
+        if verdict.get("infrastructure"):
             self.tally.add(None)  # the sandbox failed, not the model: no accuracy, no error type
             return
-        if row.get("error_type"):
-            self.error_type[str(row["error_type"])] += 1
-        self.tally.add(float(row["reward"]), task=row_task_id(row))
+        if verdict.get("error_type"):
+            self.error_type[str(verdict["error_type"])] += 1
+        self.tally.add(float(verdict["reward"]), task=row_task_id(row))
 
     def finish(self, ks: Sequence[int]) -> None:
         """Mean pass@k over tasks with at least k judged samples (None when no task has k)."""
@@ -137,8 +155,9 @@ def summarize(paths: Iterable[str | os.PathLike], ks: Sequence[int] | None = Non
         if not Path(path).is_file():
             raise ValueError(f"no such rollout file: {name}")
         for number, row in read_rows(path):
-            if "reward" not in row and not row.get("infrastructure"):
-                raise ValueError(f"{name}:{number}: row has no verdict (no 'reward'); judge it first")
+            if verdict_of(row) is None:
+                raise ValueError(f"{name}:{number}: row has no verdict (no 'reward', at the top level or under "
+                                 "'judge'); judge it first (se-gym judge)")
             key = (name, str(row.get("split", "?")), str(row.get("book", "?")), str(row.get("model", "?")))
             if key not in groups:
                 groups[key] = GroupSummary(*key)
