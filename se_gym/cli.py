@@ -12,7 +12,8 @@ import sys
 
 from .errors import CLIError
 
-# name -> (module, one-line help); a module that is not there yet is left out of the parser.
+# name -> (module, one-line help).  Every module is part of the package: one that fails to import is a
+# broken install, and the CLI says so instead of leaving the subcommand out.
 COMMANDS: dict[str, tuple[str, str]] = {
     "library": ("se_gym.library.cli", "mint, write and inspect obfuscated libraries"),
     "tasks": ("se_gym.tasks.cli", "build and inspect task suites"),
@@ -22,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("se_gym.llm.eval_cli", "summarize rollout files: accuracy, pass@k, error types"),
     "demo": ("se_gym.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
     "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
+    "doctor": ("se_gym.doctor", "check what this machine's setup can do, and how to fix what it cannot"),
 }
 
 
@@ -32,12 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"se-gym {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name and module.startswith(exc.name):
-                continue  # feature not part of this build
-            raise
+        mod = importlib.import_module(module)
         mod.configure(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 

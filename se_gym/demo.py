@@ -85,6 +85,24 @@ class Demo:
         self.out, self.cfg, self.model_id, self.backend, self.device = out, config, model, backend, device
         self.progress, self.rl = progress, rl
 
+    def seed_config(self, seed: int) -> dict:
+        """What makes a seed's results (presentation such as threads and progress left out)."""
+        cfg = {k: v for k, v in asdict(self.cfg).items() if k != "threads"}
+        return {"seed": seed, "demo": cfg, "model": self.model_id, "backend": self.backend}
+
+    def bind(self, seeds, restart: bool = False) -> None:
+        """Bind the base and every seed folder to this configuration before any work: a folder made
+        with another one (``--quick`` then the full demo, say) is refused naming the differences, or
+        with ``restart`` discarded and redone (and the demo says so)."""
+        from .storage import RunDir
+
+        folders = ([] if self.model_id else [(self.out / "base", "demo-base", self.base_config())])
+        folders += [(self.out / f"seed{s}", "demo-seed", self.seed_config(s)) for s in seeds]
+        for path, kind, config in folders:
+            if restart and path.exists():
+                _log(f"[restart] discarding {path} and redoing it")
+            RunDir(path, kind, config, restart=restart)
+
     # -- stage 0 --------------------------------------------------------------------------
     def base(self) -> Path:
         from .training import miniature as mini
@@ -97,7 +115,7 @@ class Demo:
 
         cfg = self.cfg
         # bound to what makes the base: a base pre-trained at another size is refused, not reused
-        RunDir(self.out / "base", "demo-base", self.base_config())
+        RunDir(self.out / "base", "demo-base", self.base_config())  # (run() binds it first, with --restart)
         path = self.out / "base"
         if _done(path):
             return path / "model"
@@ -142,17 +160,23 @@ class Demo:
         from .judge.core import Judge
         from .training import miniature as mini
 
+        judge = Judge(library, profile="sebench")
+        if not getattr(self, "_isolation_said", False):  # the isolation in force, once, at the start
+            from .sandbox.base import isolation_line
+
+            _log(f"[judge] {isolation_line(judge.sandbox)}")
+            self._isolation_said = True
         if self.model_id:
             from .agents import default_renderer
 
-            return Runner(JudgeScorer(Judge(library, profile="sebench")), default_renderer(library), progress=self.progress)
+            return Runner(JudgeScorer(judge), default_renderer(library), progress=self.progress)
 
         def render(task, book):
             prompt = mini.render(library, task, book, functions)
             docs = tuple(line for line in prompt.splitlines() if line.startswith(f"{library.package}.")) if book == "open" else ()
             return prompt, docs
 
-        return Runner(JudgeScorer(Judge(library, profile="sebench")), render, progress=self.progress)
+        return Runner(JudgeScorer(judge), render, progress=self.progress)
 
     def policy(self, path: Path):
         from .training.policy import Policy
@@ -175,7 +199,9 @@ class Demo:
 
         cfg = self.cfg
         sdir = self.out / f"seed{seed}"
-        sdir.mkdir(parents=True, exist_ok=True)
+        from .storage import RunDir
+
+        RunDir(sdir, "demo-seed", self.seed_config(seed))  # a seed made with another configuration is refused
         library, functions, train, test = self.world(seed)
         runner = self.runner(library, functions)
         results_path = sdir / "eval.json"
@@ -331,7 +357,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
                              "results in OUT/ablation (see se_gym/demo_ablation.py)")
     parser.add_argument("--variants", nargs="+", default=None, help="with --rl-ablation: only these variants (default: all)")
-    parser.add_argument("--restart", action="store_true", help="with --rl-ablation: discard OUT/ablation and start it again")
+    parser.add_argument("--restart", action="store_true",
+                        help="discard what OUT holds for this run (base and seeds; with --rl-ablation: OUT/ablation) and redo it; "
+                             "without it, a folder made with another configuration is refused")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -366,6 +394,7 @@ def run(args: argparse.Namespace) -> int:
         demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False)
         return abl.run(demo, args.seeds, acfg, restart=args.restart)
     demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl)
+    demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work
     base = demo.base()
     per_seed = [demo.run_seed(s, base) for s in args.seeds]
     table = summarize(per_seed)

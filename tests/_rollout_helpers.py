@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from conftest import need_module
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -21,15 +23,10 @@ def require_pipeline() -> None:
         ("se_gym.tasks", ("builtin_tasks", "render_messages", "render_prompt")),
         ("se_gym.llm.hf", ("HFGenerator",)),
     ):
-        try:
-            mod = importlib.import_module(module)
-        except ImportError as exc:
-            pytest.skip(f"rollout needs {module}: {exc}")
-        missing = [n for n in names if not hasattr(mod, n)]
-        if missing:
-            pytest.skip(f"rollout needs {module}.{missing[0]} (not there yet)")
+        mod = importlib.import_module(module)  # se-gym's own modules: a failure is a bug, not a skip
+        assert all(hasattr(mod, n) for n in names), f"{module} lacks one of {names}"
     for dep in ("torch", "transformers", "tokenizers"):
-        pytest.importorskip(dep, reason=f"the tiny model needs {dep} (installed by scripts/setup/*.sh)")
+        need_module(dep, f"the tiny model needs {dep} (installed by scripts/setup/*.sh)")
 
 
 def build_tiny(root: Path) -> Path:

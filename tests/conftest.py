@@ -23,7 +23,7 @@ def missing(reason: str):
     """A required piece is absent: skip on a developer's machine, fail in CI."""
     if IN_CI:
         pytest.fail(f"SE_GYM_CI=1 and a required piece is missing: {reason}", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 def need(condition: bool, reason: str) -> None:
@@ -41,13 +41,29 @@ def need_module(name: str, reason: str = ""):
 
 def legit_skip(reason: str) -> None:
     """A skip that is correct even in CI (the reason must say why)."""
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
+
+
+def _shared_roots() -> list[Path]:
+    """Where ../shared may be: $SE_GYM_SHARED, beside this checkout, or beside the main checkout
+    when this is a git worktree (whose .git is a file pointing into the main one's .git)."""
+    if os.environ.get("SE_GYM_SHARED"):
+        return [Path(os.environ["SE_GYM_SHARED"])]
+    roots = [REPO.parent / "shared"]
+    dotgit = REPO / ".git"
+    if dotgit.is_file():
+        text = dotgit.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            gitdir = (REPO / text.split(":", 1)[1].strip()).resolve()  # <main>/.git/worktrees/<name>
+            if gitdir.parent.name == "worktrees":
+                roots.append(gitdir.parent.parent.parent.parent / "shared")
+    return roots
 
 
 def shared_path(*parts: str) -> Path:
     """A file of the official data in ../shared (or $SE_GYM_SHARED); skip/fail when absent."""
-    root = Path(os.environ.get("SE_GYM_SHARED", REPO.parent / "shared"))
-    path = root.joinpath(*parts)
-    if not path.exists():
-        missing(f"official data not found at {path} (set SE_GYM_SHARED to the folder holding sebench/)")
-    return path
+    tried = [root.joinpath(*parts) for root in _shared_roots()]
+    for path in tried:
+        if path.exists():
+            return path
+    missing(f"official data not found at {' or '.join(map(str, tried))} (set SE_GYM_SHARED to the folder holding sebench/)")

@@ -2,8 +2,9 @@
 import math
 
 import pytest
+from conftest import need_module
 
-torch = pytest.importorskip("torch", reason="context distillation needs torch (pip install 'se-gym[train]')")
+torch = need_module("torch", "context distillation needs torch (pip install 'se-gym[train]')")
 
 from se_gym.training.distill import (  # noqa: E402
     ContextPair,
@@ -71,7 +72,7 @@ def test_offpolicy_examples_keep_accepted_answers_under_the_student_prompt():
 
 @pytest.fixture(scope="module")
 def tiny_policy_dir(tmp_path_factory):
-    pytest.importorskip("transformers", reason="needs transformers (pip install 'se-gym[train]')")
+    need_module("transformers", "needs transformers (pip install 'se-gym[train]')")
     from se_gym.llm.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("distill") / "tiny", init_std=0.2, seed=3)

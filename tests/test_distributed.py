@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import need_module
 
-ray = pytest.importorskip("ray", reason="Ray is not installed (bash scripts/setup/ray.sh)")
+ray = need_module("ray", "Ray is not installed (bash scripts/setup/ray.sh)")
 
 from _rollout_helpers import build_tiny, cli, comparable, config, require_pipeline, rows  # noqa: E402
 from se_gym.distributed import ActorPoolError, OrderedActorPool, run_ordered  # noqa: E402

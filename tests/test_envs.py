@@ -10,6 +10,7 @@ import sys
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import need_module, shared_path
 from gymnasium.utils.env_checker import check_env
 
 import se_gym  # noqa: F401  (registers SEBench-v0)
@@ -254,7 +255,7 @@ def test_async_vector_env_workers_make_the_env_without_prior_import():
 
 
 def test_env_in_a_ray_actor():
-    ray = pytest.importorskip("ray", reason="ray is not installed (extra 'ray')")
+    ray = need_module("ray", "ray is not installed (extra 'ray')")
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         @ray.remote
@@ -277,9 +278,7 @@ def test_env_in_a_ray_actor():
 def test_official_tasks_and_names():
     from pathlib import Path
 
-    shared = Path(__file__).resolve().parents[2] / "shared" / "sebench"
-    if not (shared / "single_test_dev.jsonl").exists():
-        pytest.skip(f"official data not present at {shared} (fresh machine): skipping the official-tasks episode")
+    shared = shared_path("sebench", "single_test_dev.jsonl").parent
     env = SEBenchEnv(tasks=f"sebench:{shared / 'single_test_dev.jsonl'}", profile="sebench", book="open")
     try:
         assert len(env.tasks) == 130 and env.library.qualified("abs") == "zwc.falekef"  # names found beside the file

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+from conftest import need_module
 
 from se_gym.cli import main
 from se_gym.llm.report import pass_at_k, read_rows, summarize, to_markdown
@@ -98,7 +99,7 @@ def test_cli_markdown_json_and_errors(tmp_path, capsys):
 
 
 def test_cli_plot(tmp_path):
-    pytest.importorskip("matplotlib", reason="--plot needs the 'plot' extra (matplotlib)")
+    need_module("matplotlib", "--plot needs the 'plot' extra (matplotlib)")
     a = _write(tmp_path / "a.jsonl", [_row("t", 0.0, "error", "NameError"), _row("t", 1.0)])
     png = tmp_path / "errors.png"
     assert main(["eval", str(a), "--plot", str(png)]) == 0
@@ -120,6 +121,7 @@ def test_judge_output_chains_into_eval(tmp_path, capsys):
     src = _write(tmp_path / "rollouts.jsonl", rows)
     judged = tmp_path / "verdicts.jsonl"
     assert main(["judge", "--input", str(src), "--out", str(judged), "--library", "seed:0", "--profile", "strict", "--quiet"]) == 0
+    assert "se-gym judge: sandbox local, isolation " in capsys.readouterr().err  # the isolation in force, at start
     first = json.loads(judged.read_text().splitlines()[0])
     assert "reward" not in first and first["judge"]["reward"] == 1.0  # the verdict is nested
     capsys.readouterr()

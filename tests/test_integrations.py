@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import need_module
 
 from se_gym.integrations import export
 from se_gym.integrations.trl import SEBenchReward, dataset_rows
@@ -46,7 +47,7 @@ def test_reward_function_scores_rows_of_its_dataset(tasks):
 
 
 def test_rollout_jsonl_and_verl_parquet(tmp_path, tasks):
-    pa = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed (extra 'export')")
+    pa = need_module("pyarrow.parquet", "pyarrow is not installed (extra 'export')")
     from se_gym.judge import Judge
     from se_gym.tasks import render_messages
 
@@ -80,8 +81,8 @@ def test_trl_grpo_trainer_uses_the_reward_on_a_tiny_local_model(tmp_path, tasks)
     """A real GRPOTrainer (TRL) on CPU with a tiny random model built locally: the reward
     function is called on its generations and logged.  (The tiny model cannot solve tasks; the
     point is the integration, not learning.)"""
-    trl = pytest.importorskip("trl", reason="trl is not installed (extra 'trl')")
-    pytest.importorskip("datasets", reason="datasets is not installed (extra 'hf')")
+    trl = need_module("trl", "trl is not installed (extra 'trl')")
+    need_module("datasets", "datasets is not installed (extra 'hf')")
     from se_gym.integrations.trl import make_dataset
     from se_gym.llm.tiny import build_tiny_model
 

@@ -8,15 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import shared_path
 
 from se_gym.judge import Judge, JudgeError, Status, TestCase, Verdict, extract_code
 from se_gym.judge.compare import OfficialChecker, expected_value, safe_eval, structural_ok
 from se_gym.judge.gates import official_numpy_gate, official_static_gate, strict_check
 from se_gym.library import mint
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "sebench"
-if not SHARED.exists():
-    SHARED = Path("/work/shared/sebench")
 
 LIB = mint(3)
 A, ABS, SUM = LIB.qualified("array"), LIB.qualified("abs"), LIB.qualified("sum")
@@ -181,9 +179,8 @@ def test_fraction_reward_and_function_name():
 
 # ------------------------------------------------------------------ parity with the official judge
 def test_parity_with_official_verdicts():
-    path = SHARED / "parity_dev.jsonl"
-    if not path.exists():
-        pytest.skip(f"official parity data not found at {path} (only present on the development machine)")
+    path = shared_path("sebench", "parity_dev.jsonl")
+    SHARED = path.parent
     from se_gym.library import official
 
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import shared_path
 
 from se_gym.library import CATALOGUE, KEYS, LibraryError, entry, mint, official
 from se_gym.library.docs import ENGLISH, code_mentions
 
-SHARED_API_DOC = Path(__file__).resolve().parents[2] / "shared" / "sebench" / "api_doc.jsonl"
 
 
 # ---------------------------------------------------------------- names and determinism
@@ -364,8 +364,7 @@ def test_official_fixture(tmp_path):
 
 
 def test_official_shared_file_reproduces_all_278_names():
-    if not SHARED_API_DOC.exists():
-        pytest.skip(f"official data not present at {SHARED_API_DOC} (fresh machine): skipping the 278-name check")
+    SHARED_API_DOC = shared_path("sebench", "api_doc.jsonl")
     lib = official(SHARED_API_DOC)
     expected = {}
     for line in SHARED_API_DOC.read_text().splitlines():

@@ -5,12 +5,13 @@ import subprocess
 import sys
 
 import pytest
+from conftest import need_module
 
 from se_gym.llm import Generation, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
 
-torch = pytest.importorskip("torch", reason="the hf backend needs torch (scripts/setup/llm.sh installs it)")
-transformers = pytest.importorskip("transformers", reason="the hf backend needs transformers")
+torch = need_module("torch", "the hf backend needs torch (scripts/setup/llm.sh installs it)")
+transformers = need_module("transformers", "the hf backend needs transformers")
 
 GREEDY = SamplingParams(temperature=0, max_tokens=12)
 

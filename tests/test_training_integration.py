@@ -8,9 +8,10 @@ model, which cannot run here); the tiny base reads docs only part of the time, w
 too few accepted answers for a 3-minute test.
 """
 import pytest
+from conftest import need_module
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")
+need_module("transformers", "training needs transformers (pip install 'se-gym[train]')")
 
 from se_gym import mint
 from se_gym.agents import Agent, JudgeScorer, PolicyAgent, RLAgent, Runner, SFTAgent

@@ -2,8 +2,9 @@
 import math
 
 import pytest
+from conftest import need_module
 
-torch = pytest.importorskip("torch")
+torch = need_module("torch", "the losses need torch (pip install 'se-gym[train]')")
 
 from se_gym.training.losses import group_advantages, kl_penalty, masked_mean, policy_loss, sft_loss, token_logprobs
 

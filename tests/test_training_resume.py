@@ -1,8 +1,9 @@
 """Tokenization masks, and checkpoint-then-resume reproducing an uninterrupted run (real tiny models)."""
 import pytest
+from conftest import need_module
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")
+need_module("transformers", "training needs transformers (pip install 'se-gym[train]')")
 
 from se_gym import mint
 from se_gym.training import miniature as mini
@@ -98,7 +99,7 @@ def test_bad_configs_are_rejected():
 
 
 def test_lora_sft_trains_only_adapters_and_lowers_the_loss(init_dir, examples, tmp_path):
-    pytest.importorskip("peft", reason="peft is not installed (extra 'train')")
+    need_module("peft", "peft is not installed (extra 'train')")
     policy = Policy.from_pretrained(init_dir, device="cpu")
     base = {k: v.clone() for k, v in policy.model.state_dict().items()}
     cfg = SFTConfig(learning_rate=1e-2, epochs=4, batch_size=4, warmup_ratio=0.0, lora_rank=4, lora_alpha=8, seed=0)

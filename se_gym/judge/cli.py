@@ -146,11 +146,15 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_lines(out)
     todo = [(lineno, row) for lineno, row in rows if lineno not in done]
-    from tqdm import tqdm
+    from se_gym.progress import bar as progress_bar
 
-    bar = tqdm(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=args.quiet)
+    bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=args.quiet)
     try:
         with Judge(library, profile=args.profile, sandbox=args.backend, reward=args.reward, workers=args.workers, http_url=args.http_url) as judge, open(out, "a", encoding="utf-8") as f:
+            if todo:  # say which isolation judges these answers before the first verdict
+                from se_gym.sandbox.base import isolation_line
+
+                print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
             for start in range(0, len(todo), args.batch_size):
                 batch = todo[start : start + args.batch_size]
                 verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])

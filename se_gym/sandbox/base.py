@@ -225,3 +225,18 @@ def make_sandbox(
 
         return HttpSandbox(workers=workers, **options)
     raise ValueError(f"unknown sandbox backend {backend!r} (choose local, docker or http)")
+
+
+def isolation_line(box: "Sandbox") -> str:
+    """One line for the start of a run (``se-gym judge``, the demo): the isolation in force."""
+    try:
+        info = box.isolation()
+    except Exception as exc:  # reporting must not stop the run; say what is unknown
+        return f"sandbox {getattr(box, 'name', type(box).__name__)}: isolation unknown ({type(exc).__name__}: {exc})"
+    backend = info.get("backend", getattr(box, "name", "?"))
+    if backend == "http":
+        return f"sandbox http at {info.get('url')}: isolation is the server's ({info.get('protocol')})"
+    level, reason = info.get("level", "?"), info.get("reason")
+    net = info.get("network")
+    net_text = "network REACHABLE by programs" if net else "no network" if net is False else "network unknown"
+    return f"sandbox {backend}, isolation {level}" + (f" ({reason})" if reason else "") + f"; {net_text}"
