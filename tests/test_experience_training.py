@@ -175,3 +175,28 @@ def test_cli_errors_are_one_line(tmp_path):
     assert main(["experience", "grid", "--out", str(tmp_path / "o"), "--base", str(tmp_path)]) == 2
     assert main(["experience", "grid", "--out", str(tmp_path / "o"), "--backend", "vllm"]) == 2
     assert main(["experience", "--out", str(tmp_path / "o"), "--model", "m", "--teacher", "reader"]) == 2
+
+
+def test_llm_extractors_run_on_a_real_backend(tmp_path_factory):
+    """The LLM extractors through a real se_gym.llm backend (hf, the untrained tiny LLM: its text is noise,
+    so this checks the plumbing and that noise never breaks the bank, not the lessons' quality)."""
+    need_module("torch")
+    from _llm_helpers import tiny_model_dir
+
+    from se_gym.experience import Episode, Experience, LLMInstanceExtractor, LLMPrincipleExtractor
+    from se_gym.experience import miniworld as mw
+    from se_gym.experience.records import load_jsonl
+    from se_gym.llm import make_generator
+
+    eps = load_jsonl((REPO / "tests" / "data" / "experience_episodes.jsonl").read_text(encoding="utf-8"), Episode)
+    library, _, _ = _world()
+    with make_generator("hf", str(tiny_model_dir(tmp_path_factory))) as gen:
+        inst = LLMInstanceExtractor(gen, library.package, max_words=12, max_tokens=24).extract(eps, iteration=2)
+        current = [Experience("keep me", "principle", "lesson:keep")]
+        princ = LLMPrincipleExtractor(gen, mw.mini_docs(library), batch=4, max_tokens=48).extract(eps, iteration=2, current=current)
+    assert len(inst) <= len(eps)
+    for e in inst:
+        assert e.granularity == "instance" and len(e.text.split()) <= 13 and e.provenance.iteration == 2
+        assert e.provenance.extractor.startswith("llm-instance:")
+    # noise rarely parses as a list of lessons: then the current list is kept as it was
+    assert princ == current or all(e.granularity == "principle" and len(e.text.split()) <= 33 for e in princ)

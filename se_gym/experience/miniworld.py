@@ -19,12 +19,24 @@ from typing import Sequence
 from .extract import MISTAKE_LESSONS, DocSource
 
 
+def _args(key: str) -> str:
+    from ..training import miniature as mini
+
+    return "x" if mini.FUNCTIONS[key][0] == 1 else "x1, x2"
+
+
+def _arg_words(key: str) -> str:
+    from ..training import miniature as mini
+
+    return "x" if mini.FUNCTIONS[key][0] == 1 else "x1 and x2"
+
+
 def mini_docs(library) -> DocSource:
     """The miniature's docs: one line per function (``zwc.NAME(x): what it does.``)."""
     from ..training import miniature as mini
 
     def call(key: str) -> str:
-        return f"{library.qualified(key)}({'x' if mini.FUNCTIONS[key][0] == 1 else 'x1, x2'})"
+        return f"{library.qualified(key)}({_args(key)})"
 
     return DocSource(library, line=lambda k: mini.doc_line(library, k), entry=lambda k: mini.doc_line(library, k), call=call)
 
@@ -59,17 +71,17 @@ def pretraining_corpus(n: int, seed: int, closed_share: float = 0.2, max_lines: 
         key = chosen[0]
         names = {k: naming.candidate(seed, f"exp-pretrain-{i}-{j}", 0, (3, 3)) for j, k in enumerate(chosen)}
         lib = Library("zwc", "la", "ZWCArray", names, source=f"seed:{seed}")
-        query = rng.choice(templates).format(args=mini._arg_words(key), desc=mini.FUNCTIONS[key][1])
+        query = rng.choice(templates).format(args=_arg_words(key), desc=mini.FUNCTIONS[key][1])
         if rng.random() < closed_share:
             out.append((mini.closed_prompt(query, key), mini.answer(lib, key)))
             continue
         lines = []
         for k in chosen:
-            call = f"{lib.qualified(k)}({mini._args(k)})"
+            call = f"{lib.qualified(k)}({_args(k)})"
             if rng.random() < 0.6:
                 lines.append(f"{call}: {mini.FUNCTIONS[k][1]}.")
             else:  # a worked question (another wording when it is the target's)
-                q = rng.choice(templates).format(args=mini._arg_words(k), desc=mini.FUNCTIONS[k][1])
+                q = rng.choice(templates).format(args=_arg_words(k), desc=mini.FUNCTIONS[k][1])
                 lines.append(f"{call}: {q}" + rng.choice(["", " (passed)", " (failed: wrong_answer)"]))
         if rng.random() < 0.2:
             lines.append(rng.choice(mistakes))

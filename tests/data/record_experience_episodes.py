@@ -23,8 +23,8 @@ def main() -> None:
     library, groups, train, test = mw.world(0, 2, 2, 2, 1)
     tasks = train[0]  # two functions, two questions each
     a, b = tasks[0].functions[0], tasks[2].functions[0]
-    call = lambda key, tail="": f"```python\n{mini.signature(key)}\n    return {library.qualified(key)}({mini._args(key)}){tail}\n```"
-    bad = lambda name, key: f"```python\n{mini.signature(key)}\n    return {library.package}.{name}({mini._args(key)})\n```"
+    call = lambda key, tail="": f"```python\n{mini.signature(key)}\n    return {library.qualified(key)}({mw._args(key)}){tail}\n```"
+    bad = lambda name, key: f"```python\n{mini.signature(key)}\n    return {library.package}.{name}({mw._args(key)})\n```"
     script = {
         tasks[0].id: [bad("lofaki", a), call(a)],  # hallucinated name, then right: passed on turn 2
         tasks[1].id: [call(b) if mini.FUNCTIONS[b][0] == mini.FUNCTIONS[a][0] else bad("mexor", a), bad("mexor", a)],  # never right
