@@ -166,6 +166,16 @@ def test_collapse_is_flagged_when_a_round_drops():
     assert "0.40 ↓" in table and "| r3 |" in table and "| 12 |" in table
 
 
+def test_grid_has_the_eight_cells_and_the_oracle_arm():
+    from se_gym.experience.loop import CellConfig, grid_cells
+
+    names = [c.name for c in grid_cells(CellConfig(base="b"))]
+    assert len(names) == len(set(names)) == 8
+    assert {n.split("-")[0] for n in names} == {"instance", "principle"} and {n.split("-")[2] for n in names} == {"offpolicy", "onpolicy"}
+    extra = [c.name for c in grid_cells(CellConfig(base="b"), oracle=True)][8:]
+    assert extra == ["oracle-stepwise-offpolicy", "oracle-stepwise-onpolicy"]
+
+
 def test_cli_errors_are_one_line(tmp_path):
     need_module("torch")
     from se_gym.cli import main

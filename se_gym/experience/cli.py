@@ -47,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="experience_command", metavar="{grid}")
     grid = sub.add_parser("grid", help="the 2 x 2 x 2 grid: granularity x injection x regime", description="the 2 x 2 x 2 grid: granularity x injection x regime")
     _common(grid)
+    grid.add_argument("--oracle", action="store_true", help="add the reference arm: the library's own doc entries as experience (2 more cells)")
     grid.add_argument("--quick", action="store_true", help="the quick scale (about 15 minutes on 2 cores with --extractor deterministic)")
     grid.set_defaults(func=run_grid)
 
@@ -155,7 +156,7 @@ def run_grid(args: argparse.Namespace) -> int:
     gen = _generator(args)
     results, walls = {}, {}
     t0 = time.time()
-    for cfg in grid_cells(replace(base_cfg, base=base)):
+    for cfg in grid_cells(replace(base_cfg, base=base), oracle=args.oracle):
         cell = Cell(out / "cells" / cfg.name, cfg, generator=gen, device=args.device, progress=not args.no_progress, restart=args.restart)
         rows = cell.execute()
         results[cfg.name] = rows

@@ -303,8 +303,13 @@ def flag_collapse(rows: list[dict]) -> list[dict]:
 
 
 # -- the grid -----------------------------------------------------------------------------------------
-def grid_cells(base: CellConfig) -> list[CellConfig]:
-    return [replace(base, granularity=g, injection=i, regime=r) for g in GRID_GRANULARITIES for i in GRID_INJECTIONS for r in REGIMES]
+def grid_cells(base: CellConfig, oracle: bool = False) -> list[CellConfig]:
+    """The 2 x 2 x 2 cells; ``oracle`` adds the reference arm (the library's doc entries as experience,
+    step-wise, both regimes)."""
+    cells = [replace(base, granularity=g, injection=i, regime=r) for g in GRID_GRANULARITIES for i in GRID_INJECTIONS for r in REGIMES]
+    if oracle:
+        cells += [replace(base, granularity="oracle", injection="stepwise", regime=r) for r in REGIMES]
+    return cells
 
 
 def render_table(results: dict[str, list[dict]], walls: dict[str, float] | None = None) -> str:
