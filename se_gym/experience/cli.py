@@ -29,9 +29,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="world seed: library, functions, questions (default 0)")
     p.add_argument("--budget", type=int, default=64, help="tokens of experience per prompt (default 64)")
     p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
-    p.add_argument("--teacher", choices=("self", "reader"), default="self",
+    p.add_argument("--teacher", choices=("self", "reader"), default=None,
                    help="off-policy teacher: the model itself with experience (default), or a rule-based reader of the experience "
-                        "(a stand-in for a stronger teacher model; miniature only)")
+                        "(a stand-in for a stronger teacher model; miniature only; the default of grid --quick, whose tiny base "
+                        "is not pre-trained long enough to read)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
@@ -119,7 +120,8 @@ REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft
 def _cell_config(args, **over):
     from .loop import CellConfig
 
-    fields = dict(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, teacher=args.teacher)
+    teacher = args.teacher or ("reader" if getattr(args, "quick", False) and not args.model else "self")
+    fields = dict(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, teacher=teacher)
     if args.model:
         fields.update(REAL, backend=args.backend)
         if args.budget != 64:  # an explicit --budget wins over the real recipe's
