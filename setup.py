@@ -15,9 +15,12 @@ EXTRAS = {
     "export": ["pyarrow>=15"],
     # environment-protocol adapters (se_gym/integrations/); scripts/setup/integrations.sh installs them for CI
     "verl": ["pyarrow>=15"],
+    "skyrl": ["skyrl-gym>=0.4"],
+    # openenv-core also pulls gradio (its optional web UI); integrations.sh installs it without
+    "openenv": ["openenv-core>=0.3", "fastapi>=0.104", "uvicorn>=0.24", "websockets>=15"],
     "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
 }
-EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name != "vllm" for req in reqs})
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv") for req in reqs})
 
 setup(
     name="se-gym",

@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sandbox": ("se_gym.sandbox.cli", "inspect or serve the execution sandbox"),
     "rollout": ("se_gym.llm.rollout_cli", "generate answers with a model and judge them"),
     "eval": ("se_gym.llm.eval_cli", "summarize rollout files: accuracy, pass@k, error types"),
+    "serve": ("se_gym.integrations.serve_cli", "serve SEBench-v0 over an environment protocol (openenv)"),
     "demo": ("se_gym.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
     "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
     "doctor": ("se_gym.doctor", "check what this machine's setup can do, and how to fix what it cannot"),

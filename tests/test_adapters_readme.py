@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -10,13 +11,29 @@ import pytest
 from conftest import REPO, need_module
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
-SNIPPETS = dict(re.findall(r"<!-- readme-test: (\w+) -->\n```(?:python|bash)\n(.*?)\n```\n", README, flags=re.S))
-NEEDS = {"verl": "pyarrow"}
+SNIPPETS = {name: (lang, body) for name, lang, body in
+            re.findall(r"<!-- readme-test: (\w+) -->\n```(python|bash)\n(.*?)\n```\n", README, flags=re.S)}
+NEEDS = {"verl": "pyarrow", "skyrl": "skyrl_gym", "openenv": "openenv.core"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _run(name: str, tmp_path) -> str:
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", SNIPPETS[name]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    lang, body = SNIPPETS[name]
+    # this interpreter and this checkout; a free port instead of the documented 8000
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    (bindir / "se-gym").write_text(f"#!/bin/sh\nexec {sys.executable} -m se_gym.cli \"$@\"\n")
+    (bindir / "se-gym").chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PATH=f"{bindir}:{os.environ['PATH']}")
+    body = body.replace("8000", str(_free_port()))
+    cmd = [sys.executable, "-c", body] if lang == "python" else ["bash", "-c", "set -e\n" + body]
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -28,5 +45,5 @@ def test_readme_snippet_runs(name, tmp_path):
     need_module(NEEDS[name], f"the README's {name} snippet needs it")
     out = _run(name, tmp_path)
     # the snippet's last line is a comment showing what it prints: the run must print that
-    last = SNIPPETS[name].strip().splitlines()[-1]
+    last = SNIPPETS[name][1].strip().splitlines()[-1]
     assert last.startswith("# ") and last[2:] in out, out

@@ -40,6 +40,15 @@ def make_env(options: Mapping[str, Any] | None = None, **kw: Any):
     return SEBenchEnv(**env_options(options), **kw)
 
 
+def _env_defaults() -> dict:
+    import inspect
+
+    from ..envs import SEBenchEnv
+
+    sig = inspect.signature(SEBenchEnv.__init__)
+    return {k: sig.parameters[k].default for k in ENV_OPTIONS}
+
+
 # -- judges ------------------------------------------------------------------------------------
 _JUDGES: dict[tuple, Any] = {}
 _JUDGES_LOCK = threading.Lock()
@@ -198,7 +207,8 @@ class Suite:
     @classmethod
     def get(cls, options: Mapping[str, Any] | None = None) -> "Suite":
         opts = env_options(options)
-        key = json.dumps(opts, sort_keys=True, default=repr)
+        # the env's defaults fill the key, so {} and {"split": "single_test"} share one suite
+        key = json.dumps({**_env_defaults(), **opts}, sort_keys=True, default=repr)
         with cls._lock:
             suite = cls._cache.get(key)
             if suite is None:

@@ -1,0 +1,235 @@
+"""SEBench-v0 as an OpenEnv environment server (``pip install 'se-gym[openenv]'``).
+
+Serve::
+
+    se-gym serve openenv --host 127.0.0.1 --port 8000 --book closed --max-turns 2 --max-sessions 64
+
+Use (openenv-core's own WebSocket client, one session = one env instance on the server)::
+
+    from se_gym.integrations.openenv import SEBenchAction, SEBenchClient
+    with SEBenchClient(base_url="http://127.0.0.1:8000").sync() as env:
+        r = env.reset(seed=0)                         # r.observation.prompt / .messages
+        r = env.step(SEBenchAction(answer=text))      # r.reward, r.done, r.observation.status / .feedback
+        env.state()                                   # SEBenchState: task_id, turn, done, ...
+
+Each session holds its own episode (``reset`` starts the next one: its task, ``task_id=`` or
+``index=`` to pick one); every session's steps go to one shared judge, and the steps that arrive
+together from many sessions are judged in one sandbox batch.  An action is typed: ``answer`` is
+non-empty text of at most ``max_length`` characters; anything else is refused with a validation
+error and the session (and the server) keep serving.  A client that disconnects, or is killed,
+has its session closed by the server (``GET /se_gym/sessions`` counts the open ones).
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Dict, List, Optional
+
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field, StrictStr, field_validator
+from pydantic_core import PydanticCustomError
+
+from ._common import Suite
+
+MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
+
+
+class SEBenchAction(Action):
+    """The model's full answer for the current task (text with one ```python block)."""
+
+    answer: StrictStr = Field(..., description="the model's answer text (non-empty, at most 200,000 characters)")
+
+    @field_validator("answer")
+    @classmethod
+    def _check_answer(cls, v: str) -> str:
+        # PydanticCustomError, not ValueError: openenv-core's server puts e.errors() in its JSON
+        # reply, and a ValueError object in the error's ctx cannot be serialized (the session dies)
+        if not v.strip():
+            raise PydanticCustomError("empty_answer", "answer is empty: send the model's full answer text")
+        if len(v) > MAX_ANSWER_CHARS:
+            raise PydanticCustomError("answer_too_long", "answer has {n} characters, more than the {limit} allowed",
+                                      {"n": len(v), "limit": MAX_ANSWER_CHARS})
+        return v
+
+
+class SEBenchObservation(Observation):
+    """What the model sees next, and the verdict on its last answer."""
+
+    prompt: str = Field("", description="the text for the model: the task, then (multi-turn) its answers and the feedback")
+    messages: List[Dict[str, str]] = Field(default_factory=list, description="the same as chat messages")
+    task_id: str = ""
+    turn: int = 0
+    max_turns: int = 1
+    status: Optional[str] = Field(None, description="the verdict's status (passed, wrong_answer, ...); None after reset")
+    sebench_code: Optional[int] = None
+    feedback: Optional[str] = Field(None, description="execution feedback on a failed answer (multi-turn)")
+    infrastructure: bool = Field(False, description="the sandbox failed: not a wrong answer")
+
+
+class SEBenchState(State):
+    task_id: Optional[str] = None
+    split: str = ""
+    library_id: str = ""
+    book: str = "closed"
+    turn: int = 0
+    max_turns: int = 1
+    done: bool = True
+
+
+class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchState]):
+    """One OpenEnv session: a SEBench-v0 episode over a shared :class:`Suite`."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    live: set = set()  # ids of the open instances (one per session), for GET /se_gym/sessions
+
+    def __init__(self, suite: Suite, **episode: Any):
+        super().__init__()
+        self.suite = suite
+        self.env = suite.env(**episode)
+        self._episode_id: Optional[str] = None
+        self._steps = 0
+        self._messages: list[dict] = []
+        self._key = uuid.uuid4().hex
+        SEBenchEnvironment.live.add(self._key)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _obs(self, prompt: str, reward: float | None = None, done: bool = False, verdict: Any = None, feedback: str | None = None) -> SEBenchObservation:
+        env = self.env
+        return SEBenchObservation(
+            prompt=prompt, messages=[dict(m) for m in self._messages], task_id=env.task.id, turn=env._turn,
+            max_turns=env.max_turns, status=None if verdict is None else verdict.status.value,
+            sebench_code=None if verdict is None else verdict.sebench_code, feedback=feedback,
+            infrastructure=bool(verdict is not None and verdict.infrastructure), reward=reward, done=done,
+        )
+
+    # -- OpenEnv API -----------------------------------------------------------------------
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
+              index: Optional[int] = None, **_: Any) -> SEBenchObservation:
+        if task_id is not None and index is not None:
+            raise ValueError("reset takes task_id or index, not both")
+        options = {"task_id": task_id} if task_id is not None else ({"index": index} if index is not None else None)
+        prompt, _ = self.env.reset(seed=seed, options=options)
+        self._messages = self.env.messages_for(self.env.task)
+        self._episode_id = episode_id or uuid.uuid4().hex
+        self._steps = 0
+        return self._obs(prompt)
+
+    def _check(self, action: Any) -> str:
+        if not isinstance(action, SEBenchAction):
+            raise TypeError(f"the action must be a SEBenchAction, got {type(action).__name__}")
+        if self.env.task is None or self.env._done:
+            raise RuntimeError("no episode in progress: send reset first (one episode at a time per session)")
+        if len(action.answer) > self.env.action_space.max_length:
+            raise ValueError(f"answer has {len(action.answer)} characters, more than this server's max_length {self.env.action_space.max_length}")
+        return action.answer
+
+    def _apply(self, answer: str, verdict: Any, started: float) -> SEBenchObservation:
+        from ..envs.sebench import Latency, feedback_text
+
+        self._steps += 1
+        obs, reward, terminated, truncated, info = self.env.apply_verdict(answer, verdict, Latency(judge_s=time.perf_counter() - started))
+        done = terminated or truncated
+        self._messages.append({"role": "assistant", "content": answer})
+        fb = None
+        if not done:
+            fb = feedback_text(verdict, info["turn"], self.env.max_turns)
+            self._messages.append({"role": "user", "content": fb})
+        return self._obs(obs, reward=float(reward), done=done, verdict=verdict, feedback=fb)
+
+    def step(self, action: SEBenchAction, timeout_s: Optional[float] = None, **_: Any) -> SEBenchObservation:
+        answer, t0 = self._check(action), time.perf_counter()
+        task = self.env.task
+        verdict = self.suite.front.judge_many([(answer, task.test_cases, task.function_name)])[0]
+        return self._apply(answer, verdict, t0)
+
+    async def step_async(self, action: SEBenchAction, timeout_s: Optional[float] = None, **_: Any) -> SEBenchObservation:
+        # judged on the batcher's thread: the event loop keeps serving the other sessions
+        answer, t0 = self._check(action), time.perf_counter()
+        task = self.env.task
+        verdict = await self.suite.batcher.ajudge((answer, task.test_cases, task.function_name))
+        return self._apply(answer, verdict, t0)
+
+    @property
+    def state(self) -> SEBenchState:
+        env = self.env
+        return SEBenchState(
+            episode_id=self._episode_id, step_count=self._steps, task_id=None if env.task is None else env.task.id,
+            split=env.split, library_id=env.library.id, book=env.book, turn=env._turn, max_turns=env.max_turns, done=env._done,
+        )
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="SEBench-v0", version="0.1.0",
+            description="SE-Bench coding questions against an obfuscated NumPy; answers are judged in a sandbox.",
+        )
+
+    def close(self) -> None:
+        SEBenchEnvironment.live.discard(self._key)
+        self.env.close()  # the shared judge stays with the suite
+
+
+def create_server_app(options: dict | None = None, max_sessions: int = 64, session_timeout: float | None = 600.0, episode: dict | None = None):
+    """The FastAPI app: OpenEnv's routes (``/ws``, ``/reset``, ``/step``, ``/state``, ``/schema``,
+    ``/health``) for SEBench-v0 with ``options``, plus ``GET /se_gym/sessions``."""
+    import functools
+
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.types import ConcurrencyConfig
+
+    episode = dict(episode or {})
+    suite_opts = dict(options or {})
+    for k in Suite.EPISODE_OPTIONS:
+        if k in suite_opts:
+            episode.setdefault(k, suite_opts.pop(k))
+    suite = Suite.get(suite_opts)
+    factory = functools.partial(SEBenchEnvironment, suite, **episode)
+    app = create_app(factory, SEBenchAction, SEBenchObservation, env_name="se_gym",
+                     concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout))
+
+    @app.get("/se_gym/sessions", tags=["Health"], summary="open SE-Bench sessions and judge batch sizes")
+    def sessions() -> dict:
+        b = suite.batcher.batches
+        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": len(b),
+                "mean_batch": (sum(b) / len(b)) if b else 0.0, "max_batch": max(b) if b else 0}
+
+    app.state.se_gym_suite = suite
+    return app
+
+
+class QuietDisconnect:
+    """ASGI wrapper: a client that closed its WebSocket first makes openenv's final
+    ``websocket.close()`` raise ``ClientDisconnected`` (after the session is already destroyed);
+    that is not an error worth a traceback per session."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        try:
+            await self.app(scope, receive, send)
+        except Exception as exc:
+            if scope.get("type") == "websocket" and type(exc).__name__ in ("ClientDisconnected", "WebSocketDisconnect"):
+                return
+            raise
+
+
+class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
+    """openenv-core's ``EnvClient`` for this server (async; ``.sync()`` for the blocking form)."""
+
+    def _step_payload(self, action: SEBenchAction) -> Dict[str, Any]:
+        if isinstance(action, SEBenchAction):
+            return {"answer": action.answer}
+        if isinstance(action, str):
+            return {"answer": action}
+        return dict(action)  # a raw payload goes to the server's validation as is
+
+    def _parse_result(self, payload: Dict[str, Any]) -> StepResult[SEBenchObservation]:
+        obs = dict(payload.get("observation", {}))
+        observation = SEBenchObservation(**obs, reward=payload.get("reward"), done=payload.get("done", False))
+        return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+
+    def _parse_state(self, payload: Dict[str, Any]) -> SEBenchState:
+        return SEBenchState(**payload)

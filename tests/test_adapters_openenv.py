@@ -1,0 +1,190 @@
+"""`se-gym serve openenv` driven by openenv-core's own client (WebSocket sessions) on 127.0.0.1."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+
+import pytest
+from conftest import REPO, need_module
+
+from se_gym.tasks import builtin_tasks
+
+TASKS = builtin_tasks("single_test", seed=0)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _wait_for(pred, what: str, limit_s: float = 120.0):
+    """Poll until ``pred()`` is true (a bound for a hung server, not a speed assertion)."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        try:
+            if pred():
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
+    log = open(tmp_path_factory.mktemp("openenv") / "server.log", "w+")
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "se_gym.cli", "serve", "openenv", "--host", "127.0.0.1", "--port", str(port),
+         "--max-sessions", "32", "--max-turns", "2"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(lambda: proc.poll() is not None or _get(url + "/health")["status"] == "healthy", "the server")
+        assert proc.poll() is None, open(log.name).read()
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        tail = open(log.name).read()
+        assert "Traceback" not in tail, tail[-3000:]  # the server logged no crash while serving
+
+
+def _client(url):
+    from se_gym.integrations.openenv import SEBenchClient
+
+    return SEBenchClient(base_url=url, message_timeout_s=120)
+
+
+def _ok(task):
+    return f"```python\n{task.library_solution}\n```"
+
+
+def test_schema_is_typed(server):
+    schema = _get(server + "/schema")
+    assert schema["action"]["properties"]["answer"]["type"] == "string"
+    assert {"prompt", "messages", "task_id", "status", "feedback"} <= set(schema["observation"]["properties"])
+
+
+def test_one_episode_with_feedback_and_state(server):
+    from se_gym.integrations.openenv import SEBenchAction
+
+    t = TASKS[3]
+    with _client(server).sync() as env:
+        r = env.reset(task_id=t.id)
+        assert r.done is False and r.observation.task_id == t.id and t.query in r.observation.prompt
+        st = env.state()
+        assert st.task_id == t.id and st.turn == 0 and st.done is False and st.max_turns == 2
+        r = env.step(SEBenchAction(answer="```python\ndef solve(x):\n    return undefined_name\n```"))
+        assert r.done is False and r.reward == 0.0 and "attempt 1 of 2" in r.observation.feedback
+        assert [m["role"] for m in r.observation.messages][-2:] == ["assistant", "user"]
+        r = env.step(SEBenchAction(answer=_ok(t)))
+        assert r.done is True and r.reward == 1.0 and r.observation.status == "passed"
+        assert env.state().done is True
+        with pytest.raises(RuntimeError, match="reset first"):
+            env.step(SEBenchAction(answer=_ok(t)))
+        r = env.reset(index=0)  # the next episode in the same session
+        assert r.observation.task_id == TASKS[0].id and r.observation.turn == 0
+
+
+def test_concurrent_sessions_are_isolated_and_batched(server):
+    n = 16
+    before = _get(server + "/se_gym/sessions")
+
+    async def one(i):
+        async with _client(server) as env:
+            r = await env.reset(index=i)
+            assert r.observation.task_id == TASKS[i].id
+            r = await env.step({"answer": _ok(TASKS[i]) if i % 2 == 0 else _ok(TASKS[(i + 1) % n])})
+            return r.reward, r.done, (await env.state()).task_id
+
+    async def main():
+        return await asyncio.gather(*(one(i) for i in range(n)))
+
+    out = asyncio.run(main())
+    assert [o[0] for o in out] == [1.0 if i % 2 == 0 else 0.0 for i in range(n)]
+    assert [o[1] for o in out] == [i % 2 == 0 for i in range(n)]  # a wrong first answer gets a second turn
+    assert [o[2] for o in out] == [TASKS[i].id for i in range(n)]
+    after = _get(server + "/se_gym/sessions")
+    judged = after["batches"] - before["batches"]
+    assert 0 < judged < n  # 16 sessions' steps went to fewer sandbox batches
+    _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "closed sessions to be released")
+
+
+def test_bad_actions_get_clear_errors_and_the_session_keeps_serving(server):
+    t = TASKS[5]
+
+    async def main():
+        async with _client(server) as env:
+            await env.reset(task_id=t.id)
+            for payload, words in [
+                ({"answer": ""}, "VALIDATION_ERROR"),
+                ({"answer": "   \n"}, "VALIDATION_ERROR"),
+                ({"answer": "x" * 200_001}, "VALIDATION_ERROR"),
+                ({"answer": 12345}, "VALIDATION_ERROR"),
+                ({"answer": ["print(1)"]}, "VALIDATION_ERROR"),
+                ({"code": "print(1)"}, "VALIDATION_ERROR"),
+            ]:
+                with pytest.raises(RuntimeError, match=words):
+                    await env.step(payload)
+            # the full error names the field and the rule
+            await env._send({"type": "step", "data": {"answer": ""}})
+            err = await env._receive()
+            assert err["type"] == "error" and "answer is empty" in json.dumps(err["data"]["errors"])
+            await env._send({"type": "step", "data": {"answer": 7}})
+            err = await env._receive()
+            assert err["data"]["errors"][0]["loc"][-1] == "answer" and "string" in err["data"]["errors"][0]["msg"].lower()
+            r = await env.step({"answer": _ok(t)})  # same session, same episode: still serving
+            return r.reward
+
+    assert asyncio.run(main()) == 1.0
+    assert _get(server + "/health")["status"] == "healthy"
+
+
+def test_killed_client_leaves_no_session(server):
+    code = textwrap.dedent(f"""
+        import asyncio, sys, time
+        sys.path.insert(0, {str(REPO)!r})
+        from se_gym.integrations.openenv import SEBenchClient
+        async def main():
+            env = SEBenchClient(base_url={server!r})
+            await env.connect()
+            await env.reset(index=1)
+            print("ready", flush=True)
+            await asyncio.sleep(600)
+        asyncio.run(main())
+    """)
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        assert _get(server + "/se_gym/sessions")["open"] >= 1
+        child.kill()  # SIGKILL: no close message, the socket just dies
+        child.wait()
+        _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the killed client's session to close")
+    finally:
+        if child.poll() is None:
+            child.kill()
+    with _client(server).sync() as env:  # and the server still serves
+        assert env.reset(index=2).observation.task_id == TASKS[2].id
