@@ -57,12 +57,14 @@ VARIANTS: dict[str, Variant] = {
 class AblationConfig:
     """RL settings shared by every variant (a variant changes one or two of them)."""
 
-    iterations: int = 12
+    iterations: int = 10
     tasks_per_iteration: int | None = None  # None: every train question each iteration
     group: int = 4
-    learning_rate: float = 1e-3
+    # small steps (per iteration the policy moves little), as at the paper's 1e-6 on an 8B model: at
+    # 1e-3 with 4 epochs one unclipped iteration moved the tiny model by KL ~400 and broke it (device run)
+    learning_rate: float = 5e-4
     minibatch: int = 32
-    ppo_epochs: int = 4
+    ppo_epochs: int = 2
     clip_eps: float = 0.2
     temperature: float = 1.0
     max_new_tokens: int = 32
@@ -80,13 +82,13 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def rl_config(acfg: AblationConfig, v: Variant, seed: int):
+def rl_config(acfg: AblationConfig, v: Variant, seed: int, precision: str = "auto"):
     from .training.rl import RLConfig
 
     return RLConfig(
         learning_rate=acfg.learning_rate * v.lr_mult, group_size=acfg.group * v.batch_mult, ppo_epochs=acfg.ppo_epochs,
         minibatch_size=acfg.minibatch * v.batch_mult, clip=v.clip, clip_eps=acfg.clip_eps, advantage=v.advantage,
-        temperature=acfg.temperature, max_new_tokens=acfg.max_new_tokens, track_kl=True, seed=seed,
+        temperature=acfg.temperature, max_new_tokens=acfg.max_new_tokens, track_kl=True, seed=seed, mixed_precision=precision,
     )
 
 
@@ -122,7 +124,7 @@ class Ablation:
         pol = self.demo.policy(start_path)
         inner = self.demo.sampler(pol) or PolicySampler(pol)
         # answers end at the closing fence: unclipped runs otherwise learn junk after the block
-        agent = RLAgent(pol, mode="closed", config=rl_config(acfg, v, seed), sampler=CutSampler(inner))
+        agent = RLAgent(pol, mode="closed", config=rl_config(acfg, v, seed, self.demo.precision), sampler=CutSampler(inner))
         state = vdir / "state"
         history: list[dict] = []
         if (state / "history.json").is_file():
@@ -146,6 +148,7 @@ class Ablation:
                 "updated_on": learn.get("updated_on"),
                 "clip_frac": learn.get("clip_frac", 0.0),
                 "kl_start": learn.get("kl_start", history[-1]["kl_start"] if history else 0.0),
+                "examples": [t.response for t in traj[:: max(1, len(traj) // 3)]][:3],  # what the policy writes now
             }
             row.update(self.evaluate(agent.policy, runner, train, test))
             row["seconds"] = round(time.time() - t0, 2)
@@ -172,7 +175,7 @@ class Ablation:
         return {"closed_train": runner.evaluate(agent, train, "closed").accuracy, "closed_test": runner.evaluate(agent, test, "closed").accuracy}
 
     # -- one seed ------------------------------------------------------------------------------
-    def run_seed(self, seed: int, base_path: Path, demo_results: dict) -> dict:
+    def run_seed(self, seed: int, base_path: Path, demo_results: dict, report_only: bool = False) -> dict:
         library, functions, train, test = self.demo.world(seed)
         runner = self.demo.runner(library, functions)
         out = {"seed": seed, "methods": {"base": {k: demo_results["methods"]["base"][k] for k in ("closed_test", "closed_train", "open_test")}}}
@@ -180,6 +183,8 @@ class Ablation:
             v = VARIANTS[name]
             if not v.rl:
                 out["methods"][name] = {k: demo_results["methods"][name][k] for k in ("closed_test", "closed_train")}
+                continue
+            if report_only and not self.run_dir.done(f"seed{seed}/{name}"):
                 continue
             start = base_path if v.start == "base" else self.demo.out / f"seed{seed}" / v.start / "model"
             _log(f"[seed {seed}] ablation: {v.label}")
@@ -229,7 +234,7 @@ def verdict(table: dict, min_gap: float) -> str:
 
 
 def render_table(table: dict) -> str:
-    cols = [("closed_test", "closed book, held-out"), ("closed_train", "closed book, train questions")]
+    cols = [("closed_test", "closed book, held-out"), ("closed_train", "closed book, train questions"), ("open_test", "open book, held-out")]
     lines = ["| variant | " + " | ".join(c[1] for c in cols) + " |", "|---|" + "---|" * len(cols)]
     for method, row in table.items():
         label = "Base (no training)" if method == "base" else VARIANTS[method].label
@@ -300,15 +305,18 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     return True
 
 
-def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False) -> int:
-    """The whole stage: the demo's base and per-seed SFT (made if missing), then the grid."""
+def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False, report_only: bool = False) -> int:
+    """The whole stage: the demo's base and per-seed SFT (made if missing), then the grid.
+
+    ``report_only``: train nothing; summarize the variants already finished (e.g. by parallel
+    invocations that each ran one ``--variants`` of one seed)."""
     t0 = time.time()
     abl = Ablation(demo, config, restart=restart)
     base = demo.base()
     per_seed = []
     for s in seeds:
         demo_results = demo.run_seed(s, base)
-        per_seed.append(abl.run_seed(s, base, demo_results))
+        per_seed.append(abl.run_seed(s, base, demo_results, report_only=report_only))
     table = summarize(per_seed)
     line = verdict(table, config.min_gap)
     wall = time.time() - t0

@@ -23,7 +23,8 @@ from se_gym.training.sft import SFTConfig, SFTExample, train_sft
 
 LIB = mint(101)
 FUNCS = ["abs", "cumsum", "flip", "sort", "max"]
-CFG = DemoConfig()
+# the small pre-issue-18 base (fast; reads docs only part of the time, so RL has a signal to learn from)
+CFG = DemoConfig(hidden=64, layers=2, pretrain_lr=3e-3, pretrain_batch=32)
 PRETRAIN_STEPS = 2400
 
 
@@ -33,7 +34,7 @@ def base_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("pretrained")
     mini.build_tiny_model(root / "init", seed=0, hidden=CFG.hidden, layers=CFG.layers)
     policy = Policy.from_pretrained(root / "init", device="cpu")
-    corpus = [SFTExample(p, a) for p, a in mini.pretraining_corpus(PRETRAIN_STEPS * CFG.pretrain_batch, seed=0)]
+    corpus = [SFTExample(p, a) for p, a in mini.pretraining_corpus(PRETRAIN_STEPS * CFG.pretrain_batch, seed=0, synthetic_share=0.0)]
     train_sft(policy, corpus, SFTConfig(learning_rate=CFG.pretrain_lr, batch_size=CFG.pretrain_batch, warmup_ratio=0.05, min_lr_ratio=0.1), progress=False)
     policy.save(root / "model")
     return root / "model"

@@ -107,17 +107,17 @@ def answer(library, key: str) -> str:
     return f"```python\n{signature(key)}\n    return {library.qualified(key)}({_args(key)})\n```"
 
 
-def doc_line(library, key: str) -> str:
-    return f"{library.qualified(key)}({_args(key)}): {FUNCTIONS[key][1]}."
+def doc_line(library, key: str, desc: str | None = None) -> str:
+    return f"{library.qualified(key)}({_args(key)}): {desc or FUNCTIONS[key][1]}."
 
 
 def closed_prompt(query: str, key: str) -> str:
     return f"Task: {query}\n{signature(key)}\nAnswer:\n"
 
 
-def open_prompt(library, query: str, key: str, distractor: str | None = None) -> str:
+def open_prompt(library, query: str, key: str, distractor: str | None = None, desc: str | None = None) -> str:
     """The doc of the task's function (plus, optionally, a distractor's), then the closed prompt."""
-    docs = [doc_line(library, key)] + ([doc_line(library, distractor)] if distractor else [])
+    docs = [doc_line(library, key, desc)] + ([doc_line(library, distractor)] if distractor else [])
     docs.sort(key=lambda s: zlib.crc32(s.encode()))
     return "Docs:\n" + "\n".join(docs) + "\n" + closed_prompt(query, key)
 
@@ -195,11 +195,26 @@ def render(library, task, book: str, functions: Sequence[str], rng: random.Rando
     return open_prompt(library, task.query, key, other)
 
 
-def pretraining_corpus(n: int, seed: int, closed_share: float = 0.25) -> list[tuple[str, str]]:
+# words for made-up function descriptions in pre-training (see ``synthetic_share`` below)
+_DESC_WORDS = sorted({w for _, d in FUNCTIONS.values() for w in d.split()} | set(
+    "each every first last value values list lists element elements number numbers count total running "
+    "smallest largest middle pair pairs half double square root rounded positive negative odd even order "
+    "position index row column diagonal matrix vector window shifted copy repeated product sum".split()))
+
+
+def synthetic_description(rng: random.Random) -> str:
+    """A made-up one-line description ("the rounded pair of each window"), meaning nothing."""
+    return "the " + " ".join(rng.choice(_DESC_WORDS) for _ in range(rng.randint(2, 6)))
+
+
+def pretraining_corpus(n: int, seed: int, closed_share: float = 0.25, synthetic_share: float = 0.5) -> list[tuple[str, str]]:
     """(prompt, answer) pairs on the pre-training functions, each with freshly generated names.
 
     A name never repeats across examples, so the only way to answer is to read the doc; the
-    closed-book examples teach the answer format without any way to know the name.
+    closed-book examples teach the answer format without any way to know the name.  In a
+    ``synthetic_share`` of the open-book examples the description (in the doc and the question)
+    is made up: the model cannot tie the copying to the few real descriptions it sees, so it
+    reads the doc of a function it never met (the experiment's) as well as of those it did.
     """
     from ..library import naming
     from ..library.core import Library
@@ -212,25 +227,57 @@ def pretraining_corpus(n: int, seed: int, closed_share: float = 0.25) -> list[tu
         key = rng.choice(keys)
         # a one-function library with a fresh pronounceable name (the minter's own generator)
         lib = Library("zwc", "la", "ZWCArray", {key: naming.candidate(seed, f"pretrain-{i}", 0, (3, 3))}, source=f"seed:{seed}")
-        query = rng.choice(templates).format(args=_arg_words(key), desc=FUNCTIONS[key][1])
-        prompt = closed_prompt(query, key) if rng.random() < closed_share else open_prompt(lib, query, key)
+        closed = rng.random() < closed_share
+        desc = synthetic_description(rng) if not closed and rng.random() < synthetic_share else FUNCTIONS[key][1]
+        query = rng.choice(templates).format(args=_arg_words(key), desc=desc)
+        prompt = closed_prompt(query, key) if closed else open_prompt(lib, query, key, desc=desc)
         out.append((prompt, answer(lib, key)))
     return out
 
 
-def tokenizer_corpus(seed: int = 0) -> list[str]:
+# Extra pre-training corpora (the hook for other skills, e.g. self-play's "write a task from a doc"):
+# name -> function(n, seed) -> [(prompt, answer)].  A demo mixes them in by name and share with
+# ``DemoConfig.pretrain_extra = (("name", share), ...)``; the names and shares are part of the base's
+# configuration, so a base pre-trained with another mix is never reused by mistake.
+PRETRAINING_EXTRAS: dict = {}
+
+
+def register_pretraining_corpus(name: str, fn) -> None:
+    """Make ``fn(n, seed) -> [(prompt, answer)]`` available to :func:`pretraining_mix` as ``name``."""
+    PRETRAINING_EXTRAS[name] = fn
+
+
+def pretraining_mix(n: int, seed: int, extra=(), synthetic_share: float = 0.5) -> list[tuple[str, str]]:
+    """``n`` pre-training examples: doc reading, plus ``share * n`` from each named extra corpus,
+    shuffled together (deterministic in ``seed``)."""
+    unknown = [name for name, _ in extra if name not in PRETRAINING_EXTRAS]
+    if unknown:
+        raise ValueError(f"unknown pre-training corpus {', '.join(unknown)}; registered: {', '.join(PRETRAINING_EXTRAS) or 'none'}")
+    counts = [(name, int(round(share * n))) for name, share in extra]
+    rest = n - sum(c for _, c in counts)
+    if rest < 0:
+        raise ValueError("the extra corpora's shares add up to more than 1")
+    out = pretraining_corpus(rest, seed, synthetic_share=synthetic_share)
+    for name, count in counts:
+        out += list(PRETRAINING_EXTRAS[name](count, seed))
+    random.Random(f"mini-mix-{seed}").shuffle(out)
+    return out
+
+
+def tokenizer_corpus(seed: int = 0, extra=()) -> list[str]:
     """Text to fit the tiny tokenizer: pre-training prompts and answers, and every description.
 
     It holds names of random libraries only (so the experiment's names are split into the same
     syllable pieces as any other, and the tokenizer encodes no knowledge of them).
     """
-    lines = [p + a for p, a in pretraining_corpus(3000, seed + 777)]
+    lines = [p + a for p, a in pretraining_mix(3000, seed + 777, extra)]
     lines += [d for _, d in FUNCTIONS.values()]
     lines += [t for t in TRAIN_TEMPLATES + HELDOUT_TEMPLATES]
     return lines
 
 
-def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4, heads: int | None = None, vocab: int = 600):
+def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4, heads: int | None = None, vocab: int = 600, extra=(),
+                     synthetic_share: float = 0.0):
     """The miniature's base: :func:`se_gym.llm.tiny.build_tiny_model` (the one tiny-model builder) with a
     tokenizer fitted on :func:`tokenizer_corpus`, prompts of at most 256 positions and a 2x MLP.
 
@@ -239,6 +286,6 @@ def build_tiny_model(out_dir, seed: int = 0, hidden: int = 128, layers: int = 4,
     from ..llm.tiny import build_tiny_model as build
 
     return build(
-        out_dir, tokenizer_corpus(seed), vocab_size=vocab, n_layer=layers, d_model=hidden,
+        out_dir, tokenizer_corpus(seed, extra, synthetic_share), vocab_size=vocab, n_layer=layers, d_model=hidden,
         n_head=heads or max(1, hidden // 32), ffn_dim=2 * hidden, max_position_embeddings=256, seed=seed,
     )

@@ -257,18 +257,29 @@ class RLTrainer:
                     self.optimizer.step()
                     for k, v in stats.items():
                         stats_acc.setdefault(k, []).append(v)
-            if cfg.track_kl:  # KL(policy || start) on this batch's response tokens, after the update
-                from .losses import kl_penalty, masked_mean
-
-                with torch.no_grad():
-                    new = self._logprobs(self.policy.model, batch)
-                    mask = batch.response_mask.to(new.device)
-                    metrics["kl_start"] = float(masked_mean(kl_penalty(new, ref.to(new.device)), mask))
+            if cfg.track_kl:
+                metrics["kl_start"] = self._kl_to_start(batch)
             self.sampler.sync(self.policy.model)
         metrics.update({k: sum(v) / len(v) for k, v in stats_acc.items()})
         self.step_count += 1
         self.history.append(metrics)
         return metrics
+
+    def _kl_to_start(self, batch) -> float:
+        """Exact KL(policy || start) over the vocabulary, mean over this batch's response tokens.
+
+        Exact rather than sampled: the batch was sampled under the rollout prompt, not by the
+        policy under the update prompt, so a sampled estimator (k3) would be biased and explode.
+        """
+        torch = self._torch
+        from .losses import masked_mean
+
+        b = batch.to(self.policy.device)
+        with torch.no_grad():
+            new = torch.log_softmax(self.policy.model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1].float(), -1)
+            ref = torch.log_softmax(self.ref_model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1].float(), -1)
+            kl = (new.exp() * (new - ref)).sum(-1)
+            return float(masked_mean(kl, b.response_mask))
 
     def _logprobs(self, model, batch):
         """Per-token log-probs of ``batch`` under ``model``: the one precision path of old, reference
