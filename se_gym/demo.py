@@ -124,7 +124,8 @@ class Demo:
         if _done(path):
             return path / "model"
         _log(f"[base] building a tiny model (hidden {cfg.hidden}, {cfg.layers} layers, {cfg.heads} heads) and pre-training it on doc reading")
-        mini.build_tiny_model(path / "init", seed=0, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, extra=cfg.pretrain_extra)
+        mini.build_tiny_model(path / "init", seed=0, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, extra=cfg.pretrain_extra,
+                              synthetic_share=cfg.pretrain_synthetic)
         policy = Policy.from_pretrained(path / "init", device=self.device, dtype="float32")
         corpus = [SFTExample(p, a) for p, a in mini.pretraining_mix(cfg.pretrain_examples, 0, cfg.pretrain_extra, cfg.pretrain_synthetic)]
         t0 = time.time()
