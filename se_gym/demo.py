@@ -408,6 +408,7 @@ def run(args: argparse.Namespace) -> int:
         if args.rl_iterations:
             acfg = replace(acfg, iterations=args.rl_iterations)
         demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False)
+        demo.bind(args.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
         return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only)
     demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl)
     demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work

@@ -143,7 +143,7 @@ class Ablation:
             learn = agent.learn(traj)
             row = {
                 "iteration": it + 1,
-                "reward": sum(t.reward for t in traj) / max(1, len(traj)),
+                "reward": _mean([t.reward for t in traj if t.reward is not None] or [0.0]),  # sandbox failures left out
                 "nonzero_adv": learn.get("nonzero_adv"),
                 "updated_on": learn.get("updated_on"),
                 "clip_frac": learn.get("clip_frac", 0.0),

@@ -264,13 +264,13 @@ def pretraining_mix(n: int, seed: int, extra=(), synthetic_share: float = 0.5) -
     return out
 
 
-def tokenizer_corpus(seed: int = 0, extra=()) -> list[str]:
+def tokenizer_corpus(seed: int = 0, extra=(), synthetic_share: float = 0.0) -> list[str]:
     """Text to fit the tiny tokenizer: pre-training prompts and answers, and every description.
 
     It holds names of random libraries only (so the experiment's names are split into the same
     syllable pieces as any other, and the tokenizer encodes no knowledge of them).
     """
-    lines = [p + a for p, a in pretraining_mix(3000, seed + 777, extra)]
+    lines = [p + a for p, a in pretraining_mix(3000, seed + 777, extra, synthetic_share)]
     lines += [d for _, d in FUNCTIONS.values()]
     lines += [t for t in TRAIN_TEMPLATES + HELDOUT_TEMPLATES]
     return lines
