@@ -14,6 +14,7 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "sandbox setup: need root to install ${need[*]}; the sandbox falls back to rlimits-only" >&2
     exit 0
   fi
+  echo "sandbox setup: installing system packages with apt-get: ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
