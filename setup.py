@@ -31,7 +31,9 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["se_gym", "se_gym.*"]),
     include_package_data=True,
-    package_data={"se_gym": ["py.typed", "data/*"]},
+    # files a non-editable install needs besides the modules (tests/test_packaging.py builds a wheel
+    # and checks); the container recipe travels with the docker backend
+    package_data={"se_gym": ["py.typed", "sandbox/Dockerfile"]},
     install_requires=["numpy>=2", "gymnasium>=1.4,<1.5", "tqdm>=4.60"],
     extras_require=EXTRAS,
     entry_points={"console_scripts": ["se-gym=se_gym.cli:main"]},

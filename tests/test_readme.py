@@ -1,0 +1,86 @@
+"""Every code block of README.md runs as written (python blocks in a fresh interpreter, bash blocks with
+`se-gym` on PATH), each in an empty working directory.  A block that cannot run here says so, with the
+reason, in the line just above it:
+
+    <!-- readme-test: parse-only: needs a GPU and an 8B model -->
+
+(then it is only parsed: compile() for python, `bash -n` for bash).  Other annotations
+(`<!-- readme-test: NAME -->`, used by sections' own tests) do not change how a block runs here.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from conftest import REPO
+
+ANNOTATION = re.compile(r"<!--\s*readme-test:\s*(.*?)\s*-->")
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    parse_only: str | None  # the reason, when the block is only parsed
+
+    @property
+    def id(self) -> str:
+        return f"L{self.line}-{self.lang}"
+
+
+def blocks(text: str) -> list[Block]:
+    out, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        fence = lines[i].strip()
+        if lines[i].startswith("```") and fence in ("```python", "```bash"):
+            start, body = i, []
+            i += 1
+            while i < len(lines) and lines[i].rstrip() != "```":
+                body.append(lines[i])
+                i += 1
+            assert i < len(lines), f"README.md:{start + 1}: code block never closed"
+            note = ANNOTATION.search(lines[start - 1]) if start else None
+            reason = None
+            if note and note.group(1).startswith("parse-only"):
+                reason = note.group(1).partition(":")[2].strip()
+                assert reason, f"README.md:{start}: parse-only needs a reason (parse-only: WHY)"
+            out.append(Block(start + 1, fence[3:], "\n".join(body) + "\n", reason))
+        i += 1
+    return out
+
+
+README_BLOCKS = blocks((REPO / "README.md").read_text(encoding="utf-8"))
+
+
+def test_the_readme_has_runnable_blocks():
+    assert README_BLOCKS and any(b.parse_only is None for b in README_BLOCKS)
+
+
+def _env(tmp_path) -> dict:
+    shim = tmp_path / ".bin"
+    shim.mkdir()
+    (shim / "se-gym").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m se_gym.cli "$@"\n')
+    (shim / "se-gym").chmod(0o755)
+    return dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+@pytest.mark.parametrize("block", README_BLOCKS, ids=lambda b: b.id)
+def test_readme_block(block: Block, tmp_path):
+    if block.parse_only is not None:
+        if block.lang == "python":
+            compile(block.code, f"README.md:{block.line}", "exec")
+        else:
+            proc = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr
+        return
+    work = tmp_path / "work"
+    work.mkdir()
+    cmd = [sys.executable, "-c", block.code] if block.lang == "python" else ["bash", "-euo", "pipefail", "-c", block.code]
+    proc = subprocess.run(cmd, cwd=work, env=_env(tmp_path), capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, f"README.md:{block.line} ({block.lang}) failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-3000:]}"
