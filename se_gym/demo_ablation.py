@@ -123,6 +123,7 @@ class Ablation:
             return self.run_dir.read_done(stage)
         pol = self.demo.policy(start_path)
         inner = self.demo.sampler(pol) or PolicySampler(pol)
+        inner.sync(pol.model)  # an external engine (vLLM) starts from --model: give it this variant's start (SFT->RL)
         # answers end at the closing fence: unclipped runs otherwise learn junk after the block
         agent = RLAgent(pol, mode="closed", config=rl_config(acfg, v, seed, self.demo.precision), sampler=CutSampler(inner))
         state = vdir / "state"
@@ -322,12 +323,14 @@ def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = Fals
     wall = time.time() - t0
     md = render_table(table)
     curves = curves_summary(abl.run_dir.path, seeds, config.variants)
+    # the RL runs' own time (iterations' seconds summed), which a resumed or parallel invocation's wall time hides
+    rl_seconds = sum(float(r.get("seconds") or 0.0) for s in seeds for v in config.variants for r in load_curve(abl.run_dir.path, s, v))
     out = abl.run_dir.path
     report = [
         "# se-gym demo --rl-ablation: clipping and advantage against internalization", "",
         f"Seeds {', '.join(map(str, seeds))}; base: {demo.model_id or 'the demo tiny model'}; {config.iterations} RL iterations, "
         f"group {config.group}, LR {config.learning_rate:g}, {config.ppo_epochs} PPO epochs; wall time of this invocation {wall:.0f} s "
-        "(stages already done were skipped).", "",
+        f"(stages already done were skipped); RL iterations took {rl_seconds:.0f} s summed over all runs.", "",
         "Closed-book accuracy after training (mean ± sd over seeds, then per seed):", "", md, "",
         f"- {line}", "",
         "Per-iteration statistics, mean over seeds (first → last iteration); the full curves are "
@@ -336,7 +339,8 @@ def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = Fals
     from .storage import write_json_atomic, write_text_atomic
 
     write_text_atomic(out / "report.md", "\n".join(report) + "\n")
-    write_json_atomic(out / "results.json", {"config": asdict(config), "seeds": per_seed, "summary": table, "verdict": line, "wall_s": wall})
+    write_json_atomic(out / "results.json", {"config": asdict(config), "seeds": per_seed, "summary": table, "verdict": line, "wall_s": wall,
+                                             "rl_seconds_summed": rl_seconds})
     plotted = plot(table, out, seeds, config.variants, out / "plot.png")
     print(md)
     print()
