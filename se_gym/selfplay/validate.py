@@ -81,6 +81,26 @@ class Outcome:
                    Task.from_json(d["task"]) if d.get("task") else None, tuple(d.get("outputs", ())), d.get("noise"))
 
 
+def dedup(outcomes: Sequence[Outcome], buffer: Any = None, threshold: float = 0.5) -> list[Outcome]:
+    """Mark near-duplicates (of a buffer task, or of one accepted earlier in ``outcomes``) as
+    rejected for ``duplicate``; returns ``outcomes`` (changed in place)."""
+    from .dedup import DedupIndex
+
+    index = DedupIndex(threshold)
+    if buffer is not None:
+        for t in buffer.tasks():
+            index.add(t.query, [c.input for c in t.test_cases])
+    for o in outcomes:
+        if o.reason is not None:
+            continue
+        dup = index.find(o.proposal.question, o.proposal.inputs)
+        if dup is not None:
+            o.reason, o.detail, o.task = "duplicate", f"near-duplicate of task #{dup}", None
+            continue
+        index.add(o.proposal.question, o.proposal.inputs)
+    return outcomes
+
+
 def rejection_counts(outcomes: Iterable[Outcome]) -> dict[str, int]:
     c = Counter(o.reason for o in outcomes if o.reason is not None)
     return {r: c[r] for r in REASONS if c.get(r)}
@@ -268,14 +288,22 @@ class Validator:
         return out
 
     def validate_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None, buffer: Any = None) -> list[Outcome]:
+        return dedup(self.check_texts(texts, functions), buffer, self.config.dedup_threshold)
+
+    def check_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None) -> list[Outcome]:
         parsed = self.parse(texts, functions)
         props = [p for p in parsed if isinstance(p, Proposal)]
-        done = iter(self.validate(props, buffer))
+        done = iter(self.check(props))
         return [p if isinstance(p, Outcome) else next(done) for p in parsed]
 
     def validate(self, proposals: Sequence[Proposal], buffer: Any = None) -> list[Outcome]:
         """One outcome per proposal, in order; accepted ones carry a :class:`se_gym.tasks.Task`."""
-        from .dedup import DedupIndex
+        return dedup(self.check(proposals), buffer, self.config.dedup_threshold)
+
+    def check(self, proposals: Sequence[Proposal]) -> list[Outcome]:
+        """Every rule but the duplicate check (which needs the whole batch and the buffer, see
+        :func:`dedup`): what a judge worker does with its share of a round's proposals."""
+        from dataclasses import replace
 
         lib = self.library
         outcomes = [Outcome(p) for p in proposals]
@@ -292,29 +320,15 @@ class Validator:
             runs = [self._run(j, [outcomes[i] for i in todo], sigs) for j in self.judges()]
             for k, i in enumerate(todo):
                 self._check_runs(outcomes[i], [r[k] for r in runs])
-        index = DedupIndex(self.config.dedup_threshold)
-        if buffer is not None:
-            for t in buffer.tasks():
-                index.add(t.query, [c.input for c in t.test_cases])
-        accepted = []
-        for i, o in enumerate(outcomes):
-            if o.reason is not None:
-                continue
-            dup = index.find(o.proposal.question, o.proposal.inputs)
-            if dup is not None:
-                o.reason, o.detail = "duplicate", f"near-duplicate of task #{dup}"
-                continue
-            index.add(o.proposal.question, o.proposal.inputs)
+        accepted = [(i, o) for i, o in enumerate(outcomes) if o.reason is None]
+        for i, o in accepted:
             o.task = self._task(o, sigs[i])
-            accepted.append(o)
         if accepted and self.config.label_noise:
             from .oracle import label_noise
 
-            noises = label_noise(self.judges()[0], [o.task for o in accepted], [o.outputs for o in accepted])
-            for o, n in zip(accepted, noises):
+            noises = label_noise(self.judges()[0], [o.task for _, o in accepted], [o.outputs for _, o in accepted])
+            for (_, o), n in zip(accepted, noises):
                 o.noise = n
-                from dataclasses import replace
-
                 o.task = replace(o.task, metadata={**dict(o.task.metadata), "label_noise": n})
         return outcomes
 

@@ -1,0 +1,98 @@
+"""``se-gym selfplay``: run self-play rounds (resumable), locally or on a Ray cluster.
+
+Settings come from ``--config FILE`` (JSON, or TOML by suffix) and flags (flags win); any
+:class:`se_gym.selfplay.loop.SelfPlayConfig` field can be set in the file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from ..errors import CLIError
+
+# flag -> config field, for the settings worth a flag (every field can go in --config)
+_FLAGS = {
+    "model": str, "library": str, "prompts": str, "regime": str, "rounds": int, "proposals": int, "k": int,
+    "references": int, "samples": int, "proposer_reward": str, "min_tasks": int, "seed_tasks": str, "eval": str,
+    "eval_limit": int, "propose_max_tokens": int, "solve_max_tokens": int, "sft_lr": float, "sft_epochs": int,
+    "rl_lr": float, "seed": int,
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", default=None, help="settings file (JSON or .toml); flags override it")
+    parser.add_argument("--out", required=True, help="run folder (reruns resume round by round)")
+    for name, typ in _FLAGS.items():
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=typ, default=None)
+    parser.add_argument("--functions", nargs="+", default=None, help="catalogue keys the curriculum draws from (default: the whole library)")
+    parser.add_argument("--books", nargs="+", default=None, choices=("open", "closed"))
+    parser.add_argument("--ray-address", default=None, help="run on a Ray cluster ('auto' or HOST:PORT); default: in this process")
+    parser.add_argument("--generators", type=int, default=2, help="generation actors on Ray (default 2)")
+    parser.add_argument("--judges", type=int, default=2, help="judge actors on Ray (default 2)")
+    parser.add_argument("--actor-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
+    parser.add_argument("--actor-gpus", type=float, default=0.0, help="GPUs per generation actor (default 0)")
+    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="generation backend of the Ray actors")
+    parser.add_argument("--device", default=None, help="the learner's torch device (default: cuda if available)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads of the learner")
+    parser.add_argument("--restart", action="store_true", help="discard what --out holds and start again")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.set_defaults(func=run)
+
+
+def read_config(path: str | None) -> dict:
+    if not path:
+        return {}
+    p = Path(path)
+    if not p.is_file():
+        raise CLIError(f"no such config file: {path}")
+    try:
+        if p.suffix == ".toml":
+            import tomllib
+
+            return tomllib.loads(p.read_text(encoding="utf-8"))
+        return json.loads(p.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise CLIError(f"{path} is not valid {'TOML' if p.suffix == '.toml' else 'JSON'}: {exc}") from None
+
+
+def build_config(args: argparse.Namespace):
+    from .loop import SelfPlayConfig
+
+    d = read_config(args.config)
+    for name in _FLAGS:
+        v = getattr(args, name)
+        if v is not None:
+            d[name] = v
+    if args.functions is not None:
+        d["functions"] = args.functions
+    if args.books is not None:
+        d["books"] = args.books
+    return SelfPlayConfig.from_dict(d)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import torch
+    except ImportError:
+        raise CLIError("self-play needs torch and transformers: pip install 'se-gym[train]'") from None
+    from .loop import SelfPlay
+
+    config = build_config(args)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    engine = None
+    if args.ray_address:
+        from .ray_engine import RayEngine
+
+        engine = RayEngine.from_config(config, address=args.ray_address, generators=args.generators, judges=args.judges,
+                                       num_cpus=args.actor_cpus, num_gpus=args.actor_gpus, backend=args.backend)
+    sp = SelfPlay(config, args.out, engine, restart=args.restart, progress=not args.no_progress, device=args.device)
+    summaries = sp.run_all()
+    for s in summaries:
+        acc = s.get("closed_book_acc")
+        extra = "" if s["round"] == 0 else f", valid {s['valid']}/{s['proposed']}, rejected {s['rejected']}"
+        print(f"round {s['round']}: closed-book acc {'-' if acc is None else f'{acc:.3f}'}{extra}")
+    print(f"log: {Path(args.out) / 'log.jsonl'}, plot: {Path(args.out) / 'plot.png'}, suite: {Path(args.out) / 'suite'}")
+    return 0

@@ -1,0 +1,612 @@
+"""The self-play round loop: propose -> validate -> solve -> rewards -> learn -> evaluate.
+
+Every round is a folder of ``--out`` (a :class:`se_gym.storage.RunDir` bound to the configuration);
+each stage writes its file atomically and is skipped when the file is there, so ``kill -9`` at any
+point and a rerun lose nothing and count nothing twice (the learner restarts a killed update from the
+round's starting weights, which nothing before it changed)::
+
+    round_001/propose.json    proposals (prompt, functions shown, text)
+    round_001/validate.json   every outcome: the task, or the rejection reason
+    round_001/solve.json      solver samples per task and book, with the judge's reward
+    round_001/learn/          DONE (losses) and model/ (the weights after this round)
+    round_001/eval.json       closed-book accuracy on the held-out suite
+    round_001/buffer.jsonl    the task buffer after this round
+    round_001/DONE            the round's summary (one line of log.jsonl)
+
+``log.jsonl`` (one line per finished round, rewritten from the DONE files), ``plot.png`` and the
+buffer exported as an SE-Bench suite (``suite/``) are derived from those files.
+
+Regimes: ``sft`` (Closed-SFT on accepted open-book solutions, the query-only prompt as the
+student's: :func:`se_gym.training.distill.offpolicy_examples`; the proposer is not trained),
+``rl`` (one policy update on both roles with Absolute Zero's task-relative advantage, through
+:class:`se_gym.training.rl.RLTrainer`), ``sft+rl`` (both).  Generation, validation and judging go
+through an *engine*: :class:`LocalEngine` in this process, or the Ray engine
+(:mod:`se_gym.selfplay.ray_engine`).
+"""
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..errors import CLIError
+
+REGIMES = ("sft", "rl", "sft+rl")
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Everything that changes results (the run folder is bound to it)."""
+
+    model: str = ""
+    library: str = "seed:0"
+    prompts: str = "sebench"  # or "miniature"
+    regime: str = "sft"
+    rounds: int = 3
+    proposals: int = 32  # per round
+    k: int = 1  # functions shown per proposal (1: single-function; >= 3: compositions)
+    functions: tuple[str, ...] = ()  # the curriculum's pool (empty: the whole library)
+    references: int = 3  # buffer tasks shown to the proposer (Absolute Zero: 6)
+    min_inputs: int = 8
+    samples: int = 4  # solver samples per task and book
+    books: tuple[str, ...] = ("open", "closed")
+    proposer_reward: str = "gap"  # learnability | 4p1p | gap
+    rate_book: str = "closed"
+    invalid_penalty: float = -1.0
+    zero_reward: float = 0.0
+    min_tasks: int = 8  # top up from the buffer to this many training tasks
+    seed_tasks: str = ""  # "" | "miniature" | path of an SE-Bench-layout folder or JSONL: the buffer's start
+    propose_temperature: float = 1.0
+    solve_temperature: float = 0.6
+    propose_max_tokens: int = 1024
+    solve_max_tokens: int = 1024
+    sft_lr: float = 1e-5
+    sft_epochs: int = 3
+    sft_batch: int = 8
+    rl_lr: float = 1e-6
+    rl_ppo_epochs: int = 1
+    rl_minibatch: int = 16
+    rl_clip: bool = True
+    eval: str = "builtin:single_test"  # builtin:SPLIT | sebench:PATH:SPLIT | miniature | none
+    eval_limit: int = 64
+    wall_s: float = 3.0
+    dedup_threshold: float = 0.5
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.regime not in REGIMES:
+            raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
+        if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
+            raise CLIError("rounds, proposals, samples and k must be >= 1")
+        bad = [b for b in self.books if b not in ("open", "closed")]
+        if bad or not self.books:
+            raise CLIError(f"books must be a non-empty subset of open, closed, got {list(self.books)}")
+        if "sft" in self.regime and "open" not in self.books:
+            raise CLIError("the sft regime learns from open-book solutions: books must include open")
+        if "rl" in self.regime and "closed" not in self.books:
+            raise CLIError("the rl regime trains the closed-book solver: books must include closed")
+        if self.proposer_reward == "gap" and set(self.books) != {"open", "closed"}:
+            raise CLIError("the gap reward needs both books (books = open, closed)")
+        from .rewards import ProposerReward
+
+        try:
+            ProposerReward(self.proposer_reward, self.rate_book, self.invalid_penalty, self.zero_reward)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        object.__setattr__(self, "functions", tuple(self.functions))
+        object.__setattr__(self, "books", tuple(self.books))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SelfPlayConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise CLIError(f"unknown self-play setting(s): {', '.join(unknown)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+# -- engines ------------------------------------------------------------------------------------------
+class LocalEngine:
+    """Generation with the learner's own model (shared, so always current), validation and judging in
+    sandboxes of this process."""
+
+    name = "local"
+
+    def __init__(self, library: Any, validation: Any, batch_size: int = 16):
+        self.library = library
+        self.validation = validation
+        self.batch_size = batch_size
+        self._gen = None
+        self._validator = None
+        self._judge = None
+
+    def attach(self, policy: Any) -> None:
+        from ..llm.hf import HFGenerator
+
+        self._gen = HFGenerator(policy.model, policy.tokenizer, batch_size=self.batch_size, progress=False)
+
+    def push(self, model: Any) -> None:
+        pass  # the generator shares the learner's model
+
+    def generate(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[str]]:
+        from ..llm import SamplingParams
+
+        if not prompts:
+            return []
+        params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
+        return [g.texts for g in self._gen.generate(list(prompts), params)]
+
+    def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
+        from .validate import Validator
+
+        if self._validator is None:
+            self._validator = Validator(self.library, self.validation)
+        return self._validator.check_texts(texts, functions)
+
+    def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
+        """``(reward, infrastructure_failure)`` per ``(response, test_cases, function_name)``."""
+        from ..judge import Judge
+
+        if not items:
+            return []
+        if self._judge is None:
+            self._judge = Judge(self.library, profile="strict")
+        return [(v.reward, v.infrastructure) for v in self._judge.judge_many(list(items))]
+
+    def close(self) -> None:
+        if self._validator is not None:
+            self._validator.close()
+        if self._judge is not None:
+            self._judge.close()
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+def _seed(*parts: Any) -> int:
+    from ..llm.base import derive_seed
+
+    return derive_seed(*[p if isinstance(p, int) else sum(map(ord, str(p))) * 7919 + len(str(p)) for p in parts]) % (2**31)
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _write(path: Path, obj: Any) -> None:
+    from ..storage import write_json_atomic
+
+    write_json_atomic(path, obj)
+
+
+def load_seed_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
+    if not spec:
+        return []
+    if spec == "miniature":
+        from .miniature import seed_tasks
+
+        return seed_tasks(library, config)
+    from ..tasks import load_sebench
+    from ..tasks.record import Task
+
+    p = Path(spec)
+    if p.is_file():
+        rows = [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        return [Task.from_json(r) if "id" in r else Task.from_official_row(r, "train", i, "seed", library=library) for i, r in enumerate(rows)]
+    if p.is_dir():
+        return list(load_sebench("train", p, library=library))
+    raise CLIError(f"seed_tasks: no such file or folder {spec!r}")
+
+
+def load_eval_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
+    if spec in ("", "none"):
+        return []
+    if spec == "miniature":
+        from .miniature import eval_tasks
+
+        return eval_tasks(library, config)
+    kind, _, rest = spec.partition(":")
+    if kind == "builtin":
+        from ..tasks import builtin_tasks
+
+        split = rest or "single_test"
+        seed = int(library.source.split(":")[1]) if library.source.startswith("seed:") else 0
+        tasks = builtin_tasks(split, seed=seed, library=library)
+        if config.functions:
+            tasks = [t for t in tasks if set(t.functions) <= set(config.functions)] or tasks
+    elif kind == "sebench":
+        from ..tasks import load_sebench
+
+        path, _, split = rest.rpartition(":")
+        if not path:
+            path, split = rest, "single_test"
+        tasks = list(load_sebench(split, path, library=library))
+    else:
+        raise CLIError(f"eval must be builtin:SPLIT, sebench:PATH:SPLIT, miniature or none, got {spec!r}")
+    rng = random.Random(f"selfplay-eval-{config.seed}")
+    return sorted(rng.sample(list(tasks), min(config.eval_limit, len(tasks))), key=lambda t: t.id) if config.eval_limit else list(tasks)
+
+
+def make_prompts(config: SelfPlayConfig) -> Any:
+    if config.prompts == "sebench":
+        from .prompts import SEBenchPrompts
+
+        return SEBenchPrompts(config.min_inputs)
+    if config.prompts == "miniature":
+        from .miniature import MiniPrompts
+
+        return MiniPrompts()
+    raise CLIError(f"prompts must be sebench or miniature, got {config.prompts!r}")
+
+
+# -- the loop -----------------------------------------------------------------------------------------
+class SelfPlay:
+    """One self-play run in ``out`` (resumable).  ``engine``: a :class:`LocalEngine` (default) or a
+    Ray engine; ``policy_loader(path)`` builds the learner (default: :class:`se_gym.training.policy.Policy`)."""
+
+    def __init__(self, config: SelfPlayConfig, out: str | Path, engine: Any = None, *, restart: bool = False,
+                 progress: bool = True, device: str | None = None, log: Callable[[str], None] | None = None):
+        from ..library import from_spec
+        from ..storage import RunDir
+        from .validate import ValidationConfig
+
+        if not config.model:
+            raise CLIError("self-play needs a model (--model PATH or a HF id)")
+        self.config = config
+        self.run = RunDir(out, "selfplay", asdict(config), restart=restart)
+        self.out = self.run.path
+        self.library = from_spec(config.library)
+        self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
+        self.engine = engine or LocalEngine(self.library, self.validation)
+        self.prompts = make_prompts(config)
+        self.progress = progress
+        self.device = device
+        self._log = log or (lambda m: print(m, flush=True))
+        keys = list(config.functions) or list(self.library.names)
+        unknown = [k for k in keys if k not in self.library.names]
+        if unknown:
+            raise CLIError(f"functions not in the library: {', '.join(unknown[:5])}")
+        from .prompts import Curriculum
+
+        self.curriculum = Curriculum(keys, min(config.k, len(keys)), config.seed)
+        self.policy = None
+        self.policy_path = None
+        self._pushed: str | None = None
+
+    # -- state ------------------------------------------------------------------------------
+    def rdir(self, r: int) -> Path:
+        return self.out / f"round_{r:03d}"
+
+    def _model_after(self, r: int) -> str:
+        if r == 0:
+            return self.config.model
+        path = self.rdir(r) / "learn" / "model"
+        return str(path) if path.is_dir() else self._model_after(r - 1)
+
+    def _buffer_after(self, r: int):
+        from .buffer import TaskBuffer
+
+        if r == 0:
+            return TaskBuffer(load_seed_tasks(self.config.seed_tasks, self.library, self.config))
+        return TaskBuffer.load(self.rdir(r) / "buffer.jsonl")
+
+    def _load_policy(self, path: str) -> Any:
+        if self.policy is None or self.policy_path != path:
+            from ..training.policy import Policy
+
+            self.policy = Policy.from_pretrained(path, device=self.device)
+            self.policy_path = path
+            self.engine.attach(self.policy)
+        if self._pushed != path:  # the generators get the learner's weights (after a load or an update)
+            self.engine.push(self.policy.model)
+            self._pushed = path
+        return self.policy
+
+    # -- run ----------------------------------------------------------------------------------
+    def run_all(self) -> list[dict]:
+        cfg = self.config
+        t0 = time.time()
+        self.eval_tasks = load_eval_tasks(cfg.eval, self.library, cfg)
+        try:
+            if not self.run.done("round_000"):
+                self._load_policy(cfg.model)
+                acc = self.evaluate(0)
+                self.rdir(0).mkdir(parents=True, exist_ok=True)
+                self.run.mark_done("round_000", {"round": 0, "closed_book_acc": acc["accuracy"], "eval": acc, "wall_s": {"eval": acc["wall_s"]}})
+            for r in range(1, cfg.rounds + 1):
+                if self.run.done(self.rdir(r).name):
+                    continue
+                self.round(r)
+                self.write_log()
+        finally:
+            self.engine.close()
+        summaries = self.write_log()
+        buf = self._buffer_after(max((s["round"] for s in summaries), default=0))
+        buf.export(self.out / "suite", library=self.library)
+        self._log(f"[selfplay] {len(summaries) - 1} rounds in {self.out} ({time.time() - t0:.0f} s this invocation); buffer {len(buf)} tasks -> {self.out / 'suite'}")
+        return summaries
+
+    def round(self, r: int) -> dict:
+        cfg = self.config
+        d = self.rdir(r)
+        self.run.stage(d.name)
+        buffer = self._buffer_after(r - 1)
+        start_model = self._model_after(r - 1)
+        self._load_policy(start_model)
+        rng = random.Random(_seed(cfg.seed, r, "round"))
+        times: dict[str, float] = {}
+
+        # 1. propose
+        f = d / "propose.json"
+        if not f.is_file():
+            t = time.time()
+            groups = self.curriculum.draw(cfg.proposals, r - 1)
+            prompts = [self.prompts.propose(self.library, keys, buffer.references(cfg.references, rng, keys)) for keys in groups]
+            self._log(f"[round {r}] proposing {len(prompts)} tasks")
+            texts = [g[0] for g in self.engine.generate(prompts, 1, cfg.propose_temperature, cfg.propose_max_tokens, _seed(cfg.seed, r, "propose"))]
+            _write(f, {"wall_s": time.time() - t, "items": [{"functions": list(k), "prompt": p, "text": x} for k, p, x in zip(groups, prompts, texts)]})
+        proposed = _read(f)
+        times["propose"] = proposed["wall_s"]
+
+        # 2. validate
+        f = d / "validate.json"
+        if not f.is_file():
+            from .validate import dedup
+
+            t = time.time()
+            items = proposed["items"]
+            self._log(f"[round {r}] validating {len(items)} proposals")
+            outcomes = self.engine.check([i["text"] for i in items], [tuple(i["functions"]) for i in items])
+            dedup(outcomes, buffer, cfg.dedup_threshold)
+            _write(f, {"wall_s": time.time() - t, "outcomes": [o.to_json() for o in outcomes]})
+        from .validate import Outcome
+
+        validated = _read(f)
+        times["validate"] = validated["wall_s"]
+        outcomes = [Outcome.from_json(o) for o in validated["outcomes"]]
+        fresh = [o.task for o in outcomes if o.accepted]
+
+        # 3. solve (fresh tasks plus a top-up from the buffer)
+        f = d / "solve.json"
+        if not f.is_file():
+            t = time.time()
+            train, topped = buffer.top_up(fresh, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")))
+            rows = []
+            for book in cfg.books:
+                prompts = [self.prompts.solve(self.library, task, book) for task in train]
+                self._log(f"[round {r}] solving {len(train)} tasks x {cfg.samples} ({book} book)")
+                groups = self.engine.generate(prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
+                items = [(resp, task.test_cases, task.function_name) for task, g in zip(train, groups) for resp in g]
+                verdicts = iter(self.engine.judge(items))
+                for task, prompt, g in zip(train, prompts, groups):
+                    for k, resp in enumerate(g):
+                        reward, infra = next(verdicts)
+                        rows.append({"task": task.id, "book": book, "sample": k, "prompt": prompt, "response": resp, "reward": reward, "infrastructure": infra})
+            _write(f, {"wall_s": time.time() - t, "train": [task.to_json() for task in train], "topped_up": topped, "rows": rows})
+        solved = _read(f)
+        times["solve"] = solved["wall_s"]
+
+        # 4. rewards
+        t = time.time()
+        rew = self.rewards(proposed["items"], outcomes, solved)
+        times["rewards"] = time.time() - t
+
+        # 5. learn
+        ldir = d / "learn"
+        if not self.run.done(f"{d.name}/learn"):
+            t = time.time()
+            self._log(f"[round {r}] learning ({cfg.regime})")
+            self._load_policy(start_model)  # a killed update restarts from the round's start
+            metrics = self.learn(r, proposed["items"], rew, solved)
+            self.policy.save(ldir / "model")
+            self.policy_path = str(ldir / "model")
+            metrics["wall_s"] = time.time() - t
+            self.run.mark_done(f"{d.name}/learn", metrics)
+        learned = self.run.read_done(f"{d.name}/learn")
+        times["learn"] = learned["wall_s"]
+        if learned.get("updated"):
+            self._load_policy(str(ldir / "model"))
+        else:
+            self._load_policy(start_model)
+
+        # 6. evaluate
+        f = d / "eval.json"
+        if not f.is_file():
+            _write(f, self.evaluate(r))
+        ev = _read(f)
+        times["eval"] = ev["wall_s"]
+
+        # 7. buffer and summary
+        buffer.add(fresh)
+        buffer.save(d / "buffer.jsonl")
+        summary = self.summary(r, outcomes, solved, rew, learned, ev, times, len(buffer))
+        self.run.mark_done(d.name, summary)
+        acc = summary["closed_book_acc"]
+        self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc:.3f}, rejected {summary['rejected']}")
+        return summary
+
+    # -- stages -------------------------------------------------------------------------------
+    def rewards(self, items: list[dict], outcomes: list[Any], solved: dict) -> dict:
+        from .rewards import KINDS, ProposerReward, histogram, signal_share
+
+        cfg = self.config
+        spec = ProposerReward(cfg.proposer_reward, cfg.rate_book, cfg.invalid_penalty, cfg.zero_reward)
+        rates: dict[str, dict[str, float]] = {}
+        for row in solved["rows"]:
+            if row.get("infrastructure"):
+                continue  # a sandbox failure is nobody's answer
+            rates.setdefault(row["task"], {}).setdefault(row["book"], []).append(row["reward"])  # type: ignore[arg-type]
+        mean = {tid: {b: sum(v) / len(v) for b, v in books.items()} for tid, books in rates.items()}
+        proposer, per_kind = [], {k: [] for k in KINDS}
+        for o in outcomes:
+            if not o.accepted:
+                proposer.append(spec(False))
+                continue
+            m = mean.get(o.task.id, {})
+            op, cl = m.get("open"), m.get("closed")
+            proposer.append(spec(True, op, cl))
+            for kind in KINDS:
+                try:
+                    per_kind[kind].append(spec.raw(op, cl, kind))
+                except ValueError:
+                    pass
+        fresh_ids = {o.task.id for o in outcomes if o.accepted}
+        hist = {b: histogram([m[b] for tid, m in mean.items() if b in m and tid in fresh_ids]) for b in cfg.books}
+        return {
+            "proposer": proposer,
+            "solve_rates": mean,
+            "signal_share": {k: signal_share(v) for k, v in per_kind.items() if v},
+            "raw_mean": {k: (sum(v) / len(v) if v else None) for k, v in per_kind.items()},
+            "histogram": hist,
+        }
+
+    def learn(self, r: int, items: list[dict], rew: dict, solved: dict) -> dict:
+        cfg = self.config
+        metrics: dict[str, Any] = {"updated": False}
+        policy = self.policy
+        rows = solved["rows"]
+        train = {t["id"]: t for t in solved["train"]}
+        if "sft" in cfg.regime:
+            from ..tasks.record import Task
+            from ..training.distill import ContextPair, TeacherSample, offpolicy_examples
+            from ..training.sft import SFTConfig, train_sft
+
+            samples = []
+            for row in rows:
+                if row["book"] != "open":
+                    continue
+                task = Task.from_json(train[row["task"]])
+                pair = ContextPair(row["prompt"], self.prompts.solve(self.library, task, "closed"), task.id)
+                samples.append(TeacherSample(pair, row["response"], row["reward"]))
+            examples = offpolicy_examples(samples)
+            metrics["sft_examples"] = len(examples)
+            if examples:
+                sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
+                                                           warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress)
+                metrics["sft_loss"] = sft["loss"]
+                metrics["updated"] = True
+        if "rl" in cfg.regime:
+            from ..training.rl import RLConfig, RLPrompt, RLTrainer
+            from .rewards import task_relative_advantages
+
+            prompts, responses, rewards, roles = [], [], [], []
+            for row in rows:
+                if row["book"] == "closed" and not row.get("infrastructure"):
+                    prompts.append(RLPrompt(row["prompt"], row["prompt"]))
+                    responses.append(row["response"])
+                    rewards.append(row["reward"])
+                    roles.append("solve")
+            for item, reward in zip(items, rew["proposer"]):
+                prompts.append(RLPrompt(item["prompt"], item["prompt"]))
+                responses.append(item["text"])
+                rewards.append(reward)
+                roles.append("propose")
+            adv = task_relative_advantages(rewards, roles)
+            metrics["rl_nonzero_advantage"] = {role: sum(1 for a, ro in zip(adv, roles) if ro == role and a != 0.0) for role in ("solve", "propose")}
+            if any(a != 0.0 for a in adv):
+                # the advantages are already task-relative: hand them to the trainer as they are
+                rl_cfg = RLConfig(learning_rate=cfg.rl_lr, group_size=1, ppo_epochs=cfg.rl_ppo_epochs, minibatch_size=cfg.rl_minibatch,
+                                  clip=cfg.rl_clip, normalize_advantages=False, max_new_tokens=cfg.solve_max_tokens, seed=_seed(cfg.seed, r, "rl"))
+                trainer = RLTrainer(policy, rl_cfg, reward_fn=lambda p, s: [0.0] * len(s), sampler=_NoSampler())
+                m = trainer.update(prompts, responses, adv)
+                metrics["rl"] = {k: v for k, v in m.items() if isinstance(v, (int, float))}
+                metrics["updated"] = True
+        return metrics
+
+    def evaluate(self, r: int) -> dict:
+        t = time.time()
+        tasks = self.eval_tasks
+        if not tasks:
+            return {"accuracy": None, "n": 0, "wall_s": 0.0}
+        self._log(f"[round {r}] closed-book evaluation on {len(tasks)} held-out tasks")
+        prompts = [self.prompts.solve(self.library, task, "closed") for task in tasks]
+        outs = self.engine.generate(prompts, 1, 0.0, self.config.solve_max_tokens, 0)
+        verdicts = self.engine.judge([(g[0], task.test_cases, task.function_name) for task, g in zip(tasks, outs)])
+        counted = [rw for rw, infra in verdicts if not infra]
+        acc = sum(1 for x in counted if x >= 1.0) / len(counted) if counted else None
+        return {"accuracy": acc, "n": len(counted), "infrastructure_failures": len(verdicts) - len(counted), "wall_s": time.time() - t}
+
+    def summary(self, r, outcomes, solved, rew, learned, ev, times, buffer_size) -> dict:
+        from .validate import rejection_counts
+
+        valid = [o for o in outcomes if o.accepted]
+        noise = [o.noise for o in valid if o.noise is not None]
+        covered = sorted({k for o in valid for k in o.task.functions})
+        return {
+            "round": r,
+            "proposed": len(outcomes),
+            "valid": len(valid),
+            "valid_rate": len(valid) / len(outcomes) if outcomes else 0.0,
+            "rejected": rejection_counts(outcomes),
+            "duplicates": sum(1 for o in outcomes if o.reason == "duplicate"),
+            "topped_up": solved["topped_up"],
+            "train_tasks": len(solved["train"]),
+            "solve_rate_histogram": rew["histogram"],
+            "proposer_reward_mean": sum(rew["proposer"]) / len(rew["proposer"]) if rew["proposer"] else None,
+            "reward_signal_share": rew["signal_share"],
+            "reward_raw_mean": rew["raw_mean"],
+            "solver_reward_mean": {b: _mean([x["reward"] for x in solved["rows"] if x["book"] == b]) for b in self.config.books},
+            "label_noise_mean": _mean(noise),
+            "label_noisy_tasks": sum(1 for n in noise if n > 0),
+            "functions_covered": covered,
+            "losses": {k: v for k, v in learned.items() if k not in ("wall_s",)},
+            "closed_book_acc": ev["accuracy"],
+            "eval_n": ev["n"],
+            "buffer": buffer_size,
+            "wall_s": times,
+        }
+
+    def write_log(self) -> list[dict]:
+        from ..storage import write_text_atomic
+
+        summaries = []
+        r = 0
+        while self.run.done(self.rdir(r).name):
+            summaries.append(self.run.read_done(self.rdir(r).name))
+            r += 1
+        write_text_atomic(self.out / "log.jsonl", "".join(json.dumps(s, sort_keys=True) + "\n" for s in summaries))
+        plot(summaries, self.out / "plot.png")
+        return summaries
+
+
+class _NoSampler:
+    """The self-play learner updates on samples the engine already drew; nothing to sample or sync here."""
+
+    def sample(self, prompts, n, temperature, max_new_tokens):  # pragma: no cover - never called
+        raise RuntimeError("self-play hands the trainer its samples")
+
+    def sync(self, model) -> None:
+        pass
+
+
+def _mean(v: Sequence[float]) -> float | None:
+    return sum(v) / len(v) if v else None
+
+
+def plot(summaries: list[dict], path: Path) -> bool:
+    """Closed-book accuracy and valid-task rate over rounds (False without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rounds = [s["round"] for s in summaries]
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    acc = [s.get("closed_book_acc") for s in summaries]
+    ax.plot([r for r, a in zip(rounds, acc) if a is not None], [a for a in acc if a is not None], "o-", label="closed-book accuracy (held-out)")
+    vr = [(s["round"], s["valid_rate"]) for s in summaries if "valid_rate" in s]
+    if vr:
+        ax.plot([r for r, _ in vr], [v for _, v in vr], "s--", label="valid-task rate")
+    ax.set_xlabel("round")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title("se-gym self-play")
+    fig.tight_layout()
+    from ..storage import write_text_atomic  # noqa: F401  (atomic for text; a plot may be redrawn freely)
+
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

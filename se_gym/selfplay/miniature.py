@@ -1,0 +1,104 @@
+"""Self-play in miniature: a tiny model that has learned to *write* tasks from docs, on a CPU.
+
+The demo's tiny model (:mod:`se_gym.training.miniature`) is pre-trained on "read the doc, call the
+function it names" with functions and libraries the experiment never uses.  Nothing can propose
+unless the model also learns to write tasks, so its pre-training here adds a second skill on the
+same pre-training functions, each example under a freshly minted name: from a doc, write a
+question, 8 test inputs and a one-call reference (:func:`proposal_corpus`).
+
+The experiment (:func:`run_experiment`, ``se-gym demo --selfplay``) then uses a fresh library and
+the experiment's functions, 3 seeds, and compares closed-book accuracy on held-out questions of:
+
+* the base model (no training);
+* Closed-SFT on curated tasks (the demo's: open-book answers to the miniature's train questions,
+  trained under the query-only prompt);
+* Closed-SFT-Self-Play: the same learner on tasks the model proposed itself (regime ``sft``);
+* Self-Play RL: proposer and solver trained with RL on closed-book rewards (regime ``rl``).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from ..training import miniature as mini
+from .proposal import render_proposal
+
+N_INPUTS = 8
+
+
+def _short_inputs(rng: random.Random, key: str) -> str:
+    """One test input: short lists (the whole proposal must fit a tiny model's context)."""
+    if key in mini.MATRIX_INPUT:
+        k = 2
+        return "x=" + repr([[rng.randint(-5, 9) for _ in range(k)] for _ in range(k)])
+    n = rng.randint(2, 4)
+    lo, hi = (1, 4) if key in ("cumprod", "prod") else (-9, 9)
+    if mini.FUNCTIONS[key][0] == 1:
+        return "x=" + repr([rng.randint(lo, hi) for _ in range(n)])
+    return f"x1={[rng.randint(lo, hi) for _ in range(n)]!r}, x2={[rng.randint(lo, hi) for _ in range(n)]!r}"
+
+
+def reference(library: Any, key: str) -> str:
+    args = "x" if mini.FUNCTIONS[key][0] == 1 else "x1, x2"
+    return f"import {library.package}\n{mini.signature(key)}\n    return {library.qualified(key)}({args})\n"
+
+
+def propose_prompt(library: Any, key: str) -> str:
+    return f"Docs:\n{mini.doc_line(library, key)}\nWrite a task:\n"
+
+
+def proposal_answer(library: Any, key: str, rng: random.Random, templates: Sequence[str] = mini.TRAIN_TEMPLATES) -> str:
+    question = rng.choice(templates).format(args=mini._arg_words(key), desc=mini.FUNCTIONS[key][1])
+    inputs: list[str] = []
+    while len(inputs) < N_INPUTS:
+        s = _short_inputs(rng, key)
+        if s not in inputs:
+            inputs.append(s)
+    return render_proposal(question, inputs, reference(library, key))
+
+
+def proposal_corpus(n: int, seed: int) -> list[tuple[str, str]]:
+    """(doc prompt, proposal) pairs on the pre-training functions, each under a fresh name: the
+    skill "write a task from a doc", never a name of the experiment's library."""
+    from ..library import naming
+    from ..library.core import Library
+
+    rng = random.Random(f"mini-propose-{seed}")
+    keys = [k for k in mini.FUNCTIONS if k not in mini.EXPERIMENT_POOL]
+    out = []
+    for i in range(n):
+        key = rng.choice(keys)
+        lib = Library("zwc", "la", "ZWCArray", {key: naming.candidate(seed, f"propose-{i}", 0, (3, 3))}, source=f"seed:{seed}")
+        out.append((propose_prompt(lib, key), proposal_answer(lib, key, rng, mini.TRAIN_TEMPLATES + mini.HELDOUT_TEMPLATES)))
+    return out
+
+
+class MiniPrompts:
+    """The miniature's prompts: one-line docs, ``Task: ...`` questions (see se_gym.training.miniature)."""
+
+    name = "miniature"
+
+    def propose(self, library: Any, keys: Sequence[str], references: Sequence[Any]) -> str:
+        # the tiny model learned to write from one doc line; references would not fit its context
+        return "Docs:\n" + "\n".join(mini.doc_line(library, k) for k in keys) + "\nWrite a task:\n"
+
+    def solve(self, library: Any, task: Any, book: str) -> str:
+        closed = f"Task: {task.query}\n{task.function_name}\nAnswer:\n"
+        if book == "closed":
+            return closed
+        keys = [k for k in task.functions if k in library.names and k in mini.FUNCTIONS]
+        if not keys:
+            return closed
+        return "Docs:\n" + "\n".join(mini.doc_line(library, k) for k in keys) + "\n" + closed
+
+
+def eval_tasks(library: Any, config: Any) -> list[Any]:
+    """Held-out miniature questions about the self-play run's functions."""
+    functions = list(config.functions) or [k for k in mini.EXPERIMENT_POOL if k in library.names]
+    _, test = mini.experiment_tasks(library, functions, (0, 3), config.seed)
+    return test
+
+
+def seed_tasks(library: Any, config: Any) -> list[Any]:
+    """The miniature starts with an empty buffer: the proposer writes from the docs alone."""
+    return []
