@@ -28,6 +28,18 @@ def _ray() -> Any:
     return ray
 
 
+def _hosted(worker_cls: type) -> type:
+    """``worker_cls`` plus a method telling which Ray node the actor runs on."""
+
+    class Hosted(worker_cls):  # type: ignore[misc, valid-type]
+        def _se_gym_node(self) -> str:
+            return _ray().get_runtime_context().get_node_id()
+
+    Hosted.__name__ = Hosted.__qualname__ = worker_cls.__name__
+    Hosted.__module__ = worker_cls.__module__
+    return Hosted
+
+
 class OrderedActorPool:
     """``num_actors`` Ray actors of ``worker_cls(*args)``; :meth:`map_ordered` runs items on them.
 
@@ -47,6 +59,8 @@ class OrderedActorPool:
         num_gpus: float = 0.0,
         in_flight: int = 2,
         max_replacements: int | None = None,
+        spread: bool = False,
+        runtime_env: dict | None = None,
     ):
         if num_actors < 1:
             raise ValueError(f"an actor pool needs at least one actor, got {num_actors}")
@@ -62,15 +76,49 @@ class OrderedActorPool:
             self._owns_cluster = True
         self._args = tuple(args)
         self._worker_cls = worker_cls
+        self._sticky: list[tuple[str, tuple]] = []  # broadcast calls a replacement actor must replay
+        options: dict[str, Any] = {"num_cpus": num_cpus, "num_gpus": num_gpus, "max_restarts": 0}
+        if spread:  # soft: prefer other nodes, but a lost node's actors may come back on the ones left
+            options["scheduling_strategy"] = "SPREAD"
+        if runtime_env:
+            options["runtime_env"] = runtime_env
         # max_restarts=0: the driver, not Ray, replaces dead actors, so it knows which items to redo
-        self._remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_restarts=0)(worker_cls)
+        self._remote = ray.remote(**options)(_hosted(worker_cls))
         self.actors: list[Any] = [self._spawn() for _ in range(num_actors)]
         self.in_flight = max(1, in_flight)
         self.replacements = 0
         self.max_replacements = 2 * num_actors + 2 if max_replacements is None else max_replacements
 
     def _spawn(self) -> Any:
-        return self._remote.remote(*self._args)
+        actor = self._remote.remote(*self._args)
+        for method, args in self._sticky:  # actor calls run in submission order: before any item
+            getattr(actor, method).remote(*args)
+        return actor
+
+    def broadcast(self, method: str, *args: Any, sticky: bool = True, timeout: float | None = None) -> list[Any]:
+        """Call ``method(*args)`` on every actor and wait for them (e.g. new weights for every
+        generator).  Large arguments are put in the object store once.  ``sticky``: actors that
+        replace dead ones later get the same call before any work (the latest call of a method
+        replaces earlier ones), so a replacement never works with stale state."""
+        ray = _ray()
+        from ray.exceptions import RayActorError
+
+        refs = tuple(a if isinstance(a, ray.ObjectRef) else ray.put(a) for a in args)
+        if sticky:
+            self._sticky = [(m, a) for m, a in self._sticky if m != method] + [(method, refs)]
+        out: list[Any] = []
+        for slot, actor in enumerate(list(self.actors)):
+            try:
+                out.append(ray.get(getattr(actor, method).remote(*refs), timeout=timeout))
+            except RayActorError as exc:  # died meanwhile: its replacement replays the sticky call
+                self._replace(slot, exc)
+                out.append(None)
+        return out
+
+    def nodes(self) -> list[str]:
+        """The Ray node id of every current actor (to check how they are spread)."""
+        ray = _ray()
+        return ray.get([a._se_gym_node.remote() for a in self.actors])
 
     def map_ordered(self, items: Sequence[Any]) -> Iterator[Any]:
         """``actor.run(item)`` for every item, yielded in item order (items redone after deaths)."""

@@ -255,7 +255,7 @@ class SelfPlay:
             raise CLIError("self-play needs a model (--model PATH or a HF id)")
         self.config = config
         self.run = RunDir(out, "selfplay", asdict(config), restart=restart)
-        self.out = self.run.path
+        self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
         self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
         self.engine = engine or LocalEngine(self.library, self.validation)
@@ -332,6 +332,8 @@ class SelfPlay:
         d = self.rdir(r)
         self.run.stage(d.name)
         buffer = self._buffer_after(r - 1)
+        if hasattr(self.engine, "make_buffer"):  # the Ray engine keeps the buffer in an actor
+            buffer = self.engine.make_buffer(buffer.tasks()[::-1])
         start_model = self._model_after(r - 1)
         self._load_policy(start_model)
         rng = random.Random(_seed(cfg.seed, r, "round"))
@@ -342,7 +344,8 @@ class SelfPlay:
         if not f.is_file():
             t = time.time()
             groups = self.curriculum.draw(cfg.proposals, r - 1)
-            prompts = [self.prompts.propose(self.library, keys, buffer.references(cfg.references, rng, keys)) for keys in groups]
+            prompts = [self.prompts.propose(self.library, keys, buffer.references(cfg.references, random.Random(_seed(cfg.seed, r, i)), keys))
+                       for i, keys in enumerate(groups)]
             self._log(f"[round {r}] proposing {len(prompts)} tasks")
             texts = [g[0] for g in self.engine.generate(prompts, 1, cfg.propose_temperature, cfg.propose_max_tokens, _seed(cfg.seed, r, "propose"))]
             _write(f, {"wall_s": time.time() - t, "items": [{"functions": list(k), "prompt": p, "text": x} for k, p, x in zip(groups, prompts, texts)]})

