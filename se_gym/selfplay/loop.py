@@ -254,7 +254,8 @@ class SelfPlay:
         if not config.model:
             raise CLIError("self-play needs a model (--model PATH or a HF id)")
         self.config = config
-        self.run = RunDir(out, "selfplay", asdict(config), restart=restart)
+        # every setting but the number of rounds binds the folder: a finished run can be extended
+        self.run = RunDir(out, "selfplay", {k: v for k, v in asdict(config).items() if k != "rounds"}, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
         self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
