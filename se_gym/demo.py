@@ -368,6 +368,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rl-ablation", action="store_true",
                         help="SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
                              "results in OUT/ablation (see se_gym/demo_ablation.py)")
+    parser.add_argument("--selfplay", action="store_true",
+                        help="self-play in miniature: base, Closed-SFT on curated tasks, Closed-SFT-Self-Play, Self-Play RL; "
+                             "results in OUT/selfplay (see se_gym/selfplay/experiment.py)")
     parser.add_argument("--variants", nargs="+", default=None, help="with --rl-ablation: only these variants (default: all)")
     parser.add_argument("--restart", action="store_true",
                         help="discard what OUT holds for this run (base and seeds; with --rl-ablation: OUT/ablation) and redo it; "
@@ -397,6 +400,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    if args.selfplay:  # its own stage, with its own base (it also learns to write tasks)
+        from .selfplay.experiment import run as run_selfplay
+
+        return run_selfplay(out / "selfplay", args.seeds, quick=args.quick, progress=not args.no_progress, restart=args.restart)
     if args.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
         from . import demo_ablation as abl
 

@@ -184,8 +184,9 @@ class MiniSelfPlay:
     def run_seed(self, seed: int, base: Path) -> dict:
         from ..storage import write_json_atomic
 
-        sdir = self.out / f"seed{seed}"
-        sdir.mkdir(parents=True, exist_ok=True)
+        from ..storage import RunDir
+
+        sdir = RunDir(self.out / f"seed{seed}", "selfplay-miniature-seed", {**asdict(self.cfg), "seed": seed}).path  # another scale is refused
         res_path = sdir / "results.json"
         if res_path.is_file():
             return json.loads(res_path.read_text())
@@ -246,13 +247,17 @@ def render_table(table: dict) -> str:
     return "\n".join(lines)
 
 
-def run(out: Path, seeds: list[int], quick: bool = False, progress: bool = True) -> int:
+def run(out: Path, seeds: list[int], quick: bool = False, progress: bool = True, restart: bool = False, config: MiniSelfPlayConfig | None = None) -> int:
+    import shutil
+
     import torch
 
     torch.set_num_threads(1)
-    cfg = QUICK if quick else MiniSelfPlayConfig()
+    cfg = config or (QUICK if quick else MiniSelfPlayConfig())
     t0 = time.time()
-    exp = MiniSelfPlay(Path(out) / "selfplay", cfg, progress)
+    if restart and Path(out).exists():
+        shutil.rmtree(out)
+    exp = MiniSelfPlay(Path(out), cfg, progress)
     base = exp.base()
     per_seed = [exp.run_seed(s, base) for s in seeds]
     table = summarize(per_seed)
