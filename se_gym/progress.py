@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
@@ -29,7 +30,10 @@ class LineBar:
     """A tqdm-like bar (update/close/set_postfix/context manager) that writes plain lines."""
 
     def __init__(self, total: int | None = None, desc: str = "", unit: str = "it", initial: int = 0,
-                 stream: TextIO | None = None, every_pct: float = 10.0, every_s: float = 30.0, disable: bool = False):
+                 stream: TextIO | None = None, every_pct: float = 10.0, every_s: float = 30.0, disable: bool = False,
+                 iterable: Any = None):
+        self.iterable = iterable
+        self._lock = threading.Lock()  # update() may come from worker threads (done callbacks)
         self.total, self.desc, self.unit, self.n = total, desc, unit, initial
         self.stream = stream if stream is not None else sys.stderr
         self.every_pct, self.every_s, self.disable = every_pct, every_s, disable
@@ -65,17 +69,21 @@ class LineBar:
             self._last_pct = 100.0 * self.n / self.total
 
     def update(self, n: int = 1) -> None:
-        self.n += n
-        if self.disable or self._closed:
-            return
-        now = time.monotonic()
-        due_pct = bool(self.total) and 100.0 * self.n / self.total >= self._last_pct + self.every_pct
-        if due_pct or now - self._last_t >= self.every_s:
-            self._write()
+        with self._lock:
+            self.n += n
+            if self.disable or self._closed:
+                return
+            now = time.monotonic()
+            due_pct = bool(self.total) and 100.0 * self.n / self.total >= self._last_pct + self.every_pct
+            if due_pct or now - self._last_t >= self.every_s:
+                self._write()
 
     def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
         items = dict(ordered_dict or {}, **kwargs)
         self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        self.postfix = s
 
     def set_description(self, desc: str, refresh: bool = True) -> None:
         self.desc = desc
@@ -96,38 +104,36 @@ class LineBar:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __iter__(self):  # pragma: no cover - bars here are driven by update()
-        raise TypeError("LineBar is driven by update(); wrap iterables with progress.track")
+    def __iter__(self):
+        if self.iterable is None:
+            raise TypeError("this bar has no iterable; drive it with update()")
+        try:
+            for item in self.iterable:
+                yield item
+                self.update(1)
+        finally:
+            self.close()
 
 
-def bar(total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False, initial: int = 0,
-        stream: TextIO | None = None, **tqdm_kwargs: Any):
-    """A progress bar for ``total`` items: tqdm on a terminal, :class:`LineBar` elsewhere."""
+def bar(iterable: Any = None, desc: str = "", total: int | None = None, unit: str = "it", disable: bool | None = False,
+        initial: int = 0, stream: TextIO | None = None, **tqdm_kwargs: Any):
+    """A progress bar (tqdm's signature): tqdm on a terminal, :class:`LineBar` elsewhere.
+
+    ``disable=None`` means what it means to tqdm: a bar only on a terminal."""
     stream = stream if stream is not None else sys.stderr
     mode = _mode(stream)
-    if mode == "off":
+    if mode == "off" or (disable is None and mode != "tty"):
         disable = True
-    if mode == "tty":
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, desc=desc, unit=unit, disable=disable, initial=initial, file=stream, **tqdm_kwargs)
-    return LineBar(total=total, desc=desc, unit=unit, initial=initial, stream=stream, disable=disable)
-
-
-def track(iterable, total: int | None = None, desc: str = "", unit: str = "it", disable: bool = False, **kwargs: Any):
-    """Iterate ``iterable`` with a :func:`bar` (tqdm-style ``for x in track(xs)``)."""
-    if total is None:
+    if total is None and iterable is not None:
         try:
             total = len(iterable)
         except TypeError:
             total = None
-    b = bar(total=total, desc=desc, unit=unit, disable=disable, **kwargs)
-    try:
-        for item in iterable:
-            yield item
-            b.update(1)
-    finally:
-        b.close()
+    if mode == "tty":
+        from tqdm.auto import tqdm
+
+        return tqdm(iterable, desc=desc, total=total, unit=unit, disable=bool(disable), initial=initial, file=stream, **tqdm_kwargs)
+    return LineBar(total=total, desc=desc, unit=unit, initial=initial, stream=stream, disable=bool(disable), iterable=iterable)
 
 
-__all__ = ["bar", "track", "LineBar", "ENV_FORCE"]
+__all__ = ["bar", "LineBar", "ENV_FORCE"]

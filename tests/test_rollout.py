@@ -172,3 +172,29 @@ def test_pipeline_modules_import_nothing_heavy():
             "se_gym.distributed; print(sorted(m for m in ('torch', 'ray', 'vllm', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_resume_with_another_configuration_is_refused_and_restart_redoes(tmp_path, capsys):
+    """Issue 20.3: rows of two configurations never mix in one --out file."""
+    from se_gym.library import from_spec
+    from se_gym.llm.rollout import load_tasks, rollout
+    from se_gym.storage import ConfigMismatch
+
+    cfg = config(tmp_path, limit=2, n=1, model="oracle")
+    tasks = load_tasks(cfg.tasks, cfg.split, from_spec(cfg.library), cfg.limit)
+    oracle = OracleGenerator({t.query: t.library_solution for t in tasks})
+    out = tmp_path / "r.jsonl"
+    rollout(cfg, out, generator=oracle, progress=False)
+    assert len(rows(out)) == 2 and (tmp_path / "r.jsonl.run.json").is_file()
+    more = config(tmp_path, limit=2, n=2, model="oracle", split="single_test")
+    with pytest.raises(ConfigMismatch, match=r"another configuration \(n: 1 -> 2\).*--restart"):
+        rollout(more, out, generator=oracle, progress=False)
+    assert len(rows(out)) == 2  # refused before a row was written
+    rollout(more, out, generator=oracle, progress=False, restart=True)
+    assert f"discarding {out}" in capsys.readouterr().err
+    assert len(rows(out)) == 4 and {r["sample_index"] for r in rows(out)} == {0, 1}
+    # a file with rows but no record of its configuration is not resumed either
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(json.dumps({"task_id": tasks[0].id, "sample_index": 0}) + "\n")
+    with pytest.raises(ConfigMismatch, match="no record of the configuration"):
+        rollout(cfg, stray, generator=oracle, progress=False)

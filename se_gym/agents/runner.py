@@ -106,7 +106,7 @@ class Runner:
     def rollout(self, agent: Agent, observations: Sequence[Observation], batch_size: int = 256) -> list[Trajectory]:
         """Ask ``agent``, judge its answers.  An answer the sandbox failed on is judged again up to
         ``infra_retries`` times; if it still fails, its trajectory has ``reward=None`` (scored nowhere)."""
-        from tqdm.auto import tqdm
+        from ..progress import bar as tqdm  # plain lines off a terminal
 
         trajectories: list[Trajectory] = []
         bar = tqdm(total=len(observations), desc="rollout", disable=not self.progress, leave=False)
@@ -167,7 +167,7 @@ class Runner:
         """
         import random
 
-        from tqdm.auto import tqdm
+        from ..progress import bar as tqdm  # plain lines off a terminal
 
         bad = [t.id for t in tasks if t.split not in TRAIN_SPLITS]
         if bad:

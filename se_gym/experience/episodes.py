@@ -43,7 +43,7 @@ def run_episodes(sampler, tasks: Sequence, library, injector: Injector, prompter
     """``samples`` episodes per task, each of up to ``max_turns`` answers; returns finished episodes in
     task order.  ``sampler``: anything with ``sample(prompts, n, temperature, max_new_tokens)`` (see
     :mod:`se_gym.training.rl`)."""
-    from tqdm.auto import tqdm
+    from ..progress import bar as tqdm  # plain lines off a terminal
 
     from ..envs.sebench import SEBenchEnv, feedback_text
     from ..judge import Judge

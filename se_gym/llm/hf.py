@@ -135,7 +135,7 @@ class HFGenerator(Generator):
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         import torch
-        from tqdm.auto import tqdm
+        from ..progress import bar as tqdm  # plain lines off a terminal
 
         prompts = check_prompts(prompts)
         encoded = [encode_prompt(self.tokenizer, p, params.enable_thinking) for p in prompts]

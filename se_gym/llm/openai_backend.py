@@ -203,7 +203,7 @@ class OpenAIGenerator(Generator):
         return Generation(prompt=prompt, completions=completions, model=self.model, backend=self.backend, params=params)
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
-        from tqdm.auto import tqdm
+        from ..progress import bar as tqdm  # plain lines off a terminal
 
         prompts = check_prompts(prompts)
         if self._client.is_closed:

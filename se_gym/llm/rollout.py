@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import os
 import time
 from dataclasses import dataclass, field
@@ -361,6 +362,43 @@ class _Appender:
         self.fh.close()
 
 
+def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = None, restart: bool = False) -> None:
+    """Bind ``out`` to the configuration that writes it (``<out>.run.json``), before the first row.
+
+    Resuming with another configuration (another model, split, n, seed...) would mix rows of two
+    runs in one file: it is refused, naming the differences; ``restart`` discards the rows (and the
+    accepted-trajectories file) and starts again, saying so.  The sandbox is not part of it: every
+    backend gives the same verdicts.
+    """
+    from dataclasses import asdict
+
+    from .. import __version__
+    from ..storage import ConfigMismatch, config_diff, write_json_atomic
+
+    meta = out.with_name(out.name + ".run.json")
+    bound = json.loads(json.dumps({k: v for k, v in asdict(config).items() if k != "sandbox"}, sort_keys=True, default=str))
+    hint = "use another --out, or --restart to discard it"
+    if restart:
+        for path in (out, meta, keep_correct):
+            if path is not None and path.exists():
+                print(f"se-gym rollout: --restart: discarding {path}", file=sys.stderr, flush=True)
+                path.unlink()
+    if meta.is_file():
+        try:
+            saved = json.loads(meta.read_text(encoding="utf-8"))
+        except ValueError:
+            raise ConfigMismatch(f"{meta} is not readable JSON; {hint}") from None
+        diff = config_diff(saved.get("config", {}), bound)
+        if diff:
+            shown = "; ".join(diff[:5]) + (f"; (+{len(diff) - 5} more)" if len(diff) > 5 else "")
+            raise ConfigMismatch(f"{out} was made with another configuration ({shown}); {hint}")
+        return
+    if out.exists() and out.stat().st_size > 0:
+        raise ConfigMismatch(f"{out} holds rows but no record of the configuration that made them ({meta.name}); {hint}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(meta, {"kind": "rollout", "config": bound, "se_gym": __version__})
+
+
 def _is_accepted(row: Mapping[str, Any]) -> bool:
     return not row.get("infrastructure") and float(row.get("reward", 0.0)) >= 1.0 - 1e-9
 
@@ -376,12 +414,14 @@ def rollout(
     generator: Any = None,
     progress: bool = True,
     on_batch: Callable[[int, list[dict[str, Any]]], None] | None = None,
+    restart: bool = False,
 ) -> RolloutStats:
     """Generate, judge and append rows to ``out`` (resuming what is there); returns the stats.
 
     ``ray_actors > 0`` runs the batches on a pool of Ray actors (each with its own generator and
     judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order.  ``generator`` (single process only) reuses an
     already loaded model.  ``on_batch(index, rows_written)`` is called after each durable write.
+    ``out`` is bound to ``config`` (see :func:`bind_output`); ``restart`` discards what it holds.
     """
     from ..library import from_spec
 
@@ -392,6 +432,7 @@ def rollout(
     except (OSError, ValueError) as exc:
         raise CLIError(f"--library {config.library}: {exc}") from None
     tasks = load_tasks(config.tasks, config.split, library, config.limit)
+    bind_output(config, out, Path(keep_correct) if keep_correct else None, restart=restart)
     batches = make_batches(tasks, config.batch_size)
     by_id = {t.id: t for t in tasks}
     done = read_done_keys(out)
@@ -405,7 +446,7 @@ def rollout(
     results: Iterator[dict[str, Any]] = iter(())
     try:
         if progress:
-            from tqdm.auto import tqdm
+            from ..progress import bar as tqdm  # plain lines off a terminal
 
             bar = tqdm(total=stats.samples_total, initial=stats.samples_skipped, unit="sample", desc=f"rollout {out.name}", dynamic_ncols=True)
         if not todo:

@@ -35,7 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-prompt", action="store_true", help="send a plain-text prompt instead of chat messages")
     parser.add_argument("--limit", type=int, help="only the first K tasks")
     parser.add_argument("--batch-size", type=int, default=8, help="tasks per generation and judge batch (default: 8)")
-    parser.add_argument("--out", required=True, help="output JSONL (appended to; rerun to resume)")
+    parser.add_argument("--out", required=True, help="output JSONL (appended to; rerun to resume; bound to this configuration "
+                        "in OUT.run.json: another configuration is refused)")
+    parser.add_argument("--restart", action="store_true", help="discard what --out (and --keep-correct) hold and start again")
     parser.add_argument("--keep-correct", metavar="OUT.jsonl", help="also write the accepted trajectories (SFT data)")
     parser.add_argument("--ray-actors", type=int, default=0, help="run on N Ray actors (0: this process)")
     parser.add_argument("--ray-address", help="join this Ray cluster instead of starting a local one")
@@ -110,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         ray_address=args.ray_address,
         ray_gpus_per_actor=gpus,
         progress=not args.no_progress,
+        restart=args.restart,
     )
     tok_s = stats.completion_tokens / stats.wall_s if stats.wall_s else 0.0
     print(

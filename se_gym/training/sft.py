@@ -118,7 +118,7 @@ def train_sft(
     ``stop_after_epochs`` ends early after that many epochs in total (used to test resumption).
     """
     import torch
-    from tqdm.auto import tqdm
+    from ..progress import bar as tqdm  # plain lines off a terminal
 
     from .losses import sft_loss
 
