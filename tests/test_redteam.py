@@ -331,7 +331,7 @@ def _chains(depth: int = 2, seed: int = 0, limit: int = 400) -> list[tuple[str, 
     return found[:limit]
 
 
-def test_fuzz_attribute_chains_of_allowed_modules_are_refused(strict_judge):
+def test_fuzz_attribute_chains_of_allowed_modules_are_refused(strict_judge, sebench_judge):
     chains = _chains()
     assert len(chains) >= 8  # the allowed modules do re-export such things (enum.bltns, typing.sys...)
     programs = []
@@ -352,6 +352,9 @@ def test_fuzz_attribute_chains_of_allowed_modules_are_refused(strict_judge):
     verdicts = strict_judge.judge_many([(p, CASES) for p in sample] + [(HONEST, CASES)])
     assert verdicts[-1].passed
     assert all(not v.passed and v.reward == 0 for v in verdicts[:-1])
+    # sebench allows these modules' freedoms: it need only judge them all without crashing
+    verdicts = sebench_judge.judge_many([(p, CASES) for p in sample] + [(HONEST, CASES)])
+    assert len(verdicts) == len(sample) + 1 and verdicts[-1].passed
 
 
 # ---------------------------------------------------------------------------- each runtime wall alone
@@ -360,6 +363,9 @@ def test_fuzz_attribute_chains_of_allowed_modules_are_refused(strict_judge):
 ESCAPE = "G = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__\n"
 WALL_ALONE = {
     "open a host file": "G['sys'].modules['io'].open('/etc/hostname').read()",
+    # class 3: expected outputs in a verdict file or data set on the host (a repository file stands in)
+    "read host data": f"G['sys'].modules['io'].open({os.path.abspath(__file__)!r}).read()",
+    "read host data (os.open)": f"G['open']({os.path.abspath(__file__)!r}, 0)",
     "list a folder": "G['listdir']('/')",
     "run a command": "G['system']('true')",
     "import a new module": "G['sys'].modules['builtins'].__import__('sqlite3')",

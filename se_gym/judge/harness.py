@@ -9,17 +9,34 @@ Two harnesses:
   exactly as forgeable as the official judge (a program may print the separator and fake results,
   then exit).
 * :func:`channel_program` is what runs on backends with a result channel (fd 3).  Trusted code runs
-  first, keeps its own references to what it needs, then executes the answer's code (and the
-  ``import PKG`` the official harness adds) in ``__main__``'s namespace, calls the entry function
-  once per test case, and only after every case has run converts the results (printed form, and
-  for ``strict`` a canonical JSON value made by trusted code) and writes them to fd 3 as JSON lines
-  tagged with a per-run random nonce, followed by a final ``done`` record.  What the program prints
-  is irrelevant; a run without a ``done`` record carrying the nonce is never a pass.
+  first: it makes a random nonce (``os.urandom``; nothing the program can read before, main.py
+  included, holds it) and writes ``{"hello": nonce}`` as the channel's first line, before any of
+  the answer's code exists in the process.  It compiles everything, keeps its own references,
+  then executes the answer's code (and the ``import PKG`` the official harness adds) in
+  ``__main__``'s namespace, calls the entry function once per test case, and only after every case
+  has run (collector off, profile/trace hooks cleared) converts the results (printed form, and for
+  ``strict`` a canonical JSON value made by trusted code) and writes them to fd 3 as JSON lines
+  tagged with the nonce, then a final ``done`` record.  :func:`read_channel` accepts exactly that:
+  any other line (another nonce, not JSON, a case twice, a field too many, a strict record without
+  its value, anything after ``done``) makes the answer ``forbidden``.
 
-In profile ``strict`` the answer cannot read the nonce (no frames, code objects, files, ``os``,
-private attributes: see :mod:`.gates`).  In profile ``sebench`` the answer runs with the official
-freedoms, so in-process introspection could still find the nonce; printing, replacing ``print`` or
-``sys.stdout``, ``atexit`` hooks and exiting early do not help it.
+Profile ``strict`` adds a runtime wall in the program's process (issue 21), put up after the
+answer's imports are loaded and before its code runs: the answer's builtins lose everything
+:data:`.gates.FORBIDDEN_BUILTINS` names and its ``__import__`` hands out allowed modules only as
+proxies holding their allow-listed attributes; and an audit hook (``sys.addaudithook``) refuses
+every event but a few harmless ones: files outside the interpreter's, NumPy's and the library's
+folders, any write, exec/compile of code the harness did not make (collections.namedtuple's
+template excepted), imports the answer could name (NumPy's lazy imports and the standard library
+they pull are let through, threads/sockets/ctypes/processes are not), frames (``sys._getframe``
+except for namedtuple/typing/enum, tracebacks' and generators' frames, code objects), the
+collector's object walks, profile/trace/audit hooks, marshal/pickle, sockets, processes, and
+``__array*`` set on a class.  A refusal is written to the channel at once (the verdict is then
+``forbidden`` even if the answer catches the error).
+
+In profile ``sebench`` the answer runs with the official freedoms, so in-process introspection can
+still find the nonce (the harness's frame) and forge its records before exiting; printing,
+replacing ``print`` or ``sys.stdout``, ``atexit`` hooks, exiting early, reading main.py or writing
+to the channel without the nonce do not help it, and nothing it reports can crash the judge.
 """
 from __future__ import annotations
 
@@ -90,11 +107,6 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         _raw = _type(sys).__getattribute__(core, "_arr_data")
     except _BaseException:
         pass
-
-    def emit(rec):
-        data = (_dumps(rec, allow_nan=False) + "\n").encode("utf-8", "replace")
-        while data:
-            data = data[_write(3, data):]
 
     def describe(e):
         try:
