@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def require_pipeline() -> None:
-    """Skip (with the reason) when a piece the rollout needs has not landed or is not installed."""
+    """Skip locally / fail in CI when a third-party piece the rollout needs is not installed."""
     for module, names in (
         ("se_gym.judge", ("Judge",)),
         ("se_gym.tasks", ("builtin_tasks", "render_messages", "render_prompt")),

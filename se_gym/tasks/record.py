@@ -7,16 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-try:  # the judge owns TestCase; until it exists we keep a compatible record here
-    from ..judge import TestCase  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - depends on which parts are installed
-
-    @dataclass(frozen=True)
-    class TestCase:  # type: ignore[no-redef]
-        """One test: keyword arguments as Python source, and the printed expected result."""
-
-        input: str
-        output: str
+from ..judge.types import TestCase  # the judge owns the record; tasks sit above it
 
 
 __all__ = ["Task", "TestCase", "TaskError", "as_test_case"]

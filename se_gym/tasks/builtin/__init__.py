@@ -10,13 +10,12 @@ again with the next attempt number.
 """
 from __future__ import annotations
 
-import sys
-
 import hashlib
 import importlib
 import json
 import os
 import random
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -173,7 +172,7 @@ def _draft(split: str, seed: int, index: int, library: Any, keys: Sequence[str],
 
 
 def _generate_split(split, seed, library, size, keys, specs, validate, progress) -> tuple[tuple[Task, ...], dict]:
-    from .validate import check_in_process, check_with_judge, judge_available
+    from .validate import check_in_process, check_with_judge
 
     bar = _bar(size, f"{split}", progress)
     tasks = []
@@ -185,7 +184,7 @@ def _generate_split(split, seed, library, size, keys, specs, validate, progress)
     checks = []
     if validate:
         checks.append(check_in_process)
-        if validate != "inprocess" and judge_available():
+        if validate != "inprocess":  # the judge is part of the package: never silently downgraded
             checks.append(check_with_judge)
             stats["judge"] = True
     for check in checks:
@@ -275,14 +274,13 @@ def builtin_tasks(
     sizes on two cores; later calls load the cache in well under a second).
     """
     from ...library import from_spec
-    from .validate import judge_available
 
     if split not in SPLITS:
         raise TaskError(f"split must be one of {SPLITS}, got {split!r}")
     library = from_spec(seed if library is None else library)
     sizes_ = _resolve_sizes(sizes)
     keys = _resolve_functions(functions)
-    level = "none" if not validate else ("inprocess" if validate == "inprocess" or not judge_available() else "judge")
+    level = "none" if not validate else ("inprocess" if validate == "inprocess" else "judge")
     target = _cache_dir(seed, library, sizes_, keys, level)
     if cache and (target / MANIFEST_FILE).exists():
         from ..sebench import load_sebench

@@ -68,14 +68,6 @@ def _run_task(task: Task) -> str | None:
     return None
 
 
-def judge_available() -> bool:
-    try:
-        from ...judge import Judge  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def _response(code: str) -> str:
     return f"```python\n{code.strip()}\n```"
 
