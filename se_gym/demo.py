@@ -400,10 +400,15 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    if args.selfplay:  # its own stage, with its own base (it also learns to write tasks)
+    if args.selfplay:  # its own stage: the demo's base, pre-trained also on writing tasks from docs
         from .selfplay.experiment import run as run_selfplay
+        from .selfplay.miniature import PROPOSE_CORPUS, PROPOSE_SHARE
 
-        return run_selfplay(out / "selfplay", args.seeds, quick=args.quick, progress=not args.no_progress, restart=args.restart)
+        sp_demo = Demo(out / "selfplay", replace(cfg, pretrain_extra=((PROPOSE_CORPUS, PROPOSE_SHARE),)), device=args.device,
+                       progress=not args.no_progress, rl=False)
+        sp_demo.bind([], restart=args.restart)
+        return run_selfplay(out / "selfplay", args.seeds, base=sp_demo.base(), quick=args.quick, progress=not args.no_progress,
+                            restart=args.restart, device=args.device)
     if args.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
         from . import demo_ablation as abl
 

@@ -66,8 +66,8 @@ def _log(msg: str) -> None:
 
 
 class MiniSelfPlay:
-    def __init__(self, out: Path, cfg: MiniSelfPlayConfig, progress: bool = True):
-        self.out, self.cfg, self.progress = Path(out).resolve(), cfg, progress
+    def __init__(self, out: Path, cfg: MiniSelfPlayConfig, progress: bool = True, device: str | None = None, restart: bool = False):
+        self.out, self.cfg, self.progress, self.device, self.restart = Path(out).resolve(), cfg, progress, device, restart
 
     # -- stage 0 ------------------------------------------------------------------------------------
     def base(self) -> Path:
@@ -89,7 +89,7 @@ class MiniSelfPlay:
         corpus_text = mini.tokenizer_corpus(0) + [p + a for p, a in proposal_corpus(1500, seed=777)]
         build_tiny_model(run.path / "init", corpus_text, vocab_size=1024, n_layer=cfg.layers, d_model=cfg.d_model, n_head=cfg.heads,
                          max_position_embeddings=512, seed=0)
-        policy = Policy.from_pretrained(run.path / "init", device="cpu")
+        policy = Policy.from_pretrained(run.path / "init", device=self.device)
         examples = [SFTExample(p, a) for p, a in read + write]
         random.Random(0).shuffle(examples)
         t0 = time.time()
@@ -123,7 +123,7 @@ class MiniSelfPlay:
             return path / "model"
         cfg = self.cfg
         prompts = MiniPrompts()
-        policy = Policy.from_pretrained(base, device="cpu")
+        policy = Policy.from_pretrained(base, device=self.device)
         engine = LocalEngine(library, ValidationConfig())
         try:
             engine.attach(policy)
@@ -159,7 +159,7 @@ class MiniSelfPlay:
             rl_ppo_epochs=2, rl_minibatch=32, seed=seed,
         )
         name = "sft_selfplay" if regime == "sft" else "rl_selfplay"
-        sp = SelfPlay(sp_cfg, sdir / name, progress=self.progress, log=_log)
+        sp = SelfPlay(sp_cfg, sdir / name, progress=self.progress, log=_log, device=self.device)
         summaries = sp.run_all()
         last = max(s["round"] for s in summaries)
         return Path(sp._model_after(last)), summaries
@@ -170,7 +170,7 @@ class MiniSelfPlay:
         from .miniature import MiniPrompts
         from .validate import ValidationConfig
 
-        policy = Policy.from_pretrained(path, device="cpu")
+        policy = Policy.from_pretrained(path, device=self.device)
         engine = LocalEngine(library, ValidationConfig())
         try:
             engine.attach(policy)
@@ -186,7 +186,8 @@ class MiniSelfPlay:
 
         from ..storage import RunDir
 
-        sdir = RunDir(self.out / f"seed{seed}", "selfplay-miniature-seed", {**asdict(self.cfg), "seed": seed}).path  # another scale is refused
+        sdir = RunDir(self.out / f"seed{seed}", "selfplay-miniature-seed", {**asdict(self.cfg), "seed": seed, "base": str(base)},
+                      restart=self.restart).path  # another scale (or base) is refused, or with --restart redone
         res_path = sdir / "results.json"
         if res_path.is_file():
             return json.loads(res_path.read_text())
@@ -247,18 +248,18 @@ def render_table(table: dict) -> str:
     return "\n".join(lines)
 
 
-def run(out: Path, seeds: list[int], quick: bool = False, progress: bool = True, restart: bool = False, config: MiniSelfPlayConfig | None = None) -> int:
-    import shutil
-
+def run(out: Path, seeds: list[int], base: Path | None = None, quick: bool = False, progress: bool = True, restart: bool = False,
+        config: MiniSelfPlayConfig | None = None, device: str | None = None) -> int:
+    """The experiment in ``out``.  ``base``: a pre-trained tiny model that writes tasks (``se-gym demo
+    --selfplay`` passes the demo's base pre-trained with :data:`se_gym.selfplay.miniature.PROPOSE_CORPUS`
+    mixed in); None builds the experiment's own (``MiniSelfPlayConfig``'s sizes)."""
     import torch
 
     torch.set_num_threads(1)
     cfg = config or (QUICK if quick else MiniSelfPlayConfig())
     t0 = time.time()
-    if restart and Path(out).exists():
-        shutil.rmtree(out)
-    exp = MiniSelfPlay(Path(out), cfg, progress)
-    base = exp.base()
+    exp = MiniSelfPlay(Path(out), cfg, progress, device=device, restart=restart)
+    base = Path(base) if base is not None else exp.base()
     per_seed = [exp.run_seed(s, base) for s in seeds]
     table = summarize(per_seed)
     checks = verdict(table)

@@ -27,15 +27,15 @@ N_INPUTS = 8
 
 
 def _short_inputs(rng: random.Random, key: str) -> str:
-    """One test input: short lists (the whole proposal must fit a tiny model's context)."""
+    """One test input: short lists (prompt and proposal must fit the demo base's 256 positions)."""
     if key in mini.MATRIX_INPUT:
         k = 2
         return "x=" + repr([[rng.randint(-5, 9) for _ in range(k)] for _ in range(k)])
-    n = rng.randint(2, 4)
+    n = rng.randint(2, 3)
     lo, hi = (1, 4) if key in ("cumprod", "prod") else (-9, 9)
     if mini.FUNCTIONS[key][0] == 1:
         return "x=" + repr([rng.randint(lo, hi) for _ in range(n)])
-    return f"x1={[rng.randint(lo, hi) for _ in range(n)]!r}, x2={[rng.randint(lo, hi) for _ in range(n)]!r}"
+    return f"x1={[rng.randint(lo, hi) for _ in range(2)]!r}, x2={[rng.randint(lo, hi) for _ in range(2)]!r}"
 
 
 def reference(library: Any, key: str) -> str:
@@ -71,6 +71,12 @@ def proposal_corpus(n: int, seed: int) -> list[tuple[str, str]]:
         lib = Library("zwc", "la", "ZWCArray", {key: naming.candidate(seed, f"propose-{i}", 0, (3, 3))}, source=f"seed:{seed}")
         out.append((propose_prompt(lib, key), proposal_answer(lib, key, rng, mini.TRAIN_TEMPLATES + mini.HELDOUT_TEMPLATES)))
     return out
+
+
+# the demo's pre-training mixes this corpus in by name (se_gym.training.miniature's hook)
+PROPOSE_CORPUS = "selfplay_propose"
+PROPOSE_SHARE = 0.25  # of the base's pre-training examples
+mini.register_pretraining_corpus(PROPOSE_CORPUS, proposal_corpus)
 
 
 class MiniPrompts:
