@@ -166,6 +166,21 @@ def test_collapse_is_flagged_when_a_round_drops():
     assert "0.40 ↓" in table and "| r3 |" in table and "| 12 |" in table
 
 
+def test_report_writes_the_table_curves_and_results(tmp_path):
+    need_module("matplotlib", "the report draws the curves")
+    from se_gym.experience.loop import flag_collapse, write_report
+
+    rows = flag_collapse([{"round": 0, "heldout_closed": 0.5, "retention": {"round0": 1.0}},
+                          {"round": 1, "heldout_closed": 0.25, "retention": {"round0": 0.0, "round1": 1.0}}])
+    table = write_report(tmp_path, {"a-global-offpolicy": rows, "b-global-onpolicy": rows[:1]}, {"a-global-offpolicy": 3.0}, ["# title"])
+    text = (tmp_path / "report.md").read_text()
+    assert text.startswith("# title") and table in text and "![curves](curves.png)" in text
+    assert "| b-global-onpolicy | 0.50 | – |" in table and "0.25 ↓" in table
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["cells"]["a-global-offpolicy"][1]["collapse"] is True and saved["wall_s"] == {"a-global-offpolicy": 3.0}
+
+
 def test_grid_has_the_eight_cells_and_the_oracle_arm():
     from se_gym.experience.loop import CellConfig, grid_cells
 
