@@ -4,6 +4,13 @@ machine's start-up hooks do not slow it) and through every backend that is avail
 programs/s, p50/p99 latency and agreement with the baseline.
 
     python benchmarks/sandbox_throughput.py [-n 200] [--rounds 5] [--backends local,rlimits,docker,http]
+
+Real answers (issue 15): the b and d variants of SE-Bench's parity_dev.jsonl (model-written answers,
+right and wrong) repeated to -n answers, judged end to end by ``Judge.judge_many`` (a fresh judge:
+start-up included) against a fresh ``python main.py`` of the official harness per answer, 2 at a
+time, as SE-Bench's worker runs them:
+
+    python benchmarks/sandbox_throughput.py --real ../shared/sebench [-n 2000] [--rounds 3]
 """
 from __future__ import annotations
 
@@ -113,8 +120,76 @@ def open_backend(name: str, libpath: str, preload: list[str], workers: int, limi
     raise ValueError("unknown backend")
 
 
+class _Recorder:
+    """Stands in for a backend without a result channel, only to collect the official harness
+    programs the judge builds for the baseline (nothing is run)."""
+
+    name = "record"
+    has_channel = False
+
+    def __init__(self):
+        self.programs: list[str] = []
+
+    def run(self, programs, limits=None):
+        from se_gym.sandbox.base import sandbox_error
+
+        self.programs += list(programs)
+        return [sandbox_error("record", "recorded only", channel=False) for _ in programs]
+
+    def close(self):
+        pass
+
+
+def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str) -> None:
+    import json
+
+    from se_gym.judge import Judge
+    from se_gym.library import official
+
+    rows = [json.loads(line) for line in open(os.path.join(shared, "parity_dev.jsonl")) if line.strip()]
+    rows = [r for r in rows if r["variant"][:1] in ("b", "d")]
+    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+    answers = [items[i % len(items)] for i in range(n)]
+    lib = official(os.path.join(shared, "api_doc.jsonl"))
+    libpath = str(lib.materialize("sebench", docs=False))
+    rec = _Recorder()
+    Judge(lib, profile="sebench", sandbox=rec).judge_many(items)  # the official programs, for the baseline
+    progs = rec.programs
+    print(f"{n} real answers ({len(items)} distinct: b and d variants of parity_dev.jsonl; {len(progs)} reach the "
+          f"sandbox), profile {profile}, {os.cpu_count()} CPUs, workers={workers}", flush=True)
+    venv_dir = tempfile.TemporaryDirectory(prefix="se-gym-baseline-")
+    python = clean_python(venv_dir.name)
+    ratios, rates, base_rates = [], [], []
+    try:
+        for r in range(rounds):
+            # the baseline on a share of the distinct programs (its per-answer cost does not depend on
+            # repetition), then the judge on all n answers from a fresh Judge: start-up included
+            share = progs[r::rounds]
+            _, _, bt = baseline(share, libpath, 3.0, python)
+            base_rate = len(share) / bt
+            t0 = time.perf_counter()
+            with Judge(lib, profile=profile, workers=workers) as j:
+                verdicts = j.judge_many(answers)
+                level = j.sandbox.isolation().get("level")
+            dt = time.perf_counter() - t0
+            rate = n / dt
+            agree = sum(v.sebench_code == rows[i % len(rows)]["verdict"] for i, v in enumerate(verdicts))
+            infra = sum(v.status.value == "sandbox_error" for v in verdicts)
+            print(f"round {r}: baseline {base_rate:6.1f} answers/s ({len(share)} programs)  judge {rate:7.1f} answers/s "
+                  f"({level}, {dt:.1f} s)  ratio {rate / base_rate:5.1f}x  official agreement {agree}/{n}  infra {infra}", flush=True)
+            ratios.append(rate / base_rate)
+            rates.append(rate)
+            base_rates.append(base_rate)
+    finally:
+        venv_dir.cleanup()
+    print(f"real answers: judge {statistics.median(rates):.1f} answers/s, baseline {statistics.median(base_rates):.1f} answers/s, "
+          f"speed-up {statistics.median(ratios):.1f}x (rounds {min(ratios):.1f}-{max(ratios):.1f})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--real", metavar="SEBENCH_DIR", help="judge real answers (parity_dev.jsonl b and d variants) instead")
+    ap.add_argument("--profile", default="sebench", choices=["sebench", "strict"], help="--real: the judge's profile")
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--backends", default="local,rlimits,docker,http")
     ap.add_argument("--workers", type=int, default=2)
@@ -122,6 +197,10 @@ def main() -> None:
                     "baseline, then every program through each backend)")
     ap.add_argument("--timeouts", action="store_true", help="make 1 in 50 programs loop until the 3 s limit (dominates the rate)")
     args = ap.parse_args()
+    if args.real:
+        real_answers(args.real, args.n if args.n != 200 else 2000, min(args.rounds, 3) if args.rounds == 5 else args.rounds,
+                     args.workers, args.profile)
+        return
     progs, libpath, package = programs(args.n, args.timeouts)
     limits = Limits(wall_s=3.0, cpu_s=3.0)
     print(f"{args.n} programs ({sum('while True' in p for p in progs)} time out), {os.cpu_count()} CPUs, workers={args.workers}")

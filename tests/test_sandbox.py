@@ -477,9 +477,13 @@ def test_no_user_namespaces_private_ipc_and_bounded_tmp(narrow_box):
                 "print(libc.shmget(0x5e6e, 4096, 0o1666) >= 0)")
     find_shm = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True)\n"
                 "print(libc.shmget(0x5e6e, 0, 0o666) >= 0)")
-    res = narrow_box.run([userns, make_shm, find_shm], FAST)
+    mq = ("import ctypes, platform; libc = ctypes.CDLL(None, use_errno=True)\n"
+          "nr = {'x86_64': 240, 'aarch64': 180}[platform.machine()]\n"
+          "print(libc.syscall(nr, b'se-gym-q', 0o102, 0o600, None), ctypes.get_errno())")
+    res = narrow_box.run([userns, make_shm, find_shm, mq], FAST)
     assert res[0].stdout == "-1 1\n", res[0]  # EPERM
-    assert res[1].stdout == "True\n" and res[2].stdout == "False\n", (res[1], res[2])
+    assert res[1].stdout == "True\n" and res[2].stdout == "False\n", (res[1], res[2])  # gone with its program
+    assert res[3].stdout == "-1 1\n", res[3]  # POSIX queues refused: they would outlive the program
     from se_gym.sandbox.local import TMP_MB
 
     fill = ("import os\nn = 0\ntry:\n    for i in range(1000):\n"

@@ -117,3 +117,17 @@ def test_containers_are_long_lived_and_removed(daemon):
     assert len(client.containers.list(filters={"label": f"se-gym-sandbox={label}"})) == 1
     box.close()
     assert client.containers.list(all=True, filters={"label": f"se-gym-sandbox={label}"}) == []
+
+
+def test_rootfs_tar_lists_every_path_once_and_the_dockerfile_ships_with_the_package(tmp_path):
+    """No daemon needed.  Docker refuses a layer with duplicate paths; the rootfs used to add
+    numpy.libs twice for a venv (the venv layout of tests/test_layouts.py builds one for real)."""
+    import tarfile
+
+    from se_gym.sandbox import docker as dk
+
+    assert dk._DOCKERFILE.is_file() and dk._DOCKERFILE.parent == Path(dk.__file__).resolve().parent
+    with tarfile.open(dk.base_rootfs_tar(tmp_path / "rootfs.tar")) as tar:
+        names = tar.getnames()
+    assert len(names) == len(set(names))
+    assert any(n.endswith("/numpy/__init__.py") for n in names)

@@ -154,6 +154,13 @@ class Sandbox(abc.ABC):
     def run_one(self, program: str, limits: Limits | None = None) -> ExecResult:
         return self.run([program], limits)[0]
 
+    @property
+    def has_channel(self) -> bool:
+        """Whether results carry the program's result channel (fd 3).  A judge chooses its harness
+        from this, never from the backend's name: the same ``http`` backend has a channel against
+        a se-gym server (``/run_batch``) and none against the official one (``/run``)."""
+        return True
+
     @abc.abstractmethod
     def isolation(self) -> dict[str, Any]:
         """How programs are isolated, e.g. ``{"backend": "local", "level": "bwrap", "network": False}``."""

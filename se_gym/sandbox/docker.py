@@ -30,21 +30,39 @@ from typing import Any, Sequence
 from .base import Limits
 from .pool import FdTransport, Transport, WorkerDied, WorkerPool
 
-BASE_IMAGE = "se-gym/sandbox-base:py{0}.{1}".format(*sys.version_info[:2])
-_DOCKERFILE = Path(__file__).resolve().parents[2] / "sandbox" / "Dockerfile"
+def base_image_tag() -> str:
+    """The base image made from this interpreter: it holds NumPy at this environment's path (a
+    venv's site-packages differs from the base install's), so the tag names that path too."""
+    import numpy
+
+    key = f"{sys.base_prefix}|{_numpy_site()}|{numpy.__version__}".encode()
+    return "se-gym/sandbox-base:py{0}.{1}-{2}".format(*sys.version_info[:2], hashlib.sha256(key).hexdigest()[:10])
+# inside the package (package_data), so that a non-editable install (a wheel) has it too
+_DOCKERFILE = Path(__file__).resolve().with_name("Dockerfile")
 _WORKER = Path(__file__).with_name("worker.py")
 
 
 def _build_hash() -> str:
     h = hashlib.sha256()
     for f in (_WORKER, _DOCKERFILE):
-        h.update(f.read_bytes() if f.exists() else b"")
+        try:
+            h.update(f.read_bytes())
+        except OSError as exc:  # a broken install: say so rather than build from nothing
+            raise RuntimeError(f"the docker backend's {f.name} is missing from the installed package ({f}): "
+                               "reinstall se-gym") from None
     return h.hexdigest()[:10]
 
 
 # the tag names the worker and Dockerfile it is built from: a changed worker gets a fresh image
 # instead of an old one silently running on
-IMAGE = "se-gym/sandbox:py{0}.{1}-{2}".format(*sys.version_info[:2], _build_hash())
+def image_tag() -> str:
+    return "se-gym/sandbox:py{0}.{1}-{2}".format(*sys.version_info[:2], _build_hash())
+
+
+def _image_for(base: str) -> str:
+    """The worker image's tag: names the worker and Dockerfile (a changed worker gets a fresh image
+    instead of an old one silently running on) and the base it is built on."""
+    return image_tag() + "-" + hashlib.sha256(base.encode()).hexdigest()[:6]
 _RUN_DIR = "/run/se-gym"  # the only writable place in a container (tmpfs)
 # stdlib parts a sandbox does not need
 _SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "__phello__"}
@@ -101,56 +119,91 @@ def base_rootfs_tar(out: str | os.PathLike) -> Path:
         return owned_by_root(info)
 
     out = Path(out)
-    with tarfile.open(out, "w") as tar:
-        for d, mode in (("tmp", 0o1777), ("etc", 0o755), ("root", 0o755), ("run", 0o755), ("proc", 0o555), ("dev", 0o755), ("sys", 0o555)):
-            info = tarfile.TarInfo(d)
+    seen: set[str] = set()
+
+    def add(tar: tarfile.TarFile, path: Path | str, arcname: str, filter=owned_by_root, recursive: bool = True) -> None:
+        """tar.add, but each path once: the same file can be reached twice (numpy.libs/*.so through
+        NumPy and through ldd, when site-packages lies outside the base prefix, as in a venv), and
+        Docker refuses a layer with duplicate paths."""
+        arcname = arcname.lstrip("/")
+        if arcname not in seen:
+            info = filter(tar.gettarinfo(str(path), arcname))
+            if info is None:
+                return
+            seen.add(arcname)
+            if info.isreg():
+                with open(path, "rb") as f:
+                    tar.addfile(info, f)
+            else:
+                tar.addfile(info)
+        if recursive and os.path.isdir(path) and not os.path.islink(path):
+            for name in sorted(os.listdir(path)):
+                add(tar, os.path.join(path, name), f"{arcname}/{name}", filter)
+
+    def add_dir(tar: tarfile.TarFile, name: str, mode: int) -> None:
+        if name not in seen:
+            seen.add(name)
+            info = tarfile.TarInfo(name)
             info.type, info.mode = tarfile.DIRTYPE, mode
             tar.addfile(info)
+
+    with tarfile.open(out, "w") as tar:
+        for d, mode in (("tmp", 0o1777), ("etc", 0o755), ("root", 0o755), ("run", 0o755), ("proc", 0o555), ("dev", 0o755), ("sys", 0o555)):
+            add_dir(tar, d, mode)
         passwd = b"root:x:0:0:root:/root:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n"
         info = tarfile.TarInfo("etc/passwd")
         info.size = len(passwd)
+        seen.add(info.name)
         tar.addfile(info, io.BytesIO(passwd))
-        # parents of the interpreter's own path, walkable by any uid
-        for i in range(1, len(prefix.parts)):
-            d = Path(*prefix.parts[1 : i + 1])
-            if str(d) in ("root",):
-                continue
-            info = tarfile.TarInfo(str(d))
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(info)
-        tar.add(str(prefix / "bin"), arcname=str(prefix / "bin").lstrip("/"), recursive=False)
+        # parents of the interpreter's and site-packages' own paths, walkable by any uid
+        for base in (prefix, site):
+            for i in range(1, len(base.parts)):
+                d = str(Path(*base.parts[1 : i + 1]))
+                if d != "root":
+                    add_dir(tar, d, 0o755)
+        add(tar, prefix / "bin", str(prefix / "bin"), recursive=False)
         for name in ("python3", f"python{sys.version_info[0]}.{sys.version_info[1]}"):
             p = prefix / "bin" / name
             if p.exists():
-                tar.add(str(p), arcname=str(p).lstrip("/"))
-        tar.add(str(prefix / "lib"), arcname=str(prefix / "lib").lstrip("/"), recursive=False)
+                add(tar, p, str(p))
+        add(tar, prefix / "lib", str(prefix / "lib"), recursive=False)
         for p in prefix.glob("lib/libpython*.so*"):
-            tar.add(str(p), arcname=str(p).lstrip("/"))
-        tar.add(str(stdlib), arcname=str(stdlib).lstrip("/"), filter=keep)
-        tar.add(str(site), arcname=str(site).lstrip("/"), recursive=False)
+            add(tar, p, str(p))
+        add(tar, stdlib, str(stdlib), filter=keep)
+        add(tar, site, str(site), recursive=False)
         for p in [numpy_dir, *numpy_extra]:
-            tar.add(str(p), arcname=str(p).lstrip("/"), filter=owned_by_root)
+            add(tar, p, str(p))
         for lib in sorted(_shared_libs(sos)):
             if lib.startswith(str(prefix) + "/"):
                 continue  # already in
             real = os.path.realpath(lib)
-            tar.add(real, arcname=lib.lstrip("/"))
+            add(tar, real, lib)
             if real != lib:  # keep the real name too (some loaders ask for it)
-                tar.add(real, arcname=real.lstrip("/"))
+                add(tar, real, real)
     return out
 
 
-def ensure_image(client: Any = None, tag: str = IMAGE, base: str | None = None, rebuild: bool = False) -> str:
+def _numpy_site() -> str:
+    """The site-packages folder holding NumPy (a venv's, or the base install's): the image has it at
+    the same path, and the worker (started with -S) puts it on its path."""
+    import numpy
+
+    return str(Path(numpy.__file__).parent.parent)
+
+
+def ensure_image(client: Any = None, tag: str | None = None, base: str | None = None, rebuild: bool = False) -> str:
     """Build the sandbox image unless it exists.  ``base``: a local image with Python >= 3.10 and
     NumPy >= 2 at this interpreter's path; by default one assembled from this machine."""
     import tempfile
 
     client = client or _client()
     images = {t for img in client.images.list() for t in img.tags}
+    own_base = base is None
+    base = base or base_image_tag()
+    tag = tag or _image_for(base)
     if tag in images and not rebuild:
         return tag
-    if base is None:
-        base = BASE_IMAGE
+    if own_base:
         if base not in images or rebuild:
             with tempfile.TemporaryDirectory(prefix="se-gym-rootfs-") as tmp:
                 tar = base_rootfs_tar(Path(tmp) / "rootfs.tar")
@@ -280,7 +333,8 @@ class DockerSandbox(WorkerPool):
 
     def _spawn(self, slot: int) -> Transport:
         uid = self._uids.randrange(200_000, 2_000_000_000)  # private: NPROC counts per uid host-wide
-        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": f"{_RUN_DIR}/work", "uid": None}
+        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": f"{_RUN_DIR}/work", "uid": None,
+               "site_packages": [_numpy_site()]}
         container = self._client.containers.create(
             self.image,
             command=[json.dumps(cfg)],

@@ -63,6 +63,10 @@ class HttpSandbox(Sandbox):
         else:
             self.batch = bool(batch)
 
+    @property
+    def has_channel(self) -> bool:
+        return self.batch  # only se-gym's /run_batch returns the channel
+
     # -- transport -----------------------------------------------------------------------------
     def _request(self, method: str, path: str, body: Any, timeout: float) -> tuple[int, Any]:
         cls = http.client.HTTPSConnection if self._parsed.scheme == "https" else http.client.HTTPConnection

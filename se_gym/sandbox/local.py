@@ -337,6 +337,7 @@ class LocalSandbox(WorkerPool):
             cfg["cpu"] = self._cpus[slot % len(self._cpus)]
         if private:
             cfg["scratch"] = ["/tmp", "/dev/shm"]  # ours alone: emptied after every program
+            cfg["ipc_private"] = True  # so is the IPC namespace
         if self._plan is not None:
             root = self._tmp / f"root{slot}-{n}"
             root.mkdir(mode=0o755)
@@ -381,6 +382,7 @@ class LocalSandbox(WorkerPool):
             "pid_namespace": private,
             "ipc_namespace": hard.get("ipc_namespace", "per worker" if private else "host"),
             "user_namespaces": "refused (seccomp)" if hard.get("seccomp") else "allowed",
+            "posix_mqueues": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "worker_uid": hello.get("uid"),
             "program_uid": "private per worker" if hello.get("child_uid") != hello.get("uid") else hello.get("child_uid"),
             "program_uid_reason": self.uid_reason,
@@ -538,8 +540,8 @@ def isolation_report(isolation: str = "auto") -> dict[str, Any]:
     check(bool(hard.get("not_dumpable")), "worker not dumpable (programs cannot open its fds)",
           "worker is dumpable: " + "; ".join(hard.get("errors", [])))
     check(seen["seccomp"], "seccomp: programs cannot make user namespaces", "seccomp filter not installed")
-    check(hard.get("ipc_namespace") == "per program", "System V IPC: a namespace per program",
-          "System V IPC: per worker, emptied after each program")
+    check(bool(hard.get("ipc_namespace")), f"System V IPC: {hard.get('ipc_namespace')}; POSIX queues refused",
+          "System V IPC: unknown")
     caps = int(seen.get("capabilities") or "0", 16)
     check(caps & ~(1 << 2) == 0, "capabilities: none" + (" but CAP_DAC_READ_SEARCH" if caps else ""),
           f"capabilities: {seen.get('capabilities')}")
