@@ -544,3 +544,22 @@ def test_isolation_report_and_sandbox_info_say_what_holds_measured():
     assert out.returncode == 0, out.stderr
     assert "MISSING  network: REACHABLE" in out.stdout and "fix" in out.stdout
     assert out.stderr.count("WARNING: programs can reach the network") == 1  # once per run, on stderr
+
+
+def test_programs_sharing_a_head_behave_as_whole_programs(box):
+    """The worker caches the compiled head of programs that share everything but their last
+    statement (a judge's harness): executing head then tail must be executing the whole program."""
+    head = "import sys\ndef f(v):\n    return v * 2\n"
+    res = box.run([
+        head + "print(f(1), sys._getframe().f_lineno)\n",
+        head + "print(f(2), sys._getframe().f_lineno)\n",  # same head, other tail: not the cached answer
+        head + "print(f(3))\nraise ValueError('line 5')\n",
+        "from __future__ import annotations\ndef g(a: undefined_name): pass\nprint(g.__annotations__)\n",
+        "x = 1\n'not a docstring'\nprint(__doc__)\n",
+        "x = 1\nfrom __future__ import annotations\n",
+    ], FAST)
+    assert [r.stdout for r in res[:2]] == ["2 4\n", "4 4\n"]
+    assert res[2].stdout == "6\n" and 'File "main.py", line 5' in res[2].stderr and "ValueError: line 5" in res[2].stderr
+    assert res[3].stdout == "{'a': 'undefined_name'}\n", res[3]
+    assert res[4].stdout == "None\n"
+    assert res[5].status is ExecStatus.ERROR and "SyntaxError" in res[5].stderr

@@ -287,7 +287,13 @@ def _run_main(code, compiled):
     current folder and the __main__ module were made ready by the worker (_setup, run_program)."""
     status = 0
     try:
-        exec(compiled if compiled is not None else compile(code, "main.py", "exec"), _MAIN.__dict__)
+        if compiled is None:
+            exec(compile(code, "main.py", "exec"), _MAIN.__dict__)
+        elif type(compiled) is tuple:  # a cached head, then the tail (see _precompile)
+            exec(compiled[0], _MAIN.__dict__)
+            exec(compiled[1], _MAIN.__dict__)
+        else:
+            exec(compiled, _MAIN.__dict__)
     except SystemExit as e:
         status = _exit_status(e.code)
     except MemoryError:
@@ -316,14 +322,60 @@ _MUTATED = getattr(warnings, "_filters_mutated", None)  # CPython's private hook
 def _precompile(code):
     """Compile the program in the worker, so that the child gets the code object for free.  Only
     for code that compiles silently: a syntax error or a compile-time warning is left for the child
-    to meet, where the program's stderr receives it as `python main.py` would print it."""
+    to meet, where the program's stderr receives it as `python main.py` would print it.
+
+    Programs made by one harness share a long constant head (a judge's harness definitions) and
+    differ in their last statement (the call with this answer and its cases): compiling the head
+    was most of a program's cost (~11 KB of source per answer).  So the program is split before its
+    last top-level statement; the head's code is cached (by its text) and only the tail compiled.
+    Executing both in turn is executing the whole: the split is used only when each part compiles
+    on its own (a head ending inside a block or a bracket does not), the tail is compiled with the
+    head's __future__ flags and at its own line numbers, and never when the tail could change
+    meaning on its own (a `from __future__` import, a leading string that would become __doc__)."""
     if len(code) > _PRECOMPILE_MAX:
         return None  # a huge program compiles in the child, under its limits
+    cut = _split_point(code)
+    if cut:
+        head, tail = code[:cut], code[cut:]
+        head_code = _HEADS.get(head)
+        if head_code is None:
+            head_code = _compile_quiet(head, 0)
+            if head_code is not None:
+                if len(_HEADS) >= 16:
+                    del _HEADS[next(iter(_HEADS))]
+                _HEADS[head] = head_code
+        if head_code is not None and "__future__" not in tail and not _STRING_START.match(tail):
+            tail_code = _compile_quiet("\n" * head.count("\n") + tail, head_code.co_flags & _FUTURE_FLAGS)
+            if tail_code is not None:
+                return head_code, tail_code
+    return _compile_quiet(code, 0)
+
+
+_HEADS = {}  # head text -> its code (see _precompile)
+_FUTURE_FLAGS = 0
+for _name in __import__("__future__").all_feature_names:
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _name).compiler_flag
+_STRING_START = __import__("re").compile(r"[rRbBuUfF]{0,2}['\"]")
+
+
+def _split_point(code):
+    """Where the last line starting a top-level statement begins (0: none found)."""
+    i = len(code)
+    while True:
+        i = code.rfind("\n", 0, i)
+        if i < 0:
+            return 0
+        c = code[i + 1:i + 2]
+        if c and (c.isalpha() or c == "_"):
+            return i + 1
+
+
+def _compile_quiet(code, flags):
     if _MUTATED is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                return compile(code, "main.py", "exec")
+                return compile(code, "main.py", "exec", flags, True)
         except BaseException:
             return None
     try:
@@ -332,7 +384,7 @@ def _precompile(code):
         _FILTERS.insert(0, _ERROR_FILTER)
         _MUTATED()
         try:
-            return compile(code, "main.py", "exec")
+            return compile(code, "main.py", "exec", flags, True)
         finally:
             del _FILTERS[0]
             _MUTATED()
