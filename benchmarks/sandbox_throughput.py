@@ -124,7 +124,7 @@ class _Recorder:
     """Stands in for a backend without a result channel, only to collect the official harness
     programs the judge builds for the baseline (nothing is run)."""
 
-    name = "record"
+    name = "http"  # older judges chose the official harness by this name; newer ones by has_channel
     has_channel = False
 
     def __init__(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -563,3 +564,27 @@ def test_programs_sharing_a_head_behave_as_whole_programs(box):
     assert res[3].stdout == "{'a': 'undefined_name'}\n", res[3]
     assert res[4].stdout == "None\n"
     assert res[5].status is ExecStatus.ERROR and "SyntaxError" in res[5].stderr
+
+
+@pytest.mark.parametrize("level", ["bwrap", "unshare"])
+def test_a_library_under_tmp_is_importable_and_left_alone(level):
+    """Folders of the mount plan under the private /tmp (a venv or a library there) are importable
+    and never taken for a program's leftovers (that retired the worker after every program)."""
+    from se_gym.sandbox.local import unshare_status
+
+    if level == "bwrap":
+        need(bwrap_status()[0], f"bubblewrap does not work here: {bwrap_status()[1]}")
+    else:
+        level = "unshare" if os.getuid() == 0 else "userns"
+        need(unshare_status()[0], f"unshare does not work here: {unshare_status()[1]}")
+    lib = Path(tempfile.mkdtemp(prefix="se-gym-lib-", dir="/tmp"))
+    try:
+        os.chmod(lib, 0o755)
+        (lib / "tmplib.py").write_text("VALUE = 41\n")
+        with LocalSandbox(pythonpath=[str(lib)], preload=["numpy"], workers=1, isolation=level) as sb:
+            res = sb.run(["import tmplib; print(tmplib.VALUE + 1)"] * 4, FAST)
+            assert [r.stdout for r in res] == ["42\n"] * 4, res[0]
+            assert sb.retired == 0 and sb.restarts == 0
+        assert (lib / "tmplib.py").read_text() == "VALUE = 41\n"
+    finally:
+        shutil.rmtree(lib, ignore_errors=True)

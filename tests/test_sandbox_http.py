@@ -140,15 +140,11 @@ def test_judge_against_the_real_server_in_both_protocols(served_library, protoco
     from se_gym.library import from_spec
 
     lib = from_spec(3)
-    pkg = lib.package
-    fn = lib.names.get("abs") or lib.names.get("absolute")
-    assert fn, sorted(lib.names)[:20]
-    arr = lib.names["array"]
-    right = f"```python\nimport {pkg}\ndef solve(x):\n    return {pkg}.{fn}({pkg}.{arr}(x)).tolist()\n```"
-    wrong = f"```python\nimport {pkg}\ndef solve(x):\n    return [v + 1 for v in x]\n```"
-    cases = [{"input": "x=[-1, 2, -3]", "output": "[1, 2, 3]"}, {"input": "x=[0]", "output": "[0]"}]
-    expected = ["[1, 2, 3]", "[0]"]
-    items = [(right, cases, None, expected), (wrong, cases, None, expected)]
+    pkg, absf, sumf = lib.package, lib.qualified("abs"), lib.qualified("sum")
+    right = f"```python\nimport {pkg}\ndef solve(x):\n    return {absf}(x)\n```"
+    wrong = f"```python\nimport {pkg}\ndef solve(x):\n    return {sumf}(x)\n```"
+    cases = [{"input": "x=[-1, 2]", "output": "[1, 2]"}, {"input": "x=np.array([-3])", "output": "[3]"}]
+    items = [(right, cases), (wrong, cases)]
     with Judge(lib, profile="sebench", workers=1) as local:
         want = [v.status.value for v in local.judge_many(items)]
     assert want == ["passed", "wrong_answer"]

@@ -227,7 +227,7 @@ class Judge:
                 more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
                 p.verdict = self._early(p, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, f"forbidden: {bad[0]}{more}")
                 return p
-        if self._backend == "http":
+        if not getattr(self.sandbox, "has_channel", True):  # what the backend can do, not its name (issue 20)
             p.program = official
         else:
             strict = self.profile == "strict"

@@ -1,15 +1,23 @@
-"""The ``local`` backend: pre-forked workers on this machine, inside bubblewrap when it works.
+"""The ``local`` backend: pre-forked workers on this machine, in namespaces of their own when the
+machine allows it (``isolation()`` and :func:`isolation_report` say what holds, measured).
 
-Isolation levels (``isolation()["level"]``):
-- ``bwrap``: each worker runs in ``bwrap`` with no network, a read-only root, private ``/tmp``,
-  its own ``/proc`` and PID namespace, a minimal ``/dev``, and home folders hidden except for
-  the Python install and the ``pythonpath`` folders; it dies with us.
-- ``rlimits``: bubblewrap is missing or does not work in this container; programs still get rlimits,
-  their own session, an empty environment and (as root) an unprivileged uid, but share the network
-  and can write world-writable folders such as ``/tmp``.
-In both, each program runs in a fresh fork of a worker that already imported NumPy and the preload
-modules, as a private uid (when we are root) so that RLIMIT_NPROC holds and it can neither signal
-nor read its worker.
+Isolation levels (``isolation()["level"]``), the first that works is used:
+- ``bwrap``: each worker runs in bubblewrap on an empty root holding only the mount plan
+  (:func:`mount_plan`): the system's libraries, the interpreter's real prefixes and site-packages
+  (wherever they live: a venv under /tmp, pyenv under an unreadable /root, conda), the library
+  folders and the worker script, all read-only; a private size-limited /tmp and /dev/shm; its own
+  network (none), PID, IPC and UTS namespaces; it dies with us.
+- ``unshare`` (root) / ``userns`` (not root, through a user namespace): bubblewrap is missing; the
+  worker is started by util-linux ``unshare`` in new mount, network, PID, IPC and UTS namespaces and
+  builds the same mount plan itself (worker.build_root).  In ``userns`` programs keep our uid with
+  every capability dropped.
+- ``rlimits``: no namespace can be made here: programs share the network and see the host's files
+  (a warning says so once per process on stderr).
+In every level each program runs in a fresh fork of a worker that already imported NumPy and the
+preload modules, with rlimits, its own session, an empty environment, NO_NEW_PRIVS, a seccomp
+filter (no new user namespaces, no POSIX queues) and, when we are root, a private uid per worker
+(so that RLIMIT_NPROC holds and it can neither signal nor read its worker).  No list of modules
+decides what a program can import: it imports whatever the interpreter can.
 """
 from __future__ import annotations
 
@@ -336,7 +344,10 @@ class LocalSandbox(WorkerPool):
         if self._cpus:
             cfg["cpu"] = self._cpus[slot % len(self._cpus)]
         if private:
-            cfg["scratch"] = ["/tmp", "/dev/shm"]  # ours alone: emptied after every program
+            cfg["scratch"] = ["/tmp", "/dev/shm"]  # ours alone: emptied after every program...
+            # ...but for the folders the mount plan puts there (a venv or a library under /tmp)
+            cfg["scratch_keep"] = sorted({"/".join(op[-1].split("/")[:3]) for op in mount_plan(self.pythonpath)
+                                          if op[0] in ("ro", "dir", "symlink") and op[-1].startswith(("/tmp/", "/dev/shm/"))})
             cfg["ipc_private"] = True  # so is the IPC namespace
         if self._plan is not None:
             root = self._tmp / f"root{slot}-{n}"

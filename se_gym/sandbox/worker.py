@@ -496,6 +496,7 @@ def _sweep_uid(uid, child):
 
 
 _SCRATCH = ()  # private writable folders emptied after each program (set by _setup)
+_SCRATCH_KEEP = frozenset()  # what the mount plan put there (a venv, a library under /tmp): never touched
 _WORKBASE = None  # the folder holding _WORKDIR
 _RETIRE = [""]  # set when this worker should be replaced (its private /tmp is then freed whole)
 
@@ -650,7 +651,8 @@ def run_program(req, uid):
                 _RETIRE[0] = "could not remove what a program left in its work dir"
         for folder in _SCRATCH:  # what it left in the other writable folders (a private /tmp)
             for name in os.listdir(folder):
-                if os.path.join(folder, name) != _WORKBASE and not remove_tree(os.path.join(folder, name)):
+                path = os.path.join(folder, name)
+                if path != _WORKBASE and path not in _SCRATCH_KEEP and not remove_tree(path):
                     _RETIRE[0] = "could not remove what a program left in " + folder
 
 
@@ -927,8 +929,9 @@ def _setup(cfg):
     errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chmod(cfg["workdir"], 0o711)
-    global _SCRATCH, _WORKBASE
+    global _SCRATCH, _SCRATCH_KEEP, _WORKBASE
     _SCRATCH = tuple(cfg.get("scratch", ()))
+    _SCRATCH_KEEP = frozenset(cfg.get("scratch_keep", ()))
     _WORKBASE = os.path.abspath(cfg["workdir"])
     _WORKDIR = os.path.join(cfg["workdir"], "run")
     _MAIN_PY = os.path.join(_WORKDIR, "main.py")
