@@ -140,7 +140,7 @@ class _Recorder:
         pass
 
 
-def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str) -> None:
+def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, baseline_n: int = 150) -> None:
     import json
 
     from se_gym.judge import Judge
@@ -164,7 +164,7 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str) -
         for r in range(rounds):
             # the baseline on a share of the distinct programs (its per-answer cost does not depend on
             # repetition), then the judge on all n answers from a fresh Judge: start-up included
-            share = progs[r::rounds]
+            share = progs[r::rounds][:baseline_n]
             _, _, bt = baseline(share, libpath, 3.0, python)
             base_rate = len(share) / bt
             t0 = time.perf_counter()
@@ -190,6 +190,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--real", metavar="SEBENCH_DIR", help="judge real answers (parity_dev.jsonl b and d variants) instead")
     ap.add_argument("--profile", default="sebench", choices=["sebench", "strict"], help="--real: the judge's profile")
+    ap.add_argument("--baseline-n", type=int, default=150, help="--real: programs per round through the baseline (a sample: "
+                    "its cost per answer does not depend on how many)")
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--backends", default="local,rlimits,docker,http")
     ap.add_argument("--workers", type=int, default=2)
@@ -199,7 +201,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.real:
         real_answers(args.real, args.n if args.n != 200 else 2000, min(args.rounds, 3) if args.rounds == 5 else args.rounds,
-                     args.workers, args.profile)
+                     args.workers, args.profile, args.baseline_n)
         return
     progs, libpath, package = programs(args.n, args.timeouts)
     limits = Limits(wall_s=3.0, cpu_s=3.0)

@@ -74,11 +74,7 @@ def test_cli_runs_from_the_installed_wheel(installed, tmp_path):
     assert out.returncode == 0 and "doctor" in out.stdout and "judge" in out.stdout, out.stderr
 
 
-HTTP_20_1 = pytest.mark.xfail(strict=True, reason="issue 20.1: the judge reads se-gym's own server's empty channel as a crash "
-                               "(runtime_error on a correct answer); the sandbox helper is fixing it: remove this mark then")
-
-
-@pytest.mark.parametrize("backend", ["local", pytest.param("http", marks=HTTP_20_1), "docker"])
+@pytest.mark.parametrize("backend", ["local", "http", "docker"])
 def test_every_backend_judges_from_the_installed_wheel(installed, backend, tmp_path):
     _, venv = installed
     if backend == "docker":

@@ -179,15 +179,16 @@ def bwrap_args(pythonpath: Sequence[str] = ()) -> list[str]:
     return args + ["--remount-ro", "/", "--chdir", "/"]
 
 
-def unshare_args() -> list[str]:
+def unshare_args(user: bool | None = None) -> list[str]:
     """util-linux ``unshare`` for the worker when bubblewrap is missing: new mount, network, PID,
-    IPC and UTS namespaces (the worker then builds the mount plan itself); not root: inside a user
-    namespace where we are root (the worker then drops those powers for its programs)."""
+    IPC and UTS namespaces (the worker then builds the mount plan itself); ``user`` (default: when
+    not root): inside a user namespace where we are root (the worker then drops those powers for
+    its programs)."""
     exe = shutil.which("unshare")
     if exe is None:
         raise FileNotFoundError("unshare not found (util-linux)")
     args = [exe, "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child"]
-    if os.getuid() != 0:
+    if user if user is not None else os.getuid() != 0:
         args[1:1] = ["--user", "--map-root-user"]
     return args
 
@@ -202,14 +203,14 @@ def bwrap_status() -> tuple[bool, str]:
     return _try(args + ["/bin/true"], "bwrap")
 
 
-@functools.lru_cache(maxsize=1)
-def unshare_status() -> tuple[bool, str]:
+@functools.lru_cache(maxsize=2)
+def unshare_status(user: bool | None = None) -> tuple[bool, str]:
     """Whether ``unshare`` can make the worker's namespaces here (root, or user namespaces)."""
     try:
-        args = unshare_args()
+        args = unshare_args(user)
     except FileNotFoundError as exc:
         return False, str(exc)
-    return _try(args + ["/bin/true"], "unshare")
+    return _try(args + ["/bin/true"], "unshare" + (" --user" if "--user" in args else ""))
 
 
 def _try(cmd: list[str], what: str) -> tuple[bool, str]:
@@ -304,7 +305,7 @@ class LocalSandbox(WorkerPool):
         self.hash_seed = hash_seed
         self.level, self.level_reason = choose_level(isolation)
         self._bwrap = bwrap_args(self.pythonpath) if self.level == "bwrap" else None
-        self._unshare = unshare_args() if self.level in ("unshare", "userns") else None
+        self._unshare = unshare_args(self.level == "userns") if self.level in ("unshare", "userns") else None
         self._plan = mount_plan(self.pythonpath) if self._unshare else None
         # programs run as a private uid where we are root; with the host's file system in view
         # (rlimits) that uid must be able to read the install, else programs keep our uid
@@ -432,13 +433,17 @@ def choose_level(wanted: str = "auto") -> tuple[str, str]:
         if wanted == "bwrap":
             raise RuntimeError(f"bwrap isolation requested but unavailable: {why}")
         reasons.append(why)
-    ok, why = unshare_status()
-    level = "unshare" if os.getuid() == 0 else "userns"
-    if ok and wanted in ("auto", level):
-        return level, "; ".join(reasons + [why])
+    # as root: namespaces directly, else (a container without CAP_SYS_ADMIN may still allow it)
+    # through a user namespace; not root: only through a user namespace
+    for level, user in (("unshare", False), ("userns", True)) if os.getuid() == 0 else (("userns", True),):
+        if wanted not in ("auto", level):
+            continue
+        ok, why = unshare_status(user)
+        if ok:
+            return level, "; ".join(reasons + [why])
+        reasons.append(why)
     if wanted != "auto":
-        raise RuntimeError(f"{wanted} isolation requested but unavailable: {why}")
-    reasons.append(why)
+        raise RuntimeError(f"{wanted} isolation requested but unavailable: {'; '.join(reasons)}")
     return "rlimits", "; ".join(reasons)
 
 

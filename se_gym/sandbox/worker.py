@@ -837,14 +837,15 @@ def _harden(cfg):
         fork = ctypes.PyDLL(None).fork
         fork.restype, fork.argtypes = ctypes.c_int, []
         _LIBC_FORK = fork
-    # System V IPC: by default our IPC namespace (private to this worker under bwrap/unshare) is
-    # emptied after each program (three small /proc reads), and POSIX queues are refused (seccomp):
-    # nothing outlives a program.  A namespace per program (ipc_per_program) also holds while it
-    # runs, but measured ~0.7 ms of CPU per program here (kernel set-up and teardown of the
-    # namespace): kept as an option.  Tried once on ourselves, which costs nothing.
+    # System V IPC: a namespace per program where we may make one (root, here or in our own user
+    # namespace; tried once on ourselves, which costs nothing): nothing a program makes outlives it
+    # or is seen by another.  It costs ~0.7 ms of CPU per program here (the kernel sets up and tears
+    # down the namespace); ipc_per_program=False trades it for emptying our namespace after each
+    # program, as is done anyway where no namespace can be made (non-root bubblewrap).  POSIX
+    # queues are refused by the seccomp filter in both cases.
     global _IPC_PRIVATE
     _IPC_PRIVATE = bool(cfg.get("ipc_private"))
-    _IPC_PER_PROGRAM = bool(cfg.get("ipc_per_program")) and libc.unshare(0x08000000) == 0
+    _IPC_PER_PROGRAM = bool(cfg.get("ipc_per_program", True)) and libc.unshare(0x08000000) == 0
     report["ipc_namespace"] = "per program" if _IPC_PER_PROGRAM else "per worker, emptied after each program"
     _DROP_CAPS = bool(cfg.get("drop_caps"))
     global _READ_CAP
