@@ -85,9 +85,25 @@ def _log(msg: str) -> None:
 
 
 class Demo:
-    def __init__(self, out: Path, config: DemoConfig, model: str | None = None, backend: str = "hf", device: str | None = None, progress: bool = True, rl: bool = True):
+    def __init__(self, out: Path, config: DemoConfig, model: str | None = None, backend: str = "hf", device: str | None = None, progress: bool = True, rl: bool = True,
+                 gpu_memory_utilization: float = 0.3, engine_options: dict | None = None):
         self.out, self.cfg, self.model_id, self.backend, self.device = out, config, model, backend, device
         self.progress, self.rl = progress, rl
+        self.gpu_memory_utilization = gpu_memory_utilization
+        self.engine_options = dict(engine_options or {})  # more options for the vLLM engine (dtype, max_model_len, ...)
+        self._engine = None  # the run's one vLLM engine (--backend vllm), started on first use
+
+    def close(self) -> None:
+        """Release the vLLM engine (its GPU memory) when the run is done."""
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+
+    def __enter__(self) -> "Demo":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def seed_config(self, seed: int) -> dict:
         """What makes a seed's results (presentation such as threads and progress left out)."""
@@ -195,13 +211,21 @@ class Demo:
         return "auto" if self.model_id else "no"
 
     def sampler(self, policy):
-        """In-process sampling for hf; a vLLM engine that receives each update for ``--backend vllm``."""
+        """In-process sampling for hf (None); for ``--backend vllm`` the run's one engine, loaded with
+        ``policy``'s weights now and after each of its updates (every stage shares the engine, which
+        holds ``gpu_memory_utilization`` of the GPU next to the policy being trained)."""
         if self.backend != "vllm":
             return None
-        from .llm import make_generator
         from .training.rl import GeneratorSampler
 
-        return GeneratorSampler(make_generator("vllm", str(self.model_id)))
+        if self._engine is None:
+            from .llm import make_generator
+
+            path = self.model_id or self.out / "base" / "model"
+            options = {} if self.model_id else {"dtype": "float32"}  # the tiny model stays float32, as in training
+            options.update(self.engine_options)
+            self._engine = make_generator("vllm", str(path), gpu_memory_utilization=self.gpu_memory_utilization, **options)
+        return GeneratorSampler(self._engine, model=policy.model)
 
     def run_seed(self, seed: int, base_path: Path) -> dict:
         from .agents import PolicyAgent, RLAgent, SFTAgent, Trajectory, Observation
@@ -361,7 +385,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="se_gym_demo", help="folder for models, results and the report (reruns resume; default: se_gym_demo)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="experiment seeds (default: 0 1 2)")
     parser.add_argument("--model", default=None, help="a HF model id or path to use as the base instead of the tiny pre-trained one")
-    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="generation backend for --model (default: hf)")
+    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf",
+                        help="how answers are sampled: hf in the training process, or one vLLM engine per run that receives "
+                             "the weights after every update (default: hf)")
+    parser.add_argument("--gpu-memory-utilization", type=float, default=0.3,
+                        help="with --backend vllm: share of GPU memory for the engine; the rest stays for the policy being "
+                             "trained on the same GPU (default: 0.3)")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--quick", action="store_true", help="a smaller run (a few minutes; the effect is weaker)")
     parser.add_argument("--no-rl", action="store_true", help="skip the two RL runs")
@@ -389,8 +418,8 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("the demo needs torch and transformers: pip install 'se-gym[train,plot]'") from None
     if any(s < 0 for s in args.seeds):
         raise CLIError("--seeds must be non-negative integers")
-    if args.backend == "vllm" and not args.model:
-        raise CLIError("--backend vllm needs --model (the tiny demo model runs in-process with hf)")
+    if not 0 < args.gpu_memory_utilization <= 1:
+        raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {args.gpu_memory_utilization}")
     cfg = QUICK if args.quick else DemoConfig()
     if args.model:  # a real model: paper-like learning rates and full-length answers
         cfg = replace(cfg, max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft_batch=8, rl_lr=1e-6, rl_group=8, rl_ppo_epochs=2)
@@ -419,13 +448,15 @@ def run(args: argparse.Namespace) -> int:
             acfg = replace(acfg, variants=tuple(args.variants))
         if args.rl_iterations:
             acfg = replace(acfg, iterations=args.rl_iterations)
-        demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False)
-        demo.bind(args.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
-        return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only)
-    demo = Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl)
-    demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work
-    base = demo.base()
-    per_seed = [demo.run_seed(s, base) for s in args.seeds]
+        with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False,
+                  gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
+            demo.bind(args.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
+            return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only)
+    with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl,
+              gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
+        demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work
+        base = demo.base()
+        per_seed = [demo.run_seed(s, base) for s in args.seeds]
     table = summarize(per_seed)
     checks = verdicts(table, len(args.seeds))
     wall = time.time() - t0

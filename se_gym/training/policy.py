@@ -24,6 +24,25 @@ class Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.response_mask.to(device))
 
 
+def checkpoint_state_dict(model) -> dict:
+    """``model``'s weights under its Hugging Face checkpoint names: what ``Generator.update_weights``
+    takes.  A LoRA (peft) model's active adapters are added to new tensors (W + delta); the model
+    itself is not touched (merging and unmerging in place would change its weights by rounding)."""
+    if not hasattr(model, "peft_config"):
+        return {k: v.detach() for k, v in model.state_dict().items()}
+    from peft.tuners.lora import LoraLayer
+
+    base = model.get_base_model()
+    state = {k.replace(".base_layer.", "."): v.detach() for k, v in base.state_dict().items() if "lora_" not in k}
+    for name, module in base.named_modules():
+        if isinstance(module, LoraLayer):
+            key = f"{name}.weight"
+            for adapter in module.active_adapters:
+                if adapter in module.lora_A:
+                    state[key] = state[key] + module.get_delta_weight(adapter).detach().to(state[key].dtype)
+    return state
+
+
 def pick_device(device: str | None = None) -> str:
     import torch
 

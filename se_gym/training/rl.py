@@ -91,20 +91,32 @@ class PolicySampler:
 
 
 class GeneratorSampler:
-    """Samples through a ``se_gym.llm`` Generator (vLLM or hf) and pushes weights after each update."""
+    """Samples through a ``se_gym.llm`` Generator (vLLM or hf) and pushes weights after each update.
 
-    def __init__(self, generator):
+    ``sync(model)`` converts the trainer's module at this boundary into the one form every
+    ``Generator.update_weights`` takes: a state dict under checkpoint names
+    (:func:`se_gym.training.policy.checkpoint_state_dict`).  With ``model`` given, its weights are
+    loaded at once (a generator shared by several runs starts each from that run's weights).
+    """
+
+    def __init__(self, generator, model=None):
         self.generator = generator
+        if model is not None:
+            self.sync(model)
 
     def sample(self, prompts, n, temperature, max_new_tokens):
         from se_gym.llm import SamplingParams
 
         params = SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens)
         results = self.generator.generate(list(prompts), params)
-        return [[c.text for c in group] for group in results]
+        return [[c.text for c in generation.completions] for generation in results]
 
     def sync(self, model) -> None:
-        self.generator.update_weights(model)
+        from .policy import checkpoint_state_dict
+
+        if getattr(self.generator, "model", None) is model:  # an hf generator built on this very module
+            return
+        self.generator.update_weights(checkpoint_state_dict(model))
 
 
 FENCE = "```"
