@@ -21,7 +21,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", choices=("deterministic", "llm"), default="deterministic", help="extractor kind (default: deterministic)")
     p.add_argument("--extractor-model", default=None, help="model of the llm extractor (with --extractor-backend)")
     p.add_argument("--extractor-backend", choices=("hf", "vllm", "openai"), default="vllm", help="backend of the llm extractor (default vllm)")
-    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base)")
+    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base; "
+                                                "without --quick that pre-training takes an hour or more on a CPU)")
     p.add_argument("--model", default=None, help="a real model (HF id or path): the built-in suite instead of the miniature, paper-like "
                                                  "learning rates and full-length answers (the real recipe; needs a GPU)")
     p.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="sampling backend with --model (default hf)")
@@ -31,12 +32,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
     p.add_argument("--teacher", choices=("self", "reader"), default=None,
                    help="off-policy teacher: the model itself with experience (default), or a rule-based reader of the experience "
-                        "(a stand-in for a stronger teacher model; miniature only; the default of grid --quick, whose tiny base "
+                        "(a stand-in for a stronger teacher model; miniature only; the default with --quick, whose tiny base "
                         "is not pre-trained long enough to read)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--quick", action="store_true", help="the quick scale: a 50-step base, 2 new functions a round, the reader teacher "
+                                                      "(the grid: about 15 minutes on 2 cores with --extractor deterministic)")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +52,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     grid = sub.add_parser("grid", help="the 2 x 2 x 2 grid: granularity x injection x regime", description="the 2 x 2 x 2 grid: granularity x injection x regime")
     _common(grid)
     grid.add_argument("--oracle", action="store_true", help="add the reference arm: the library's own doc entries as experience (2 more cells)")
-    grid.add_argument("--quick", action="store_true", help="the quick scale (about 15 minutes on 2 cores with --extractor deterministic)")
     grid.set_defaults(func=run_grid)
 
 
@@ -135,9 +137,12 @@ def _cell_config(args, **over):
 def run(args: argparse.Namespace) -> int:
     from .loop import Cell, write_report
 
+    from .loop import QUICK
+
     out = _setup(args)
-    cfg = _cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime)
-    base = _base(args, out, BASE_EXAMPLES)
+    scale = QUICK if args.quick and not args.model else {}
+    cfg = _cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime, **scale)
+    base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
     t0 = time.time()
     cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(args), device=args.device, progress=not args.no_progress, restart=args.restart)
     rows = cell.execute()
