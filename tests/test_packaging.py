@@ -39,7 +39,15 @@ with Judge("seed:0", profile="sebench", sandbox=backend, workers=1, **opts) as j
 def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
     dist = root / "dist"
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(REPO)],
+    # build with this environment's setuptools when it can make wheels itself (>= 70.1, or with `wheel`);
+    # otherwise let pip fetch a build environment from the configured index
+    import importlib.util
+
+    import setuptools
+
+    own = tuple(int(x) for x in setuptools.__version__.split(".")[:2]) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+    isolation = ["--no-build-isolation"] if own else []
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", str(dist), str(REPO)],
                            capture_output=True, text=True, timeout=900, cwd=root)
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = dist.glob("se_gym-*.whl")
