@@ -148,7 +148,9 @@ class RayEngine:
     def push(self, model: Any, path: str | None = None) -> None:
         """The learner's weights to every generation actor (and to any that replaces one later);
         ``path``: the checkpoint they were saved to, for backends that must reload instead."""
-        state = {k: v.detach().to("cpu") for k, v in model.state_dict().items()}
+        from ..training.policy import checkpoint_state_dict
+
+        state = {k: v.to("cpu") for k, v in checkpoint_state_dict(model).items()}  # checkpoint names, LoRA merged
         self.gen.broadcast("update_weights", state, path)
         self.pushes += 1
 
