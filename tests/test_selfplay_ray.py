@@ -72,6 +72,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _ray_start(args: list[str], marker: str, env: dict, tries: int = 3) -> None:
+    """``ray start ...``; Ray gives a raylet a fixed 30 s to register, which a loaded machine can
+    miss: then the half-started node is killed and started again."""
+    for attempt in range(1, tries + 1):
+        p = subprocess.run(["ray", "start", *args], capture_output=True, text=True, timeout=400, env=env)
+        if p.returncode == 0:
+            return
+        _kill_tree(marker)
+        time.sleep(2)
+    raise AssertionError(f"ray start failed {tries} times: {(p.stderr or p.stdout)[-1500:]}")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     need(shutil.which("ray") is not None, "the ray CLI is not on PATH (bash scripts/setup/ray.sh)")
@@ -83,10 +95,8 @@ def cluster():
     port = _free_port()
     common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats"]
     try:
-        subprocess.run(["ray", "start", "--head", f"--port={port}", "--num-cpus=3", f"--temp-dir={head_dir}", "--include-dashboard=false", *common],
-                       check=True, capture_output=True, timeout=400, env=env)
-        subprocess.run(["ray", "start", f"--address=127.0.0.1:{port}", "--num-cpus=2", '--resources={"node2": 2}', f"--temp-dir={node_dir}", *common],
-                       check=True, capture_output=True, timeout=400, env=env)
+        _ray_start(["--head", f"--port={port}", "--num-cpus=3", f"--temp-dir={head_dir}", "--include-dashboard=false", *common], str(head_dir), env)
+        _ray_start([f"--address=127.0.0.1:{port}", "--num-cpus=2", '--resources={"node2": 2}', f"--temp-dir={node_dir}", *common], str(node_dir), env)
         yield {"address": f"127.0.0.1:{port}", "head": str(head_dir), "node": str(node_dir), "root": root}
     finally:
         if RAY.is_initialized():

@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-address", default=None, help="run on a Ray cluster ('auto' or HOST:PORT); default: in this process")
     parser.add_argument("--generators", type=int, default=2, help="generation actors on Ray (default 2)")
     parser.add_argument("--judges", type=int, default=2, help="judge actors on Ray (default 2)")
+    parser.add_argument("--sandbox-workers", type=int, default=1, help="sandbox workers per judge actor and hash seed (default 1)")
     parser.add_argument("--actor-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
     parser.add_argument("--actor-gpus", type=float, default=0.0, help="GPUs per generation actor (default 0)")
     parser.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="generation backend of the Ray actors")
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         from .ray_engine import RayEngine
 
         engine = RayEngine.from_config(config, address=args.ray_address, generators=args.generators, judges=args.judges,
-                                       num_cpus=args.actor_cpus, num_gpus=args.actor_gpus, backend=args.backend)
+                                       num_cpus=args.actor_cpus, num_gpus=args.actor_gpus, backend=args.backend,
+                                       sandbox_workers=args.sandbox_workers)
     sp = SelfPlay(config, args.out, engine, restart=args.restart, progress=not args.no_progress, device=args.device)
     summaries = sp.run_all()
     for s in summaries:

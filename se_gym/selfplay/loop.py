@@ -142,8 +142,10 @@ class LocalEngine:
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
         from .validate import Validator
 
-        if self._validator is None:
-            self._validator = Validator(self.library, self.validation)
+        if self._validator is None:  # two sandbox pools (one per hash seed), half the CPUs each
+            import os
+
+            self._validator = Validator(self.library, self.validation, workers=max(1, (os.cpu_count() or 2) // 2))
         return self._validator.check_texts(texts, functions)
 
     def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
