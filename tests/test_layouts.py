@@ -139,9 +139,9 @@ def venv(layouts_root):
     return py
 
 
-def _path_without(*tools: str) -> str:
+def _path_without(root: Path, *tools: str) -> str:
     """A PATH folder holding the usual tools but ``tools`` (links), as on a machine without them."""
-    d = Path(tempfile.mkdtemp(prefix="se-gym-path-"))
+    d = Path(tempfile.mkdtemp(prefix="se-gym-path-", dir=root))
     os.chmod(d, 0o755)
     for name in ("unshare", "setpriv", "ldd", "env", "sh", "true"):
         exe = shutil.which(name)
@@ -234,13 +234,13 @@ def test_layout_bwrap_hidden_from_path(layouts_root, reference):
     from se_gym.sandbox.local import unshare_status
 
     need(unshare_status()[0], f"unshare does not work here: {unshare_status()[1]}")
-    out = _layout("no-bwrap", layouts_root, sys.executable, path=_path_without("bwrap"))
+    out = _layout("no-bwrap", layouts_root, sys.executable, path=_path_without(layouts_root, "bwrap"))
     assert out["level"] == ("unshare" if os.getuid() == 0 else "userns")
     _check(out, reference)
 
 
 def test_layout_neither_bwrap_nor_unshare(layouts_root, reference):
-    out = _layout("rlimits", layouts_root, sys.executable, path=_path_without("bwrap", "unshare"))
+    out = _layout("rlimits", layouts_root, sys.executable, path=_path_without(layouts_root, "bwrap", "unshare"))
     assert out["level"] == "rlimits"
     _check(out, reference, networked=True)  # honest: the network stays, and it is said once on stderr
     assert out["stderr"].count("WARNING: programs can reach the network") == 1
@@ -253,7 +253,7 @@ def test_layout_non_root_uid(layouts_root, venv, reference, hide_bwrap):
     need(shutil.which("setpriv") is not None, "setpriv (util-linux) is missing")
     uid = _throwaway_uid()
     out = _layout(f"uid{uid}" + ("-no-bwrap" if hide_bwrap else ""), layouts_root, venv, uid=uid,
-                  path=_path_without("bwrap") if hide_bwrap else None)
+                  path=_path_without(layouts_root, "bwrap") if hide_bwrap else None)
     assert out["uid"] == uid
     assert out["level"] in (("userns", "rlimits") if hide_bwrap else ("bwrap", "userns", "rlimits"))
     _check(out, reference, networked=out["level"] == "rlimits")
