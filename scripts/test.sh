@@ -33,5 +33,11 @@ for name in sandbox llm ray integrations; do
   echo "== setup: $name (Python packages into $VENV; system packages announced by the script)"
   bash "scripts/setup/$name.sh"
 done
+shared="${SE_GYM_SHARED:-$(cd .. && pwd)/shared}"
+if [ -f "$shared/sebench/parity_dev.jsonl" ]; then
+  echo "== official SE-Bench data: $shared (parity tests run)"
+else
+  echo "== official SE-Bench data: NOT found at $shared: the parity and official-name tests will SKIP (set SE_GYM_SHARED)"
+fi
 echo "== setup done in ${SECONDS} s; running pytest with $PY (SE_GYM_CI=$SE_GYM_CI)"
 exec "$PY" -m pytest -q "$@"

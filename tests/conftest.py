@@ -66,4 +66,8 @@ def shared_path(*parts: str) -> Path:
     for path in tried:
         if path.exists():
             return path
-    missing(f"official data not found at {' or '.join(map(str, tried))} (set SE_GYM_SHARED to the folder holding sebench/)")
+    # The official data cannot be installed by the test command (it is not on PyPI and must not be
+    # committed), so its absence skips even under SE_GYM_CI=1; scripts/test.sh says up front whether
+    # it was found, so a CI log shows whether the parity evidence ran.
+    legit_skip(f"official SE-Bench data not found at {' or '.join(map(str, tried))} "
+               "(set SE_GYM_SHARED to the folder holding sebench/)")
