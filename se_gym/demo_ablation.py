@@ -219,6 +219,9 @@ def _sd(vals):
     return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
 
 
+MIN_SEEDS = 3
+
+
 def verdict(table: dict, min_gap: float) -> str:
     """The rule fixed in code before running: no-clip+no-adv beats standard Closed-RL on every seed
     (closed book, held-out) and by >= ``min_gap`` on average."""
@@ -228,7 +231,10 @@ def verdict(table: dict, min_gap: float) -> str:
     diffs = [x - y for x, y in zip(a["closed_test"]["per_seed"], b["closed_test"]["per_seed"])]
     wins = sum(d > 0 for d in diffs)
     ok = wins == len(diffs) and _mean(diffs) >= min_gap
-    return (f"clipping/advantage block internalization: {'REPRODUCED' if ok else 'NOT reproduced'} "
+    word = "REPRODUCED" if ok else "NOT reproduced"
+    if len(diffs) < MIN_SEEDS:  # one or two seeds say nothing about spread
+        word = f"INCONCLUSIVE (only {len(diffs)} seed(s); the rule needs {MIN_SEEDS}; on these: {word})"
+    return (f"clipping/advantage block internalization: {word} "
             f"(closed book, held-out: no clip + no adv. {a['closed_test']['mean']:.2f} vs standard {b['closed_test']['mean']:.2f}; "
             f"gap {_mean(diffs):+.2f} ± {_sd(diffs):.2f} sd over {len(diffs)} seeds, per seed "
             + ", ".join(f"{d:+.2f}" for d in diffs) + f"; ahead on {wins}/{len(diffs)}; rule: ahead on every seed and mean gap >= {min_gap:.2f})")

@@ -204,3 +204,5 @@ def test_verdict_rule_is_fixed_and_honest():
     assert "NOT reproduced" in one_seed_behind and "2/3" in one_seed_behind
     small_gap = verdict(summarize(seeds([0.0, 0.0, 0.0], [0.05, 0.05, 0.05])), 0.10)
     assert "NOT reproduced" in small_gap
+    one_seed = verdict(summarize(seeds([0.0], [0.5])), 0.10)
+    assert one_seed.startswith("clipping/advantage block internalization: INCONCLUSIVE (only 1 seed(s)")
