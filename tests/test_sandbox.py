@@ -588,3 +588,19 @@ def test_a_library_under_tmp_is_importable_and_left_alone(level):
         assert (lib / "tmplib.py").read_text() == "VALUE = 41\n"
     finally:
         shutil.rmtree(lib, ignore_errors=True)
+
+
+def test_folders_of_killed_sandboxes_are_reclaimed():
+    """A process killed with its sandbox open (no atexit) leaves its folder, in /dev/shm memory; the
+    next sandbox on the machine removes the folders whose owner is gone, and no other."""
+    code = ("import os, sys; sys.path.insert(0, %r)\n"
+            "from se_gym.sandbox import make_sandbox\n"
+            "box = make_sandbox('local', workers=1)\n"
+            "print(box._tmp, flush=True)\n"
+            "os.kill(os.getpid(), 9)\n") % str(Path(__file__).resolve().parents[1])
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    left = Path(p.stdout.strip().splitlines()[-1])
+    assert left.is_dir() and (left / "owner").exists(), p.stderr
+    with make_sandbox("local", workers=1) as sb:
+        assert not left.exists()
+        assert sb._tmp.is_dir()  # its own, alive, kept

@@ -325,6 +325,8 @@ class LocalSandbox(WorkerPool):
         _warn_once_if_networked(self.level, self.level_reason)
         self._tmp = Path(tempfile.mkdtemp(prefix="se-gym-sandbox-", dir=_memory_tmp()))
         os.chmod(self._tmp, 0o711)
+        (self._tmp / "owner").write_text(str(os.getpid()))
+        _sweep_orphans(self._tmp.parent)
         self._uids = random.Random(os.urandom(8))
         self.program_uids: set[int] = set()  # every private uid handed to a worker (tests check them)
         try:
@@ -456,6 +458,23 @@ def _warn_once_if_networked(level: str, why: str) -> None:
         _WARNED.add("network")
         print(f"se-gym sandbox: WARNING: programs can reach the network and the host's files here "
               f"(no bubblewrap, no namespaces: {why}); run `se-gym doctor` for the fix", file=sys.stderr, flush=True)
+
+
+def _sweep_orphans(folder: Path) -> None:
+    """Remove the folders of sandboxes whose process is gone (killed before it could close them,
+    e.g. by SIGKILL): in /dev/shm they would hold memory until the next reboot."""
+    for d in folder.glob("se-gym-sandbox-*"):
+        try:
+            pid = int((d / "owner").read_text())
+        except (OSError, ValueError):
+            continue  # not ours to judge (no owner file): left alone
+        try:
+            os.kill(pid, 0)
+            continue  # alive
+        except ProcessLookupError:
+            remove_tree(str(d))
+        except OSError:
+            continue
 
 
 def remove_tree(path: str) -> bool:
