@@ -12,14 +12,17 @@ import sys
 
 def main() -> None:
     base_url, model, max_turns, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    from openai import AsyncOpenAI
+    import os
+
+    import verifiers as vf
 
     import se_gym.integrations.verifiers as sv
 
-    env = sv.load_environment(num_examples=3, max_turns=max_turns, book="open")
+    env = sv.load_environment(num_examples=3, max_turns=max_turns, book="closed")
     suite = env.se_gym_suite
     before = len(suite.batcher.batches)
-    client = AsyncOpenAI(base_url=base_url, api_key="none")
+    os.environ["SE_GYM_VF_KEY"] = "none"  # vLLM needs no key; verifiers reads it from a variable
+    client = vf.ClientConfig(api_base_url=base_url, api_key_var="SE_GYM_VF_KEY")
     res = env.evaluate_sync(client=client, model=model, sampling_args={"max_tokens": 24, "temperature": 1.0, "seed": 0},
                             num_examples=3, rollouts_per_example=2)
     rows = [{
@@ -36,7 +39,7 @@ def main() -> None:
     infos = [ds[i]["info"] for i in range(3)]
     completions = [[{"role": "assistant", "content": "```python\n" + tasks[i["task_id"]].library_solution + "\n```"}] for i in infos[:2]]
     completions.append([{"role": "assistant", "content": "no code"}])
-    states = [{"prompt": ds[i]["prompt"], "completion": c, "answer": "", "info": infos[i], "task": "se_gym", "trajectory": []}
+    states = [{"prompt": ds[i]["prompt"], "completion": c, "answer": "", "info": infos[i], "trajectory": []}
               for i, c in enumerate(completions)]
     n0 = len(suite.batcher.batches)
     asyncio.run(env.se_gym_rubric.score_group(states))

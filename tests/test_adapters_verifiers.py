@@ -63,6 +63,7 @@ def _rejudge(rows):
         return [judge.judge(r["answers"][-1], tasks[r["task_id"]].test_cases, tasks[r["task_id"]].function_name).reward for r in rows]
 
 
+@pytest.mark.timeout(1800)  # a vLLM server start on a loaded 2-core machine takes minutes
 @pytest.mark.parametrize("max_turns", [1, 2])
 def test_verifiers_evaluate_against_vllm(vf_python, server, max_turns, tmp_path):
     res = _evaluate(vf_python, server, max_turns, tmp_path)

@@ -2,7 +2,8 @@
 
     import se_gym.integrations.verifiers as sv
     env = sv.load_environment(book="closed", max_turns=1)        # SEBench-v0 options
-    results = env.evaluate_sync(client=AsyncOpenAI(base_url=...), model="...", num_examples=8, rollouts_per_example=4)
+    results = env.evaluate_sync(client=vf.ClientConfig(api_base_url="http://127.0.0.1:8000/v1", api_key_var="OPENAI_API_KEY"),
+                                model="...", num_examples=8, rollouts_per_example=4)
 
 ``max_turns == 1`` gives a ``vf.SingleTurnEnv``; ``max_turns > 1`` a ``vf.MultiTurnEnv`` whose
 environment turn is the execution feedback on the last answer (the episode ends when an answer
@@ -65,7 +66,6 @@ def _dataset(suite: Suite, book: str, num_examples: int):
     rows = [{
         "prompt": env.messages_for(t),
         "answer": "",
-        "task": "se_gym",
         "info": {"task_id": t.id, "function_name": t.function_name,
                  "test_cases": json.dumps([{"input": c.input, "output": c.output} for c in t.test_cases])},
     } for t in tasks]
