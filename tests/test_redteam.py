@@ -435,3 +435,22 @@ def test_strict_walls_let_honest_answers_through(strict_judge):
     verdicts = strict_judge.judge_many([(answer(f"{body}\n{RIGHT}", head), CASES) for head, body in HONEST_STRICT.values()])
     wrong = [f"{n}: {v.status.value} {v.detail} {dict(v.extra)}" for n, v in zip(names, verdicts) if not v.passed]
     assert not wrong, "\n".join(wrong)
+
+
+def test_lazy_numpy_imports_pass_strict_without_a_preload_list():
+    """No preload list decides correctness (issue 15): with numpy.ma NOT preloaded, an answer whose
+    NumPy function loads it on first use (unique, intersect1d) still passes the strict wall."""
+    from se_gym.sandbox import make_sandbox
+
+    path = [str(LIB.materialize("strict", docs=False))]
+    box = make_sandbox("local", pythonpath=path, preload=["numpy", PKG, f"{PKG}.{LINALG}"], workers=1)
+    judge = Judge(LIB, profile="strict", sandbox=box)
+    try:
+        cases = [{"input": "x=[3, 1, 1]", "output": "[1, 3]"}]
+        unique = f"```python\nimport {PKG}\ndef solve(x):\n    return {LIB.qualified('unique')}(x)\n```"
+        inter = f"```python\nimport {PKG}\ndef solve(x):\n    return {LIB.qualified('intersect1d')}(x, [1, 3])\n```"
+        verdicts = judge.judge_many([(unique, cases), (inter, cases)])
+        assert [v.status.value for v in verdicts] == ["passed", "passed"], [(v.status.value, v.detail) for v in verdicts]
+    finally:
+        judge.close()
+        box.close()

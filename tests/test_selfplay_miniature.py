@@ -26,9 +26,7 @@ def test_written_tasks_are_valid_on_a_fresh_library_and_use_only_pretraining_fun
     assert all(k not in mini.EXPERIMENT_POOL for p, _ in corpus for k in mini.FUNCTIONS if f": {mini.FUNCTIONS[k][1]}." in p)
     lib = mint(100)
     rng = random.Random(1)
-    # unique is left out: the strict judge's runtime wall (8de254e) refuses zwc.unique(list) as
-    # "forbidden at run time: object.__getattr__", a false alarm reported to the judge's owner
-    texts = [spm.proposal_answer(lib, k, rng) for k in mini.EXPERIMENT_POOL if k != "unique"]
+    texts = [spm.proposal_answer(lib, k, rng) for k in mini.EXPERIMENT_POOL]
     assert all(len(parse_proposal(t).inputs) == spm.N_INPUTS for t in texts)
     with Validator(lib) as v:
         outs = v.validate_texts(texts)

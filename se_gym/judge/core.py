@@ -32,6 +32,12 @@ SETUP_FAILED = "se-gym sandbox: child set-up failed"
 Item = Sequence[Any]
 
 
+def sandbox_preload(library: Any) -> list[str]:
+    """The modules a judge's workers import before forking programs: NumPy, the library, and
+    numpy.ma (unique, intersect1d... load it on first use; preloaded it costs no program anything)."""
+    return ["numpy", "numpy.ma", library.package, f"{library.package}.{library.linalg}"]
+
+
 @dataclass
 class _Pending:
     """One item between preparation and its verdict."""
@@ -116,7 +122,7 @@ class Judge:
             # (it also keeps ~1 MB out of every worker, and so out of every fork)
             path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
             self._sandbox = make_sandbox(
-                self._backend, pythonpath=path, preload=["numpy", "numpy.ma", pkg, f"{pkg}.{self.linalg}"], workers=self.workers, **options
+                self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options
             )
         return self._sandbox
 

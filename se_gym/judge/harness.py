@@ -385,6 +385,21 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
                 state[0] = 1  # collections.namedtuple builds its __new__ this way
                 return
             refuse(event, _str(args[1]))
+        elif event == "object.__getattr__":
+            # numpy.ma (loaded lazily by unique, intersect1d...) builds its docstrings by reading
+            # functions' __code__/__defaults__ in numpy/_utils/_inspect.py: allowed from there only
+            state[2] = 1
+            try:
+                f = _norm(_getframe(1).f_code.co_filename)
+            except _BaseException:
+                f = ""
+            finally:
+                state[2] = 0
+            if _endswith(f, "/numpy/_utils/_inspect.py"):
+                for root in ROOTS:
+                    if _startswith(f, root):
+                        return
+            refuse(event, args[1] if _type(args[1]) is _str else "")
         elif event == "object.__setattr__":
             name = args[1]
             if _type(name) is _str and _startswith(name, "__array"):

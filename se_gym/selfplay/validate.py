@@ -254,12 +254,13 @@ class Validator:
     def judges(self) -> list[Any]:
         if not self._judges:
             from ..judge import Judge
+            from ..judge.core import sandbox_preload
             from ..sandbox import Limits
             from ..sandbox.local import LocalSandbox
 
             lib = self.library
             path = [str(lib.materialize("strict", docs=False))]
-            preload = ["numpy", lib.package, f"{lib.package}.{lib.linalg}"]
+            preload = sandbox_preload(lib)
             limits = Limits(wall_s=self.config.wall_s, cpu_s=self.config.wall_s)
             for seed in self.config.hash_seeds:
                 box = LocalSandbox(pythonpath=path, preload=preload, workers=self.workers, hash_seed=seed, pin_cpus=False)
