@@ -17,7 +17,7 @@ ROOT = Path(se_gym.__file__).resolve().parent
 
 # rank of each top-level part of se_gym; equal ranks may import each other
 RANK = {
-    "errors": 0, "storage": 0, "jsonl": 0,
+    "errors": 0, "storage": 0, "jsonl": 0, "accuracy": 0, "choices": 0, "progress": 0,
     "library": 1,
     "sandbox": 2,
     "judge": 3,
@@ -27,8 +27,15 @@ RANK = {
     "training": 7,
     "agents": 8,
     "selfplay": 9, "experience": 9,
-    "demo": 10, "demo_ablation": 10, "cli": 10,
+    "demo": 10, "demo_ablation": 10, "doctor": 10, "cli": 10,
 }
+
+
+def test_every_part_of_the_package_has_a_layer():
+    # a new top-level module or package must be placed in RANK, or the check would skip it
+    parts = {p.stem if p.is_file() else p.name for p in ROOT.iterdir()
+             if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__init__.py"}
+    assert not parts - set(RANK), sorted(parts - set(RANK))
 
 
 def _part(module: str) -> str | None:
