@@ -11,10 +11,7 @@ TESTS = REPO / "tests"
 BARE = re.compile(r"pytest\.(skip|importorskip)\(|pytest\.mark\.skipif|pytest\.mark\.skip\b")
 HARD_PATH = re.compile(r"/work/shared|['\"]shared['\"]\s*/|/\s*['\"]shared['\"]")
 # files another helper is converting right now (issue 20.9); delete the entry when converted
-PENDING: dict[str, str] = {
-    "test_sandbox.py": "sandbox helper converts its skipif(bwrap) to need()",
-    "test_sandbox_docker.py": "sandbox helper converts its docker skips to need()",
-}
+PENDING: dict[str, str] = {}
 
 
 def _offences(pattern: re.Pattern) -> list[str]:

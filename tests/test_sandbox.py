@@ -255,8 +255,8 @@ def test_parent_cannot_be_killed(box):
     assert box.restarts == before
 
 
-@pytest.mark.skipif(not bwrap_status()[0], reason=f"bubblewrap does not work here: {bwrap_status()[1]}")
 def test_network_blocked_under_bwrap(box):
+    need(bwrap_status()[0], f"bubblewrap does not work here: {bwrap_status()[1]} (scripts/setup/sandbox.sh installs it)")
     assert box.isolation()["level"] == "bwrap" and box.isolation()["network"] is False
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))

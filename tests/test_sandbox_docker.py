@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import missing
 
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 
@@ -35,15 +36,15 @@ def daemon():
     try:
         import docker  # noqa: F401
     except ImportError:
-        pytest.skip("docker SDK not installed (pip install 'se-gym[docker]')")
+        missing("docker SDK not installed (pip install 'se-gym[docker]')")
     started = False
     answers = _has("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
     if not answers:
         if os.geteuid() != 0 or not _has("dockerd"):
-            pytest.skip("no Docker daemon answers and none can be started here (needs root and docker.io)")
+            missing("no Docker daemon answers and none can be started here (needs root and docker.io)")
         proc = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
-            pytest.skip(f"could not start a Docker daemon: {proc.stderr.strip() or proc.stdout.strip()}")
+            missing(f"could not start a Docker daemon: {proc.stderr.strip() or proc.stdout.strip()}")
         started = True
     yield
     if started:
@@ -61,7 +62,7 @@ def dbox(daemon):
     try:
         box = make_sandbox("docker", workers=2)
     except RuntimeError as exc:
-        pytest.skip(f"docker backend unavailable: {exc}")
+        missing(f"docker backend unavailable: {exc}")
     with box:
         yield box
 
