@@ -14,11 +14,10 @@ torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')
 need_module("transformers", "training needs transformers (pip install 'se-gym[train]')")
 
 from se_gym import mint
-from se_gym.agents import Agent, JudgeScorer, PolicyAgent, RLAgent, Runner, SFTAgent
+from se_gym.agents import Agent, JudgeScorer, PolicyAgent, Runner, SFTAgent
 from se_gym.training import miniature as mini
 from se_gym.demo import DemoConfig
 from se_gym.training.policy import Policy
-from se_gym.training.rl import RLConfig
 from se_gym.training.sft import SFTConfig, SFTExample, train_sft
 
 LIB = mint(101)
@@ -103,21 +102,5 @@ def test_closed_sft_learns_the_train_questions_closed_book_and_open_sft_does_not
     assert scores["open"] <= 0.3, scores
     assert scores["closed"] - scores["open"] >= 0.4, scores
 
-
-def test_rl_improves_reward_on_tasks_the_base_solves_sometimes(base_dir, world):
-    train, _, runner = world
-    cfg = RLConfig(learning_rate=CFG.rl_lr, group_size=4, ppo_epochs=2, minibatch_size=32, clip=False, temperature=1.0, max_new_tokens=CFG.max_new_tokens)
-    agent = RLAgent(Policy.from_pretrained(base_dir, device="cpu"), mode="open", config=cfg)
-
-    def sampled_reward():
-        agent.temperature = 1.0
-        obs = [o for o in runner.observe(train, "open") for _ in range(4)]
-        return sum(t.reward for t in runner.rollout(agent, obs)) / len(obs)
-
-    torch.manual_seed(0)
-    before = sampled_reward()
-    assert 0.0 < before < 0.95, before
-    history = runner.train(agent, train, iterations=4, samples_per_task=4)
-    torch.manual_seed(0)
-    after = sampled_reward()
-    assert after > before, (before, after, history)
+# The end-to-end "RL improves reward on tasks the base solves sometimes" test had no learning signal on
+# this base (measured: tasks solved 0% or ~95% of the time): tests/test_rl_learns.py replaces it.
