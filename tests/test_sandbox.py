@@ -25,6 +25,16 @@ os.environ["SE_GYM_SANDBOX_TEST_SECRET"] = SECRET  # must never reach a program
 FAST = Limits(wall_s=2.0, cpu_s=2.0)
 
 
+def _wait_until(condition, timeout: float) -> bool:
+    """Poll ``condition`` until it holds or ``timeout`` seconds pass; True if it held."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return bool(condition())
+
+
 def _sandbox_procs(box) -> set[int]:
     """Host processes running as one of this sandbox's private program uids (other sandboxes may
     run on the machine at the same time)."""
@@ -147,7 +157,7 @@ def test_a_fresh_pool_keeps_its_first_workers():
     must be started by threads that live as long as the pool (here they once died at once and
     were replaced on first use)."""
     with make_sandbox("local", workers=2) as sb:
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait for an event: time for a wrongly tied worker to die (it did within ms)
         res = sb.run(["print(1)"] * 4, FAST)
         assert sb.restarts == 0 and {r.worker for r in res} <= {"local-0.0", "local-1.0"}, [r.worker for r in res]
 
@@ -171,8 +181,8 @@ def test_wall_timeout_kills_group_and_grandchildren(box):
     r = box.run([code], Limits(wall_s=1.0, cpu_s=5))[0]
     assert r.status is ExecStatus.TIMEOUT and "wall" in r.detail
     assert time.monotonic() - t < 8
-    time.sleep(0.2)
-    assert _sandbox_procs(box) - before == set()
+    # the sweep is asynchronous: wait for the condition itself (bounded), not a fixed time
+    assert _wait_until(lambda: not (_sandbox_procs(box) - before), 10), _sandbox_procs(box) - before
 
 
 def test_cpu_limit(box):
@@ -279,7 +289,11 @@ def test_dead_worker_is_replaced_and_program_retried():
             while len(killed) < times and time.monotonic() < deadline:
                 t = sb._workers[0]
                 if t is not None and t is not seen:
-                    time.sleep(0.3)  # let it start the program
+                    # kill it once the program runs (a process of the sandbox's program uids exists)
+                    if sb.program_uids:
+                        _wait_until(lambda: bool(_sandbox_procs(sb)), 10)
+                    else:  # no private uid to watch (rlimits as non-root): give it time to start
+                        time.sleep(0.3)
                     seen = t
                     t.kill()
                     killed.append(t.name)
