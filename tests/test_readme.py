@@ -4,8 +4,10 @@ reason, in the line just above it:
 
     <!-- readme-test: parse-only: needs a GPU and an 8B model -->
 
-(then it is only parsed: compile() for python, `bash -n` for bash).  Other annotations
-(`<!-- readme-test: NAME -->`, used by sections' own tests) do not change how a block runs here.
+(then it is only parsed: compile() for python, `bash -n` for bash).  A block annotated with a stack's
+name (`<!-- readme-test: NAME -->`) is run by that section's own test, tests/test_adapters_readme.py,
+in the environment the stack needs (verifiers has a venv of its own); here it is only parsed, and the
+test checks that its runner knows the name.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ class Block:
     lang: str
     code: str
     parse_only: str | None  # the reason, when the block is only parsed
+    runner: str | None = None  # NAME of a block that tests/test_adapters_readme.py runs
 
     @property
     def id(self) -> str:
@@ -51,7 +54,8 @@ def blocks(text: str) -> list[Block]:
             if note and note.group(1).startswith("parse-only"):
                 reason = note.group(1).partition(":")[2].strip()
                 assert reason, f"README.md:{start}: parse-only needs a reason (parse-only: WHY)"
-            out.append(Block(start + 1, fence[3:], "\n".join(body) + "\n", reason))
+            runner = note.group(1) if note and reason is None else None
+            out.append(Block(start + 1, fence[3:], "\n".join(body) + "\n", reason, runner))
         i += 1
     return out
 
@@ -73,7 +77,11 @@ def _env(tmp_path) -> dict:
 
 @pytest.mark.parametrize("block", README_BLOCKS, ids=lambda b: b.id)
 def test_readme_block(block: Block, tmp_path):
-    if block.parse_only is not None:
+    if block.runner is not None:
+        from test_adapters_readme import NEEDS
+
+        assert block.runner in NEEDS, f"README.md:{block.line}: no test runs blocks named {block.runner!r}"
+    if block.parse_only is not None or block.runner is not None:
         if block.lang == "python":
             compile(block.code, f"README.md:{block.line}", "exec")
         else:
