@@ -129,6 +129,6 @@ def test_rootfs_tar_lists_every_path_once_and_the_dockerfile_ships_with_the_pack
 
     assert dk._DOCKERFILE.is_file() and dk._DOCKERFILE.parent == Path(dk.__file__).resolve().parent
     with tarfile.open(dk.base_rootfs_tar(tmp_path / "rootfs.tar")) as tar:
-        names = tar.getnames()
+        names = [os.path.normpath(n) for n in tar.getnames()]  # Docker sees a/b/../c as a/c
     assert len(names) == len(set(names))
     assert any(n.endswith("/numpy/__init__.py") for n in names)

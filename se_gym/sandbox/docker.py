@@ -124,8 +124,9 @@ def base_rootfs_tar(out: str | os.PathLike) -> Path:
     def add(tar: tarfile.TarFile, path: Path | str, arcname: str, filter=owned_by_root, recursive: bool = True) -> None:
         """tar.add, but each path once: the same file can be reached twice (numpy.libs/*.so through
         NumPy and through ldd, when site-packages lies outside the base prefix, as in a venv), and
-        Docker refuses a layer with duplicate paths."""
-        arcname = arcname.lstrip("/")
+        Docker refuses a layer with duplicate paths.  ldd may name the same file with a `..` in its
+        path, so names are normalised first."""
+        arcname = os.path.normpath(arcname).lstrip("/")
         if arcname not in seen:
             info = filter(tar.gettarinfo(str(path), arcname))
             if info is None:
