@@ -1,0 +1,254 @@
+"""Self-play on a real 2-node Ray cluster on this machine (``ray start --head`` plus a second
+``ray start --address`` with its own resources and temp dir): a real tiny model self-plays 2 rounds
+end to end; generation and judge actors spread over both nodes; weights pushed by the learner reach
+the generators (and replacements); stopping the second node mid-round loses no work.
+
+The nodes are stopped by killing the process trees this module started (never ``ray stop``, which
+would stop every Ray on the machine).  Ray start-up is slow on a loaded machine (a minute or more).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import need, need_module
+
+TORCH = need_module("torch", "self-play trains with torch")
+RAY = need_module("ray", "bash scripts/setup/ray.sh")
+
+from se_gym.library import from_spec  # noqa: E402
+
+LIBRARY = "seed:100"
+FUNCTIONS = ("abs", "cumsum", "add")
+
+
+def _tree(marker: str) -> list[int]:
+    """Pids of processes whose command line mentions ``marker`` (a node's temp dir), and their descendants."""
+    procs = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes()
+            ppid = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        procs[int(p)] = (ppid, cmd)
+    out = {p for p, (_, c) in procs.items() if marker.encode() in c}
+    grew = True
+    while grew:
+        grew = False
+        for p, (pp, _) in procs.items():
+            if pp in out and p not in out:
+                out.add(p)
+                grew = True
+    return sorted(out)
+
+
+def _kill_tree(marker: str, sig=signal.SIGKILL) -> int:
+    pids = _tree(marker)
+    for p in pids:
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
+    return len(pids)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ray_start(args: list[str], marker: str, env: dict, tries: int = 3) -> None:
+    """``ray start ...``; Ray gives a raylet a fixed 30 s to register, which a loaded machine can
+    miss: then the half-started node is killed and started again."""
+    for attempt in range(1, tries + 1):
+        p = subprocess.run(["ray", "start", *args], capture_output=True, text=True, timeout=400, env=env)
+        if p.returncode == 0:
+            return
+        _kill_tree(marker)
+        time.sleep(2)
+    raise AssertionError(f"ray start failed {tries} times: {(p.stderr or p.stdout)[-1500:]}")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    need(shutil.which("ray") is not None, "the ray CLI is not on PATH (bash scripts/setup/ray.sh)")
+    root = Path(tempfile.mkdtemp(prefix="sgsp", dir="/tmp"))  # short: Ray's socket paths are limited
+    head_dir, node_dir = root / "h", root / "n"
+    # a throw-away cluster on this machine: no token (this driver's Ray config is fixed at import, so
+    # it could not take a token set now); nodes bind to 127.0.0.1
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    port = _free_port()
+    common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats"]
+    try:
+        _ray_start(["--head", f"--port={port}", "--num-cpus=3", f"--temp-dir={head_dir}", "--include-dashboard=false", *common], str(head_dir), env)
+        _ray_start([f"--address=127.0.0.1:{port}", "--num-cpus=2", '--resources={"node2": 2}', f"--temp-dir={node_dir}", *common], str(node_dir), env)
+        yield {"address": f"127.0.0.1:{port}", "head": str(head_dir), "node": str(node_dir), "root": root}
+    finally:
+        if RAY.is_initialized():
+            RAY.shutdown()
+        # Ray's daemons do not all stop on SIGTERM: kill the trees of the nodes we started
+        for marker in (str(node_dir), str(head_dir)):
+            _kill_tree(marker)
+        deadline = time.monotonic() + 20
+        while (left := _tree(str(head_dir)) + _tree(str(node_dir))) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        shutil.rmtree(root, ignore_errors=True)
+        assert not left, f"Ray processes of the test cluster still alive: {left}"
+
+
+@pytest.fixture(scope="module")
+def world(cluster):
+    """A tiny random model and a few validated seed tasks (written by the miniature's task writer)."""
+    import random
+
+    from se_gym.llm import build_tiny_model
+    from se_gym.selfplay import TaskBuffer, Validator
+    from se_gym.selfplay.miniature import proposal_answer
+
+    root = cluster["root"]
+    tiny = build_tiny_model(root / "tiny", max_position_embeddings=512)
+    lib = from_spec(LIBRARY)
+    rng = random.Random(0)
+    texts = [proposal_answer(lib, k, rng) for k in FUNCTIONS for _ in range(2)]
+    with Validator(lib) as v:
+        outs = v.validate_texts(texts)
+    assert all(o.accepted for o in outs), [o.detail for o in outs if not o.accepted]
+    TaskBuffer([o.task for o in outs]).save(root / "seed.jsonl")
+    return {"model": str(tiny), "seed": str(root / "seed.jsonl"), "n_seed": len(outs)}
+
+
+def _config(world, **kw):
+    from se_gym.selfplay.loop import SelfPlayConfig
+
+    base = dict(model=world["model"], library=LIBRARY, prompts="miniature", regime="sft+rl", rounds=2, proposals=4, samples=2,
+                functions=FUNCTIONS, propose_max_tokens=40, solve_max_tokens=24, eval="miniature", min_tasks=3,
+                seed_tasks=world["seed"], sft_epochs=1, sft_lr=1e-3, rl_lr=1e-4)
+    base.update(kw)
+    return SelfPlayConfig(**base)
+
+
+def _engine(cluster, config, **kw):
+    from se_gym.selfplay.ray_engine import RayEngine
+
+    return RayEngine.from_config(config, address=cluster["address"], generators=2, judges=2, num_cpus=0.5, **kw)
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+
+
+def test_two_rounds_on_two_nodes(cluster, world, tmp_path):
+    from se_gym.selfplay.loop import SelfPlay
+    from se_gym.tasks import load_sebench
+
+    config = _config(world)
+    engine = _engine(cluster, config)
+    nodes = {n["NodeID"] for n in RAY.nodes() if n["Alive"]}
+    driver_node = RAY.get_runtime_context().get_node_id()
+    assert len(nodes) == 2
+    assert set(engine.gen.nodes()) == nodes and set(engine.judges.nodes()) == nodes  # spread over both
+    out = tmp_path / "run"
+    sp = SelfPlay(config, out, engine, progress=False)
+    buffer_node = []
+    orig = engine.make_buffer
+
+    def make_buffer(tasks):
+        b = orig(tasks)
+        buffer_node.append(b.where())
+        return b
+
+    engine.make_buffer = make_buffer
+    summaries = sp.run_all()
+    assert [s["round"] for s in summaries] == [0, 1, 2]
+    assert buffer_node and set(buffer_node) == {driver_node}  # the buffer actor lives beside the driver
+    log = _rows(out / "log.jsonl")
+    assert [r["round"] for r in log] == [0, 1, 2]
+    for r in log[1:]:
+        assert r["proposed"] == 4 and r["valid"] + sum(r["rejected"].values()) == 4
+        assert r["train_tasks"] >= 3 and r["topped_up"] >= 3 - r["valid"]
+        assert set(r["wall_s"]) == {"propose", "validate", "solve", "rewards", "learn", "eval"}
+        assert r["closed_book_acc"] is not None and r["eval_n"] == 9
+        assert set(r["solve_rate_histogram"]) == {"open", "closed"}
+    solve = json.loads((out / "round_001" / "solve.json").read_text())
+    assert len(solve["rows"]) == len(solve["train"]) * 2 * 2  # tasks x samples x books
+    # the exported buffer is an SE-Bench suite holding the seed tasks and every accepted one
+    suite = load_sebench("train", out / "suite")
+    assert len(suite) == world["n_seed"] + sum(r["valid"] for r in log[1:])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (out / "plot.png").is_file()
+
+
+def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, tmp_path):
+    from se_gym.selfplay.loop import LocalEngine, SelfPlay
+    from se_gym.selfplay.validate import ValidationConfig
+    from se_gym.training.policy import Policy
+    from se_gym.training.sft import SFTConfig, SFTExample, train_sft
+
+    TORCH.set_num_threads(1)
+    config = _config(world, rounds=2, proposals=6)
+    engine = _engine(cluster, config, chunk=1)
+    lib = from_spec(LIBRARY)
+    # 1. the learner changes its weights; after push() the actors generate exactly what it does
+    policy = Policy.from_pretrained(world["model"], device="cpu")
+    train_sft(policy, [SFTExample("Task: add\n", "```python\ndef solve(x):\n    return x\n```")] * 8,
+              SFTConfig(learning_rate=5e-3, epochs=2, batch_size=4), progress=False)
+    local = LocalEngine(lib, ValidationConfig())
+    local.attach(policy)
+    prompts = [f"Task: question {i}\ndef solve(x):\nAnswer:\n" for i in range(6)]
+    want = local.generate(prompts, 1, 0.0, 12, 0)
+    before = engine.generate(prompts, 1, 0.0, 12, 0)
+    assert before != want  # the actors still hold the base weights
+    engine.push(policy.model)
+    assert engine.generate(prompts, 1, 0.0, 12, 0) == want
+
+    # 2. a self-play run that loses the second node while round 2 is solving
+    node2 = {n["NodeID"] for n in RAY.nodes() if n["Alive"] and "node2" in n["Resources"]}
+    assert len(node2) == 1
+    killed = threading.Event()
+
+    def killer():
+        # wait until a generation actor on the second node holds work, then stop that node
+        slots = engine.gen.nodes()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(slots[s] in node2 for s in engine.gen.busy() if s < len(slots)):
+            time.sleep(0.005)
+        _kill_tree(cluster["node"])
+        killed.set()
+
+    def log(msg: str) -> None:
+        if msg.startswith("[round 2] solving") and not killed.is_set() and not getattr(log, "armed", False):
+            log.armed = True
+            threading.Thread(target=killer, daemon=True).start()
+
+    out = tmp_path / "run"
+    sp = SelfPlay(config, out, engine, progress=False, log=log)
+    summaries = sp.run_all()
+    assert killed.is_set(), "the second node was never stopped"
+    assert engine.gen.replacements + engine.judges.replacements >= 1
+    log = _rows(out / "log.jsonl")
+    assert [r["round"] for r in log] == [0, 1, 2]
+    r2 = log[2]
+    assert r2["proposed"] == 6 and r2["valid"] + sum(r2["rejected"].values()) == 6
+    solve = json.loads((out / "round_002" / "solve.json").read_text())
+    assert len(solve["rows"]) == len(solve["train"]) * 2 * 2
+    assert sorted((x["task"], x["book"], x["sample"]) for x in solve["rows"]) == sorted(
+        {(t["id"], b, k) for t in solve["train"] for b in ("open", "closed") for k in range(2)})
+    assert summaries[-1]["round"] == 2
