@@ -170,6 +170,24 @@ def test_sandbox_copy_of_the_library_has_no_docstrings(sebench_judge):
     assert (LIB.materialize("sebench") / PKG / "docs.json").exists()  # the copy users get keeps them
 
 
+def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_answer(sebench_judge):
+    """The judge's harness hands the worker its answer and cases to compile before the fork
+    (se_gym.sandbox.Program); run as a plain str (a backend that does not), it compiles them
+    itself: the channel must report the same, per-case syntax errors and warnings included."""
+    from se_gym.judge.harness import channel_program, read_channel
+
+    box = sebench_judge.sandbox
+    answer = f"import {PKG}\ndef solve(x):\n    assert x is not 1\n    return {ABS}(x)\n"
+    for strict in (False, True):
+        prog = channel_program(answer, "solve", ["x=[-1, 2]", "x=[3", f"x={A}([-3])"], PKG, strict, [PKG] if strict else [])
+        assert prog.units is not None
+        both = box.run([prog, str(prog)])
+        reports = [read_channel(r.channel, 3, strict) for r in both]
+        assert reports[0] == reports[1] and reports[0].complete, reports
+        assert [c.printed for c in reports[0].cases] == ["[1 2]", None, "[3]"] and reports[0].cases[1].error[0] == "SyntaxError"
+        assert [r.stderr.count("SyntaxWarning") for r in both] == [1, 1], both  # the program's warning, as python main.py shows it
+
+
 def test_fraction_reward_and_function_name():
     code = block(f"import {PKG}\ndef helper(v):\n    return v\ndef solve(x):\n    return {ABS}(x) if len(x) > 1 else {SUM}(x) - 100")
     with Judge(LIB, profile="strict", reward="fraction", workers=1) as j:

@@ -160,12 +160,32 @@ def _spaces(text: str) -> str:
     return re.sub(r"\s+", "", text).replace(",", ", ")
 
 
+_MISSING = object()
+_CACHE_TEXT = 2000  # longest text whose reading OfficialChecker remembers
+_CACHE_ENTRIES = 4096
+
+
 class OfficialChecker:
     """SE-Bench's comparison of one printed result with one expected printed form."""
 
     def __init__(self, array_type: str = "ZWCArray", tolerance: float = OFFICIAL_TOLERANCE):
         self.array_type = array_type
         self.tolerance = tolerance
+        # text -> normalize(parse(text)): the same expected outputs (and the same wrong prints) come
+        # back answer after answer, and reading one costs several ast.parse calls
+        self._read: dict[str, Any] = {}
+
+    def _normalized(self, text: str) -> Any:
+        """``normalize(parse(text))``, remembered for short texts (both are pure functions of the
+        text, and their results are only read)."""
+        got = self._read.get(text, _MISSING)
+        if got is _MISSING:
+            got = self.normalize(self.parse(text))
+            if len(text) <= _CACHE_TEXT:
+                if len(self._read) >= _CACHE_ENTRIES:
+                    self._read.clear()
+                self._read[text] = got
+        return got
 
     def parse(self, text: str) -> Any:
         if not text.strip():
@@ -229,7 +249,7 @@ class OfficialChecker:
         """The official ``pred == target or compare_stdout_outputs(pred, target)``."""
         if got == expected:
             return True
-        g, e = self.normalize(self.parse(got)), self.normalize(self.parse(expected))
+        g, e = self._normalized(got), self._normalized(expected)  # (different texts: never the same objects)
         try:
             return self.deep_equal(g, e)
         except Exception:  # noqa: BLE001 - e.g. isnan of a complex: the official falls back to text

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
-from .gates import official_numpy_gate, official_static_gate, strict_check
+from .gates import official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, official_program, read_channel, rewrite_inputs
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
@@ -218,13 +218,14 @@ class Judge:
             tree = ast.parse(body + f"import {self.package}\n")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None  # the gate parses the whole program and reports the error as officially
-        ok, why = official_static_gate(official, entry, self.package, self.array_ctor, tree=tree)
+        nodes = walk(tree) if tree is not None else None  # one walk for both gates
+        ok, why = official_static_gate(official, entry, self.package, self.array_ctor, tree=tree, nodes=nodes)
         if code is None:
             ok, why = False, "no ```python code block in the response"
         if not ok:
             p.verdict = self._early(p, Status.STATIC_GATE, SEBENCH_STATIC, why)
             return p
-        if official_numpy_gate(official, tree=tree):
+        if official_numpy_gate(official, tree=tree, nodes=nodes):
             p.verdict = self._early(p, Status.USES_NUMPY, SEBENCH_NUMPY, "the code imports numpy")
             return p
         if self.profile == "strict":
@@ -237,7 +238,7 @@ class Judge:
             p.program = official
         else:
             strict = self.profile == "strict"
-            p.program = channel_program(body, entry, inputs, self.package, strict, _imported(tree, self.package) if strict else ())
+            p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else ())
         p.prep_s = time.perf_counter() - t0
         return p
 
@@ -376,10 +377,11 @@ class Judge:
         return done(frac, Status.WRONG_ANSWER, SEBENCH_WRONG, cases, "wrong answer (stdout protocol)", etype=ErrorType.RETURN_VALUE_MISUNDERSTANDING)
 
 
-def _imported(tree: ast.AST | None, package: str) -> list[str]:
-    """The modules an answer imports (the strict harness loads them before its wall goes up)."""
+def _imported(nodes: list[ast.AST] | None, package: str) -> list[str]:
+    """The modules an answer imports (the strict harness loads them before its wall goes up);
+    ``nodes``: the answer's parsed nodes (gates.walk)."""
     mods: set[str] = set()
-    for node in ast.walk(tree) if tree is not None else ():
+    for node in nodes or ():
         if isinstance(node, ast.Import):
             mods.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module != "__future__":

@@ -45,6 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ..sandbox.base import Program
 from .compare import SEPARATOR
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
@@ -95,6 +96,11 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     g = sys.modules["__main__"].__dict__
     g.pop("__sg_harness", None)
     _wall = g.pop("__sg_wall", None)
+    # what the worker compiled for us before the fork (se_gym.sandbox.Program): the very code
+    # objects compile() below would make; None where it did not (then compiled here)
+    pre = g.pop("__sg_units", None)
+    if type(pre) is not tuple or len(pre) != 1 + len(CASES):
+        pre = (None,) * (1 + len(CASES))
     _str, _repr, _type, _len, _float, _isinstance = builtins.str, builtins.repr, builtins.type, builtins.len, builtins.float, builtins.isinstance
     _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
     _list, _tuple, _dict, _int, _bool, _complex, _id = list, tuple, dict, int, bool, complex, id
@@ -126,13 +132,13 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     # compile everything before the answer runs (the wall refuses compiling afterwards)
     loaded = code = None
     try:
-        code = _compile(SRC, "<answer>", "exec")
+        code = pre[0] if pre[0] is not None else _compile(SRC, "<answer>", "exec")
     except _BaseException as e:
         loaded = describe(e)
     units = []
     for i, src in enumerate(CASES):
         try:
-            units.append(_compile(src, "<test case " + _str(i) + ">", "eval"))
+            units.append(pre[i + 1] if pre[i + 1] is not None else _compile(src, "<test case " + _str(i) + ">", "eval"))
         except _BaseException as e:
             units.append(describe(e))
     if STRICT:
@@ -430,7 +436,8 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
     deny = sorted(FORBIDDEN_BUILTINS) if strict else []
     call = f"__sg_harness({src!r}, {cases!r}, {package!r}, {bool(strict)!r}, {list(modules)!r}, {list(roots)!r}, {attrs!r}, {deny!r})\n"
-    return _PRELUDE + "\n" + call
+    units = ((src, "<answer>", "exec"),) + tuple((c, f"<test case {i}>", "eval") for i, c in enumerate(cases))
+    return Program(_PRELUDE + "\n" + call, ("__sg_units", units))
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 - ``docker``: the same workers in long-lived containers (extra ``docker``).
 - ``http``: SE-Bench's sandbox protocol (``POST /run``), or a ``se-gym sandbox serve`` server.
 """
-from .base import ExecResult, ExecStatus, Limits, Sandbox, make_sandbox
+from .base import ExecResult, ExecStatus, Limits, Program, Sandbox, make_sandbox
 
 
 def isolation_report(isolation: str = "auto") -> dict:
@@ -14,4 +14,4 @@ def isolation_report(isolation: str = "auto") -> dict:
     return _report(isolation)
 
 
-__all__ = ["ExecResult", "ExecStatus", "Limits", "Sandbox", "isolation_report", "make_sandbox"]
+__all__ = ["ExecResult", "ExecStatus", "Limits", "Program", "Sandbox", "isolation_report", "make_sandbox"]

@@ -194,6 +194,24 @@ class Sandbox(abc.ABC):
             pass
 
 
+class Program(str):
+    """A program's source (a ``str``: every backend runs it as such) that also names sources the
+    backend may compile for it ahead of time, outside the program's process: ``units`` is
+    ``(name, ((source, filename, mode), ...))``.  A backend that does (the local and docker
+    workers, which compile before they fork) binds ``name`` in the program's ``__main__`` to a
+    tuple holding, for each source, ``compile(source, filename, mode, 0, True)`` or ``None`` where it
+    did not compile it (an error, a warning, too long); a backend that does not leaves ``name``
+    unbound.  So a program must work either way: it is an optimisation only (a judge's harness
+    compiles the answer and its cases before the fork instead of in every child)."""
+
+    units: tuple | None = None
+
+    def __new__(cls, source: str, units: tuple | None = None) -> "Program":
+        self = super().__new__(cls, source)
+        self.units = units
+        return self
+
+
 def check_programs(programs: Sequence[str]) -> list[str]:
     """Batches are sequences of source strings; anything else is a caller bug, said in one line."""
     if isinstance(programs, (str, bytes)):

@@ -112,6 +112,13 @@ class _Job:
     limits_json: dict  # made once per batch: asdict() would cost more than the rest of a send
     future: Future = field(default_factory=Future)
     attempts: int = 0
+    units: tuple | None = None  # Program.units: sources the worker compiles before it forks
+
+
+def _job(code: str, limits: Limits, wire: dict) -> _Job:
+    units = getattr(code, "units", None)
+    # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples
+    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units)
 
 
 _STOP = object()
@@ -257,7 +264,10 @@ class WorkerPool(Sandbox):
                 self._boot_error = str(exc)
                 return False
         try:
-            transport.send({"id": 0, "code": job.code, "limits": job.limits_json})
+            msg = {"id": 0, "code": job.code, "limits": job.limits_json}
+            if job.units:
+                msg["units"] = job.units
+            transport.send(msg)
             return True
         except WorkerDied:
             return False
@@ -315,7 +325,7 @@ class WorkerPool(Sandbox):
             raise RuntimeError(f"{self.backend} sandbox is closed")
         limits = limits or Limits()
         wire = limits.to_json()
-        jobs = [_Job(code, limits, wire) for code in programs]
+        jobs = [_job(code, limits, wire) for code in programs]
         for job in jobs:
             self._queue.put(job)
         try:
@@ -332,7 +342,7 @@ class WorkerPool(Sandbox):
         if self._closed:
             raise RuntimeError(f"{self.backend} sandbox is closed")
         limits = limits or Limits()
-        job = _Job(check_programs([program])[0], limits, limits.to_json())
+        job = _job(check_programs([program])[0], limits, limits.to_json())
         self._queue.put(job)
         return job.future
 

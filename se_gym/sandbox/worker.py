@@ -127,6 +127,10 @@ _IPC_PRIVATE = False  # our IPC namespace is this worker's own (bwrap, unshare):
 _DROP_CAPS = False  # root of a user namespace of our own: programs drop every capability
 _HARDEN_REQUIRED = False
 _UNSHARE = None
+# prctl and unshare for the children, from a handle without use_errno: ctypes' errno bookkeeping
+# around a call writes to (so, in a fresh fork, copies) some 25 more of the worker's pages
+_CHILD_PRCTL = _CHILD_UNSHARE = None
+_FILTERED = False  # NO_NEW_PRIVS and the seccomp filter hold for the worker itself (so for every child)
 
 
 def _unshare(flags):
@@ -242,10 +246,12 @@ def _rlimits(limits, uid):
     return rl
 
 
-def _child(code, compiled, rlimits, uid, fds):
+def _child(code, compiled, rlimits, uid, fds, units=None):
     """Runs in the forked child; never returns.  Its stdin is the worker's (/dev/null)."""
     status = 1
     try:
+        if units is not None:
+            _MAIN.__dict__[units[0]] = units[1]  # (see _units)
         os.setsid()
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
@@ -253,18 +259,19 @@ def _child(code, compiled, rlimits, uid, fds):
         os.closerange(4, 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
-        if _IPC_PER_PROGRAM:
-            _unshare(0x08000000)  # CLONE_NEWIPC: System V objects die with the program
+        if _IPC_PER_PROGRAM and _CHILD_UNSHARE(0x08000000) != 0:  # CLONE_NEWIPC: System V objects die with the program
+            raise OSError("unshare(CLONE_NEWIPC) failed")
         if uid is not None:
             _become(uid)
         if _DROP_CAPS:
             _drop_caps()
         if _PRCTL is not None:
-            if _PRCTL(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-                raise OSError("PR_SET_NO_NEW_PRIVS failed")
-            _PRCTL(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self belongs to the program's uid again
-            if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
-                raise OSError("seccomp filter refused")
+            if not _FILTERED:  # (where the worker could not take them on itself)
+                if _CHILD_PRCTL(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                    raise OSError("PR_SET_NO_NEW_PRIVS failed")
+                if _SECCOMP is not None and _CHILD_PRCTL(22, 2, _SECCOMP, 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+                    raise OSError("seccomp filter refused")
+            _CHILD_PRCTL(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self belongs to the program's uid again
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl: cannot set NO_NEW_PRIVS")
         # set-up done: the channel's first byte says so (the worker takes it off), and no program
@@ -351,6 +358,46 @@ def _precompile(code):
     return _compile_quiet(code, 0)
 
 
+def _units(spec):
+    """A request's ``units`` (``[name, [[source, filename, mode], ...]]``, se_gym.sandbox.Program):
+    ``(name, (code or None, ...))``, bound to ``name`` in the child's ``__main__``.  A harness
+    compiles the answer and each test case: done here, before the fork, it costs the child none of
+    the parser's and compiler's writes to pages it shares with us.  Each code object is exactly
+    what ``compile(source, filename, mode, 0, True)`` makes in the child; a source that does not
+    compile silently here (an error, a warning), or units past _PRECOMPILE_MAX in all, get None
+    for the program to compile itself, where its errors and warnings then reach it as they would."""
+    try:
+        name, sources = spec
+        if type(name) is not str or not name.isidentifier() or len(sources) > 4096:
+            return None
+        total, out = 0, []
+        for source, filename, mode in sources:
+            if type(source) is not str or type(filename) is not str or mode not in ("exec", "eval", "single"):
+                return None
+            total += len(source)
+            if total > _PRECOMPILE_MAX:
+                out.append(None)
+                continue
+            # expressions are kept: a task's test cases come back with every answer to it (and
+            # compiling one costs ~40 us, mostly fixed cost).  Code objects are immutable to us:
+            # only a child runs them (and its writes stay its own)
+            key = (source, filename) if mode == "eval" and len(source) <= 4096 else None
+            code = _EXPRS.get(key) if key else None
+            if code is None:
+                code = _compile_quiet(source, 0, filename, mode)
+                if key and code is not None:
+                    if len(_EXPRS) >= 512:
+                        del _EXPRS[next(iter(_EXPRS))]
+                    _EXPRS[key] = code
+            out.append(code)
+        return name, tuple(out)
+    except (TypeError, ValueError):
+        return None
+
+
+_EXPRS = {}  # (source, filename) -> code of an "eval" unit (see _units)
+
+
 _HEADS = {}  # head text -> its code (see _precompile)
 _FUTURE_FLAGS = 0
 for _name in __import__("__future__").all_feature_names:
@@ -370,12 +417,12 @@ def _split_point(code):
             return i + 1
 
 
-def _compile_quiet(code, flags):
+def _compile_quiet(code, flags, filename="main.py", mode="exec"):
     if _MUTATED is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                return compile(code, "main.py", "exec", flags, True)
+                return compile(code, filename, mode, flags, True)
         except BaseException:
             return None
     try:
@@ -384,7 +431,7 @@ def _compile_quiet(code, flags):
         _FILTERS.insert(0, _ERROR_FILTER)
         _MUTATED()
         try:
-            return compile(code, "main.py", "exec", flags, True)
+            return compile(code, filename, mode, flags, True)
         finally:
             del _FILTERS[0]
             _MUTATED()
@@ -628,10 +675,11 @@ def run_program(req, uid):
     for r, _ in pipes:
         os.set_blocking(r, False)
     compiled = _precompile(req["code"])
+    units = _units(req.get("units"))
     start = time.monotonic()
     pid = _fork()
     if pid == 0:
-        _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes])  # closes the read ends too
+        _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes], units)  # closes the read ends too
     # Until the child is gone, every page we write to is copied: do as little as possible (the
     # write ends are closed later, the output read once the child has exited).
     try:
@@ -806,12 +854,14 @@ def _harden(cfg):
     measured, with the reason for each piece that does not (reported in the hello frame; nothing is
     silently dropped)."""
     global _PRCTL, _LIBC, _UNSHARE, _LIBC_FORK, _CHILDREN_FILE, _CHILDREN_FD, _SECCOMP, _IPC_PER_PROGRAM
-    global _DROP_CAPS, _HARDEN_REQUIRED
+    global _DROP_CAPS, _HARDEN_REQUIRED, _CHILD_PRCTL, _CHILD_UNSHARE
     report = {"errors": []}
     errors = report["errors"]
     try:
         libc = ctypes.PyDLL(None, use_errno=True)  # PyDLL: the GIL stays held across fork
         _LIBC, _PRCTL, _UNSHARE = libc, libc.prctl, libc.unshare
+        plain = ctypes.PyDLL(None)
+        _CHILD_PRCTL, _CHILD_UNSHARE = plain.prctl, plain.unshare
     except Exception as e:
         errors.append("libc: %s: %s" % (type(e).__name__, e))
         report.update(not_dumpable=False, no_new_privs=False, seccomp=False, ipc_namespace="per worker")
@@ -857,6 +907,18 @@ def _harden(cfg):
             _SECCOMP._keep = fprog
     except Exception as e:
         errors.append("seccomp: %s: %s" % (type(e).__name__, e))
+    # NO_NEW_PRIVS and the filter go on the worker itself, once: the kernel passes both on through
+    # every fork and no process can take them off, so each child holds them without installing
+    # them (two prctl calls and the pages they touch, per program).  The worker needs nothing they
+    # refuse.  Where that fails, each child installs them itself (and a child that cannot, fails).
+    global _FILTERED
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        errors.append("PR_SET_NO_NEW_PRIVS on the worker: errno %d" % ctypes.get_errno())
+    elif _SECCOMP is not None and libc.prctl(22, 2, _SECCOMP, 0, 0) != 0:  # PR_SET_SECCOMP, FILTER
+        errors.append("seccomp filter on the worker: errno %d" % ctypes.get_errno())
+    else:
+        _FILTERED = True
+    report["filter_installed_by"] = "worker" if _FILTERED else "each program"
     # what a child gets, measured on a real one: NO_NEW_PRIVS, the filter, the capabilities
     report.update(_probe_child(cfg.get("uid")))
     return report
@@ -876,10 +938,11 @@ def _probe_child(uid):
                 _become(uid)
             if _DROP_CAPS:
                 _drop_caps()
-            if _PRCTL(38, 1, 0, 0, 0) != 0:
-                raise OSError("PR_SET_NO_NEW_PRIVS failed")
-            if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:
-                raise OSError("seccomp filter refused: errno %d" % ctypes.get_errno())
+            if not _FILTERED:  # else inherited from the worker, as programs inherit them
+                if _PRCTL(38, 1, 0, 0, 0) != 0:
+                    raise OSError("PR_SET_NO_NEW_PRIVS failed")
+                if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:
+                    raise OSError("seccomp filter refused: errno %d" % ctypes.get_errno())
             with open("/proc/self/status") as f:
                 status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
             out = {
