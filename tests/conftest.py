@@ -44,6 +44,32 @@ def legit_skip(reason: str) -> None:
     pytest.skip(reason, allow_module_level=True)
 
 
+@pytest.fixture(scope="module")
+def docker_daemon():
+    """A Docker daemon that answers: the one running, else one started with scripts/docker_daemon.sh
+    (root and docker.io needed) and stopped after the module; missing (skip/fail) otherwise."""
+    import shutil
+    import subprocess
+
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        missing("docker SDK not installed (pip install 'se-gym[docker]')")
+    script = REPO / "scripts" / "docker_daemon.sh"
+    started = False
+    answers = shutil.which("docker") is not None and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
+    if not answers:
+        if os.geteuid() != 0 or shutil.which("dockerd") is None:
+            missing("no Docker daemon answers and none can be started here (needs root and docker.io)")
+        proc = subprocess.run(["bash", str(script), "start"], capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            missing(f"could not start a Docker daemon: {proc.stderr.strip() or proc.stdout.strip()}")
+        started = True
+    yield
+    if started:
+        subprocess.run(["bash", str(script), "stop"], capture_output=True, timeout=120)
+
+
 def _shared_roots() -> list[Path]:
     """Where ../shared may be: $SE_GYM_SHARED, beside this checkout, or beside the main checkout
     when this is a git worktree (whose .git is a file pointing into the main one's .git)."""

@@ -1,11 +1,10 @@
 """The docker backend against a real daemon: same verdicts as local on the same programs.
 
-Starts a daemon with scripts/docker_daemon.sh when none answers and that is possible (root,
-dockerd installed), stops what it started, and skips with the reason otherwise."""
+conftest's docker_daemon starts a daemon with scripts/docker_daemon.sh when none answers and that
+is possible (root, dockerd installed), stops what it started, and skips with the reason otherwise."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from conftest import missing
 
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "docker_daemon.sh"
 PROGRAMS = [
     "print('hello')",
     "import numpy as np; print(np.linalg.det(np.array([[1.0, 2.0], [3.0, 4.0]])).round(6))",
@@ -32,29 +30,8 @@ LIMITS = Limits(wall_s=1.5, cpu_s=1.0, output_bytes=20_000, memory_mb=256)
 
 
 @pytest.fixture(scope="module")
-def daemon():
-    try:
-        import docker  # noqa: F401
-    except ImportError:
-        missing("docker SDK not installed (pip install 'se-gym[docker]')")
-    started = False
-    answers = _has("docker") and subprocess.run(["docker", "info"], capture_output=True).returncode == 0
-    if not answers:
-        if os.geteuid() != 0 or not _has("dockerd"):
-            missing("no Docker daemon answers and none can be started here (needs root and docker.io)")
-        proc = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            missing(f"could not start a Docker daemon: {proc.stderr.strip() or proc.stdout.strip()}")
-        started = True
+def daemon(docker_daemon):  # conftest's: starts (and afterwards stops) one when none answers
     yield
-    if started:
-        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=120)
-
-
-def _has(cmd: str) -> bool:
-    import shutil
-
-    return shutil.which(cmd) is not None
 
 
 @pytest.fixture(scope="module")

@@ -33,12 +33,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     oe.add_argument("--port", type=int, default=8000, help="port (default 8000, OpenEnv's)")
     oe.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions allowed (default 64)")
     oe.add_argument("--session-timeout", type=float, default=600.0, help="close a session idle this long, seconds (default 600; 0: never)")
+    oe.add_argument("--build-image", action="store_true",
+                    help="instead of serving: build the OpenEnv container image (sandbox/openenv, offline, from this checkout) "
+                         "unless it exists, and print its tag")
+    oe.add_argument("--image-tag", default="se-gym/openenv:latest", help="with --build-image: also tag it so (default se-gym/openenv:latest)")
     add_env_options(oe)
     oe.set_defaults(func=_openenv)
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
 
 
 def _openenv(args: argparse.Namespace) -> int:
+    if args.build_image:
+        from .openenv_image import ImageError, ensure_openenv_image
+
+        try:
+            print(ensure_openenv_image(args.image_tag))
+        except (ImageError, RuntimeError) as exc:
+            raise CLIError(str(exc)) from None
+        return 0
     try:
         from . import openenv as oe
     except ImportError as exc:
