@@ -140,6 +140,48 @@ class _Recorder:
         pass
 
 
+def _tree_cpu() -> dict[int, float]:
+    """CPU seconds (own + reaped children) of every process below us, read from /proc: the judge's
+    workers and, through them, the programs they forked and reaped."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+
+    def walk(pid: int) -> None:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return
+        for t in tasks:
+            try:
+                kids = open(f"/proc/{pid}/task/{t}/children").read().split()
+            except OSError:
+                continue
+            for k in map(int, kids):
+                try:
+                    f = open(f"/proc/{k}/stat").read().rsplit(")", 1)[1].split()
+                    out[k] = sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
+                except OSError:
+                    continue
+                walk(k)
+
+    walk(os.getpid())
+    return out
+
+
+def _self_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, baseline_n: int = 150) -> None:
     import json
 
@@ -165,18 +207,30 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
             # the baseline on a share of the distinct programs (its per-answer cost does not depend on
             # repetition), then the judge on all n answers from a fresh Judge: start-up included
             share = progs[r::rounds][:baseline_n]
+            c0 = _children_cpu()
             _, _, bt = baseline(share, libpath, 3.0, python)
+            base_cpu = (_children_cpu() - c0) / len(share)
             base_rate = len(share) / bt
+            before = _tree_cpu()
+            s0 = _self_cpu()
             t0 = time.perf_counter()
             with Judge(lib, profile=profile, workers=workers) as j:
                 verdicts = j.judge_many(answers)
                 level = j.sandbox.isolation().get("level")
+                # (read before close: killed workers are not reaped by us, their CPU would be lost)
+                after = _tree_cpu()
             dt = time.perf_counter() - t0
+            judge_cpu = (_self_cpu() - s0 + sum(after.values()) - sum(before.get(p, 0.0) for p in after)) / n
             rate = n / dt
             agree = sum(v.sebench_code == rows[i % len(rows)]["verdict"] for i, v in enumerate(verdicts))
             infra = sum(v.status.value == "sandbox_error" for v in verdicts)
             print(f"round {r}: baseline {base_rate:6.1f} answers/s ({len(share)} programs)  judge {rate:7.1f} answers/s "
                   f"({level}, {dt:.1f} s)  ratio {rate / base_rate:5.1f}x  official agreement {agree}/{n}  infra {infra}", flush=True)
+            # CPU per answer does not depend on what else runs on the machine (wall time does):
+            # on an idle machine with as many cores as the baseline's 2 processes, the ratio of
+            # the rates tends to the ratio of these (start-up included on the judge's side)
+            print(f"round {r}: CPU per answer: baseline {base_cpu * 1e3:6.1f} ms  judge {judge_cpu * 1e3:5.2f} ms (own process "
+                  f"+ workers + programs)  CPU ratio {base_cpu / judge_cpu:5.1f}x  load {os.getloadavg()[0]:.1f}", flush=True)
             ratios.append(rate / base_rate)
             rates.append(rate)
             base_rates.append(base_rate)

@@ -188,6 +188,24 @@ def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_an
         assert [r.stderr.count("SyntaxWarning") for r in both] == [1, 1], both  # the program's warning, as python main.py shows it
 
 
+def test_judge_many_streams_in_order_and_a_bad_item_cancels_what_it_sent():
+    """judge_many starts the workers and runs programs while later answers are prepared: verdicts
+    still come back in input order, and a bad item raises without leaving work behind."""
+    good = (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x)"), CASES)
+    slow = (block(f"import {PKG}\nimport time\ndef solve(x):\n    time.sleep(0.3)\n    return {ABS}(x)"), CASES)
+    wrong = (block(f"import {PKG}\ndef solve(x):\n    return {SUM}(x)"), CASES)
+    with Judge(LIB, profile="sebench", workers=2) as j:
+        assert j._sandbox is None  # not started before the first answer that needs it
+        with pytest.raises(JudgeError, match="item 3"):
+            j.judge_many([good, slow, good, ("no code", "not a list")])
+        got = j.judge_many([slow, wrong, good, ("no code", CASES), slow, good])
+        assert [v.status for v in got] == [Status.PASSED, Status.WRONG_ANSWER, Status.PASSED, Status.STATIC_GATE,
+                                           Status.PASSED, Status.PASSED]
+        assert j.sandbox.restarts == 0
+    with Judge(LIB, profile="sebench", workers=1) as j:  # nothing to run: no sandbox started
+        assert j.judge_many([("no code", CASES)])[0].status is Status.STATIC_GATE and j._sandbox is None
+
+
 def test_fraction_reward_and_function_name():
     code = block(f"import {PKG}\ndef helper(v):\n    return v\ndef solve(x):\n    return {ABS}(x) if len(x) > 1 else {SUM}(x) - 100")
     with Judge(LIB, profile="strict", reward="fraction", workers=1) as j:

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import ast
-
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -91,6 +92,7 @@ class Judge:
         self.http_url = http_url
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
         self._limits = limits
+        self._start_lock = threading.Lock()
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
             backend = sandbox or "local"
@@ -107,24 +109,53 @@ class Judge:
     @property
     def sandbox(self):
         if self._sandbox is None:
-            from se_gym.sandbox import make_sandbox
-
-            pkg = self.package
-            options: dict = {}
-            if self._backend == "http":
-                if not self.http_url:
-                    raise JudgeError("the http sandbox needs http_url (e.g. http://localhost:8111/run)")
-                options["url"] = self.http_url
-            # numpy.ma: some NumPy functions (intersect1d...) load it on first use, and with it
-            # inspect/dis; loaded in the worker, the strict wall need not let a program load them
-            # the sandbox's copy has no docstrings: docs are prompt material, and a program that
-            # returned `f.__doc__` would hand them to a closed-book agent through the verdict
-            # (it also keeps ~1 MB out of every worker, and so out of every fork)
-            path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
-            self._sandbox = make_sandbox(
-                self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options
-            )
+            with self._start_lock:  # (judge_many may be starting it in the background)
+                if self._sandbox is None:
+                    self._sandbox = self._make_sandbox()
         return self._sandbox
+
+    def _make_sandbox(self):
+        from se_gym.sandbox import make_sandbox
+
+        pkg = self.package
+        options: dict = {}
+        if self._backend == "http":
+            if not self.http_url:
+                raise JudgeError("the http sandbox needs http_url (e.g. http://localhost:8111/run)")
+            options["url"] = self.http_url
+        # numpy.ma: some NumPy functions (intersect1d...) load it on first use, and with it
+        # inspect/dis; loaded in the worker, the strict wall need not let a program load them
+        # the sandbox's copy has no docstrings: docs are prompt material, and a program that
+        # returned `f.__doc__` would hand them to a closed-book agent through the verdict
+        # (it also keeps ~1 MB out of every worker, and so out of every fork)
+        path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
+        return make_sandbox(
+            self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options
+        )
+
+    def _has_channel(self) -> bool:
+        """Whether the sandbox reports through the result channel, without starting one of ours
+        whose answer is known (local and docker workers always have it): its workers can then start
+        while the first answers are prepared."""
+        if self._sandbox is None and self._owned and self._backend in ("local", "docker"):
+            return True
+        return bool(getattr(self.sandbox, "has_channel", True))
+
+    def _start_in_background(self) -> Future | None:
+        """Start our own pool sandbox in a thread (its workers boot in ~0.5 s: preparing answers
+        meanwhile); None when there is nothing to start or the backend is not a pool."""
+        if self._sandbox is not None or not self._owned or self._backend not in ("local", "docker"):
+            return None
+        started: Future = Future()
+
+        def boot() -> None:
+            try:
+                started.set_result(self.sandbox)
+            except BaseException as exc:  # raised where the judge waits for it
+                started.set_exception(exc)
+
+        threading.Thread(target=boot, name="se-gym-judge-start", daemon=True).start()
+        return started
 
     @property
     def limits(self):
@@ -135,9 +166,10 @@ class Judge:
         return self._limits
 
     def close(self) -> None:
-        if self._owned and self._sandbox is not None:
-            self._sandbox.close()
-            self._sandbox = None
+        with self._start_lock:  # (a sandbox still starting in the background is closed too)
+            if self._owned and self._sandbox is not None:
+                self._sandbox.close()
+                self._sandbox = None
 
     def __enter__(self) -> "Judge":
         return self
@@ -151,14 +183,58 @@ class Judge:
 
     def judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         """Judge many answers; every program runs in ONE sandbox batch (one retry batch for
-        infrastructure failures)."""
-        pending = [self._prepare(i, item) for i, item in enumerate(items)]
-        todo = [p for p in pending if p.verdict is None]
-        if todo:
-            results = self.sandbox.run([p.program for p in todo], self.limits)
-            results = self._retry(todo, results, self.sandbox.run)
-            for p, r in zip(todo, results):
-                p.verdict = self._finish_contained(p, r)
+        infrastructure failures).  On a pool sandbox (local, docker) the batch is streamed: the
+        workers start, and programs run, while the next answers are prepared, and each verdict
+        is made as soon as its program is done, while later ones run."""
+        pending: list[_Pending] = []
+        todo: list[_Pending] = []
+        futures: list[Future] = []
+        starting: Future | None = None
+        submit = None
+        try:
+            for i, item in enumerate(items):
+                p = self._prepare(i, item)
+                pending.append(p)
+                if p.verdict is not None:
+                    continue
+                todo.append(p)
+                if submit is None:
+                    if starting is None and len(todo) == 1:
+                        starting = self._start_in_background()
+                    if starting is None or starting.done():
+                        submit = getattr(self.sandbox, "submit", None) or False
+                        # what was prepared while the workers started
+                        for q in todo[len(futures):-1] if submit else ():
+                            futures.append(submit(q.program, self.limits))
+                if submit:
+                    futures.append(submit(p.program, self.limits))
+            if not todo:
+                return [p.verdict for p in pending]  # type: ignore[misc]
+            if submit is None:
+                submit = getattr(self.sandbox, "submit", None) or False
+                for q in todo[len(futures):] if submit else ():
+                    futures.append(submit(q.program, self.limits))
+            if not submit:  # a backend without submit (http, a borrowed one): one batch
+                results = self.sandbox.run([p.program for p in todo], self.limits)
+                results = self._retry(todo, results, self.sandbox.run)
+                for p, r in zip(todo, results):
+                    p.verdict = self._finish_contained(p, r)
+                return [p.verdict for p in pending]  # type: ignore[misc]
+            again = []
+            for k, (p, f) in enumerate(zip(todo, futures)):
+                r = f.result()
+                if _is_infra(r):
+                    again.append(k)  # one more try, below, as one batch
+                else:
+                    p.verdict = self._finish_contained(p, r)
+            if again:
+                retried = self.sandbox.run([todo[k].program for k in again], self.limits)
+                for k, r in zip(again, retried):
+                    todo[k].verdict = self._finish_contained(todo[k], r)
+        except BaseException:  # a bad item or an interrupt: what has not started never will
+            for f in futures:
+                f.cancel()
+            raise
         return [p.verdict for p in pending]  # type: ignore[misc]
 
     async def judge_many_async(self, items: Iterable[Item]) -> list[Verdict]:
@@ -234,7 +310,7 @@ class Judge:
                 more = f" (+{len(bad) - 1} more)" if len(bad) > 1 else ""
                 p.verdict = self._early(p, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, f"forbidden: {bad[0]}{more}")
                 return p
-        if not getattr(self.sandbox, "has_channel", True):  # what the backend can do, not its name (issue 20)
+        if not self._has_channel():  # what the backend can do, not its name (issue 20)
             p.program = official
         else:
             strict = self.profile == "strict"

@@ -41,6 +41,10 @@ class Transport:
     """A connection to one worker: frames out, frames in."""
 
     name: str = "worker"
+    # the longest job (characters of code and units) sent ahead while the worker is busy: its frame
+    # must fit in what the connection holds unread, or we could block writing it while the worker
+    # blocks writing a big reply we are not reading
+    ahead_max: int = _AHEAD_MAX
 
     def send(self, obj: dict) -> None:
         raise NotImplementedError
@@ -113,12 +117,18 @@ class _Job:
     future: Future = field(default_factory=Future)
     attempts: int = 0
     units: tuple | None = None  # Program.units: sources the worker compiles before it forks
+    size: int = 0  # characters of code and units (see Transport.ahead_max)
 
 
 def _job(code: str, limits: Limits, wire: dict) -> _Job:
     units = getattr(code, "units", None)
+    size = len(code)
+    try:
+        size += sum(len(a) + len(b) + len(c) for a, b, c in units[1]) if units else 0
+    except (TypeError, ValueError, IndexError):
+        units, size = None, len(code)  # not units as Program makes them: the program compiles itself
     # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples
-    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units)
+    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size)
 
 
 _STOP = object()
@@ -217,7 +227,7 @@ class WorkerPool(Sandbox):
                         continue
                     if job.future.done():  # cancelled
                         continue
-                    if sent and len(job.code) > _AHEAD_MAX:
+                    if sent and job.size > getattr(self._workers[slot], "ahead_max", _AHEAD_MAX):
                         # sent ahead, it could fill the worker's input pipe while the worker fills
                         # its output pipe with a big reply that we would not read: a deadlock
                         held = job
