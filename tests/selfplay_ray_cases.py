@@ -22,8 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import need, need_module
+from conftest import need_module
 
+# the driver (this process) must use the throw-away cluster's auth mode (no token); Ray reads it
+# when it is imported
+os.environ["RAY_AUTH_MODE"] = "disabled"
 TORCH = need_module("torch", "self-play trains with torch")
 RAY = need_module("ray", "bash scripts/setup/ray.sh")
 
@@ -66,6 +69,40 @@ def _kill_tree(marker: str, sig=signal.SIGKILL) -> int:
     return len(pids)
 
 
+def _diagnostics(root: Path) -> str:
+    """What tells why actors died: memory, other Ray processes on the machine, and the lines of the
+    nodes' logs that speak of kills, memory or errors (read before the temp dir is removed)."""
+    import re
+
+    out = []
+    try:
+        mem = dict(ln.split(":", 1) for ln in Path("/proc/meminfo").read_text().splitlines()[:3])
+        out.append("meminfo: " + ", ".join(f"{k}={v.strip()}" for k, v in mem.items()))
+    except OSError:
+        pass
+    others = []
+    for p in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace") if p.isdigit() else ""
+        except OSError:
+            continue
+        if ("gcs_server" in cmd or "/raylet" in cmd) and str(root) not in cmd:
+            others.append(cmd.replace("\0", " ")[:120])
+    out.append(f"Ray daemons of other clusters on this machine: {len(others)} {others[:4]}")
+    pat = re.compile(r"SIGKILL|SIGSEGV|SIGABRT|out of memory|OOM|Segmentation|core dumped|died|Traceback|Error:|error while|Fatal", re.I)
+    noise = re.compile(r"state-dump|CoreWorker\.|killed by `ray.kill`|Force kill actor request|dashboard|8265|52365")
+    for log in sorted(root.glob("*/session_latest/logs/*")):
+        if not log.is_file() or log.suffix not in (".out", ".err", ".log"):
+            continue
+        try:
+            lines = [ln for ln in log.read_text(errors="replace").splitlines() if pat.search(ln) and not noise.search(ln)]
+        except OSError:
+            continue
+        if lines:
+            out.append(f"== {log.relative_to(root)}: " + " | ".join(ln[-300:] for ln in lines[-6:]))
+    return "\n".join(out)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,7 +113,9 @@ def _ray_start(args: list[str], marker: str, env: dict, tries: int = 3) -> None:
     """``ray start ...``; Ray gives a raylet a fixed 30 s to register, which a loaded machine can
     miss: then the half-started node is killed and started again."""
     for attempt in range(1, tries + 1):
-        p = subprocess.run(["ray", "start", *args], capture_output=True, text=True, timeout=400, env=env)
+        # this interpreter's Ray CLI: the nodes' workers then run the driver's Python and packages
+        # (a `ray` found on PATH may belong to another interpreter)
+        p = subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "start", *args], capture_output=True, text=True, timeout=400, env=env)
         if p.returncode == 0:
             return
         _kill_tree(marker)
@@ -86,12 +125,12 @@ def _ray_start(args: list[str], marker: str, env: dict, tries: int = 3) -> None:
 
 @pytest.fixture(scope="module")
 def cluster():
-    need(shutil.which("ray") is not None, "the ray CLI is not on PATH (bash scripts/setup/ray.sh)")
     root = Path(tempfile.mkdtemp(prefix="sgsp", dir="/tmp"))  # short: Ray's socket paths are limited
     head_dir, node_dir = root / "h", root / "n"
     # a throw-away cluster on this machine: no token (this driver's Ray config is fixed at import, so
     # it could not take a token set now); nodes bind to 127.0.0.1
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # nothing preloaded into the nodes
+    env.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
     port = _free_port()
     common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats"]
     try:
@@ -101,6 +140,8 @@ def cluster():
     finally:
         if RAY.is_initialized():
             RAY.shutdown()
+        if os.environ.get("SE_GYM_RAY_DIAG_FILE"):
+            Path(os.environ["SE_GYM_RAY_DIAG_FILE"]).write_text(_diagnostics(root))
         # Ray's daemons do not all stop on SIGTERM: kill the trees of the nodes we started
         for marker in (str(node_dir), str(head_dir)):
             _kill_tree(marker)

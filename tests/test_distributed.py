@@ -19,7 +19,7 @@ from conftest import need_module
 ray = need_module("ray", "Ray is not installed (bash scripts/setup/ray.sh)")
 
 from _rollout_helpers import build_tiny, cli, comparable, config, require_pipeline, rows  # noqa: E402
-from se_gym.distributed import ActorPoolError, OrderedActorPool, run_ordered  # noqa: E402
+from se_gym.distributed import ActorPoolError, OrderedActorPool, connect, run_ordered, shutdown  # noqa: E402
 
 
 def _processes_mentioning(text: str) -> list[str]:
@@ -49,14 +49,20 @@ def _wait_gone(text: str, seconds: float = 20.0) -> list[str]:
 def cluster():
     # short path: Ray's unix sockets live under the temp dir and have a ~107 character limit
     temp = tempfile.mkdtemp(prefix="sgray", dir="/tmp")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    env = dict(os.environ)
+    assert connect(num_cpus=2, _temp_dir=temp)
+    assert os.environ.get("RAY_AUTH_MODE") == "token"  # what Ray sets for a local cluster of its own
     # the test module is not importable inside Ray workers: ship its classes by value
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield temp
-    ray.shutdown()
+    shutdown()
     left = _wait_gone(temp)
     shutil.rmtree(temp, ignore_errors=True)
     assert not left, f"Ray processes left behind: {left}"
+    # Ray's variables go with the cluster: a later driver of another cluster (or any child
+    # process) would inherit RAY_AUTH_MODE=token and have its actors cancelled
+    changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k) and k.startswith(("RAY_", "PYTHONBREAKPOINT"))}
+    assert not changed, f"left in the environment after shutdown: {sorted(changed)}"
 
 
 class Square:

@@ -256,7 +256,9 @@ def test_async_vector_env_workers_make_the_env_without_prior_import():
 
 def test_env_in_a_ray_actor():
     ray = need_module("ray", "ray is not installed (extra 'ray')")
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    from se_gym.distributed import connect, shutdown
+
+    connect(num_cpus=1)
     try:
         @ray.remote
         class Holder:
@@ -272,7 +274,7 @@ def test_env_in_a_ray_actor():
         task_id, reward = ray.get(Holder.remote().run.remote(), timeout=300)
         assert reward == 1.0 and isinstance(task_id, str)
     finally:
-        ray.shutdown()
+        shutdown()
 
 
 def test_official_tasks_and_names():

@@ -23,14 +23,16 @@ def model_dir(tmp_path_factory):
 def engine(model_dir):
     import os
 
-    keys = ("VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_CPU_KVCACHE_SPACE")
-    set_num_threads, env = torch.set_num_threads, {k: os.environ.get(k) for k in keys}
+    set_num_threads, env = torch.set_num_threads, dict(os.environ)
     g = make_generator("vllm", str(model_dir), dtype="float32", max_model_len=512)
     assert os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING") == "0"  # the engine runs in this process
+    # vLLM's CPU platform preloads torch's libgomp for its workers: never into this process's children
+    assert os.environ.get("LD_PRELOAD") == env.get("LD_PRELOAD")
     yield g
     g.close()
     assert torch.set_num_threads is set_num_threads  # vLLM's CPU worker patches it; close() restores it
-    assert {k: os.environ.get(k) for k in keys} == env  # the backend's settings are undone (vLLM sets others)
+    changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k)}
+    assert not changed, f"the engine left these variables changed: {sorted(changed)}"
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ driver's node (self-play's task buffer).
 
 Ray is imported only inside the functions here, so ``import se_gym`` never needs it.
 """
-from .objects import RemoteObject, cluster_nodes, connect, shutdown
+from .objects import RemoteObject, cluster_nodes, connect, package_runtime_env, shutdown
 from .pool import ActorPoolError, OrderedActorPool, run_ordered
 
-__all__ = ["ActorPoolError", "OrderedActorPool", "RemoteObject", "cluster_nodes", "connect", "run_ordered", "shutdown"]
+__all__ = ["ActorPoolError", "OrderedActorPool", "RemoteObject", "cluster_nodes", "connect", "package_runtime_env", "run_ordered", "shutdown"]

@@ -10,7 +10,6 @@ place.
 from __future__ import annotations
 
 import heapq
-import logging
 from typing import Any, Iterator, Sequence
 
 __all__ = ["ActorPoolError", "OrderedActorPool", "run_ordered"]
@@ -67,13 +66,11 @@ class OrderedActorPool:
         ray = _ray()
         self._owns_cluster = False
         if not ray.is_initialized():
-            common = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-            if address:
-                ray.init(address=address, **common)
-            else:
-                # GPUs are left to Ray's detection: the actors' num_gpus then places one per device
-                ray.init(num_cpus=max(1, int(round(num_actors * num_cpus))), **common)
-            self._owns_cluster = True
+            from .objects import connect
+
+            # a local cluster sized to the actors (GPUs left to Ray's detection: num_gpus then
+            # places one actor per device); joining a cluster ships this se_gym to its workers
+            self._owns_cluster = connect(address) if address else connect(num_cpus=max(1, int(round(num_actors * num_cpus))))
         self._args = tuple(args)
         self._worker_cls = worker_cls
         self._sticky: list[tuple[str, tuple]] = []  # broadcast calls a replacement actor must replay
@@ -191,7 +188,9 @@ class OrderedActorPool:
                 pass
         self.actors = []
         if self._owns_cluster:
-            ray.shutdown()
+            from .objects import shutdown
+
+            shutdown()
 
     def __enter__(self) -> "OrderedActorPool":
         return self

@@ -67,7 +67,9 @@ class VLLMGenerator(Generator):
         self._env = {"VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE") or str(int(cpu_kv_cache_gb))}
         if in_process:
             self._env["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-        self._saved_env: dict[str, str | None] = {}
+        # the environment before vLLM is imported: importing and starting it sets variables of its own
+        self._outer_env: dict[str, str] = dict(os.environ)
+        self._touched: set[str] = set()
         try:
             import vllm  # noqa: F401
         except ImportError as exc:
@@ -100,13 +102,18 @@ class VLLMGenerator(Generator):
     def _start(self, model: str) -> None:
         from vllm import LLM
 
-        self._saved_env = {k: os.environ.get(k) for k in self._env}
         os.environ.update(self._env)
         try:
             self.llm = LLM(model=model, **{k: v for k, v in self._options.items() if v is not None})
         except (OSError, ValueError) as exc:
+            self._note_env_changes()
             self._restore_env()
             raise ValueError(f"vllm cannot load model {model!r}: {str(exc).splitlines()[0] if str(exc) else exc!r}") from exc
+        self._note_env_changes()
+        # vLLM's CPU platform puts torch's libgomp in LD_PRELOAD for the worker processes it spawns
+        # while starting; left in place it is preloaded into every later child of this process
+        # (sandbox workers, Ray nodes, compilers), so it goes back at once
+        _put_back(self._outer_env, ("LD_PRELOAD",))
         self.tokenizer = self.llm.get_tokenizer()
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
 
@@ -206,10 +213,20 @@ class VLLMGenerator(Generator):
         torch.set_num_threads = self._set_num_threads
         self._restore_env()
 
+    def _note_env_changes(self) -> None:
+        self._touched |= {k for k in set(os.environ) | set(self._outer_env) if os.environ.get(k) != self._outer_env.get(k)}
+
     def _restore_env(self) -> None:
-        for key, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        self._saved_env = {}
+        """The process environment as it was before the engine started: our settings and the
+        variables vLLM sets for itself (LD_PRELOAD, VLLM_*, TORCHINDUCTOR_*, ...)."""
+        _put_back(self._outer_env, self._touched)
+        self._touched = set()
+
+
+def _put_back(saved: dict[str, str], keys: Any) -> None:
+    for key in keys:
+        if key in saved:
+            if os.environ.get(key) != saved[key]:
+                os.environ[key] = saved[key]
+        else:
+            os.environ.pop(key, None)
