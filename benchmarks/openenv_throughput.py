@@ -2,10 +2,11 @@
 sessions, against `gym.make_vec("SEBench-v0", num_envs=N)` in the same run, both with oracle
 answers (every episode runs the judge on a passing program; max_turns=1, so one step = one episode).
 
-    python benchmarks/openenv_throughput.py [--sessions 16] [--episodes 256] [--rounds 3]
+    python benchmarks/openenv_throughput.py [--sessions 16] [--episodes 256] [--rounds 3] [--url URL]
 
-The server runs in its own process with its own sandbox pool; the vector env runs in this process
-(its pool is started before timing).  Each round times both; the script prints every round and the
+The server runs in its own process with its own sandbox pool (or is the one already running at
+--url, say the OpenEnv container of sandbox/openenv; it must serve the default options and allow
+--sessions sessions); the vector env runs in this process (its pool is started before timing).  Each round times both; the script prints every round and the
 median.  Needs the 'openenv' extra.
 """
 from __future__ import annotations
@@ -99,9 +100,18 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=16)
     ap.add_argument("--episodes", type=int, default=256, help="episodes per round and side")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--url", default=None, help="time this running server (e.g. http://127.0.0.1:8000) instead of starting one")
     args = ap.parse_args()
     tasks = builtin_tasks("single_test", seed=0)
-    proc, url = start_server(args.sessions)
+    if args.url:
+        proc, url = None, args.url.rstrip("/")
+        try:
+            urllib.request.urlopen(url + "/health", timeout=5)
+        except OSError as exc:
+            raise SystemExit(f"no OpenEnv server answers at {url}/health ({exc})")
+    else:
+        proc, url = start_server(args.sessions)
+    print(f"server: {url}{' (started here)' if proc else ' (given)'}", flush=True)
     venv = gym.make_vec("SEBench-v0", num_envs=args.sessions)
     try:
         venv.reset(seed=0)
@@ -117,8 +127,9 @@ def main() -> None:
               f"(range openenv {min(oe):.1f}-{max(oe):.1f}, make_vec {min(vec):.1f}-{max(vec):.1f}; {os.cpu_count()} CPUs)")
     finally:
         venv.close()
-        proc.terminate()
-        proc.wait(timeout=30)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
 if __name__ == "__main__":

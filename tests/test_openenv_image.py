@@ -32,8 +32,10 @@ PROBE = "import os\nassert os.getuid() {op} 0, 'judged as uid %d' % os.getuid()\
 NET_PROBE = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=1).close()\n    reached = True\n"
              "except OSError:\n    reached = False\nassert not reached, 'network reachable'\n")
 # how the container runs: Docker's defaults (its seccomp profile refuses namespaces: the sandbox
-# inside falls back to rlimits), or with what bubblewrap needs inside a container
-MODES = {"default": [], "namespaces": ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined"]}
+# inside falls back to rlimits), with what bubblewrap needs inside a container, or started the way
+# OpenEnv's runtimes start an environment (uvicorn on openenv.yaml's `app`, from /app/env)
+NAMESPACES = ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined"]
+MODES = ["default", "namespaces", "openenv-runtime"]
 
 
 def _free_port() -> int:
@@ -62,7 +64,7 @@ def image(docker_daemon):
     return tag
 
 
-@pytest.fixture(scope="module", params=list(MODES))
+@pytest.fixture(scope="module", params=MODES)
 def server(image, request):
     need(shutil.which("docker") is not None, "the docker CLI runs the container")
     mode = request.param
@@ -71,9 +73,16 @@ def server(image, request):
     port = _free_port()
     name = f"se-gym-openenv-test-{os.getpid()}-{mode}"
     # the sebench profile, so that a program may import os (the uid probe); max 2 turns: feedback
-    run = subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", *MODES[mode], image,
-                          "--host", "127.0.0.1", "--port", str(port), "--profile", "sebench", "--max-turns", "2"],
-                         capture_output=True, text=True, timeout=120)
+    if mode == "openenv-runtime":
+        import yaml
+
+        app = yaml.safe_load((REPO / "sandbox" / "openenv" / "openenv.yaml").read_text())["app"]
+        cmd = ["-w", "/app/env", "-e", 'SE_GYM_OPENENV={"profile": "sebench", "max_turns": 2}', "--entrypoint", "python3", image,
+               "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
+    else:
+        cmd = [*(NAMESPACES if mode == "namespaces" else []), image,
+               "--host", "127.0.0.1", "--port", str(port), "--profile", "sebench", "--max-turns", "2"]
+    run = subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", *cmd], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     url = f"http://127.0.0.1:{port}"
     try:
@@ -145,7 +154,8 @@ def test_judged_programs_run_in_the_sandbox_not_in_the_server(server):
         net = env.step(SEBenchAction(answer=_ok(t, NET_PROBE.format(port=port))))
     # the server's processes: it runs as root, its sandbox workers hold the judged programs
     top = subprocess.run(["docker", "top", name, "-eo", "pid,uid,args"], capture_output=True, text=True, timeout=60)
-    assert top.returncode == 0 and "se_gym.cli serve openenv" in top.stdout and "worker.py" in top.stdout, top.stdout
+    server_cmd = "uvicorn se_gym.integrations.openenv_app:app" if mode == "openenv-runtime" else "se_gym.cli serve openenv"
+    assert top.returncode == 0 and server_cmd in top.stdout and "worker.py" in top.stdout, top.stdout
     info = subprocess.run(["docker", "exec", name, "se-gym", "sandbox", "info", "--json"], capture_output=True, text=True, timeout=300)
     assert info.returncode == 0, info.stderr
     iso = json.loads(info.stdout)
