@@ -186,6 +186,42 @@ def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_an
         assert reports[0] == reports[1] and reports[0].complete, reports
         assert [c.printed for c in reports[0].cases] == ["[1 2]", None, "[3]"] and reports[0].cases[1].error[0] == "SyntaxError"
         assert [r.stderr.count("SyntaxWarning") for r in both] == [1, 1], both  # the program's warning, as python main.py shows it
+    # as the judge makes it: answer and cases compiled by the judge itself, the same report
+    silent = block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x)\n")
+    p = sebench_judge._prepare(0, (silent, CASES))
+    assert all(type(u[3]) is bytes for u in p.program.units[1]), p.program.units
+    both = box.run([p.program, str(p.program)])
+    reports = [read_channel(r.channel, 2, False) for r in both]
+    assert reports[0] == reports[1] and [c.printed for c in reports[0].cases] == ["[1 2]", "[3]"], reports
+
+
+def test_the_judge_compiles_only_what_compiles_silently():
+    """The judge compiles the answer and cases itself (no fork pays for it) only where compiling
+    warns of nothing: a warning belongs on the program's stderr.  Every source here that warns
+    gets None (the worker or the program compiles it); the silent ones get the very code."""
+    import marshal
+    import warnings
+
+    from se_gym.judge.harness import _PARENT_COMPILE, compiled_unit
+
+    if not _PARENT_COMPILE:  # a Python whose warnings the rules do not cover: the judge never compiles
+        assert compiled_unit("f(x)", "<t>", "eval") is None
+        return
+    warns = ["x is 1", "x is -1", "x is (1, 2)", "x is not 'a'", "(1)(2)", "(1, 2)(3)", "'ab'['x']", "[1, 2]['x']",
+             "f'{x}'(1)", "x if 1 is 1 else 2", "'\\d'", "[0x1for x in y]", "1if x else 2"]
+    silent = ["x is None", "x is not y.z", "f(x)[0]", "a.b(c)(d)", "[1, 2] == x", "g(x=[1, -2.5], y=(1, 2))"]
+    for src in warns:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            compile(src, "<t>", "eval", 0, True)
+        assert seen, src  # (really a warning on this Python)
+        assert compiled_unit(src, "<t>", "eval") is None, src
+    for src in silent:
+        assert marshal.loads(compiled_unit(src, "<t>", "eval")).co_code == compile(src, "<t>", "eval", 0, True).co_code
+    for src in ("'ab'[i]", "'a\\n'.join(x)"):  # silent, but the rules are coarse: left to the worker
+        assert compiled_unit(src, "<t>", "eval") is None
+    assert compiled_unit("assert (x, 'always')", "<t>", "exec") is None
+    assert compiled_unit("x = (", "<t>", "exec") is None  # an error: left to the program
 
 
 def test_judge_many_streams_in_order_and_a_bad_item_cancels_what_it_sent():

@@ -583,7 +583,7 @@ def test_programs_sharing_a_head_behave_as_whole_programs(box):
 def test_program_units_are_compiled_by_the_worker_or_left_to_the_program(box):
     """Program.units: the worker binds the code objects it compiled before the fork, None for what
     does not compile silently (an error, a warning: the program then meets them itself); a plain
-    str gets nothing bound.  Expressions are cached by the worker: the second program gets them too."""
+    str gets nothing bound."""
     from se_gym.sandbox import Program
 
     show = ("print([None if c is None else (type(c).__name__, c.co_filename, c.co_flags & 0x1f0000)"
@@ -592,6 +592,11 @@ def test_program_units_are_compiled_by_the_worker_or_left_to_the_program(box):
                      ("x = 1", "<s>", "exec")))
     res = box.run([Program(show, units), Program(show, units), show], FAST)
     assert res[0].stdout == res[1].stdout == "[('code', '<e>', 0), None, None, ('code', '<s>', 0)] 42\n", res[0]
+    # code the caller compiled (and vouches for) is handed over as is
+    import marshal
+
+    given = Program(show, ("__u", (("1", "<e>", "eval", marshal.dumps(compile("6 * 7", "<e>", "eval"))),)))
+    assert box.run([given], FAST)[0].stdout == "[('code', '<e>', 0)] 42\n"
     assert res[2].status is ExecStatus.ERROR and "NameError" in res[2].stderr, res[2]
     bad = box.run([Program("print(__u)", ("__u", "not units")), Program("print(1)", ("no name", ()))], FAST)
     assert bad[0].status is ExecStatus.ERROR and "NameError" in bad[0].stderr and bad[1].stdout == "1\n"

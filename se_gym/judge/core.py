@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
 from .gates import official_numpy_gate, official_static_gate, strict_check, walk
-from .harness import ChannelReport, channel_program, official_program, read_channel, rewrite_inputs
+from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
     SEBENCH_EXEC_ERROR, SEBENCH_NUMPY, SEBENCH_RIGHT, SEBENCH_STATIC, SEBENCH_WRONG,
@@ -26,6 +26,8 @@ from ..choices import SANDBOXES as BACKENDS
 # the worker alone decides that (it knows whether the set-up finished); a program printing it is
 # faking an infrastructure failure
 SETUP_FAILED = "se-gym sandbox: child set-up failed"
+
+_NO_CODE = object()
 
 # (response, test_cases), (response, test_cases, function_name) or
 # (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
@@ -104,6 +106,7 @@ class Judge:
         self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
         self.array_ctor = lib.names.get("array", "array")
         self._checker = compare.OfficialChecker(self.array_type)
+        self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
 
     # -- sandbox ------------------------------------------------------------------------------
     @property
@@ -314,9 +317,27 @@ class Judge:
             p.program = official
         else:
             strict = self.profile == "strict"
-            p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else ())
+            p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else (),
+                                        units=self._units(body + f"import {self.package}\n", nodes, entry, inputs))
         p.prep_s = time.perf_counter() - t0
         return p
+
+    def _units(self, src: str, nodes: list | None, entry: str, inputs: list[str]) -> tuple:
+        """The harness's units (harness.channel_program), compiled here where that is silent: the
+        answer (its nodes are at hand) and each case, once per distinct case (a task's cases come
+        back with every answer to it)."""
+        units = [(src, "<answer>", "exec", compiled_unit(src, "<answer>", "exec", nodes) if nodes is not None else None)]
+        cache = self._case_codes
+        for i, inp in enumerate(inputs):
+            case, name = f"{entry}({inp})", f"<test case {i}>"
+            blob = cache.get((case, name), _NO_CODE)
+            if blob is _NO_CODE:
+                blob = compiled_unit(case, name, "eval") if len(case) <= 4096 else None
+                if len(cache) >= 8192:
+                    cache.clear()
+                cache[(case, name)] = blob
+            units.append((case, name, "eval", blob))
+        return tuple(units)
 
     def _early(self, p: _Pending, status: Status, code: int, detail: str) -> Verdict:
         cases = tuple(CaseResult(None, e, False) for e in _paired(p))

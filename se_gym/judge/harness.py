@@ -40,8 +40,11 @@ to the channel without the nonce do not help it, and nothing it reports can cras
 """
 from __future__ import annotations
 
+import ast
 import json
+import marshal
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -423,8 +426,60 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
        "no_import": sorted(NO_IMPORT)}
 
 
+# Compiling in the judge's own process: the worker forks a program after each request, so every page
+# it writes between two forks faults (compiling there cost as much as it saved the child); here it
+# costs nothing more than the compile.  Only where compiling certainly warns of nothing (a warning
+# belongs on the program's stderr, as `python main.py` prints it): the rules below follow
+# CPython 3.11-3.13's compiler (literal `is` comparisons, literal calls and subscripts, assert on a
+# tuple) and tokenizer (escape sequences, a number run into a keyword); elsewhere the worker compiles.
+_PARENT_COMPILE = sys.implementation.name == "cpython" and (3, 11) <= sys.version_info[:2] <= (3, 13)
+_NUMBER_THEN_KEYWORD = re.compile(r"\d(?:and|else|for|if|in|is|not|or)")
+_PLAIN = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
+_SINGLETONS = (None, True, False, Ellipsis)
+
+
+def _compiles_silently(source: str, nodes: Sequence[ast.AST]) -> bool:
+    """Whether compiling ``source`` (parsed into ``nodes``, gates.walk order) emits no warning."""
+    if "\\" in source or _NUMBER_THEN_KEYWORD.search(source):
+        return False
+    for n in nodes:
+        if isinstance(n, ast.Compare):
+            if any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
+                for o in (n.left, *n.comparators):
+                    if not (isinstance(o, _PLAIN) or isinstance(o, ast.Constant) and any(o.value is x for x in _SINGLETONS)):
+                        return False
+        elif isinstance(n, ast.Call):
+            if not isinstance(n.func, _PLAIN):
+                return False
+        elif isinstance(n, ast.Subscript):
+            if not isinstance(n.value, _PLAIN):
+                return False
+        elif isinstance(n, ast.Assert):
+            if isinstance(n.test, ast.Tuple):
+                return False
+    return True
+
+
+def compiled_unit(source: str, filename: str, mode: str, nodes: Sequence[ast.AST] | None = None) -> bytes | None:
+    """``marshal.dumps(compile(source, filename, mode, 0, True))`` when that certainly warns of
+    nothing (None otherwise, and for source that does not compile: the worker or the program then
+    compiles it and meets its errors and warnings).  ``nodes``: the parsed source, if at hand."""
+    if not _PARENT_COMPILE or "\\" in source or _NUMBER_THEN_KEYWORD.search(source):
+        return None  # (before parsing: the tokenizer warns of these)
+    try:
+        if nodes is None:
+            from .gates import walk
+
+            nodes = walk(ast.parse(source, mode=mode))
+        if not _compiles_silently(source, nodes):
+            return None
+        return marshal.dumps(compile(source, filename, mode, 0, True))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+
+
 def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, strict: bool,
-                    modules: Sequence[str] = (), roots: Sequence[str] = ()) -> str:
+                    modules: Sequence[str] = (), roots: Sequence[str] = (), units: Sequence | None = None) -> str:
     from .gates import ALLOWED_MODULES, FORBIDDEN_BUILTINS, module_attributes
 
     """The program run on backends with a result channel (see the module docstring).  No secret is
@@ -436,8 +491,10 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
     deny = sorted(FORBIDDEN_BUILTINS) if strict else []
     call = f"__sg_harness({src!r}, {cases!r}, {package!r}, {bool(strict)!r}, {list(modules)!r}, {list(roots)!r}, {attrs!r}, {deny!r})\n"
-    units = ((src, "<answer>", "exec"),) + tuple((c, f"<test case {i}>", "eval") for i, c in enumerate(cases))
-    return Program(_PRELUDE + "\n" + call, ("__sg_units", units))
+    if units is None or units[0][0] != src or [u[0] for u in units[1:]] != cases:
+        # (source, filename, mode[, marshalled code]) of the answer, then of each case
+        units = ((src, "<answer>", "exec"),) + tuple((c, f"<test case {i}>", "eval") for i, c in enumerate(cases))
+    return Program(_PRELUDE + "\n" + call, ("__sg_units", tuple(units)))
 
 
 @dataclass(frozen=True)

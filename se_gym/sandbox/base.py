@@ -197,12 +197,14 @@ class Sandbox(abc.ABC):
 class Program(str):
     """A program's source (a ``str``: every backend runs it as such) that also names sources the
     backend may compile for it ahead of time, outside the program's process: ``units`` is
-    ``(name, ((source, filename, mode), ...))``.  A backend that does (the local and docker
+    ``(name, ((source, filename, mode[, code]), ...))``.  A backend that does (the local and docker
     workers, which compile before they fork) binds ``name`` in the program's ``__main__`` to a
     tuple holding, for each source, ``compile(source, filename, mode, 0, True)`` or ``None`` where it
     did not compile it (an error, a warning, too long); a backend that does not leaves ``name``
     unbound.  So a program must work either way: it is an optimisation only (a judge's harness
-    compiles the answer and its cases before the fork instead of in every child)."""
+    compiles the answer and its cases before the fork instead of in every child).  ``code``, when
+    given, is that very code object marshalled by the caller (who then vouches that compiling the
+    source warns of nothing): the local backend hands it over as is instead of compiling again."""
 
     units: tuple | None = None
 

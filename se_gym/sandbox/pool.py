@@ -73,7 +73,7 @@ class FdTransport(Transport):
     """Frames over a pair of file descriptors (a worker's stdin and stdout pipes)."""
 
     def __init__(self, wfd: int, rfd: int, name: str, wire: str = "json"):
-        self.wfd, self.rfd, self.name = wfd, rfd, name
+        self.wfd, self.rfd, self.name, self.wire = wfd, rfd, name, wire
         self._dumps, self._loads = WIRES[wire]
         self._buf = bytearray()
 
@@ -124,7 +124,7 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
     units = getattr(code, "units", None)
     size = len(code)
     try:
-        size += sum(len(a) + len(b) + len(c) for a, b, c in units[1]) if units else 0
+        size += sum(len(u[0]) + len(u[1]) + len(u[2]) + (len(u[3]) if len(u) > 3 else 0) for u in units[1]) if units else 0
     except (TypeError, ValueError, IndexError):
         units, size = None, len(code)  # not units as Program makes them: the program compiles itself
     # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples
@@ -276,7 +276,12 @@ class WorkerPool(Sandbox):
         try:
             msg = {"id": 0, "code": job.code, "limits": job.limits_json}
             if job.units:
-                msg["units"] = job.units
+                # code the caller compiled goes as such where the wire carries bytes (marshal:
+                # both ends are this interpreter); elsewhere the worker compiles the source
+                binary = getattr(transport, "wire", "json") == "marshal"
+                msg["units"] = (job.units[0], tuple(
+                    (u[3], u[1], "code") if binary and len(u) > 3 and type(u[3]) is bytes else tuple(u[:3])
+                    for u in job.units[1]))
             transport.send(msg)
             return True
         except WorkerDied:

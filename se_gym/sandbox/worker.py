@@ -365,37 +365,27 @@ def _units(spec):
     the parser's and compiler's writes to pages it shares with us.  Each code object is exactly
     what ``compile(source, filename, mode, 0, True)`` makes in the child; a source that does not
     compile silently here (an error, a warning), or units past _PRECOMPILE_MAX in all, get None
-    for the program to compile itself, where its errors and warnings then reach it as they would."""
+    for the program to compile itself, where its errors and warnings then reach it as they would.
+    With the marshal wire, an entry may instead be ``[marshalled code, filename, "code"]``: code
+    our caller compiled in its own process (where work costs no fork anything: every page we write
+    between forks faults, compiling here cost as much as it saved the child)."""
     try:
         name, sources = spec
         if type(name) is not str or not name.isidentifier() or len(sources) > 4096:
             return None
         total, out = 0, []
         for source, filename, mode in sources:
+            if mode == "code" and type(source) is bytes and _LOADS is marshal.loads:
+                code = marshal.loads(source)
+                out.append(code if type(code) is types.CodeType else None)
+                continue
             if type(source) is not str or type(filename) is not str or mode not in ("exec", "eval", "single"):
                 return None
             total += len(source)
-            if total > _PRECOMPILE_MAX:
-                out.append(None)
-                continue
-            # expressions are kept: a task's test cases come back with every answer to it (and
-            # compiling one costs ~40 us, mostly fixed cost).  Code objects are immutable to us:
-            # only a child runs them (and its writes stay its own)
-            key = (source, filename) if mode == "eval" and len(source) <= 4096 else None
-            code = _EXPRS.get(key) if key else None
-            if code is None:
-                code = _compile_quiet(source, 0, filename, mode)
-                if key and code is not None:
-                    if len(_EXPRS) >= 512:
-                        del _EXPRS[next(iter(_EXPRS))]
-                    _EXPRS[key] = code
-            out.append(code)
+            out.append(_compile_quiet(source, 0, filename, mode) if total <= _PRECOMPILE_MAX else None)
         return name, tuple(out)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, EOFError):
         return None
-
-
-_EXPRS = {}  # (source, filename) -> code of an "eval" unit (see _units)
 
 
 _HEADS = {}  # head text -> its code (see _precompile)
@@ -675,7 +665,7 @@ def run_program(req, uid):
     for r, _ in pipes:
         os.set_blocking(r, False)
     compiled = _precompile(req["code"])
-    units = _units(req.get("units"))
+    units = _units(req.get("units")) if req.get("units") else None
     start = time.monotonic()
     pid = _fork()
     if pid == 0:
