@@ -160,6 +160,12 @@ def test_error_taxonomy(sebench_judge):
     ]
 
 
+def test_workers_warm_up_on_the_library_without_loading_anything_new(sebench_judge):
+    # (a module the warm-up loaded would be one a program no longer imports itself: the strict wall
+    # watches NumPy's lazy imports)
+    assert sebench_judge.sandbox.worker_info["warmup"] == {"errors": [], "imported": []}
+
+
 def test_sandbox_copy_of_the_library_has_no_docstrings(sebench_judge):
     # a closed-book agent must not read the docs back through a verdict's `got`
     doc_is_none = [{"input": "x=1", "output": "True"}]

@@ -602,6 +602,18 @@ def test_program_units_are_compiled_by_the_worker_or_left_to_the_program(box):
     assert bad[0].status is ExecStatus.ERROR and "NameError" in bad[0].stderr and bad[1].stdout == "1\n"
 
 
+def test_warmup_runs_once_in_the_worker_and_leaves_programs_as_they_were():
+    """LocalSandbox(warmup=...): trusted code each worker runs before its first program; its
+    errors and the modules it imported are reported, never fatal; programs see nothing of it."""
+    warm = ["import warnings\nwarnings.warn('seen once?', UserWarning)\nwarm_name = 1",
+            "import decimal\nraise ValueError('boom')"]
+    with LocalSandbox(workers=1, warmup=warm) as sb:
+        info = sb.worker_info["warmup"]
+        assert info["errors"] == ["ValueError: boom"] and "decimal" in info["imported"], info
+        r = sb.run(["import warnings\nwarnings.warn('seen once?', UserWarning)\nprint('warm_name' in globals())"], FAST)[0]
+        assert r.stdout == "False\n" and "UserWarning: seen once?" in r.stderr, r
+
+
 @pytest.mark.parametrize("level", ["bwrap", "unshare"])
 def test_a_library_under_tmp_is_importable_and_left_alone(level):
     """Folders of the mount plan under the private /tmp (a venv or a library there) are importable
