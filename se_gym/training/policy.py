@@ -65,7 +65,9 @@ class Policy:
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None, dtype: str = "auto", **kwargs) -> "Policy":
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from .._deps import transformers_names
+
+        AutoModelForCausalLM, AutoTokenizer = transformers_names("AutoModelForCausalLM", "AutoTokenizer")
 
         device = pick_device(device)
         if dtype == "auto":  # bf16 weights on GPUs that have it, fp32 on CPU (CPU bf16 matmuls are slow)
