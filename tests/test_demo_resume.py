@@ -15,10 +15,14 @@ def test_quick_then_full_in_the_same_folder_is_refused_naming_the_differences(tm
     need_module("torch", "the demo command needs torch (pip install 'se-gym[train]')")
     out = tmp_path / "demo"
     Demo(out, QUICK, rl=False).bind([0, 1, 2])  # what `se-gym demo --quick --no-rl` leaves before it trains
-    assert main(["demo", "--out", str(out), "--no-progress"]) == 2
+    # on a CPU the plain demo picks the small base (minutes instead of hours): refused, naming that too
+    assert main(["demo", "--out", str(out), "--device", "cpu", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "hidden: 256 -> 64" in err and "pretrain_batch: 64 -> 32" in err and err.count("\n") == 1
+    assert main(["demo", "--out", str(out), "--device", "cpu", "--base", "wide", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "was made with another configuration" in err and "pretrain_examples: 51200 -> 102400" in err
-    assert "--restart" in err and err.count("\n") == 1
+    assert "hidden" not in err and "--restart" in err and err.count("\n") == 1
     # the seed folders are bound too, not only the base: a seed's results never mix configurations
     (out / "base" / "run.json").unlink()
     Demo(out, DemoConfig(), rl=True).bind([], restart=False)  # base rebound with the full configuration
