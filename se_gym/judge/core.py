@@ -59,7 +59,7 @@ import json
 import {pkg}
 enc = json.JSONEncoder(allow_nan=False).encode
 values = ([1.5, -2.0, 3.25], [[1, 2], [3, 4]], [True, False, True], [1, 2, 3], [[0.5, 1e-05], [3e10, -1.0]], 2.5, 3)
-for _ in range(16):
+for _ in range(3):  # (enough: the first runs specialise the code, the first misses fill the cache)
     for v in values:
         a = {ctor}(v)
         for f in ({", ".join(calls)},):
