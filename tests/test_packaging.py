@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, need
+from conftest import REPO
 
 PROBE = r'''
 import json, sys, se_gym
@@ -83,20 +83,11 @@ def test_cli_runs_from_the_installed_wheel(installed, tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["local", "http", "docker"])
-def test_every_backend_judges_from_the_installed_wheel(installed, backend, tmp_path):
+def test_every_backend_judges_from_the_installed_wheel(installed, backend, tmp_path, request):
     _, venv = installed
-    started = False
     if backend == "docker":
-        ping = [sys.executable, "-c", "import docker; docker.from_env(timeout=5).ping()"]
-        if subprocess.run(ping, capture_output=True).returncode != 0 and os.geteuid() == 0:
-            # as tests/test_sandbox_docker.py does: start one (root), and stop it afterwards
-            script = Path(__file__).resolve().parents[1] / "scripts" / "docker_daemon.sh"
-            started = subprocess.run(["bash", str(script), "start"], capture_output=True, timeout=120).returncode == 0
-        need(subprocess.run(ping, capture_output=True).returncode == 0, "the docker backend needs a Docker daemon (scripts/docker_daemon.sh)")
-    try:
-        out = _run(venv, str(venv / "bin" / "python"), "-c", PROBE.format(venv=venv), backend, cwd=tmp_path)
-    finally:
-        if started:
-            subprocess.run(["bash", str(Path(__file__).resolve().parents[1] / "scripts" / "docker_daemon.sh"), "stop"], capture_output=True, timeout=120)
+        # conftest's docker_daemon: starts one when none answers (root), stops it after the module
+        request.getfixturevalue("docker_daemon")
+    out = _run(venv, str(venv / "bin" / "python"), "-c", PROBE.format(venv=venv), backend, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == '["passed", "static_gate"]', out.stdout

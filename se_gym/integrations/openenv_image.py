@@ -205,7 +205,7 @@ def _build_se_gym_wheel(root: Path, out: Path) -> Path:
 
 
 def build_context(ctx: Path, reqs: list[tuple[str, str]], root: Path) -> dict:
-    """Write the build context: Dockerfile, openenv.yaml, wheels/ (+ requirements.txt), pip/pip.whl, sysroot/."""
+    """Write the build context: Dockerfile, openenv.yaml, wheels/ and se-gym/ (each with its requirements.txt), pip/pip.whl, sysroot/."""
     wheels = ctx / "wheels"
     wheels.mkdir(parents=True)
     house = fill_wheelhouse(reqs + [("pip", md.version("pip"))])
@@ -214,9 +214,12 @@ def build_context(ctx: Path, reqs: list[tuple[str, str]], root: Path) -> dict:
             shutil.copy2(w, wheels / w.name)
     (ctx / "pip").mkdir()
     shutil.copy2(house["pip"], ctx / "pip" / "pip.whl")  # run from the zip (the base has no pip)
-    se_wheel = _build_se_gym_wheel(root, wheels)
-    pins = [f"{n}=={v}" for n, v in reqs] + ["se-gym==" + se_wheel.name.split("-")[1]]
-    (wheels / "requirements.txt").write_text("\n".join(pins) + "\n")
+    (wheels / "requirements.txt").write_text("".join(f"{n}=={v}\n" for n, v in reqs))
+    # se-gym apart: its layer changes with every source change, the dependencies' layer does not
+    own = ctx / "se-gym"
+    own.mkdir()
+    se_wheel = _build_se_gym_wheel(root, own)
+    (own / "requirements.txt").write_text("se-gym==" + se_wheel.name.split("-")[1] + "\n")
     sysroot = ctx / "sysroot"
     sysroot.mkdir()
     for src, dst in system_files(reqs):
@@ -263,7 +266,22 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
             print("\n".join(tail), file=sys.stderr)  # the failing step's own output
             raise ImageError(f"cannot build {content_tag}: {error.splitlines()[-1] if error else '?'}")
     client.images.get(content_tag).tag(tag)
+    _remove_older(client, repo, content_tag)
     return content_tag
+
+
+def _remove_older(client, repo: str, keep: str) -> None:
+    """Untag the images this function built from older inputs (``repo:<12 hex>``): otherwise every
+    source change leaves one more image on disk.  An image a container still uses stays."""
+    import re
+
+    for img in client.images.list(name=repo):
+        old = [t for t in img.tags if t != keep and re.fullmatch(re.escape(repo) + r":[0-9a-f]{12}", t)]
+        for t in old:
+            try:
+                client.images.remove(t, noprune=False)
+            except Exception:
+                pass  # in use, or already gone
 
 
 def main(argv: list[str] | None = None) -> int:
