@@ -199,6 +199,16 @@ def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_an
     both = box.run([p.program, str(p.program)])
     reports = [read_channel(r.channel, 2, False) for r in both]
     assert reports[0] == reports[1] and [c.printed for c in reports[0].cases] == ["[1 2]", "[3]"], reports
+    # ... and its last statement, compiled as the worker compiles it after its cached head
+    import marshal
+
+    from se_gym.sandbox import worker
+
+    cut, blob = p.program.tail
+    assert cut == worker._split_point(str(p.program))
+    mine, theirs = marshal.loads(blob), worker._precompile(str(p.program))[1]
+    for attr in ("co_code", "co_consts", "co_names", "co_linetable", "co_firstlineno", "co_filename", "co_flags"):
+        assert getattr(mine, attr) == getattr(theirs, attr), attr
 
 
 def test_the_judge_compiles_only_what_compiles_silently():

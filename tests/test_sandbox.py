@@ -597,6 +597,10 @@ def test_program_units_are_compiled_by_the_worker_or_left_to_the_program(box):
 
     given = Program(show, ("__u", (("1", "<e>", "eval", marshal.dumps(compile("6 * 7", "<e>", "eval"))),)))
     assert box.run([given], FAST)[0].stdout == "[('code', '<e>', 0)] 42\n"
+    # so is the last statement's code, where it is the worker's own split (else it compiles the text)
+    tail = marshal.dumps(compile("\nprint(x * 6)\n", "main.py", "exec", 0, True))
+    tails = box.run([Program("x = 7\nprint(x)\n", tail=(6, tail)), Program("x = 7\nprint(x)\n", tail=(3, tail))], FAST)
+    assert [r.stdout for r in tails] == ["42\n", "7\n"], tails
     assert res[2].status is ExecStatus.ERROR and "NameError" in res[2].stderr, res[2]
     bad = box.run([Program("print(__u)", ("__u", "not units")), Program("print(1)", ("no name", ()))], FAST)
     assert bad[0].status is ExecStatus.ERROR and "NameError" in bad[0].stderr and bad[1].stdout == "1\n"

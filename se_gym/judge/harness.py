@@ -478,6 +478,9 @@ def compiled_unit(source: str, filename: str, mode: str, nodes: Sequence[ast.AST
         return None
 
 
+_HEAD_LINES = "\n" * (_PRELUDE.count("\n") + 1)  # what precedes the call in the program
+
+
 def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, strict: bool,
                     modules: Sequence[str] = (), roots: Sequence[str] = (), units: Sequence | None = None) -> str:
     from .gates import ALLOWED_MODULES, FORBIDDEN_BUILTINS, module_attributes
@@ -494,7 +497,13 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     if units is None or units[0][0] != src or [u[0] for u in units[1:]] != cases:
         # (source, filename, mode[, marshalled code]) of the answer, then of each case
         units = ((src, "<answer>", "exec"),) + tuple((c, f"<test case {i}>", "eval") for i, c in enumerate(cases))
-    return Program(_PRELUDE + "\n" + call, ("__sg_units", tuple(units)))
+    tail = None
+    if _PARENT_COMPILE:  # the call: literals only (reprs), so nothing in it can warn
+        try:
+            tail = (len(_PRELUDE) + 1, marshal.dumps(compile(_HEAD_LINES + call, "main.py", "exec", 0, True)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            tail = None
+    return Program(_PRELUDE + "\n" + call, ("__sg_units", tuple(units)), tail)
 
 
 @dataclass(frozen=True)

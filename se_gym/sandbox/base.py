@@ -207,10 +207,16 @@ class Program(str):
     source warns of nothing): the local backend hands it over as is instead of compiling again."""
 
     units: tuple | None = None
+    tail: tuple | None = None
 
-    def __new__(cls, source: str, units: tuple | None = None) -> "Program":
+    def __new__(cls, source: str, units: tuple | None = None, tail: tuple | None = None) -> "Program":
+        """``tail``: ``(cut, marshalled code)``, where ``source[cut:]`` is the program's last top-level
+        statement, compiled (by the caller, who vouches that this warns of nothing) at its own line
+        numbers as the local worker would compile it after its cached head: the worker then loads it
+        instead of compiling it (se_gym/sandbox/worker.py, _precompile)."""
         self = super().__new__(cls, source)
         self.units = units
+        self.tail = tail
         return self
 
 

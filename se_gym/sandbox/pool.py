@@ -118,6 +118,7 @@ class _Job:
     attempts: int = 0
     units: tuple | None = None  # Program.units: sources the worker compiles before it forks
     size: int = 0  # characters of code and units (see Transport.ahead_max)
+    tail: tuple | None = None  # Program.tail: the last statement's code, compiled by the caller
 
 
 def _job(code: str, limits: Limits, wire: dict) -> _Job:
@@ -128,7 +129,13 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
     except (TypeError, ValueError, IndexError):
         units, size = None, len(code)  # not units as Program makes them: the program compiles itself
     # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples
-    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size)
+    tail = getattr(code, "tail", None)
+    if tail is not None:
+        try:
+            size += len(tail[1])
+        except (TypeError, IndexError):
+            tail = None
+    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail)
 
 
 _STOP = object()
@@ -275,10 +282,12 @@ class WorkerPool(Sandbox):
                 return False
         try:
             msg = {"id": 0, "code": job.code, "limits": job.limits_json}
+            # code the caller compiled goes as such where the wire carries bytes (marshal: both
+            # ends are this interpreter); elsewhere the worker compiles the source
+            binary = getattr(transport, "wire", "json") == "marshal"
+            if binary and job.tail is not None:
+                msg["tail"] = job.tail
             if job.units:
-                # code the caller compiled goes as such where the wire carries bytes (marshal:
-                # both ends are this interpreter); elsewhere the worker compiles the source
-                binary = getattr(transport, "wire", "json") == "marshal"
                 msg["units"] = (job.units[0], tuple(
                     (u[3], u[1], "code") if binary and len(u) > 3 and type(u[3]) is bytes else tuple(u[:3])
                     for u in job.units[1]))

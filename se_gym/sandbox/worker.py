@@ -326,7 +326,7 @@ _ERROR_FILTER = ("error", None, Warning, None, 0)
 _MUTATED = getattr(warnings, "_filters_mutated", None)  # CPython's private hook; else catch_warnings
 
 
-def _precompile(code):
+def _precompile(code, given=None):
     """Compile the program in the worker, so that the child gets the code object for free.  Only
     for code that compiles silently: a syntax error or a compile-time warning is left for the child
     to meet, where the program's stderr receives it as `python main.py` would print it.
@@ -338,21 +338,38 @@ def _precompile(code):
     Executing both in turn is executing the whole: the split is used only when each part compiles
     on its own (a head ending inside a block or a bracket does not), the tail is compiled with the
     head's __future__ flags and at its own line numbers, and never when the tail could change
-    meaning on its own (a `from __future__` import, a leading string that would become __doc__)."""
+    meaning on its own (a `from __future__` import, a leading string that would become __doc__).
+
+    ``given`` (marshal wire only): ``[cut, marshalled tail code]`` from our caller, who compiled the
+    tail as we would (se_gym.sandbox.Program.tail): used where ``cut`` is our own split and the head
+    has no __future__ flags, instead of compiling here (every page we write between forks faults)."""
     if len(code) > _PRECOMPILE_MAX:
         return None  # a huge program compiles in the child, under its limits
     cut = _split_point(code)
     if cut:
         head, tail = code[:cut], code[cut:]
-        head_code = _HEADS.get(head)
-        if head_code is None:
+        cached = _HEADS.get(head)
+        if cached is None:
             head_code = _compile_quiet(head, 0)
+            cached = (head_code, head.count("\n"))
             if head_code is not None:
                 if len(_HEADS) >= 16:
                     del _HEADS[next(iter(_HEADS))]
-                _HEADS[head] = head_code
+                _HEADS[head] = cached
+        head_code, lines = cached
         if head_code is not None and "__future__" not in tail and not _STRING_START.match(tail):
-            tail_code = _compile_quiet("\n" * head.count("\n") + tail, head_code.co_flags & _FUTURE_FLAGS)
+            flags = head_code.co_flags & _FUTURE_FLAGS
+            tail_code = None
+            if given is not None and _LOADS is marshal.loads and not flags:
+                try:
+                    if given[0] == cut and type(given[1]) is bytes:
+                        tail_code = marshal.loads(given[1])
+                        if type(tail_code) is not types.CodeType:
+                            tail_code = None
+                except (TypeError, ValueError, EOFError, IndexError):
+                    tail_code = None
+            if tail_code is None:
+                tail_code = _compile_quiet("\n" * lines + tail, flags)
             if tail_code is not None:
                 return head_code, tail_code
     return _compile_quiet(code, 0)
@@ -664,7 +681,7 @@ def run_program(req, uid):
     sizes = [_widen(r, cap + 1) for r, _ in pipes]
     for r, _ in pipes:
         os.set_blocking(r, False)
-    compiled = _precompile(req["code"])
+    compiled = _precompile(req["code"], req.get("tail"))
     units = _units(req.get("units")) if req.get("units") else None
     start = time.monotonic()
     pid = _fork()
