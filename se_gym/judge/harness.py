@@ -108,19 +108,45 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
     _list, _tuple, _dict, _int, _bool, _complex, _id = list, tuple, dict, int, bool, complex, id
     _gc_disable, _switch = gc.disable, sys.setswitchinterval
-    import signal as sg
-    _signal, _setitimer, _SIG_IGN = sg.signal, sg.setitimer, sg.SIG_IGN
-    _timers = (sg.ITIMER_REAL, sg.ITIMER_VIRTUAL, sg.ITIMER_PROF)
-    _signals = [getattr(sg, n) for n in ("SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGIO", "SIGURG",
-                                         "SIGWINCH", "SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT", "SIGCHLD") if hasattr(sg, n)]
     _dumps = __import__("json").dumps
-    _Array = _raw = None
-    try:
-        core = __import__(PKG + "._core", fromlist=["_core"])
-        _Array = _type(sys).__getattribute__(core, "Array")
-        _raw = _type(sys).__getattribute__(core, "_arr_data")
-    except _BaseException:
-        pass
+    _encode = __import__("json").JSONEncoder(allow_nan=False).encode  # one encoder for every record
+    if STRICT:  # what only the strict post-processing uses, taken before the answer runs
+        import signal as sg
+        _signal, _setitimer, _SIG_IGN = sg.signal, sg.setitimer, sg.SIG_IGN
+        _timers = (sg.ITIMER_REAL, sg.ITIMER_VIRTUAL, sg.ITIMER_PROF)
+        _signals = [getattr(sg, n) for n in ("SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGIO", "SIGURG",
+                                             "SIGWINCH", "SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT", "SIGCHLD") if hasattr(sg, n)]
+        _Array = _raw = None
+        try:
+            core = __import__(PKG + "._core", fromlist=["_core"])
+            _Array = _type(sys).__getattribute__(core, "Array")
+            _raw = _type(sys).__getattribute__(core, "_arr_data")
+        except _BaseException:
+            pass
+
+        class Rejected(Exception):
+            pass
+
+        def canon(v, budget):
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise Rejected("result too large")
+            t = _type(v)
+            if v is None or t is _bool or t is _int or t is _str:
+                return v
+            if t is _float:
+                return v if v == v and v not in (_float("inf"), _float("-inf")) else {"$f": _repr(v)}
+            if t is _complex:
+                return {"$c": [canon(v.real, budget), canon(v.imag, budget)]}
+            if t is _list:
+                return [canon(x, budget) for x in v]
+            if t is _tuple:
+                return {"$t": [canon(x, budget) for x in v]}
+            if t is _dict:
+                return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
+            if _Array is not None and t is _Array:
+                return canon(_raw(v).tolist(), budget)
+            raise Rejected("unsupported result type " + t.__name__)
 
     def describe(e):
         try:
@@ -223,30 +249,6 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     except _BaseException:
         pass
 
-    class Rejected(Exception):
-        pass
-
-    def canon(v, budget):
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise Rejected("result too large")
-        t = _type(v)
-        if v is None or t is _bool or t is _int or t is _str:
-            return v
-        if t is _float:
-            return v if v == v and v not in (_float("inf"), _float("-inf")) else {"$f": _repr(v)}
-        if t is _complex:
-            return {"$c": [canon(v.real, budget), canon(v.imag, budget)]}
-        if t is _list:
-            return [canon(x, budget) for x in v]
-        if t is _tuple:
-            return {"$t": [canon(x, budget) for x in v]}
-        if t is _dict:
-            return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
-        if _Array is not None and t is _Array:
-            return canon(_raw(v).tolist(), budget)
-        raise Rejected("unsupported result type " + t.__name__)
-
     try:
         lines = []
         for i, (ran, v) in enumerate(outcomes):
@@ -279,7 +281,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
                         rec.pop("v", None)
                         rec["e"] = describe(e)
             try:
-                lines.append(_dumps(rec, allow_nan=False))
+                lines.append(_encode(rec))
             except _BaseException:
                 lines.append(_dumps({"n": NONCE, "i": i, "e": ["HarnessError", "result not serializable", ""]}))
         lines.append(_dumps({"n": NONCE, "done": _len(outcomes)}))
