@@ -96,12 +96,12 @@ def walk(node: ast.AST) -> list[ast.AST]:
     for n in out:  # (the list grows while we go: breadth-first)
         for name in n._fields:
             v = getattr(n, name, None)
-            if isinstance(v, AST):
-                append(v)
-            elif isinstance(v, list):
+            if type(v) is list:  # (the usual container: a body, arguments, elements)
                 for x in v:
                     if isinstance(x, AST):
                         append(x)
+            elif isinstance(v, AST):
+                append(v)
     return out
 
 

@@ -438,13 +438,17 @@ _PARENT_COMPILE = sys.implementation.name == "cpython" and (3, 11) <= sys.versio
 _NUMBER_THEN_KEYWORD = re.compile(r"\d(?:and|else|for|if|in|is|not|or)")
 _PLAIN = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 _SINGLETONS = (None, True, False, Ellipsis)
+_WATCHED = frozenset({ast.Compare, ast.Call, ast.Subscript, ast.Assert})  # (AST node classes are final)
 
 
 def _compiles_silently(source: str, nodes: Sequence[ast.AST]) -> bool:
     """Whether compiling ``source`` (parsed into ``nodes``, gates.walk order) emits no warning."""
     if "\\" in source or _NUMBER_THEN_KEYWORD.search(source):
         return False
+    watch = _WATCHED
     for n in nodes:
+        if type(n) not in watch:
+            continue
         if isinstance(n, ast.Compare):
             if any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops):
                 for o in (n.left, *n.comparators):

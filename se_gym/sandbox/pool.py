@@ -163,6 +163,7 @@ class WorkerPool(Sandbox):
         self.retired = 0  # workers that asked to be replaced (a work dir they could not clean)
         self._threads: list[threading.Thread] = []
         self._boot_error = ""
+        self._limits_json: tuple | None = None  # (the Limits last submitted, its JSON form)
 
     # -- subclass hooks ----------------------------------------------------------------------
     def _spawn(self, slot: int) -> Transport:  # pragma: no cover - abstract
@@ -366,7 +367,12 @@ class WorkerPool(Sandbox):
         if self._closed:
             raise RuntimeError(f"{self.backend} sandbox is closed")
         limits = limits or Limits()
-        job = _job(check_programs([program])[0], limits, limits.to_json())
+        wire = self._limits_json
+        if wire is None or wire[0] is not limits:  # (dataclasses.asdict costs more than the rest of a submit)
+            wire = self._limits_json = (limits, limits.to_json())
+        if not isinstance(program, str):
+            check_programs([program])  # raises, in one line
+        job = _job(program, limits, wire[1])
         self._queue.put(job)
         return job.future
 
