@@ -1,8 +1,9 @@
 """The OpenEnv container (sandbox/openenv): built offline by se_gym.integrations.openenv_image on
 the sandbox image, run with ``--network host`` on a free port of 127.0.0.1, and driven by
-openenv-core's own client, in two ways: with Docker's defaults (the sandbox inside falls back to
-rlimits: Docker's seccomp profile refuses namespaces) and with what bubblewrap needs (SYS_ADMIN,
-NET_ADMIN, seccomp=unconfined: the sandbox inside is bwrap, no network).  Either way the judged
+openenv-core's own client, in four ways: with Docker's defaults (the sandbox inside falls back to
+rlimits: Docker's seccomp profile refuses namespaces), with --cap-add SYS_ADMIN (unshare), with
+what bubblewrap needs (SYS_ADMIN, NET_ADMIN, seccomp=unconfined: bwrap), and started as OpenEnv's
+runtimes start an environment.  Either way the judged
 programs run in sandbox workers: a program sees a private uid, not the server's root.  Containers
 are removed afterwards, and the daemon stopped when this module started it (conftest's docker_daemon).
 
@@ -34,8 +35,10 @@ NET_PROBE = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', {p
 # how the container runs: Docker's defaults (its seccomp profile refuses namespaces: the sandbox
 # inside falls back to rlimits), with what bubblewrap needs inside a container, or started the way
 # OpenEnv's runtimes start an environment (uvicorn on openenv.yaml's `app`, from /app/env)
-NAMESPACES = ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined"]
-MODES = ["default", "namespaces", "openenv-runtime"]
+RUN_ARGS = {"default": [], "sys-admin": ["--cap-add", "SYS_ADMIN"],
+            "namespaces": ["--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined"]}
+LEVEL = {"default": "rlimits", "sys-admin": "unshare", "namespaces": "bwrap", "openenv-runtime": "rlimits"}
+MODES = list(LEVEL)
 
 
 def _free_port() -> int:
@@ -70,6 +73,8 @@ def server(image, request):
     mode = request.param
     if mode == "namespaces":
         need(shutil.which("bwrap") is not None, "the image copies bubblewrap from this machine (apt-get install bubblewrap)")
+    if mode == "sys-admin":
+        need(shutil.which("unshare") is not None, "the image copies util-linux unshare from this machine")
     port = _free_port()
     name = f"se-gym-openenv-test-{os.getpid()}-{mode}"
     # the sebench profile, so that a program may import os (the uid probe); max 2 turns: feedback
@@ -80,7 +85,7 @@ def server(image, request):
         cmd = ["-w", "/app/env", "-e", 'SE_GYM_OPENENV={"profile": "sebench", "max_turns": 2}', "--entrypoint", "python3", image,
                "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(port)]
     else:
-        cmd = [*(NAMESPACES if mode == "namespaces" else []), image,
+        cmd = [*RUN_ARGS[mode], image,
                "--host", "127.0.0.1", "--port", str(port), "--profile", "sebench", "--max-turns", "2"]
     run = subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", *cmd], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
@@ -162,12 +167,13 @@ def test_judged_programs_run_in_the_sandbox_not_in_the_server(server):
     print(f"\n[{mode}] isolation inside the container: {iso['level']} ({iso['reason']}); "
           f"a judged program reaching 127.0.0.1:{port}: {'no' if net.reward == 1.0 else 'YES'}")
     assert iso["backend"] == "local" and iso["program_uid"] == "private per worker" and iso["no_new_privs"] is True
-    if mode == "namespaces":  # bubblewrap: no network, a read-only view of the files
-        assert iso["level"] == "bwrap" and iso["network"] is False and iso["mount_namespace"] is True
-        assert net.reward == 1.0, net.observation.feedback
-    else:  # Docker's seccomp profile refuses namespaces; with --network host programs reach the host's
-        assert iso["level"] == "rlimits" and iso["network"] is True
+    assert iso["level"] == LEVEL[mode], iso["reason"]
+    if iso["level"] == "rlimits":  # Docker's seccomp profile refuses namespaces; with --network host programs reach the host's
+        assert iso["network"] is True
         assert net.reward == 0.0 and "network reachable" in net.observation.feedback
+    else:  # bubblewrap or unshare: no network, a read-only view of the files
+        assert iso["network"] is False and iso["mount_namespace"] is True
+        assert net.reward == 1.0, net.observation.feedback
 
 
 def test_build_without_a_daemon_says_so_in_one_line(tmp_path):

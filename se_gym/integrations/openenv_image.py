@@ -12,8 +12,8 @@ which reaches PyPI through its own pip, prepares everything the server needs:
 - a wheelhouse of exactly those versions (``pip download --no-deps --only-binary=:all:``, cached under
   ``$SE_GYM_CACHE/openenv-wheelhouse``), se-gym's wheel built from this checkout, and pip's own wheel;
 - the system libraries the wheels' extension modules load beyond what the base holds, and
-  bubblewrap with its libraries, copied from this machine (the judge inside the container uses
-  bubblewrap where the container's seccomp profile lets it make namespaces).
+  bubblewrap and util-linux unshare with their libraries, copied from this machine (the judge
+  inside the container uses them where the container may make namespaces: see sandbox/openenv/README.md).
 
 The Dockerfile then installs with ``pip --no-index --find-links`` (pip run from its wheel) in a
 build stage and copies only the installed folder into the final image.  The image is tagged with a
@@ -156,12 +156,14 @@ def system_files(reqs: list[tuple[str, str]]) -> list[tuple[str, str]]:
             if f.name.endswith(".so") or ".so." in f.name:
                 native.append(str(f.locate()))
     out = []
-    exe = shutil.which("bwrap")
-    if exe is not None:
-        # /bin/true too: the sandbox checks that bubblewrap works by running it
-        for path, where in ((os.path.realpath(exe), "/usr/bin/bwrap"), (os.path.realpath("/bin/true"), "/bin/true")):
-            native.append(path)
-            out.append((path, where))
+    # bubblewrap, and /bin/true to check that it works; util-linux unshare, the sandbox's fallback
+    # (it works with just --cap-add SYS_ADMIN, where bubblewrap wants more)
+    tools = [(shutil.which("bwrap"), "/usr/bin/bwrap"), (shutil.which("bwrap") and "/bin/true", "/bin/true"),
+             (shutil.which("unshare"), "/usr/bin/unshare")]
+    for path, where in tools:
+        if path is not None and os.path.exists(path):
+            native.append(os.path.realpath(path))
+            out.append((os.path.realpath(path), where))
     prefix = str(Path(sys.base_prefix)) + "/"
     for lib in sorted(_shared_libs(native)):
         # the interpreter's own and the wheels' bundled libraries (*.libs/) come with them
