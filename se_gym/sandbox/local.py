@@ -45,6 +45,10 @@ _WORKER_ENV = {
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "PYTHONDONTWRITEBYTECODE": "1",
+    # every symbol of the interpreter and its libraries bound once, at the worker's start: lazily
+    # bound, the first call of each function in each program wrote its GOT entry, a copied page
+    # (programs get an environment of their own, without it)
+    "LD_BIND_NOW": "1",
 }
 _NAMESPACES = ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
 # Size of the worker's private /tmp (programs' work dirs; a worker runs one program at a time and
