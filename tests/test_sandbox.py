@@ -518,9 +518,17 @@ def test_cleanup_survives_deep_and_locked_trees(narrow_box):
             "os.chdir('/tmp/se-gym-run/run'); os.mkdir('locked'); open('locked/x', 'w').close(); os.chmod('locked', 0)\n"
             "print('made')")
     retired = narrow_box.retired
-    res = narrow_box.run([deep, "import os; print(os.listdir('.'), os.listdir('/tmp'))"], Limits(wall_s=20, cpu_s=20))
+    res = narrow_box.run([deep, "import os; print(sorted(os.listdir('.')), sorted(os.listdir('/tmp')))"], Limits(wall_s=20, cpu_s=20))
     assert res[0].stdout == "made\n", res[0]
-    assert res[1].stdout == "['main.py'] ['se-gym-run']\n", res[1]
+    # /tmp holds the run folder and nothing the program left; an interpreter installed under /tmp
+    # (a venv in a checkout there) is bound into the view, so its top folder shows too
+    import site
+    import sysconfig
+
+    own = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), *site.getsitepackages(),
+                                         sysconfig.get_paths()["stdlib"])}
+    under_tmp = sorted({Path(p).relative_to("/tmp").parts[0] for p in own if p.startswith("/tmp/")})
+    assert res[1].stdout == f"['main.py'] {sorted(['se-gym-run', *under_tmp])}\n", res[1]
     assert narrow_box.retired == retired and narrow_box.restarts == 0
 
 
