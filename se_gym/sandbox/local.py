@@ -520,7 +520,12 @@ for folder in ("/tmp", "/var/tmp", "/dev/shm", os.path.dirname(MARKER)):
         open(os.path.join(folder, "se-gym-probe-PARENT"), "w").close()
     except OSError:
         pass
-out["host_processes_visible"] = os.path.exists("/proc/%d" % PARENT)
+def _started(pid):  # a pid alone can be 1 in both namespaces (the host is a container's PID 1)
+    try:
+        return open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+out["host_processes_visible"] = _started(PARENT) == HOST_START
 out["uid"] = os.getuid()
 st = dict(l.rstrip("\n").split(":\t", 1) for l in open("/proc/self/status") if ":\t" in l)
 out["no_new_privs"] = st.get("NoNewPrivs", "").strip() == "1"
@@ -533,6 +538,15 @@ except OSError:
     out["root_writable"] = False
 print(json.dumps(out))
 """
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of /proc/<pid>/stat (start time in clock ticks since boot): with the pid, it names one
+    process; the probe compares it, since a pid alone (1 in a container) exists in every namespace."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 def isolation_report(isolation: str = "auto") -> dict[str, Any]:
@@ -559,7 +573,7 @@ def isolation_report(isolation: str = "auto") -> dict[str, Any]:
         srv.bind(("127.0.0.1", 0))
         srv.listen(1)
         code = (_PROBE.replace("PORT", str(srv.getsockname()[1])).replace("MARKER", repr(marker.name))
-                .replace("PARENT", str(os.getpid())))
+                .replace("PARENT", str(os.getpid())).replace("HOST_START", repr(_start_time(os.getpid()))))
         res = box.run([code], Limits(wall_s=10, cpu_s=5))[0]
         info = box.isolation()
         left = [p for d in sorted({"/tmp", "/var/tmp", "/dev/shm", os.path.dirname(marker.name)})
