@@ -158,7 +158,8 @@ def test_judged_programs_run_in_the_sandbox_not_in_the_server(server):
         env.reset(task_id=t.id)
         net = env.step(SEBenchAction(answer=_ok(t, NET_PROBE.format(port=port))))
     # the server's processes: it runs as root, its sandbox workers hold the judged programs
-    top = subprocess.run(["docker", "top", name, "-eo", "pid,uid,args"], capture_output=True, text=True, timeout=60)
+    # ww: full command lines (ps cuts them to 80 columns when not writing to a terminal)
+    top = subprocess.run(["docker", "top", name, "-ww", "-eo", "pid,uid,args"], capture_output=True, text=True, timeout=60)
     server_cmd = "uvicorn se_gym.integrations.openenv_app:app" if mode == "openenv-runtime" else "se_gym.cli serve openenv"
     assert top.returncode == 0 and server_cmd in top.stdout and "worker.py" in top.stdout, top.stdout
     info = subprocess.run(["docker", "exec", name, "se-gym", "sandbox", "info", "--json"], capture_output=True, text=True, timeout=300)
