@@ -32,6 +32,8 @@ import warnings
 MEMORY_EXIT = 86  # exit status of a child that died of an uncaught MemoryError
 _STARTED = b"\x01"  # what a child writes on the channel once its set-up is done, before the program
 _TICK = 0.02  # seconds between looks at a running program's output
+_SELECT = select.select
+_NONE = []  # (select's unused lists: made once, not between a fork and the first wait)
 _PIPE_MAX = 1 << 20  # /proc/sys/fs/pipe-max-size, read by _setup()
 _MIN_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -91,7 +93,8 @@ _LIBC_FORK = None  # set by main() when the worker is single-threaded
 def _fork():
     """fork(2) straight from libc when we can: os.fork() also runs CPython's after-fork machinery in
     the child (thread-state reinitialisation, at-fork hooks), which writes to (and so copies) some
-    200 pages, about a fifth of a short program's cost; a single-threaded worker needs none of it."""
+    200 pages, about a fifth of a short program's cost; a single-threaded worker needs none of it.
+    (run_program does the same in line: see there why.)"""
     if _LIBC_FORK is None:
         return os.fork()
     if "random" in sys.modules:
@@ -103,6 +106,40 @@ def _fork():
     if pid < 0:
         return os.fork()  # it failed (errno is not kept): the real thing, to fail with the reason
     return pid
+
+
+# Huge pages for the worker's heap.  A fork copies one page-table entry per 4 KB page the worker
+# has (some 4,700 of them) and the child's exit drops them all again: that and the faults after it
+# were about half of a short program's cost.  Collapsed into 2 MB pages (MADV_COLLAPSE, Linux >=
+# 6.1, whatever the THP setting but "never"), the heap costs the fork one entry per 2 MB, and a
+# program that writes into one splits only its own mapping of it.  The worker's own mapping is
+# split only when the worker writes there while a child lives, which run_program avoids; what the
+# heap grows by later is collapsed every _COLLAPSE_EVERY programs, once the child is gone.
+_MADVISE = None  # libc's madvise, set by _harden()
+_COLLAPSE_EVERY = 64
+_COLLAPSED = [0, 0]  # programs since the last collapse; MB the first one covered (for the hello)
+
+
+def _collapse_heap():
+    """MADV_COLLAPSE every whole 2 MB of the worker's private anonymous memory (the malloc heap,
+    anonymous mappings); returns how many MB that covers.  Failures only cost speed: ignored."""
+    if _MADVISE is None:
+        return 0
+    huge, done = 1 << 21, 0
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            lines = f.read().split(b"\n")
+    except OSError:
+        return 0
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 5 or parts[1][:3] != b"rw-" or parts[1][3:4] != b"p" or (len(parts) > 5 and parts[5] != b"[heap]"):
+            continue  # (a named mapping is a file's, the stack's or a special one)
+        start, end = (int(x, 16) for x in parts[0].split(b"-"))
+        lo, hi = -(-start // huge) * huge, end // huge * huge
+        if hi > lo and _MADVISE(lo, hi - lo, 25) == 0:  # MADV_COLLAPSE
+            done += (hi - lo) >> 20
+    return done
 
 
 def _vm_bytes():
@@ -683,15 +720,27 @@ def run_program(req, uid):
         os.set_blocking(r, False)
     compiled = _precompile(req["code"], req.get("tail"))
     units = _units(req.get("units")) if req.get("units") else None
+    first_wait = min(float(limits["wall_s"]), _TICK)
+    if _LIBC_FORK is not None and "random" in sys.modules:
+        sys.modules["random"].seed()  # (see _fork)
     start = time.monotonic()
-    pid = _fork()
+    # _fork() in line: until the child is gone, every page we write to is copied, and a Python
+    # function's return writes to its code object (a reference dropped), which lives in the
+    # malloc heap when large: that would split our huge page there (see _collapse_heap).  So up
+    # to the first wait on the child nothing but C functions runs here.
+    pid = _LIBC_FORK() if _LIBC_FORK is not None else os.fork()
+    if pid < 0:
+        pid = os.fork()  # libc's failed (errno is not kept): the real thing, to fail with the reason
     if pid == 0:
         _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes], units)  # closes the read ends too
-    # Until the child is gone, every page we write to is copied: do as little as possible (the
-    # write ends are closed later, the output read once the child has exited).
+    pidfd = -1
     try:
-        return _supervise(pid, pipes, sizes, limits, start, uid)
+        pidfd = os.pidfd_open(pid)
+        exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
+        return _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
     finally:
+        if pidfd >= 0:
+            os.close(pidfd)
         for pipe in pipes:
             for fd in pipe:
                 if fd >= 0:
@@ -704,6 +753,10 @@ def run_program(req, uid):
         except OSError:
             if not remove_tree(_WORKDIR):
                 _RETIRE[0] = "could not remove what a program left in its work dir"
+        _COLLAPSED[0] += 1
+        if _COLLAPSED[0] >= _COLLAPSE_EVERY and _MADVISE is not None:  # what the heap grew by since (no child now)
+            _COLLAPSED[0] = 0
+            _collapse_heap()
         for folder in _SCRATCH:  # what it left in the other writable folders (a private /tmp)
             for name in os.listdir(folder):
                 path = os.path.join(folder, name)
@@ -760,26 +813,23 @@ def _watch(pidfd, fds, sizes, limits, start):
             return None, bufs
 
 
-def _supervise(pid, pipes, sizes, limits, start, uid):
+def _supervise(pid, pidfd, exited, pipes, sizes, limits, start, uid):
     """Wait for the program without touching its pipes: a worker that runs Python while its child
-    lives copies every page it writes to, so it sleeps on the child's pidfd and reads the output
-    once the child is gone.  Every ``_TICK`` it checks the output cap and empties pipes that are
-    close to full (outputs larger than a pipe can hold, when output_bytes is raised)."""
-    pidfd = os.pidfd_open(pid)
-    try:
-        if select.select([pidfd], [], [], min(float(limits["wall_s"]), _TICK))[0]:
-            killed, bufs = None, [bytearray(), bytearray(), bytearray()]
-        else:  # a longer program
-            killed, bufs = _watch(pidfd, [r for r, _ in pipes], sizes, limits, start)
-        # its group; the child itself too if it may still run
-        for kill in (os.killpg,) if killed is None else (os.killpg, os.kill):
-            try:
-                kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        _, wstatus, ru = os.wait4(pid, 0)
-    finally:
-        os.close(pidfd)
+    lives copies every page it writes to, so it sleeps on the child's pidfd (run_program's first
+    wait: ``exited`` says whether the child was gone by then) and reads the output once the child
+    is gone.  Every ``_TICK`` it checks the output cap and empties pipes that are close to full
+    (outputs larger than a pipe can hold, when output_bytes is raised)."""
+    if exited:
+        killed, bufs = None, [bytearray(), bytearray(), bytearray()]
+    else:  # a longer program
+        killed, bufs = _watch(pidfd, [r for r, _ in pipes], sizes, limits, start)
+    # its group; the child itself too if it may still run
+    for kill in (os.killpg,) if killed is None else (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _, wstatus, ru = os.wait4(pid, 0)
     for pipe in pipes:  # ours was the last write end not closed by now: read to the end
         os.close(pipe[1])
         pipe[1] = -1
@@ -861,7 +911,7 @@ def _harden(cfg):
     measured, with the reason for each piece that does not (reported in the hello frame; nothing is
     silently dropped)."""
     global _PRCTL, _LIBC, _UNSHARE, _LIBC_FORK, _CHILDREN_FILE, _CHILDREN_FD, _SECCOMP, _IPC_PER_PROGRAM
-    global _DROP_CAPS, _HARDEN_REQUIRED, _CHILD_PRCTL, _CHILD_UNSHARE
+    global _DROP_CAPS, _HARDEN_REQUIRED, _CHILD_PRCTL, _CHILD_UNSHARE, _MADVISE
     report = {"errors": []}
     errors = report["errors"]
     try:
@@ -869,6 +919,9 @@ def _harden(cfg):
         _LIBC, _PRCTL, _UNSHARE = libc, libc.prctl, libc.unshare
         plain = ctypes.PyDLL(None)
         _CHILD_PRCTL, _CHILD_UNSHARE = plain.prctl, plain.unshare
+        if cfg.get("huge_pages", True):
+            _MADVISE = ctypes.PyDLL(None).madvise
+            _MADVISE.restype, _MADVISE.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     except Exception as e:
         errors.append("libc: %s: %s" % (type(e).__name__, e))
         report.update(not_dumpable=False, no_new_privs=False, seccomp=False, ipc_namespace="per worker")
@@ -1040,6 +1093,7 @@ def _setup(cfg):
     # collection in a child does not write to (and so copy) every page the worker shares with it
     gc.collect()
     gc.freeze()
+    _COLLAPSED[1] = _collapse_heap()
     return errors, uid, hardening
 
 
@@ -1167,6 +1221,7 @@ def main():
         "preload_errors": [e for e in errors if not e.split(":")[0] in _STDLIB],
         "warmup": _WARMUP,
         "vm_mb": _vm_bytes() >> 20,
+        "huge_pages_mb": _COLLAPSED[1],
     }
     write_frame(proto_out, {"hello": hello})
     while True:
