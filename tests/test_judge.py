@@ -238,6 +238,27 @@ def test_the_judge_compiles_only_what_compiles_silently():
         assert compiled_unit(src, "<t>", "eval") is None
     assert compiled_unit("assert (x, 'always')", "<t>", "exec") is None
     assert compiled_unit("x = (", "<t>", "exec") is None  # an error: left to the program
+    # given the parsed nodes, it compiles the tree: the very code of the text, positions included
+    import ast
+
+    from se_gym.judge.gates import walk
+
+    answer = ("@dec(1)\nclass A(B, metaclass=M):\n    \"doc\"\n    x: int = 3\n"
+              "def f(a, /, b=2, *c, d, **e):\n    g = lambda y: [z for z in y] if a else {k: v for k, v in e.items()}\n"
+              "    return f'{a!r:>{b}} {c[0]}' + str(-1 + 2) * (a or b)\n"
+              "try:\n    import zwc as z\nexcept (ImportError, ValueError) as err:\n    raise SystemExit(1) from err\n"
+              "while (n := f(1, d=2)):\n    match n:\n        case [1, *rest] | {'k': rest}: break\n        case _: pass\n")
+
+    def fields(code):
+        out = [(code.co_code, code.co_linetable, code.co_exceptiontable, code.co_firstlineno, code.co_names,
+                code.co_varnames, list(code.co_positions()), [c for c in code.co_consts if not hasattr(c, "co_code")])]
+        return out + [f for c in code.co_consts if hasattr(c, "co_code") for f in fields(c)]
+
+    from_tree = marshal.loads(compiled_unit(answer, "<answer>", "exec", walk(ast.parse(answer))))
+    assert fields(from_tree) == fields(compile(answer, "<answer>", "exec", 0, True))
+    case = "f(1, [2, 3], d={'a': (4, 5.5)})"
+    assert fields(marshal.loads(compiled_unit(case, "<c>", "eval", walk(ast.parse(case, mode="eval"))))) == \
+        fields(compile(case, "<c>", "eval", 0, True))
 
 
 def test_judge_many_streams_in_order_and_a_bad_item_cancels_what_it_sent():

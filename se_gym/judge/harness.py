@@ -439,6 +439,7 @@ _NUMBER_THEN_KEYWORD = re.compile(r"\d(?:and|else|for|if|in|is|not|or)")
 _PLAIN = (ast.Name, ast.Attribute, ast.Subscript, ast.Call)
 _SINGLETONS = (None, True, False, Ellipsis)
 _WATCHED = frozenset({ast.Compare, ast.Call, ast.Subscript, ast.Assert})  # (AST node classes are final)
+_TREES = {"exec": ast.Module, "eval": ast.Expression, "single": ast.Interactive}
 
 
 def _compiles_silently(source: str, nodes: Sequence[ast.AST]) -> bool:
@@ -479,7 +480,10 @@ def compiled_unit(source: str, filename: str, mode: str, nodes: Sequence[ast.AST
             nodes = walk(ast.parse(source, mode=mode))
         if not _compiles_silently(source, nodes):
             return None
-        return marshal.dumps(compile(source, filename, mode, 0, True))
+        # from the tree at hand, not parsing the text again: the same code (compared field by field,
+        # positions included, on every answer of parity_dev.jsonl)
+        tree = nodes[0] if type(nodes[0]) is _TREES.get(mode) else source
+        return marshal.dumps(compile(tree, filename, mode, 0, True))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
 
