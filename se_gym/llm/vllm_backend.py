@@ -211,16 +211,27 @@ class VLLMGenerator(Generator):
         import torch
 
         torch.set_num_threads = self._set_num_threads
+        # the engine's first steps load torch-compiled CPU kernels, which sets
+        # _TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR after start-up: variables in vLLM's and torch
+        # inductor's own namespaces that changed while the engine ran go back too (others may be
+        # another part of this process's doing)
+        self._note_env_changes(_ENGINE_PREFIXES)
         self._restore_env()
 
-    def _note_env_changes(self) -> None:
-        self._touched |= {k for k in set(os.environ) | set(self._outer_env) if os.environ.get(k) != self._outer_env.get(k)}
+    def _note_env_changes(self, prefixes: tuple[str, ...] | None = None) -> None:
+        self._touched |= {
+            k for k in set(os.environ) | set(self._outer_env)
+            if os.environ.get(k) != self._outer_env.get(k) and (prefixes is None or k.startswith(prefixes))
+        }
 
     def _restore_env(self) -> None:
         """The process environment as it was before the engine started: our settings and the
         variables vLLM sets for itself (LD_PRELOAD, VLLM_*, TORCHINDUCTOR_*, ...)."""
         _put_back(self._outer_env, self._touched)
         self._touched = set()
+
+
+_ENGINE_PREFIXES = ("VLLM_", "TORCHINDUCTOR_", "_TORCHINDUCTOR_", "LD_PRELOAD")
 
 
 def _put_back(saved: dict[str, str], keys: Any) -> None:

