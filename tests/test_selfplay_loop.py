@@ -164,3 +164,22 @@ def test_config_file_and_flags(tmp_path):
         build_config(parser.parse_args(["--config", str(tmp_path / "bad.json"), "--out", "x"]))
     with pytest.raises(CLIError, match="gap reward needs both"):
         build_config(parser.parse_args(["--out", "x", "--model", "m", "--books", "open"]))
+
+
+def test_backend_flags_need_ray(tmp_path):
+    import argparse
+
+    need_module("torch", "the selfplay command needs torch")
+    from se_gym.errors import CLIError
+    from se_gym.selfplay.cli import configure, run
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    base = ["--out", str(tmp_path / "o"), "--model", "m"]
+    # without Ray the learner's model generates in this process: the flags would be silently ignored
+    for extra in (["--backend", "vllm"], ["--backend-option", "dtype=float32"]):
+        with pytest.raises(CLIError, match="need --ray-address"):
+            run(parser.parse_args(base + extra))
+    with pytest.raises(CLIError, match="KEY=VALUE"):
+        run(parser.parse_args(base + ["--ray-address", "auto", "--backend-option", "dtype"]))
+    assert not (tmp_path / "o").exists()  # refused before anything was written

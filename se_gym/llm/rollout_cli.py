@@ -46,9 +46,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def _options(args: argparse.Namespace) -> dict:
+def parse_backend_options(items: list[str]) -> dict:
+    """``--backend-option KEY=VALUE`` items as keyword arguments (VALUE as JSON when it parses)."""
     options: dict = {}
-    for item in args.backend_option:
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise CLIError(f"--backend-option needs KEY=VALUE, got {item!r}")
@@ -56,6 +57,11 @@ def _options(args: argparse.Namespace) -> dict:
             options[key] = json.loads(value)
         except ValueError:
             options[key] = value
+    return options
+
+
+def _options(args: argparse.Namespace) -> dict:
+    options = parse_backend_options(args.backend_option)
     if args.base_url:
         options["base_url"] = args.base_url
     if args.api_key:

@@ -11,6 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from ..errors import CLIError
+from ..llm.rollout_cli import parse_backend_options
 
 # flag -> config field, for the settings worth a flag (every field can go in --config)
 _FLAGS = {
@@ -34,7 +35,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sandbox-workers", type=int, default=1, help="sandbox workers per judge actor and hash seed (default 1)")
     parser.add_argument("--actor-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
     parser.add_argument("--actor-gpus", type=float, default=0.0, help="GPUs per generation actor (default 0)")
-    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="generation backend of the Ray actors")
+    parser.add_argument("--backend", choices=("hf", "vllm"), default=None, help="generation backend of the Ray actors (default hf)")
+    parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="option for the Ray actors' generators, e.g. dtype=float32, max_model_len=4096, "
+                        "gpu_memory_utilization=0.8 (VALUE parsed as JSON when it can be; repeatable)")
     parser.add_argument("--device", default=None, help="the learner's torch device (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads of the learner")
     parser.add_argument("--restart", action="store_true", help="discard what --out holds and start again")
@@ -81,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from .loop import SelfPlay
 
     config = build_config(args)
+    options = parse_backend_options(args.backend_option)
+    if (args.backend or options) and not args.ray_address:
+        # in this process the learner's own model generates: a backend choice would be silently ignored
+        raise CLIError("--backend and --backend-option set the Ray generation actors: they need --ray-address")
     if args.threads:
         torch.set_num_threads(args.threads)
     engine = None
@@ -88,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
         from .ray_engine import RayEngine
 
         engine = RayEngine.from_config(config, address=args.ray_address, generators=args.generators, judges=args.judges,
-                                       num_cpus=args.actor_cpus, num_gpus=args.actor_gpus, backend=args.backend,
-                                       sandbox_workers=args.sandbox_workers)
+                                       num_cpus=args.actor_cpus, num_gpus=args.actor_gpus, backend=args.backend or "hf",
+                                       generator_options=options, sandbox_workers=args.sandbox_workers)
     sp = SelfPlay(config, args.out, engine, restart=args.restart, progress=not args.no_progress, device=args.device)
     summaries = sp.run_all()
     for s in summaries:
