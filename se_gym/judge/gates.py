@@ -133,17 +133,19 @@ def official_static_gate(program: str, entry: str, package: str = "zwc", array_c
     if nodes is None:
         nodes = walk(tree)
     bound: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Import):
+    Import, ImportFrom, FunctionDef = ast.Import, ast.ImportFrom, ast.FunctionDef
+    for node in nodes:  # (type(...) is: parsed nodes are of the node classes themselves, never subclasses)
+        t = type(node)
+        if t is Import:
             for a in node.names:
                 if a.name == package:
                     bound.add(a.asname or a.name)
-        elif isinstance(node, ast.ImportFrom) and node.module == package:
+        elif t is ImportFrom and node.module == package:
             for a in node.names:
                 bound.add(a.asname or a.name)
     if not bound:
         return False, f"no import of {package}"
-    fn = next((n for n in nodes if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+    fn = next((n for n in nodes if type(n) is FunctionDef and n.name == entry), None)
     if fn is None:
         return False, f"entry function {entry or '(none)'} not found"
 
@@ -178,13 +180,15 @@ def official_numpy_gate(program: str, tree: ast.AST | None = None, nodes: list[a
             tree = ast.parse(program)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
+    Import, ImportFrom, Call = ast.Import, ast.ImportFrom, ast.Call
     for node in nodes if nodes is not None else walk(tree):
-        if isinstance(node, ast.Import) and any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
+        t = type(node)  # (parsed nodes are of the node classes themselves, never subclasses)
+        if t is Import and any(a.name == "numpy" or a.name.startswith("numpy.") for a in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and node.module and (node.module == "numpy" or node.module.startswith("numpy.")):
+        if t is ImportFrom and node.module and (node.module == "numpy" or node.module.startswith("numpy.")):
             return True
         if (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__"
+            t is Call and isinstance(node.func, ast.Name) and node.func.id == "__import__"
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
             and node.args[0].value.startswith("numpy")
         ):
