@@ -11,58 +11,22 @@ import shutil
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import pytest
 from conftest import need_module
 
 ray = need_module("ray", "Ray is not installed (bash scripts/setup/ray.sh)")
 
+from _ray_helpers import local_cluster, wait_gone  # noqa: E402
 from _rollout_helpers import build_tiny, cli, comparable, config, require_pipeline, rows  # noqa: E402
-from se_gym.distributed import ActorPoolError, OrderedActorPool, connect, run_ordered, shutdown  # noqa: E402
-
-
-def _processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (Ray puts its temp dir in theirs)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = next((ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("State:")), "")
-        except OSError:
-            continue
-        if text.encode() in raw and "Z" not in state.split(":", 1)[-1][:3]:  # zombies hold nothing
-            found.append(pid + ": " + raw.replace(b"\0", b" ")[:120].decode(errors="replace"))
-    return found
-
-
-def _wait_gone(text: str, seconds: float = 20.0) -> list[str]:
-    deadline = time.monotonic() + seconds
-    while (left := _processes_mentioning(text)) and time.monotonic() < deadline:
-        time.sleep(0.25)
-    return left
+from se_gym.distributed import ActorPoolError, OrderedActorPool, run_ordered  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    # short path: Ray's unix sockets live under the temp dir and have a ~107 character limit
-    temp = tempfile.mkdtemp(prefix="sgray", dir="/tmp")
-    env = dict(os.environ)
-    assert connect(num_cpus=2, _temp_dir=temp)
-    assert os.environ.get("RAY_AUTH_MODE") == "token"  # what Ray sets for a local cluster of its own
-    # the test module is not importable inside Ray workers: ship its classes by value
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield temp
-    shutdown()
-    left = _wait_gone(temp)
-    shutil.rmtree(temp, ignore_errors=True)
-    assert not left, f"Ray processes left behind: {left}"
-    # Ray's variables go with the cluster: a later driver of another cluster (or any child
-    # process) would inherit RAY_AUTH_MODE=token and have its actors cancelled
-    changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k) and k.startswith(("RAY_", "PYTHONBREAKPOINT"))}
-    assert not changed, f"left in the environment after shutdown: {sorted(changed)}"
+    with local_cluster("sgray", sys.modules[__name__]) as temp:
+        assert os.environ.get("RAY_AUTH_MODE") == "token"  # what Ray sets for a local cluster of its own
+        yield temp
 
 
 class Square:
@@ -174,6 +138,6 @@ def test_cli_ray_rollout_leaves_no_process_behind(tiny, tmp_path):
                     "--ray-actors", "2", "--no-progress"], env={"RAY_TMPDIR": temp})
         assert proc.wait(timeout=180) == 0
         assert len(rows(out)) == 4
-        assert not _wait_gone(temp), "the rollout command left Ray processes running"
+        assert not wait_gone(temp), "the rollout command left Ray processes running"
     finally:
         shutil.rmtree(temp, ignore_errors=True)

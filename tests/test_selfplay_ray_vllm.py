@@ -7,12 +7,7 @@ One generation actor and one judge actor (the engine needs both); the tiny model
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +18,7 @@ need_module("vllm", "vLLM is not installed (scripts/setup/llm.sh installs vllm-c
 ray = need_module("ray", "Ray is not installed (bash scripts/setup/ray.sh)")
 
 from _llm_helpers import tiny_model_dir  # noqa: E402
-from se_gym.distributed import connect, shutdown  # noqa: E402
+from _ray_helpers import local_cluster  # noqa: E402
 
 PROMPTS = ["import zwc\n", "The value of the array", "def solve(x):\n    return zwc.", "Task: add\n"]
 TOKENS = 12
@@ -31,39 +26,12 @@ TOKENS = 12
 OPTIONS = {"dtype": "float32", "max_model_len": 256}
 
 
-def _processes_mentioning(text: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-            state = next((ln for ln in Path(f"/proc/{pid}/status").read_text().splitlines() if ln.startswith("State:")), "")
-        except OSError:
-            continue
-        if text.encode() in raw and "Z" not in state.split(":", 1)[-1][:3]:
-            found.append(pid + ": " + raw.replace(b"\0", b" ")[:120].decode(errors="replace"))
-    return found
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    """A local Ray cluster of this process (like tests/test_distributed.py): stopped afterwards, with
-    the variables Ray set (RAY_AUTH_MODE=token, ...) put back by shutdown()."""
-    temp = tempfile.mkdtemp(prefix="sgrv", dir="/tmp")  # short: Ray's socket paths are limited
-    env = dict(os.environ)
-    assert connect(num_cpus=2, _temp_dir=temp)
-    # _actor_state (below) runs in the actor, where this test module is not importable: ship it by value
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield temp
-    shutdown()
-    deadline = time.monotonic() + 20
-    while (left := _processes_mentioning(temp)) and time.monotonic() < deadline:
-        time.sleep(0.25)
-    shutil.rmtree(temp, ignore_errors=True)
-    assert not left, f"Ray processes left behind: {left}"
-    changed = {k for k in set(env) | set(os.environ) if env.get(k) != os.environ.get(k) and k.startswith("RAY_")}
-    assert not changed, f"left in the environment after shutdown: {sorted(changed)}"
+    """A local Ray cluster of this process (like tests/test_distributed.py); _actor_state (below) runs
+    in the actor, where this module is not importable, so the module goes by value."""
+    with local_cluster("sgrv", sys.modules[__name__]) as temp:
+        yield temp
 
 
 def _actor_state(worker) -> dict:
