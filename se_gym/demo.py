@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -415,6 +416,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "without it, a folder made with another configuration is refused")
     parser.add_argument("--rl-iterations", type=int, default=None, help="with --rl-ablation: RL iterations per variant (default: 10)")
     parser.add_argument("--report-only", action="store_true", help="with --rl-ablation: train nothing, report the finished variants")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="with --rl-ablation: RL runs trained at once, each in its own process (default: one per CPU core, "
+                             "at most 8; 1 trains them one after another in this process)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -427,6 +431,10 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("the demo needs torch and transformers: pip install 'se-gym[train,plot]'") from None
     if any(s < 0 for s in args.seeds):
         raise CLIError("--seeds must be non-negative integers")
+    if args.jobs is not None and args.jobs < 1:
+        raise CLIError(f"--jobs must be >= 1, got {args.jobs}")
+    # the RL runs are independent and seeded: in parallel they give what one process gives
+    jobs = args.jobs or (1 if args.backend != "hf" else max(1, min(os.cpu_count() or 1, 8)))
     if not 0 < args.gpu_memory_utilization <= 1:
         raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {args.gpu_memory_utilization}")
     cfg = QUICK if args.quick else DemoConfig()
@@ -466,7 +474,7 @@ def run(args: argparse.Namespace) -> int:
         with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False,
                   gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
             demo.bind(args.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
-            return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only)
+            return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only, jobs=jobs)
     with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl,
               gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
         demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work

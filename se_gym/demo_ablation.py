@@ -112,6 +112,8 @@ class Ablation:
         """Train (resuming) and evaluate one variant; ``stop_after`` iterations (tests: a kill)."""
         import random
 
+        import torch
+
         from .agents import PolicyAgent, RLAgent
         from .storage import atomic_dir, write_text_atomic
         from .training.rl import CutSampler, PolicySampler
@@ -138,6 +140,9 @@ class Ablation:
                 return {"stopped": it}
             t0 = time.time()
             rng = random.Random(seed * 1_000_003 + it)
+            # the iteration's samples depend on (seed, iteration) alone, not on what this process ran
+            # before: a resumed run, a run in its own process (jobs > 1) and one after others agree
+            torch.manual_seed(seed * 1_000_003 + it)
             chosen = rng.sample(list(train), min(acfg.tasks_per_iteration or len(train), len(train)))
             obs = [o for o in runner.observe(chosen, "open") for _ in range(group)]
             traj = runner.rollout(agent, obs)
@@ -312,13 +317,65 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     return True
 
 
-def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False, report_only: bool = False) -> int:
+def _variant_job(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
+    """One RL run in a process of its own (``jobs`` > 1): the same Demo and Ablation, bound to the
+    same folders, train one variant of one seed (resuming like any run)."""
+    from .demo import Demo
+
+    try:
+        import torch
+
+        torch.set_num_threads(demo_cfg.threads)
+    except ImportError:  # pragma: no cover - the stage needs torch anyway
+        pass
+    with Demo(Path(out), demo_cfg, model=model, backend=backend, device=device, progress=False, rl=False) as demo:
+        base = demo.base()
+        abl = Ablation(demo, replace(config, variants=(name,)))
+        abl.run_seed(seed, base, demo.run_seed(seed, base))
+    return f"seed{seed}/{name}"
+
+
+def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
+    """Train the grid's unfinished RL runs ``jobs`` at a time, each in a process of its own (one
+    thread each: the runs are independent and seeded, so the results are those of one process)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+
+    if demo.backend != "hf":
+        from .errors import CLIError
+
+        raise CLIError("--jobs > 1 needs --backend hf (each process would start its own vLLM engine)")
+    base = demo.base()
+    for s in seeds:  # the demo's per-seed stages first: every RL run of the seed reads them
+        demo.run_seed(s, base)
+    todo = [(s, name) for s in seeds for name in abl.cfg.variants
+            if VARIANTS[name].rl and not abl.run_dir.done(f"seed{s}/{name}")]
+    if not todo:
+        return
+    _log(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_variant_job, str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name)
+                   for s, name in todo]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f for f in done if f.exception() is not None]
+        if failed:  # stop what has not started; what runs keeps its saved iterations for a rerun
+            for f in futures:
+                f.cancel()
+            raise failed[0].exception()
+        for f in futures:
+            _log(f"[ablation] done {f.result()}")
+
+
+def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False, report_only: bool = False, jobs: int = 1) -> int:
     """The whole stage: the demo's base and per-seed SFT (made if missing), then the grid.
 
     ``report_only``: train nothing; summarize the variants already finished (e.g. by parallel
-    invocations that each ran one ``--variants`` of one seed)."""
+    invocations that each ran one ``--variants`` of one seed).  ``jobs`` > 1: that many RL runs at
+    once, each in its own process (on a CPU, one per core)."""
     t0 = time.time()
     abl = Ablation(demo, config, restart=restart)
+    if jobs > 1 and not report_only:
+        run_parallel(demo, abl, seeds, jobs)
     base = demo.base()
     per_seed = []
     for s in seeds:

@@ -206,3 +206,32 @@ def test_verdict_rule_is_fixed_and_honest():
     assert "NOT reproduced" in small_gap
     one_seed = verdict(summarize(seeds([0.0], [0.5])), 0.10)
     assert one_seed.startswith("clipping/advantage block internalization: INCONCLUSIVE (only 1 seed(s)")
+
+
+def test_parallel_runs_give_what_one_process_gives(tmp_path):
+    """``jobs`` > 1 trains the RL runs in separate processes: every iteration's logged numbers and
+    the final table are those of the same grid trained one run after another in one process."""
+    need_module("transformers")
+    _torch().set_num_threads(1)
+    import shutil
+
+    from se_gym import demo_ablation as abl
+
+    acfg = abl.AblationConfig(iterations=2, group=2, minibatch=4, ppo_epochs=1, max_new_tokens=24,
+                              variants=("rl_std", "rl_noadv", "rl_noclip_noadv", "closed_sft"))
+    serial = _tiny_demo(tmp_path / "serial")
+    assert abl.run(serial, [0], acfg, jobs=1) == 0
+    # the same base and demo stage (made once), the RL runs again, two processes at a time
+    shutil.copytree(tmp_path / "serial", tmp_path / "parallel", ignore=shutil.ignore_patterns("ablation"))
+    parallel = _tiny_demo(tmp_path / "parallel")
+    assert abl.run(parallel, [0], acfg, jobs=2) == 0
+
+    def numbers(root, name):
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in abl.load_curve(root / "ablation", 0, name)]
+
+    for name in ("rl_std", "rl_noadv", "rl_noclip_noadv"):
+        one, two = numbers(tmp_path / "serial", name), numbers(tmp_path / "parallel", name)
+        assert [r["iteration"] for r in two] == [1, 2]
+        assert two == one, name
+    results = [json.loads((tmp_path / run / "ablation" / "results.json").read_text()) for run in ("serial", "parallel")]
+    assert results[0]["summary"] == results[1]["summary"] and results[0]["verdict"] == results[1]["verdict"]
