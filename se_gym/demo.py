@@ -418,7 +418,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-only", action="store_true", help="with --rl-ablation: train nothing, report the finished variants")
     parser.add_argument("--jobs", type=int, default=None,
                         help="with --rl-ablation: RL runs trained at once, each in its own process (default: one per CPU core, "
-                             "at most 8; 1 trains them one after another in this process)")
+                             "at most 8, for the tiny model; 1 with --model or --backend vllm)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
@@ -434,7 +434,8 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise CLIError(f"--jobs must be >= 1, got {args.jobs}")
     # the RL runs are independent and seeded: in parallel they give what one process gives
-    jobs = args.jobs or (1 if args.backend != "hf" else max(1, min(os.cpu_count() or 1, 8)))
+    # (a real --model or a vLLM engine: one process, the model would be loaded once per process)
+    jobs = args.jobs or (1 if args.backend != "hf" or args.model else max(1, min(os.cpu_count() or 1, 8)))
     if not 0 < args.gpu_memory_utilization <= 1:
         raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {args.gpu_memory_utilization}")
     cfg = QUICK if args.quick else DemoConfig()
