@@ -708,3 +708,22 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
         rollup = Path(f"/proc/{workers[-1]}/smaps_rollup").read_text()
         huge_kb = int(rollup.split("AnonHugePages:")[1].split()[0])
         assert huge_kb > 0, rollup
+
+
+def test_worker_arenas_come_from_the_heap_and_each_program_gets_the_default_back():
+    """The worker takes pymalloc's arenas from malloc, so that they lie in the heap it collapses
+    into 2 MB pages; each program gets CPython's own arena allocator back before it runs.  Without
+    that, memory a program releases would never go back: deep recursion allocating and releasing
+    data-stack chunks over and over then dies past the memory limit (seen: SystemError at 256 MB)."""
+    with LocalSandbox(workers=1) as sb:
+        where = sb.worker_info.get("arenas")
+        assert isinstance(where, str) and where, sb.worker_info
+        if where != "heap":
+            legit_skip(f"the worker's arenas stay where CPython maps them here: {where}")
+        prog = ("import resource\n"
+                "def f(n):\n    return 0 if n == 0 else f(n - 1) + 0\n"
+                "for _ in range(30000):\n    f(200)\n"
+                "print('ok', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+        r = sb.run([prog], Limits(memory_mb=256, wall_s=30.0, cpu_s=30.0))[0]
+        assert r.status is ExecStatus.OK and r.stdout.split()[0] == "ok", r
+        assert int(r.stdout.split()[1]) < 128, r.stdout  # MB at most: nothing piled up

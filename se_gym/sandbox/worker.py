@@ -146,6 +146,56 @@ def _collapse_heap():
     return done
 
 
+# pymalloc's arenas in the heap.  CPython maps each 1 MB arena of small objects on its own, at
+# addresses no 2 MB page can cover: some 1,300 page-table entries that every fork copies and every
+# program's exit drops again.  Taken from malloc instead (above which size malloc maps memory on its
+# own raised past an arena's), they lie in the heap, which _collapse_heap turns into 2 MB pages.
+# Only C functions of the interpreter are wired in (no callback into Python): malloc through the
+# raw domain's allocator, and the default arena release (munmap), which leaves an arena that came
+# from malloc where it is (munmap refuses an address inside a malloc block, or unmaps just that
+# block's pages, which malloc never hands out again) -- a bounded leak in the worker, whose arenas
+# are rarely released.  Each child puts the default back at once (_child): a program that releases
+# arenas, or data-stack chunks in deep recursion, gets its memory back as under `python main.py`.
+# (Programs keep malloc's raised threshold: blocks up to 4 MB come from their heap rather than
+# mappings of their own; the same memory, counted alike by the address-space limit.)
+class _ArenaAllocator(ctypes.Structure):
+    _fields_ = [("ctx", ctypes.c_void_p), ("alloc", ctypes.c_void_p), ("free", ctypes.c_void_p)]
+
+
+class _RawAllocator(ctypes.Structure):
+    _fields_ = [("ctx", ctypes.c_void_p), ("malloc", ctypes.c_void_p), ("calloc", ctypes.c_void_p),
+                ("realloc", ctypes.c_void_p), ("free", ctypes.c_void_p)]
+
+
+_ARENA_DEFAULT = None  # the interpreter's own arena allocator, for the children
+_SET_ARENA = None  # PyObject_SetArenaAllocator, for the children
+_ARENAS = ["default"]  # where the worker's arenas come from (for the hello)
+
+
+def _arenas_in_heap():
+    global _ARENA_DEFAULT, _SET_ARENA
+    try:
+        api = ctypes.pythonapi
+        default = _ArenaAllocator()
+        api.PyObject_GetArenaAllocator(ctypes.byref(default))
+        raw = _RawAllocator()
+        api.PyMem_GetAllocator(0, ctypes.byref(raw))  # PYMEM_DOMAIN_RAW
+        if not (default.alloc and default.free and raw.malloc) or os.environ.get("PYTHONMALLOC") or sys.flags.dev_mode:
+            _ARENAS[0] = "default (another allocator is in use)"
+            return
+        if ctypes.CDLL(None).mallopt(-3, 4 << 20) != 1:  # M_MMAP_THRESHOLD: an arena is served from the heap
+            _ARENAS[0] = "default (mallopt refused)"
+            return
+        setter = api.PyObject_SetArenaAllocator
+        setter.restype, setter.argtypes = None, [ctypes.c_void_p]
+        ours = _ArenaAllocator(raw.ctx, raw.malloc, default.free)
+        setter(ctypes.addressof(ours))  # (copied by the interpreter)
+        _ARENA_DEFAULT, _SET_ARENA = default, setter
+        _ARENAS[0] = "heap"
+    except Exception as e:  # only speed is at stake
+        _ARENAS[0] = "default (%s: %s)" % (type(e).__name__, e)
+
+
 def _vm_bytes():
     fd = os.open("/proc/self/statm", os.O_RDONLY)
     try:
@@ -298,6 +348,8 @@ def _child(code, compiled, rlimits, uid, fds, units=None):
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)  # os.dup2's copies are inheritable: fd 3 is the program's to keep
         os.closerange(4, 1 << 16)
+        if _SET_ARENA is not None:
+            _SET_ARENA(ctypes.addressof(_ARENA_DEFAULT))  # (see _arenas_in_heap)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if _IPC_PER_PROGRAM and _CHILD_UNSHARE(0x08000000) != 0:  # CLONE_NEWIPC: System V objects die with the program
@@ -1213,6 +1265,8 @@ def main():
         except OSError:
             pass
     notes = build_root(cfg["mounts"]) if cfg.get("mounts") else []
+    if cfg.get("huge_pages", True):
+        _arenas_in_heap()
     errors, uid, hardening = _setup(cfg)
     hardening["errors"] += notes
     hello = {
@@ -1227,6 +1281,7 @@ def main():
         "vm_mb": _vm_bytes() >> 20,
         "huge_pages_mb": _COLLAPSED[1],
         "huge_pages_error": _HUGE_ERROR[0] if _HUGE_ERROR else "",
+        "arenas": _ARENAS[0],
     }
     write_frame(proto_out, {"hello": hello})
     while True:
