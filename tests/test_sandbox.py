@@ -727,3 +727,44 @@ def test_worker_arenas_come_from_the_heap_and_each_program_gets_the_default_back
         r = sb.run([prog], Limits(memory_mb=256, wall_s=30.0, cpu_s=30.0))[0]
         assert r.status is ExecStatus.OK and r.stdout.split()[0] == "ok", r
         assert int(r.stdout.split()[1]) < 128, r.stdout  # MB at most: nothing piled up
+
+
+def test_pool_lowers_the_switch_interval_while_work_is_out_and_puts_it_back():
+    """A thread busy preparing answers would keep the GIL from the threads feeding the workers for
+    CPython's 5 ms switch interval: the pool lowers it while programs are out (nested and
+    concurrent uses share it) and puts back what was there, or what the user set meanwhile."""
+    from se_gym.sandbox.pool import prompt_threads
+
+    before = sys.getswitchinterval()
+    assert before > 0.0005, "the test needs an interval above the pool's"
+    seen = []
+    with prompt_threads():
+        seen.append(sys.getswitchinterval())
+        with prompt_threads():
+            seen.append(sys.getswitchinterval())
+        seen.append(sys.getswitchinterval())  # the outer use still holds it
+    assert seen == [0.0005] * 3 and sys.getswitchinterval() == before
+    try:
+        with prompt_threads():
+            sys.setswitchinterval(0.01)  # the user's own choice, made meanwhile, stays
+        assert sys.getswitchinterval() == 0.01
+    finally:
+        sys.setswitchinterval(before)
+    # through a real run: lowered while the program runs, back afterwards
+    sampled, stop = [], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            sampled.append(sys.getswitchinterval())
+            time.sleep(0.01)
+
+    with LocalSandbox(workers=1) as sb:
+        t = threading.Thread(target=sample)
+        t.start()
+        try:
+            res = sb.run(["import time\ntime.sleep(0.3)\nprint('done')"], FAST)
+        finally:
+            stop.set()
+            t.join()
+    assert res[0].stdout == "done\n", res[0]
+    assert 0.0005 in sampled and sys.getswitchinterval() == before, sorted(set(sampled))

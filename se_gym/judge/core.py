@@ -224,6 +224,12 @@ class Judge:
         infrastructure failures).  On a pool sandbox (local, docker) the batch is streamed: the
         workers start, and programs run, while the next answers are prepared, and each verdict
         is made as soon as its program is done, while later ones run."""
+        from se_gym.sandbox.pool import prompt_threads
+
+        with prompt_threads():  # (the pool's threads get the GIL while we prepare answers)
+            return self._judge_many(items)
+
+    def _judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         pending: list[_Pending] = []
         todo: list[_Pending] = []
         futures: list[Future] = []

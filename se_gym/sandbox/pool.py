@@ -14,8 +14,10 @@ import queue
 from collections import deque
 import select
 import struct
+import sys
 import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
@@ -31,6 +33,33 @@ _DEPTH = 2
 # Only programs this short are sent ahead: their frame (at most 6 bytes per character in JSON) fits
 # in a pipe's 64 KiB without blocking us.
 _AHEAD_MAX = 8192
+
+# The threads that feed the workers need the GIL within a fraction of a program's run: at
+# CPython's default switch interval (5 ms) a thread busy preparing answers keeps it that long while
+# replies wait and workers idle (measured on 2 cores, 2,000 real answers: 1.7 cores busy at 5 ms,
+# 1.9 at 0.5 ms, the same CPU per answer).  Lowered while work is out, then put back.
+_SWITCH_S = 0.0005
+_switch = threading.Lock()
+_switch_state = [0, None]  # users now, the interval before the first
+
+
+@contextmanager
+def prompt_threads():
+    """Lower ``sys.setswitchinterval`` to 0.5 ms for the duration (nested and concurrent uses
+    share it; the last one out restores the previous value, unless someone changed it meanwhile)."""
+    with _switch:
+        if _switch_state[0] == 0:
+            _switch_state[1] = sys.getswitchinterval()
+            if _switch_state[1] > _SWITCH_S:
+                sys.setswitchinterval(_SWITCH_S)
+        _switch_state[0] += 1
+    try:
+        yield
+    finally:
+        with _switch:
+            _switch_state[0] -= 1
+            if _switch_state[0] == 0 and sys.getswitchinterval() == _SWITCH_S and _switch_state[1] is not None:
+                sys.setswitchinterval(_switch_state[1])
 
 
 class WorkerDied(Exception):
@@ -351,11 +380,12 @@ class WorkerPool(Sandbox):
         limits = limits or Limits()
         wire = limits.to_json()
         jobs = [_job(code, limits, wire) for code in programs]
-        for job in jobs:
-            self._queue.put(job)
         try:
-            # one wake-up when the last answer is in, not one per program
-            futures_wait([job.future for job in jobs])
+            with prompt_threads():
+                for job in jobs:
+                    self._queue.put(job)
+                # one wake-up when the last answer is in, not one per program
+                futures_wait([job.future for job in jobs])
             return [job.future.result() for job in jobs]
         except BaseException:  # interrupted: drop what has not started, keep the pool usable
             for job in jobs:
