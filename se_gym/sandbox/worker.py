@@ -32,7 +32,15 @@ import warnings
 MEMORY_EXIT = 86  # exit status of a child that died of an uncaught MemoryError
 _STARTED = b"\x01"  # what a child writes on the channel once its set-up is done, before the program
 _TICK = 0.02  # seconds between looks at a running program's output
+_TICK_MS = 20
 _SELECT = select.select
+# The first wait on a child (run_program): a poll object made once, before the arenas move to the
+# heap (see _arenas_in_heap), on an fd number of its own that each child's pidfd is dup2()ed onto.
+# select() would allocate 48 KB and a list there, splitting a 2 MB page of our heap while the child
+# shares it; this touches only objects made before the move (and the child's pid and pidfd).
+_POLL = None
+_WAIT_FD = -1
+_FORK_HANDLE = None  # libc's fork, made before the move too
 _NONE = []  # (select's unused lists: made once, not between a fork and the first wait)
 _PIPE_MAX = 1 << 20  # /proc/sys/fs/pipe-max-size, read by _setup()
 _MIN_ENV = {
@@ -114,9 +122,11 @@ def _fork():
 # 6.1, whatever the THP setting but "never"), the heap costs the fork one entry per 2 MB, and a
 # program that writes into one splits only its own mapping of it.  The worker's own mapping is
 # split only when the worker writes there while a child lives, which run_program avoids; what the
-# heap grows by later is collapsed every _COLLAPSE_EVERY programs, once the child is gone.
+# heap grows by later is collapsed every _COLLAPSE_EVERY programs, once the child is gone (and
+# sooner at first: the first programs' one-off work splits some; after that hardly anything does).
 _MADVISE = None  # libc's madvise, set by _harden()
 _COLLAPSE_EVERY = 64
+_COLLAPSE_NEXT = [2]  # programs until the next collapse: 2, 8, 32, then every _COLLAPSE_EVERY
 _COLLAPSED = [0, 0]  # programs since the last collapse; MB the first one covered (for the hello)
 _HUGE_ERROR = []  # why a collapse failed, the first time one did (for the hello)
 
@@ -170,6 +180,23 @@ class _RawAllocator(ctypes.Structure):
 _ARENA_DEFAULT = None  # the interpreter's own arena allocator, for the children
 _SET_ARENA = None  # PyObject_SetArenaAllocator, for the children
 _ARENAS = ["default"]  # where the worker's arenas come from (for the hello)
+
+
+def _early_handles():
+    """What run_program uses between a fork and the child's exit, made before _arenas_in_heap()."""
+    global _POLL, _WAIT_FD, _FORK_HANDLE
+    try:
+        fork = ctypes.PyDLL(None).fork  # (no use_errno: see _harden)
+        fork.restype, fork.argtypes = ctypes.c_int, []
+        _FORK_HANDLE = fork
+        if hasattr(os, "pidfd_open") and hasattr(select, "poll"):
+            fd = os.open(os.devnull, os.O_RDONLY)  # holds the number until a pidfd takes its place
+            poll = select.poll()
+            poll.register(fd, select.POLLIN)
+            poll.poll(0)  # (its fd array is made on the first call)
+            _POLL, _WAIT_FD = poll, fd
+    except Exception:  # select() and a handle made later do the same, a little slower
+        pass
 
 
 def _arenas_in_heap():
@@ -777,6 +804,7 @@ def run_program(req, uid):
     compiled = _precompile(req["code"], req.get("tail"))
     units = _units(req.get("units")) if req.get("units") else None
     first_wait = min(float(limits["wall_s"]), _TICK)
+    first_ms = _TICK_MS if first_wait == _TICK else max(1, int(first_wait * 1000))
     if _LIBC_FORK is not None and "random" in sys.modules:
         sys.modules["random"].seed()  # (see _fork)
     start = time.monotonic()
@@ -792,7 +820,11 @@ def run_program(req, uid):
     pidfd = -1
     try:
         pidfd = os.pidfd_open(pid)
-        exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
+        if _POLL is not None:
+            os.dup2(pidfd, _WAIT_FD)
+            exited = _POLL.poll(first_ms)
+        else:
+            exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
         return _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
     finally:
         if pidfd >= 0:
@@ -810,8 +842,9 @@ def run_program(req, uid):
             if not remove_tree(_WORKDIR):
                 _RETIRE[0] = "could not remove what a program left in its work dir"
         _COLLAPSED[0] += 1
-        if _COLLAPSED[0] >= _COLLAPSE_EVERY and _MADVISE is not None:  # what the heap grew by since (no child now)
+        if _COLLAPSED[0] >= _COLLAPSE_NEXT[0] and _MADVISE is not None:  # what the heap grew by since (no child now)
             _COLLAPSED[0] = 0
+            _COLLAPSE_NEXT[0] = min(_COLLAPSE_NEXT[0] * 4, _COLLAPSE_EVERY)
             _collapse_heap()
         for folder in _SCRATCH:  # what it left in the other writable folders (a private /tmp)
             for name in os.listdir(folder):
@@ -1000,8 +1033,10 @@ def _harden(cfg):
     if len(os.listdir("/proc/self/task")) == 1:
         # a handle of its own without use_errno: ctypes' errno bookkeeping around the call
         # writes to (so faults in) pages on both sides of the fork
-        fork = ctypes.PyDLL(None).fork
-        fork.restype, fork.argtypes = ctypes.c_int, []
+        fork = _FORK_HANDLE
+        if fork is None:
+            fork = ctypes.PyDLL(None).fork
+            fork.restype, fork.argtypes = ctypes.c_int, []
         _LIBC_FORK = fork
     # System V IPC: a namespace per program where we may make one (root, here or in our own user
     # namespace; tried once on ourselves, which costs nothing): nothing a program makes outlives it
@@ -1266,6 +1301,7 @@ def main():
             pass
     notes = build_root(cfg["mounts"]) if cfg.get("mounts") else []
     if cfg.get("huge_pages", True):
+        _early_handles()
         _arenas_in_heap()
     errors, uid, hardening = _setup(cfg)
     hardening["errors"] += notes
