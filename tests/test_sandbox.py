@@ -725,7 +725,8 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
 
 def test_worker_arenas_come_from_the_heap_and_each_program_gets_the_default_back():
     """The worker takes pymalloc's arenas from malloc, so that they lie in the heap it collapses
-    into 2 MB pages; each program gets CPython's own arena allocator back before it runs.  Without
+    into 2 MB pages; each program starts with CPython's own arena allocator (the worker puts it back
+    for each fork and takes its own again once it has waited on the child).  Without
     that, memory a program releases would never go back: deep recursion allocating and releasing
     data-stack chunks over and over then dies past the memory limit (seen: SystemError at 256 MB)."""
     with LocalSandbox(workers=1) as sb:

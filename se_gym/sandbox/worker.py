@@ -164,8 +164,9 @@ def _collapse_heap():
 # raw domain's allocator, and the default arena release (munmap), which leaves an arena that came
 # from malloc where it is (munmap refuses an address inside a malloc block, or unmaps just that
 # block's pages, which malloc never hands out again) -- a bounded leak in the worker, whose arenas
-# are rarely released.  Each child puts the default back at once (_child): a program that releases
-# arenas, or data-stack chunks in deep recursion, gets its memory back as under `python main.py`.
+# are rarely released.  Each child starts with the default back (run_program puts it back for the
+# fork and takes the heap's again once it has waited): a program that releases arenas, or
+# data-stack chunks in deep recursion, gets its memory back as under `python main.py`.
 # (Programs keep malloc's raised threshold: blocks up to 4 MB come from their heap rather than
 # mappings of their own; the same memory, counted alike by the address-space limit.)
 class _ArenaAllocator(ctypes.Structure):
@@ -178,7 +179,9 @@ class _RawAllocator(ctypes.Structure):
 
 
 _ARENA_DEFAULT = None  # the interpreter's own arena allocator, for the children
-_SET_ARENA = None  # PyObject_SetArenaAllocator, for the children
+_ARENA_HEAP = None  # ours (kept alive: set again after each fork)
+_ARENA_ADDRESSES = (0, 0)  # their addresses: (default, ours)
+_SET_ARENA = None  # PyObject_SetArenaAllocator
 _ARENAS = ["default"]  # where the worker's arenas come from (for the hello)
 
 
@@ -200,7 +203,7 @@ def _early_handles():
 
 
 def _arenas_in_heap():
-    global _ARENA_DEFAULT, _SET_ARENA
+    global _ARENA_DEFAULT, _ARENA_HEAP, _ARENA_ADDRESSES, _SET_ARENA
     try:
         api = ctypes.pythonapi
         default = _ArenaAllocator()
@@ -217,7 +220,8 @@ def _arenas_in_heap():
         setter.restype, setter.argtypes = None, [ctypes.c_void_p]
         ours = _ArenaAllocator(raw.ctx, raw.malloc, default.free)
         setter(ctypes.addressof(ours))  # (copied by the interpreter)
-        _ARENA_DEFAULT, _SET_ARENA = default, setter
+        _ARENA_DEFAULT, _ARENA_HEAP, _SET_ARENA = default, ours, setter
+        _ARENA_ADDRESSES = (ctypes.addressof(default), ctypes.addressof(ours))
         _ARENAS[0] = "heap"
     except Exception as e:  # only speed is at stake
         _ARENAS[0] = "default (%s: %s)" % (type(e).__name__, e)
@@ -364,19 +368,15 @@ def _rlimits(limits, uid):
     return rl
 
 
-def _child(code, compiled, rlimits, uid, fds, units=None):
+def _child(code, compiled, rlimits, uid, fds):
     """Runs in the forked child; never returns.  Its stdin is the worker's (/dev/null)."""
     status = 1
     try:
-        if units is not None:
-            _MAIN.__dict__[units[0]] = units[1]  # (see _units)
         os.setsid()
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)  # os.dup2's copies are inheritable: fd 3 is the program's to keep
         os.closerange(4, 1 << 16)
-        if _SET_ARENA is not None:
-            _SET_ARENA(ctypes.addressof(_ARENA_DEFAULT))  # (see _arenas_in_heap)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if _IPC_PER_PROGRAM and _CHILD_UNSHARE(0x08000000) != 0:  # CLONE_NEWIPC: System V objects die with the program
@@ -807,18 +807,28 @@ def run_program(req, uid):
     first_ms = _TICK_MS if first_wait == _TICK else max(1, int(first_wait * 1000))
     if _LIBC_FORK is not None and "random" in sys.modules:
         sys.modules["random"].seed()  # (see _fork)
+    # What the child would otherwise do first, done here: every page a child writes is copied, and
+    # the same writes here cost nothing (these pages are ours again once the last child is gone)
+    fds = [w for _, w in pipes]
+    main = _MAIN.__dict__
+    if units is not None:
+        main[units[0]] = units[1]  # (see _units; taken out again below)
     start = time.monotonic()
+    if _SET_ARENA is not None:
+        _SET_ARENA(_ARENA_ADDRESSES[0])  # the child starts with CPython's own (see _arenas_in_heap)
     # _fork() in line: until the child is gone, every page we write to is copied, and a Python
     # function's return writes to its code object (a reference dropped), which lives in the
     # malloc heap when large: that would split our huge page there (see _collapse_heap).  So up
     # to the first wait on the child nothing but C functions runs here.
-    pid = _LIBC_FORK() if _LIBC_FORK is not None else os.fork()
-    if pid < 0:
-        pid = os.fork()  # libc's failed (errno is not kept): the real thing, to fail with the reason
+    pid = _LIBC_FORK() if _LIBC_FORK is not None else -1
     if pid == 0:
-        _child(req["code"], compiled, rlimits, uid, [w for _, w in pipes], units)  # closes the read ends too
+        _child(req["code"], compiled, rlimits, uid, fds)  # closes the read ends too
     pidfd = -1
     try:
+        if pid < 0:
+            pid = os.fork()  # no libc fork, or it failed (errno is not kept): the real thing
+            if pid == 0:
+                _child(req["code"], compiled, rlimits, uid, fds)
         pidfd = os.pidfd_open(pid)
         if _POLL is not None:
             os.dup2(pidfd, _WAIT_FD)
@@ -827,6 +837,10 @@ def run_program(req, uid):
             exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
         return _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
     finally:
+        if _SET_ARENA is not None:
+            _SET_ARENA(_ARENA_ADDRESSES[1])  # ours again (in between, only the pools at hand are used)
+        if units is not None:
+            main.pop(units[0], None)
         if pidfd >= 0:
             os.close(pidfd)
         for pipe in pipes:
