@@ -4,9 +4,10 @@ from __future__ import annotations
 import ast
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
