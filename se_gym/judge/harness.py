@@ -91,7 +91,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     _setprofile, _settrace = sys.setprofile, sys.settrace
     _setprofile(None)
     _settrace(None)
-    _write, _urandom, _path_norm = os.write, os.urandom, os.path.normpath
+    _write, _urandom = os.write, os.urandom
     # the nonce exists only from here on, in this frame and the wall's closure, and is announced
     # as the channel's first record before any answer code exists in the process
     NONCE = _urandom(16).hex()
@@ -104,13 +104,17 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     pre = g.pop("__sg_units", None)
     if type(pre) is not tuple or len(pre) != 1 + len(CASES):
         pre = (None,) * (1 + len(CASES))
-    _str, _repr, _type, _len, _float, _isinstance = builtins.str, builtins.repr, builtins.type, builtins.len, builtins.float, builtins.isinstance
+    # builtins taken before the answer runs (it may replace them); only those this profile uses:
+    # each one bound is a write to a page the forked program shares with its worker (a copy)
+    _str, _type, _len, _list = builtins.str, builtins.type, builtins.len, builtins.list
     _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
-    _list, _tuple, _dict, _int, _bool, _complex, _id = list, tuple, dict, int, bool, complex, id
-    _gc_disable, _switch = gc.disable, sys.setswitchinterval
+    _gc_disable = gc.disable
     _dumps = __import__("json").dumps
     _encode = __import__("json").JSONEncoder(allow_nan=False).encode  # one encoder for every record
-    if STRICT:  # what only the strict post-processing uses, taken before the answer runs
+    if STRICT:  # what only the strict paths use, taken before the answer runs
+        _repr, _float, _tuple, _dict, _int, _bool, _complex, _id = (
+            builtins.repr, builtins.float, builtins.tuple, builtins.dict, builtins.int, builtins.bool, builtins.complex, builtins.id)
+        _switch, _path_norm = sys.setswitchinterval, os.path.normpath
         import signal as sg
         _signal, _setitimer, _SIG_IGN = sg.signal, sg.setitimer, sg.SIG_IGN
         _timers = (sg.ITIMER_REAL, sg.ITIMER_VIRTUAL, sg.ITIMER_PROF)
