@@ -146,6 +146,20 @@ def test_official_verdict_codes(sebench_judge):
     ]
 
 
+def test_printed_results_come_back_exactly_whatever_their_characters(sebench_judge):
+    """Each printed result travels through the result channel as JSON: quotes, backslashes, control
+    characters, non-ASCII text and lone surrogates come back exactly as str() printed them, and match
+    an expected output equal to them, in both profiles (the sebench profile writes its records
+    without a JSONEncoder)."""
+    texts = ['say "hi" \\n', "tab\there\nnew line", "\u00e9 \u4e2d \u2028 end", "nul\x00bell\x07", "lone \ud800 half"]
+    answer = block(f"import {PKG}\nTEXTS = {texts!r}\ndef solve(x):\n    {ABS}([x])\n    return TEXTS[x]")
+    cases = [{"input": f"x={i}", "output": t} for i, t in enumerate(texts)]
+    with Judge(LIB, profile="strict", workers=1) as strict:
+        for v in (sebench_judge.judge_many([(answer, cases)])[0], strict.judge_many([(answer, cases)])[0]):
+            assert [c.got for c in v.cases] == texts, (v.profile, v.detail)
+            assert v.status is Status.PASSED, (v.profile, v.detail)
+
+
 def test_error_taxonomy(sebench_judge):
     items = [
         (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x).tolist()"), CASES),
