@@ -89,6 +89,78 @@ def test_official_static_gate_rules():
     assert official_numpy_gate("m = __import__('numpy')") and not official_numpy_gate("import zwc")
 
 
+# every statement and expression form CPython 3.11 parses, nested (for the gates' walk)
+EVERY_FORM = """
+from . import a as b
+from ..pkg import (c, d)
+import os.path as osp, sys
+@dec(1)
+@dec2
+class A(B, metaclass=M):
+    "doc"
+    x: int = 3
+    y: "s"
+    def m(self, a, /, b=2, *c, d=None, **e) -> int:
+        global G
+        nonlocal_like = lambda q, *r, s=1, **t: (q, r, s, t)
+        del self.z, G[0]
+        G += 1
+        G[1:2:3] = G[::-1]
+        return f"{a!r:>{b}} {c[0]!s} {d=}" + str(-a + ~b) * (not a or b and c) if a < b <= c is not d in e else ({*c, *e}, {**e, "k": 1})
+async def f(x):
+    async with x as (y, z), w:
+        async for i in y:
+            await i
+    return [j async for j in x if j], {k: v for k, v in x}, {s for s in x}, (g for g in x)
+def gen(x):
+    nonlocal_ = yield x
+    yield from gen(x)
+    assert x, "message"
+    with open(x) as fh, open(x):
+        pass
+try:
+    import zwc as z
+except (ImportError, ValueError) as err:
+    raise SystemExit(1) from err
+except* TypeError:
+    pass
+else:
+    pass
+finally:
+    pass
+while (n := f(1, *[2], d=2, **{"e": 3})):
+    match n:
+        case [1, *rest] | {"k": rest, **kw}: break
+        case A(1, y=[2, _]) as whole if whole: continue
+        case None | True | -1 | 1 + 2j | "s" | b"b" | A.B: pass
+        case _: pass
+else:
+    for i, (j, *k) in enumerate(x): print(i, j, k, x[i, j:k], ..., 1 if x else 2)
+"""
+
+
+def test_gate_walk_is_ast_walk_without_contexts_and_operators():
+    """The gates' walk skips what no gate reads (Load, Add, Eq...: leaves) and must keep every
+    other node in ast.walk's order: a field it wrongly skips hides, say, an import or a call."""
+    import ast
+
+    from se_gym.judge.gates import walk
+
+    src = EVERY_FORM.replace("except* TypeError:\n    pass\n", "")  # (try* cannot share a try with except)
+    src += "try:\n    pass\nexcept* TypeError:\n    pass\n"
+    tree = ast.parse(src)
+    leaves = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+    expected = [n for n in ast.walk(tree) if not isinstance(n, leaves)]
+    got = walk(tree)
+    assert len(got) == len(expected) > 250
+    assert all(a is b for a, b in zip(got, expected))
+    kinds = {type(n).__name__ for n in got}
+    for kind in ("ImportFrom", "Import", "Call", "Return", "FunctionDef", "AsyncFunctionDef", "Lambda", "JoinedStr",
+                 "FormattedValue", "MatchClass", "MatchMapping", "MatchStar", "MatchSingleton", "MatchValue", "TryStar",
+                 "NamedExpr", "Starred", "Slice", "Await", "YieldFrom", "DictComp", "comprehension", "keyword", "alias"):
+        assert kind in kinds, kind
+
+
 def test_strict_gate_refuses_escape_routes():
     bad = {
         "import os": "import of os",

@@ -334,11 +334,13 @@ class Judge:
             entry = function_name_of(fname) or entry
         p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
         inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
-        official = official_program(body, entry, [{"input": s, "output": c.output} for s, c in zip(inputs, cases)], self.package)
         try:  # parse the answer once for both gates (the main block's test literals add nothing to them)
             tree = ast.parse(body + f"import {self.package}\n")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None  # the gate parses the whole program and reports the error as officially
+        # SE-Bench's own program: the gates read it only where the answer does not parse (they have
+        # the tree otherwise), and it runs only on a backend without a result channel
+        official = "" if tree is not None else self._official_program(p, body, inputs)
         nodes = walk(tree) if tree is not None else None  # one walk for both gates
         ok, why = official_static_gate(official, entry, self.package, self.array_ctor, tree=tree, nodes=nodes)
         if code is None:
@@ -356,13 +358,16 @@ class Judge:
                 p.verdict = self._early(p, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, f"forbidden: {bad[0]}{more}")
                 return p
         if not self._has_channel():  # what the backend can do, not its name (issue 20)
-            p.program = official
+            p.program = official or self._official_program(p, body, inputs)
         else:
             strict = self.profile == "strict"
             p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else (),
                                         units=self._units(body + f"import {self.package}\n", nodes, entry, inputs))
         p.prep_s = time.perf_counter() - t0
         return p
+
+    def _official_program(self, p: _Pending, body: str, inputs: list[str]) -> str:
+        return official_program(body, p.entry, [{"input": s, "output": c.output} for s, c in zip(inputs, p.cases)], self.package)
 
     def _units(self, src: str, nodes: list | None, entry: str, inputs: list[str]) -> tuple:
         """The harness's units (harness.channel_program), compiled here where that is silent: the
