@@ -198,10 +198,14 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
     lib = official(os.path.join(shared, "api_doc.jsonl"))
     libpath = str(lib.materialize("sebench", docs=False))
     rec = _Recorder()
-    Judge(lib, profile="sebench", sandbox=rec).judge_many(items)  # the official programs, for the baseline
+    recorded = Judge(lib, profile="sebench", sandbox=rec).judge_many(items)  # the official programs, for the baseline
     progs = rec.programs
+    # The official judge runs a program only for an answer that passes its gates (the others cost it
+    # one parse): its cost per answer is its cost per program times the share of answers that run
+    runs = [v.status.value == "sandbox_error" for v in recorded]  # (what the recorder answered)
+    share_run = sum(runs[i % len(items)] for i in range(n)) / n
     print(f"{n} real answers ({len(items)} distinct: b and d variants of parity_dev.jsonl; {len(progs)} reach the "
-          f"sandbox), profile {profile}, {os.cpu_count()} CPUs, workers={workers}", flush=True)
+          f"sandbox: {100 * share_run:.1f}% of the answers), profile {profile}, {os.cpu_count()} CPUs, workers={workers}", flush=True)
     venv_dir = tempfile.TemporaryDirectory(prefix="se-gym-baseline-")
     python = clean_python(venv_dir.name)
     ratios, rates, base_rates = [], [], []
@@ -212,8 +216,8 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
             share = progs[r::rounds][:baseline_n]
             c0 = _children_cpu()
             _, _, bt = baseline(share, libpath, 3.0, python)
-            base_cpu = (_children_cpu() - c0) / len(share)
-            base_rate = len(share) / bt
+            base_cpu = (_children_cpu() - c0) / len(share) * share_run  # per answer (see share_run)
+            base_rate = len(share) / bt / share_run  # answers/s
             before = _tree_cpu()
             s0 = _self_cpu()
             t0 = time.perf_counter()
@@ -227,7 +231,7 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
             rate = n / dt
             agree = sum(v.sebench_code == rows[i % len(rows)]["verdict"] for i, v in enumerate(verdicts))
             infra = sum(v.status.value == "sandbox_error" for v in verdicts)
-            print(f"round {r}: baseline {base_rate:6.1f} answers/s ({len(share)} programs)  judge {rate:7.1f} answers/s "
+            print(f"round {r}: baseline {base_rate:6.1f} answers/s ({len(share)} programs, {len(share) / bt:.1f}/s)  judge {rate:7.1f} answers/s "
                   f"({level}, {dt:.1f} s)  ratio {rate / base_rate:5.1f}x  official agreement {agree}/{n}  infra {infra}", flush=True)
             # CPU per answer does not depend on what else runs on the machine (wall time does):
             # on an idle machine with as many cores as the baseline's 2 processes, the ratio of
