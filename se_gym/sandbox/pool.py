@@ -121,7 +121,9 @@ class FdTransport(Transport):
             if not select.select([self.rfd], [], [], wait)[0]:
                 raise WorkerDied("worker stopped answering")
             try:
-                chunk = os.read(self.rfd, 1 << 20)
+                # what is missing, or 64 KB: a read allocates its whole size first (1 MB each time
+                # was fresh memory to fault in, for replies of a few KB)
+                chunk = os.read(self.rfd, max(n - len(self._buf), 1 << 16))
             except OSError as exc:
                 raise WorkerDied(f"cannot read from worker: {exc}") from None
             if not chunk:
@@ -133,7 +135,8 @@ class FdTransport(Transport):
         self._fill(4, deadline)
         size = struct.unpack(">I", self._buf[:4])[0]
         self._fill(4 + size, deadline)
-        body = bytes(self._buf[4 : 4 + size])
+        with memoryview(self._buf) as view:
+            body = bytes(view[4 : 4 + size])  # (one copy: a bytearray slice would be a second)
         del self._buf[: 4 + size]
         return self._loads(body)
 
