@@ -212,12 +212,14 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
     try:
         for r in range(rounds):
             # the baseline on a share of the distinct programs (its per-answer cost does not depend on
-            # repetition), then the judge on all n answers from a fresh Judge: start-up included
+            # repetition), and the judge on all n answers from a fresh Judge: start-up included
             share = progs[r::rounds][:baseline_n]
+            # half of it before the judge and half after: the machine's speed drifts within a minute,
+            # and a round's ratio should not depend on which side of the drift each half ran
+            half = len(share) // 2
             c0 = _children_cpu()
-            _, _, bt = baseline(share, libpath, 3.0, python)
-            base_cpu = (_children_cpu() - c0) / len(share) * share_run  # per answer (see share_run)
-            base_rate = len(share) / bt / share_run  # answers/s
+            _, _, bt = baseline(share[:half], libpath, 3.0, python)
+            base_cpu = _children_cpu() - c0
             before = _tree_cpu()
             s0 = _self_cpu()
             t0 = time.perf_counter()
@@ -228,6 +230,11 @@ def real_answers(shared: str, n: int, rounds: int, workers: int, profile: str, b
                 after = _tree_cpu()
             dt = time.perf_counter() - t0
             judge_cpu = (_self_cpu() - s0 + sum(after.values()) - sum(before.get(p, 0.0) for p in after)) / n
+            c0 = _children_cpu()
+            _, _, bt2 = baseline(share[half:], libpath, 3.0, python)
+            bt += bt2
+            base_cpu = (base_cpu + _children_cpu() - c0) / len(share) * share_run  # per answer (see share_run)
+            base_rate = len(share) / bt / share_run  # answers/s
             rate = n / dt
             agree = sum(v.sebench_code == rows[i % len(rows)]["verdict"] for i, v in enumerate(verdicts))
             infra = sum(v.status.value == "sandbox_error" for v in verdicts)
