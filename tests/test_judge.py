@@ -53,6 +53,16 @@ def test_extract_last_python_block_and_edge_cases():
         ("Label: array([3, 3, 1])", "Label: [3 3 1]", True),
         ("hello", "hello", True),
         ("hello", "world", False),
+        # lists of numbers (compared in line, element by element, as one pair of numbers is)
+        ("[1, 2.0]", "[1.001, 2]", True),
+        ("[nan, 1]", "[1, nan]", False),
+        ("[True, 2]", "[1, 2]", True),  # a bool is a number there
+        ("[" + "9" * 400 + ", 1]", "[1e308, 1]", False),  # float() overflows: the text decides
+        ("[-inf, 2]", "[-inf, 2.005]", True),
+        ("[1, 2]", "[1.02, 2]", False),
+        ("[1, [2, [3, 4]]]", "[1, [2, [3, 4.001]]]", True),
+        ("[1, 'a']", "[1.0, 'a']", True),
+        ("[1, 2]", "[1, 2, 3]", False),
     ],
 )
 def test_official_comparison(got, expected, ok):
@@ -293,8 +303,64 @@ def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_an
     cut, blob = p.program.tail
     assert cut == worker._split_point(str(p.program))
     mine, theirs = marshal.loads(blob), worker._precompile(str(p.program))[1]
-    for attr in ("co_code", "co_consts", "co_names", "co_linetable", "co_firstlineno", "co_filename", "co_flags"):
+    for attr in ("co_code", "co_consts", "co_names", "co_firstlineno", "co_filename", "co_flags", "co_stacksize"):
         assert getattr(mine, attr) == getattr(theirs, attr), attr
+    assert list(mine.co_lines()) == list(theirs.co_lines())  # (its columns: see the next test)
+
+
+def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
+    """The judge builds the call's code from a per-shape template instead of compiling each call:
+    the same instructions, constants and lines as compiling the text, for every shape (0-5 cases,
+    equal cases, strict lists, imports), without columns; a traceback through it reads the same."""
+    import io
+    import marshal
+    import sys
+
+    from se_gym.judge.harness import _HEAD_LINES, _PARENT_COMPILE, _PRELUDE, channel_program
+
+    if not _PARENT_COMPILE:
+        return  # (the worker compiles the call on other Pythons: nothing to compare)
+    monkeypatch.chdir(tmp_path)
+    src = f"import {PKG}\ndef solve(x):\n    return {ABS}(x)\n"
+    for n in range(6):
+        for strict, modules in ((False, []), (True, []), (True, ["math"]), (True, ["math", "re", "json"])):
+            for equal in (False, True):
+                cases = ["x=[1]" if equal else f"x=[{i}]" for i in range(n)]
+                prog = channel_program(src, "solve", cases, PKG, strict, modules)
+                text = _HEAD_LINES + str(prog)[len(_PRELUDE) + 1:]
+                made, compiled = marshal.loads(prog.tail[1]), compile(text, "main.py", "exec", 0, True)
+                for attr in ("co_code", "co_consts", "co_names", "co_firstlineno", "co_filename", "co_flags", "co_stacksize"):
+                    assert getattr(made, attr) == getattr(compiled, attr), (attr, n, strict, modules, equal)
+                assert list(made.co_lines()) == list(compiled.co_lines())
+                assert [p[:2] for p in made.co_positions()] == [p[:2] for p in compiled.co_positions()]
+    # what a traceback through the call prints (the source line read back from main.py; an answer
+    # longer than the template's placeholders, as real ones are)
+    src = f"import {PKG}\ndef solve(x):\n    # {'a comment as answers have them ' * 8}\n    return {ABS}(x)\n"
+    prog = channel_program(src, "solve", ["x=[1]", "x=[2]", "x=[3]"], PKG, False)
+    (tmp_path / "main.py").write_text(str(prog))
+    made = marshal.loads(prog.tail[1])
+    compiled = compile(_HEAD_LINES + str(prog)[len(_PRELUDE) + 1:], "main.py", "exec", 0, True)
+    assert made.co_linetable != compiled.co_linetable  # (the template, not a compile)
+
+    def printed(code, exc):
+        def harness(*args):
+            raise exc()
+
+        out, old = io.StringIO(), sys.stderr
+        sys.stderr = out
+        try:
+            try:
+                exec(code, {"__sg_harness": harness, "__name__": "__main__"})
+            except BaseException:
+                sys.excepthook(*sys.exc_info())
+        finally:
+            sys.stderr = old
+        return out.getvalue()
+
+    for exc in (ValueError, MemoryError, KeyboardInterrupt):
+        text = printed(made, exc)
+        assert "main.py\", line" in text and "__sg_harness(" in text, text
+        assert text == printed(compiled, exc)
 
 
 def test_the_judge_compiles_only_what_compiles_silently():
@@ -417,3 +483,34 @@ def test_cli_judges_resumes_and_reports_bad_rows(tmp_path):
     bad.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"response": "x", "test_cases": "nope"}) + "\n")
     r = _cli("--input", str(bad), "--out", str(tmp_path / "b.jsonl"), "--library", spec)
     assert r.returncode == 2 and f"{bad}:2: field 'test_cases'" in r.stderr
+
+
+def test_channel_lines_decode_as_json_loads_decodes_them():
+    """read_channel decodes an ASCII channel's lines without json.loads' wrappers: the same value,
+    or a ValueError, for every line json.loads accepts or refuses."""
+    import json
+
+    from se_gym.judge.harness import _json_line, read_channel
+
+    lines = ['{"n": "a", "i": 0, "p": "[1 2]"}', ' {"a": 1} ', "\t[1, 2]\n", "1", "-0.5e3", "NaN", "-Infinity", "true",
+             "null", '"\\u00e9\\ud800"', "1e400", "12345678901234567890123", "[]", "{}", "", " ", "{", "[1,]", "1 2",
+             '{"a": 1} x', '{"a": 1}{"b": 2}', "'a'", "nan", "01", '"\\x41"', "[" * 50 + "]" * 50, '{"a": 1, "a": 2}',
+             '"tab\there"', "\u00a01"]
+    for line in lines:
+        try:
+            want = ("ok", json.loads(line))
+        except ValueError:
+            want = ("refused",)
+        try:
+            got = ("ok", _json_line(line))
+        except ValueError:
+            got = ("refused",)
+        assert repr(got) == repr(want), line  # (repr: NaN is not equal to itself)
+    # and the whole reader on a channel that is not ASCII (the per-line bytes path) agrees
+    hello = b'{"hello": "' + b"0" * 32 + b'"}\n'
+    rec = b'{"n": "' + b"0" * 32 + b'", "i": 0, "p": "x"}\n'
+    done = b'{"n": "' + b"0" * 32 + b'", "done": 1}\n'
+    plain = read_channel(hello + rec + done, 1)
+    assert plain.complete and plain.cases[0].printed == "x" and not plain.forged
+    odd = read_channel(hello + rec + "é\n".encode() + done, 1)
+    assert not odd.complete and odd.forged == 1 and odd.cases[0].printed == "x", odd

@@ -240,7 +240,20 @@ class OfficialChecker:
                 pass
             return a == b
         if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-            return len(a) == len(b) and all(self.deep_equal(x, y, depth) for x, y in zip(a, b))
+            if len(a) != len(b):
+                return False
+            tol, inf, isnan = self.tolerance, math.inf, math.isnan
+            for x, y in zip(a, b):
+                tx, ty = type(x), type(y)
+                if (tx is float or tx is int) and (ty is float or ty is int):  # two numbers, in line: as below
+                    if (x == inf and y == inf) or (x == -inf and y == -inf) or (isnan(x) and isnan(y)):
+                        continue
+                    if abs(float(x) - float(y)) <= tol:
+                        continue
+                    return False
+                if not self.deep_equal(x, y, depth):
+                    return False
+            return True
         if isinstance(a, dict) and isinstance(b, dict):
             return a.keys() == b.keys() and all(self.deep_equal(a[k], b[k], depth) for k in a)
         return a == b

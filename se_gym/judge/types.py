@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 
+_ABSENT = object()
+
+
 class JudgeError(ValueError):
     """Bad input to the judge (one line naming the problem)."""
 
@@ -28,6 +31,10 @@ class TestCase:
     @classmethod
     def coerce(cls, case: "TestCase | Mapping[str, Any]") -> "TestCase":
         """Accept a TestCase or the official dict ``{"input": ..., "output": ...}``."""
+        if type(case) is dict:  # the usual case, without the Mapping check (an ABC's isinstance)
+            inp, out = case.get("input", _ABSENT), case.get("output", _ABSENT)
+            if type(inp) is str and type(out) is str:
+                return cls(inp, out)
         if isinstance(case, TestCase):
             return case
         if isinstance(case, Mapping):
