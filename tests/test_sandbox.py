@@ -392,6 +392,16 @@ def test_close_is_idempotent_and_cleans_up():
         sb.run(["print(1)"])
 
 
+def test_outputs_past_one_read_come_back_whole(box):
+    # the worker reads a finished program's pipes 64 KB at a time: several reads per stream, in order
+    prog = ("import os, sys\nsys.stdout.write(''.join('%06d' % i for i in range(50_000)))\nsys.stdout.flush()\n"
+            "sys.stderr.write('e' * 150_000)\nos.write(3, b'c' * 100_000)\n")
+    r = box.run([prog], FAST)[0]
+    assert r.status is ExecStatus.OK, r
+    assert r.stdout == "".join("%06d" % i for i in range(50_000)) and r.stderr == "e" * 150_000
+    assert r.channel == b"c" * 100_000 and not r.truncated
+
+
 @pytest.mark.timeout(120)
 def test_big_program_after_big_reply_does_not_deadlock():
     # one worker: while it writes a ~1 MB reply (output at the cap) it must not be sent a program

@@ -943,7 +943,10 @@ def _supervise(pid, pidfd, exited, pipes, sizes, limits, start, uid):
     for i, fd in enumerate(fds):
         while total <= cap:
             try:
-                chunk = os.read(fd, max(1, cap + 1 - total))
+                # at most 64 KB a read: a read allocates its whole size first, and a buffer of the
+                # cap's size (1 MB) came from the top of our heap, which free() then gave back to the
+                # system: 8 brk calls and the faults to take the memory again, per program
+                chunk = os.read(fd, min(max(1, cap + 1 - total), 1 << 16))
             except BlockingIOError:  # a writer we could not kill: take what is there
                 break
             if not chunk:
