@@ -360,13 +360,14 @@ class WorkerPool(Sandbox):
     def _result(self, reply: dict, worker: str) -> ExecResult:
         if reply.get("status") == _SANDBOX_ERROR and "stdout" not in reply:
             return sandbox_error(self.backend, reply.get("detail", ""), worker)
+        channel = reply.get("channel") or b""
         return ExecResult(
             status=_STATUS[reply["status"]],
             exit_code=reply.get("exit_code"),
             signal=reply.get("signal"),
             stdout=reply.get("stdout", ""),
             stderr=reply.get("stderr", ""),
-            channel=binascii.a2b_base64(reply.get("channel") or ""),
+            channel=channel if type(channel) is bytes else binascii.a2b_base64(channel),  # (bytes: the marshal wire)
             wall_s=float(reply.get("wall_s", 0.0)),
             cpu_s=reply.get("cpu_s"),
             truncated=bool(reply.get("truncated")),

@@ -994,7 +994,8 @@ def _supervise(pid, pidfd, exited, pipes, sizes, limits, start, uid):
         "signal": sig,
         "stdout": stdout,
         "stderr": stderr,
-        "channel": binascii.b2a_base64(bufs[2], newline=False).decode("ascii"),
+        # (bytes as they are where the wire carries bytes; JSON needs text)
+        "channel": bytes(bufs[2]) if _LOADS is marshal.loads else binascii.b2a_base64(bufs[2], newline=False).decode("ascii"),
         "wall_s": wall,
         "cpu_s": cpu,
         "truncated": killed == "output",
