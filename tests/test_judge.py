@@ -310,18 +310,19 @@ def test_harness_reports_alike_whether_the_worker_or_the_program_compiled_the_an
 
 def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     """The judge builds the call's code from a per-shape template instead of compiling each call:
-    the same instructions, constants and lines as compiling the text, for every shape (0-5 cases,
-    equal cases, strict lists, imports), without columns; a traceback through it reads the same."""
+    the same instructions, constants, lines and positions (columns included) as compiling the text,
+    for every shape (0-5 cases, equal cases, strict lists, imports, non-ASCII text); a traceback
+    through it reads the same."""
     import io
     import marshal
     import sys
 
-    from se_gym.judge.harness import _HEAD_LINES, _PARENT_COMPILE, _PRELUDE, channel_program
+    from se_gym.judge.harness import _CALL_SHAPES, _HEAD_LINES, _PARENT_COMPILE, _PRELUDE, channel_program
 
     if not _PARENT_COMPILE:
         return  # (the worker compiles the call on other Pythons: nothing to compare)
     monkeypatch.chdir(tmp_path)
-    src = f"import {PKG}\ndef solve(x):\n    return {ABS}(x)\n"
+    src = f"import {PKG}\ndef solve(x):\n    return {ABS}(x)  # 'é' → ∑\n"  # (columns count UTF-8 bytes)
     for n in range(6):
         for strict, modules in ((False, []), (True, []), (True, ["math"]), (True, ["math", "re", "json"])):
             for equal in (False, True):
@@ -332,7 +333,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
                 for attr in ("co_code", "co_consts", "co_names", "co_firstlineno", "co_filename", "co_flags", "co_stacksize"):
                     assert getattr(made, attr) == getattr(compiled, attr), (attr, n, strict, modules, equal)
                 assert list(made.co_lines()) == list(compiled.co_lines())
-                assert [p[:2] for p in made.co_positions()] == [p[:2] for p in compiled.co_positions()]
+                assert list(made.co_positions()) == list(compiled.co_positions()), (n, strict, modules, equal)
     # what a traceback through the call prints (the source line read back from main.py; an answer
     # longer than the template's placeholders, as real ones are)
     src = f"import {PKG}\ndef solve(x):\n    # {'a comment as answers have them ' * 8}\n    return {ABS}(x)\n"
@@ -340,7 +341,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     (tmp_path / "main.py").write_text(str(prog))
     made = marshal.loads(prog.tail[1])
     compiled = compile(_HEAD_LINES + str(prog)[len(_PRELUDE) + 1:], "main.py", "exec", 0, True)
-    assert made.co_linetable != compiled.co_linetable  # (the template, not a compile)
+    assert _CALL_SHAPES[(False, 3, 0, 0, 0)] is not False  # (made from the template, not compiled)
 
     def printed(code, exc):
         def harness(*args):

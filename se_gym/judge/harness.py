@@ -522,14 +522,16 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     cases = [f"{entry}({inp})" for inp in inputs]
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
     deny = sorted(FORBIDDEN_BUILTINS) if strict else []
-    call = f"__sg_harness({src!r}, {cases!r}, {package!r}, {bool(strict)!r}, {list(modules)!r}, {list(roots)!r}, {attrs!r}, {deny!r})\n"
+    # the call's text, piece by piece (their lengths place each argument's columns: see _call_code)
+    parts = [repr(src), repr(cases), repr(package), repr(bool(strict)), repr(list(modules)), repr(list(roots)), repr(attrs), repr(deny)]
+    call = "__sg_harness(" + ", ".join(parts) + ")\n"
     if units is None or units[0][0] != src or [u[0] for u in units[1:]] != cases:
         # (source, filename, mode[, marshalled code]) of the answer, then of each case
         units = ((src, "<answer>", "exec"),) + tuple((c, f"<test case {i}>", "eval") for i, c in enumerate(cases))
     tail = None
     if _PARENT_COMPILE:  # the call: literals only (reprs), so nothing in it can warn
         try:
-            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny)
+            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts)
             if code is None:
                 code = compile(_HEAD_LINES + call, "main.py", "exec", 0, True)
             tail = (len(_PRELUDE) + 1, marshal.dumps(code))
@@ -540,28 +542,30 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
 
 # The call's code without compiling it.  Compiling the call line cost ~95 us per answer (its
 # literals hold the whole answer); its code differs from one answer to the next only in the
-# constants, once the shape is fixed (how many items each list has, up to 3: CPython loads a list of
-# three or more constants as one tuple).  So the call is compiled once per shape with placeholder
-# strings, and each answer's values are put in their place.  One difference from compiling the text:
-# the call line's instructions carry no columns (those depend on each literal's length).  The call
-# spans its whole line, so a traceback through it shows no carets either way: the same text.
+# constants and in the columns of the call's line, once the shape is fixed (how many items each list
+# has, up to 3: CPython loads a list of three or more constants as one tuple).  So the call is compiled
+# once per shape with placeholder strings; for each answer its values are put in their place and its
+# line's columns are those of this answer's text (each argument's span follows from the lengths of the
+# pieces before it): the same code, positions included, as compiling the text (the location table is
+# written in its long form throughout: the same positions, in other bytes).
 _CALL_SHAPES: dict[tuple, Any] = {}
 _SLOT = "\x00se-gym slot %d\x00"  # (no literal of a real call can hold NUL: reprs escape it)
+_CALLEE = "__sg_harness"
 
 
-def _call_code(src, cases, package, strict, modules, roots, attrs, deny):
-    """The code of ``_HEAD_LINES + call`` as compile() makes it, columns aside; None where this
-    shape is not covered (an answer's strict imports: a dict of lists)."""
+def _call_code(src, cases, package, strict, modules, roots, attrs, deny, parts):
+    """The code of ``_HEAD_LINES + call`` as compile() makes it; None where this shape is not
+    covered (an answer's strict imports: a dict of lists).  ``parts``: the call's argument texts."""
     if attrs:
         return None
     lists = (cases, modules, roots, deny)
     key = (strict,) + tuple(min(len(v), 3) for v in lists)
     shape = _CALL_SHAPES.get(key)
     if shape is None:
-        shape = _CALL_SHAPES[key] = _call_shape(key, package)
+        shape = _CALL_SHAPES[key] = _call_shape(key)
     if shape is False:
         return None
-    template, slots = shape
+    template, slots, plan = shape
     values = [src, package]
     for v in lists:
         if len(v) > 2:
@@ -576,61 +580,19 @@ def _call_code(src, cases, package, strict, modules, roots, attrs, deny):
             return None  # CPython shares one constant between equal literals: compile the text
         seen.add(value)
         consts[i] = value
-    return template.replace(co_consts=tuple(consts))
+    # where each argument's text begins and ends on the line, in UTF-8 bytes (as code positions count)
+    spans, at = [], len(_CALLEE) + 1
+    for part in parts:
+        n = len(part) if part.isascii() else len(part.encode("utf-8", "surrogatepass"))
+        spans.append((at, at + n))
+        at += n + 2
+    spans.append((0, at - 1))  # the whole call, closing parenthesis included
+    spans.append((0, len(_CALLEE)))
+    return template.replace(co_consts=tuple(consts), co_linetable=_location_table(plan, spans))
 
 
-def _varint(table: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = table[i]
-        i += 1
-        value |= (b & 63) << shift
-        shift += 6
-        if not b & 64:
-            return value, i
-
-
-def _without_columns(code, line: int) -> bytes:
-    """``code.co_linetable`` with the entries of ``line`` in the no-column form (CPython's
-    Objects/locations.md, 3.11-3.13): the same lines for the same instructions, no columns."""
-    table, out, i, at = code.co_linetable, bytearray(), 0, code.co_firstlineno
-    while i < len(table):
-        first = table[i]
-        kind, size, j = (first >> 3) & 15, (first & 7) + 1, i + 1
-        lines = 0  # how many lines past its first the entry spans
-        if kind < 10:  # short form: this line, one byte of columns
-            delta, j = 0, j + 1
-        elif kind < 13:  # one-line forms: line + 0, 1 or 2, two bytes of columns
-            delta, j = kind - 10, j + 2
-        elif kind < 15:  # no columns, or the long form: a signed varint, then (long) three varints
-            raw, j = _varint(table, j)
-            delta = -(raw >> 1) if raw & 1 else raw >> 1
-            if kind == 14:
-                lines, j = _varint(table, j)
-                j = _varint(table, _varint(table, j)[1])[1]
-        else:  # no location
-            out += table[i:j]
-            i = j
-            continue
-        if at + delta == line and not lines:
-            raw = (-delta << 1) | 1 if delta < 0 else delta << 1
-            out.append(0x80 | (13 << 3) | (size - 1))
-            while raw >= 64:
-                out.append((raw & 63) | 64)
-                raw >>= 6
-            out.append(raw)
-        else:
-            out += table[i:j]
-        at += delta
-        i = j
-    if list(code.replace(co_linetable=bytes(out)).co_lines()) != list(code.co_lines()):
-        raise ValueError("the line table was not read as it is written")
-    return bytes(out)
-
-
-
-def _call_shape(key, package):
-    """(template code, where each const goes: slot index or None), or False."""
+def _call_shape(key):
+    """(template code, [(const index, value index)], its location plan) or False."""
     strict, counts = key[0], key[1:]
     n = 0
 
@@ -641,10 +603,22 @@ def _call_shape(key, package):
 
     src, pkg = slot(), slot()
     lists = [[slot() for _ in range(c)] for c in counts]
-    text = f"__sg_harness({src!r}, {lists[0]!r}, {pkg!r}, {strict!r}, {lists[1]!r}, {lists[2]!r}, {{}}, {lists[3]!r})\n"
+    parts = [repr(src), repr(lists[0]), repr(pkg), repr(strict), repr(lists[1]), repr(lists[2]), "{}", repr(lists[3])]
+    line = _HEAD_LINES.count("\n") + 1
     try:
-        code = compile(_HEAD_LINES + text, "main.py", "exec", 0, True)
-        code = code.replace(co_linetable=_without_columns(code, _HEAD_LINES.count("\n") + 1))
+        code = compile(_HEAD_LINES + "__sg_harness(" + ", ".join(parts) + ")\n", "main.py", "exec", 0, True)
+        spans, at = [], len(_CALLEE) + 1
+        for part in parts:
+            spans.append((at, at + len(part)))
+            at += len(part) + 2
+        spans += [(0, at - 1), (0, len(_CALLEE))]
+        runs = _location_runs(code, line, spans)
+        if runs is None:
+            return False
+        plan = _location_plan(code.co_firstlineno, runs)
+        again = code.replace(co_linetable=_location_table(plan, spans))
+        if list(again.co_positions()) != list(code.co_positions()) or list(again.co_lines()) != list(code.co_lines()):
+            return False  # (the table is not written as this Python reads it)
     except Exception:  # noqa: BLE001 - a Python whose tables differ: compile each call's text
         return False
     order = {src: 0, pkg: 1}
@@ -660,7 +634,74 @@ def _call_shape(key, package):
     slots = [order.get(c) if type(c) in (str, tuple) else None for c in code.co_consts]
     if sorted(i for i in slots if i is not None) != list(range(k)):
         return False  # a placeholder not found as its own constant: not the layout assumed
-    return code, [(i, j) for i, j in enumerate(slots) if j is not None]
+    return code, [(i, j) for i, j in enumerate(slots) if j is not None], plan
+
+
+def _location_runs(code, line: int, spans: list) -> list | None:
+    """The code's location entries as ``(code units, position)``: the entries CPython wrote (so that
+    co_lines() reads the same ranges), each with its position, where one on the call's ``line`` is
+    the index of its span in ``spans`` and any other is kept as it is; None when a position on that
+    line is not one of those spans."""
+    table, positions = code.co_linetable, list(code.co_positions())  # (a position per code unit)
+    runs: list = []
+    i = unit = 0
+    while i < len(table):
+        kind, size = (table[i] >> 3) & 15, (table[i] & 7) + 1
+        i += 1
+        if kind < 10:  # short form: one byte of columns
+            i += 1
+        elif kind < 13:  # one-line forms: two bytes of columns
+            i += 2
+        elif kind < 15:  # no columns (a signed varint), or the long form (four varints)
+            for _ in range(4 if kind == 14 else 1):
+                while table[i] & 64:
+                    i += 1
+                i += 1
+        pos = positions[unit]
+        unit += size
+        if pos[0] == line:
+            if pos[1] != line or (pos[2], pos[3]) not in spans:
+                return None
+            pos = spans.index((pos[2], pos[3]))
+        runs.append((size, pos))
+    return runs if unit == len(positions) else None
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 64:
+        out.append((value & 63) | 64)
+        value >>= 6
+    out.append(value)
+    return bytes(out)
+
+
+def _location_plan(first: int, runs: list) -> list:
+    """A location table (CPython's Objects/locations.md, 3.11-3.13) in its long form, as pieces:
+    bytes, or the index of a span (``spans`` of _location_table) whose columns go there."""
+    plan: list = []
+    at, line = first, _HEAD_LINES.count("\n") + 1
+    for size, pos in runs:
+        span = pos if type(pos) is int else None
+        if span is not None:
+            pos = (line, line, 0, 0)
+        if pos[0] is None:
+            plan.append(bytes([0xF8 | (size - 1)]))  # no location
+            continue
+        if None in pos:
+            raise ValueError("a position without columns")
+        delta = pos[0] - at
+        at = pos[0]
+        # the long form: line delta (signed), lines spanned, then column + 1 and end column + 1
+        head = bytes([0xF0 | (size - 1)]) + _varint((-delta << 1) | 1 if delta < 0 else delta << 1) + _varint(pos[1] - pos[0])
+        plan.append(head)
+        plan.append(span if span is not None else _varint(pos[2] + 1) + _varint(pos[3] + 1))
+    return plan
+
+
+def _location_table(plan: list, spans: list) -> bytes:
+    cols = [_varint(lo + 1) + _varint(hi + 1) for lo, hi in spans]
+    return b"".join(cols[p] if type(p) is int else p for p in plan)
 
 
 @dataclass(frozen=True)
