@@ -792,3 +792,42 @@ def test_pool_lowers_the_switch_interval_while_work_is_out_and_puts_it_back():
             t.join()
     assert res[0].stdout == "done\n", res[0]
     assert 0.0005 in sampled and sys.getswitchinterval() == before, sorted(set(sampled))
+
+
+def test_constructing_thread_hears_when_every_worker_is_launched():
+    """notify_launched: the pool tells the thread constructing it once each worker's process has
+    been started (before they are up), and also when launching one failed, before the error."""
+    from se_gym.sandbox.pool import WorkerPool, notify_launched
+
+    seen: list[tuple[int, bool]] = []
+    ready = threading.Event()
+    with notify_launched(lambda: seen.append((len(_descendants(os.getpid())), ready.is_set()))):
+        sb = LocalSandbox(workers=2)
+        ready.set()
+    try:
+        assert len(seen) == 1, seen
+        launched, constructed = seen[0]
+        assert launched >= 2 and not constructed, seen  # both worker processes already there, pool not yet up
+        assert [r.stdout for r in sb.run(["print(6 * 7)"], FAST)] == ["42\n"]
+    finally:
+        sb.close()
+
+    class NoWorker(WorkerPool):
+        def _spawn(self, slot):
+            raise OSError(f"no worker for slot {slot}")
+
+        def isolation(self):
+            return {}
+
+    heard = []
+    with notify_launched(lambda: heard.append(True)):
+        with pytest.raises(OSError, match="no worker for slot"):
+            NoWorker(2)._start()
+    assert heard == [True]
+    # outside the block, and in other threads, nothing is called
+    done = []
+    t = threading.Thread(target=lambda: done.append(LocalSandbox(workers=1).close()))
+    with notify_launched(lambda: pytest.fail("called for another thread's pool")):
+        t.start()
+        t.join(60)
+    assert done == [None]

@@ -181,19 +181,30 @@ class Judge:
         return bool(getattr(self.sandbox, "has_channel", True))
 
     def _start_in_background(self) -> Future | None:
-        """Start our own pool sandbox in a thread (its workers boot in ~0.5 s: preparing answers
-        meanwhile); None when there is nothing to start or the backend is not a pool."""
+        """Start our own pool sandbox in a thread (its workers boot in ~0.3 s: preparing answers
+        meanwhile); None when there is nothing to start or the backend is not a pool.  For the local
+        backend, returns once its workers have been launched: until then the start is Python code
+        that our preparing would slow down (see sandbox.pool.notify_launched), while a docker
+        start mostly waits on the daemon."""
         if self._sandbox is not None or not self._owned or self._backend not in ("local", "docker"):
             return None
+        from se_gym.sandbox.pool import notify_launched
+
         started: Future = Future()
+        launched = threading.Event()
 
         def boot() -> None:
             try:
-                started.set_result(self.sandbox)
+                with notify_launched(launched.set):
+                    started.set_result(self.sandbox)
             except BaseException as exc:  # raised where the judge waits for it
                 started.set_exception(exc)
+            finally:
+                launched.set()
 
         threading.Thread(target=boot, name="se-gym-judge-start", daemon=True).start()
+        if self._backend == "local":
+            launched.wait()
         return started
 
     @property
