@@ -416,6 +416,22 @@ def test_big_program_after_big_reply_does_not_deadlock():
         sb.close()
 
 
+@pytest.mark.timeout(120)
+def test_programs_sent_ahead_fit_in_the_worker_input_together():
+    # several programs, each small enough to be sent ahead, but together more than the worker's
+    # input pipe holds (4 bytes per character on the wire): sent all at once while the worker writes
+    # a ~1 MB reply, both sides would wait on a full pipe for ever
+    sb = make_sandbox(workers=1)
+    try:
+        limit = sb._workers[0].ahead_max
+        wide = "# " + "\U0001F600" * (limit - 100) + "\nprint(1)\n"  # just under the limit alone
+        res = sb.run(['print("x" * 10 ** 6)', wide, wide, wide, "print(2)"], FAST)
+        assert [r.status for r in res] == [ExecStatus.OUTPUT_LIMIT] + [ExecStatus.OK] * 4, res
+        assert [r.stdout for r in res[1:]] == ["1\n"] * 3 + ["2\n"]
+    finally:
+        sb.close()
+
+
 def test_workers_are_pinned_to_one_cpu_each_unless_asked_not_to():
     cpus = sorted(os.sched_getaffinity(0))
     code = "import os; print(sorted(os.sched_getaffinity(0)))"

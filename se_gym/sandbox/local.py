@@ -233,8 +233,8 @@ class _ProcTransport(FdTransport):
         assert proc.stdin is not None and proc.stdout is not None
         super().__init__(proc.stdin.fileno(), proc.stdout.fileno(), name, wire="marshal")
         self.proc, self.log = proc, log
-        # a judge's harness programs are ~16 KB: with the worker's input pipe widened to hold one
-        # whole frame, they too are sent ahead, so the worker starts the next program without
+        # a judge's harness programs are ~24 KB: with the worker's input pipe widened to hold a few
+        # whole frames, they too are sent ahead, so the worker starts the next program without
         # waiting for our round trip (marshal: at most 4 bytes per character; half as margin)
         try:
             import fcntl
