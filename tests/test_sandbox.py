@@ -432,6 +432,35 @@ def test_programs_sent_ahead_fit_in_the_worker_input_together():
         sb.close()
 
 
+def test_jobs_sent_ahead_depend_on_how_long_programs_run():
+    """Short programs: up to 4 jobs are in a worker's hands (the next ones ready while the feeding
+    thread waits for the GIL); slow ones: 2, so that fewer wait behind one while others idle."""
+    def most_in_hand(programs):
+        sb = make_sandbox(workers=1)
+        in_hand, most = [0], [0]
+        send, result = sb._send, sb._result
+
+        def counting_send(slot, job):
+            in_hand[0] += 1
+            most[0] = max(most[0], in_hand[0])
+            return send(slot, job)
+
+        def counting_result(reply, worker):
+            in_hand[0] -= 1
+            return result(reply, worker)
+
+        sb._send, sb._result = counting_send, counting_result
+        try:
+            res = sb.run(programs, FAST)
+            assert all(r.status is ExecStatus.OK for r in res), res
+        finally:
+            sb.close()
+        return most[0]
+
+    assert most_in_hand(["print(1)"] * 40) == 4
+    assert most_in_hand(["import time; time.sleep(0.08)"] * 8) == 2
+
+
 def test_workers_are_pinned_to_one_cpu_each_unless_asked_not_to():
     cpus = sorted(os.sched_getaffinity(0))
     code = "import os; print(sorted(os.sched_getaffinity(0)))"

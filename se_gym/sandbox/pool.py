@@ -28,12 +28,15 @@ from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandb
 # The worker enforces the limits itself; the pool only waits this much longer before it decides
 # that the worker hangs (killing and replacing it).
 _GRACE_S = 10.0
-# Jobs sent ahead to one worker: the running one and three more.  The threads that send them need
-# the GIL, which a caller preparing answers holds for up to a few ms at a time (a long parse or
-# compile is one C call): with only the next job in hand a worker sometimes ran dry (2,000 real
-# answers on 2 cores: cores busy 96.0% with 2 jobs, 96.7% with 3, 96.9% with 4; 5 alternating
-# pairs each).  What it costs: up to three jobs wait behind a slow program instead of one.
-_DEPTH = 4
+# Jobs sent ahead to one worker: the running one and the next; and while its programs are short
+# (the last one ran under _SHORT_S), three more.  The threads that send them need the GIL, which a
+# caller preparing answers holds for up to a few ms at a time (a long parse or compile is one C
+# call): with only the next job in hand a worker sometimes ran dry (2,000 real answers on 2 cores:
+# cores busy 96.0% with 2 jobs, 96.7% with 3, 96.9% with 4; 5 alternating pairs each).  Behind a
+# slow program, jobs sent ahead wait while other workers may idle: hence only 2 then.
+_DEPTH = 2
+_DEPTH_SHORT = 4
+_SHORT_S = 0.05
 # Only this many characters of programs are sent ahead (in all): their frames (at most 6 bytes per
 # character in JSON) fit in a pipe's 64 KiB without blocking us.
 _AHEAD_MAX = 8192
@@ -273,9 +276,10 @@ class WorkerPool(Sandbox):
     # -- serving -----------------------------------------------------------------------------
     def _serve(self, slot: int, booted: threading.Event, errors: list[BaseException | None],
                launched: threading.Event | None = None) -> None:
-        """Start this slot's worker, then keep it fed: up to ``_DEPTH`` jobs are sent ahead, so that
-        the worker starts the next program as soon as it has answered one instead of waiting for
-        our round trip (its replies come back in order)."""
+        """Start this slot's worker, then keep it fed: up to ``_DEPTH`` jobs (``_DEPTH_SHORT`` while
+        its programs are short) are sent ahead, so that the worker starts the next program as soon
+        as it has answered one instead of waiting for our round trip (its replies come back in
+        order)."""
         try:
             self._workers[slot] = self._boot(slot, launched)
         except BaseException as exc:  # raised by _start, with the cause
@@ -288,8 +292,9 @@ class WorkerPool(Sandbox):
         sent: deque[_Job] = deque()
         held: _Job | None = None  # a big job waiting for the worker to be idle
         stopping = False
+        depth = _DEPTH  # (_DEPTH_SHORT once the worker's programs prove short)
         while True:
-            while len(sent) < _DEPTH and (held is not None or not stopping):
+            while len(sent) < depth and (held is not None or not stopping):
                 if held is not None:
                     if not self._fits(slot, sent, held):
                         break
@@ -325,6 +330,8 @@ class WorkerPool(Sandbox):
                 sent.clear()
                 continue
             sent.popleft()
+            wall = reply.get("wall_s")
+            depth = _DEPTH_SHORT if type(wall) is float and wall < _SHORT_S else _DEPTH
             if not job.future.done():
                 job.future.set_result(self._result(reply, transport.name))
             if reply.get("retire"):
