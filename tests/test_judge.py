@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import shared_path
+from conftest import descendants, shared_path
 
 from se_gym.judge import Judge, JudgeError, Status, TestCase, Verdict, extract_code
 from se_gym.judge.compare import OfficialChecker, expected_value, safe_eval, structural_ok
@@ -529,21 +529,9 @@ def test_judge_many_launches_local_workers_before_preparing_more_answers():
         def prepare(index, item):
             if index == 1:  # the first answer is prepared before the start; the second once it returned
                 launched_at_second.append(sum(b"worker.py" in Path(f"/proc/{p}/cmdline").read_bytes()
-                                              for p in _descendants(os.getpid())))
+                                              for p in descendants(os.getpid())))
             return real_prepare(index, item)
 
         j._prepare = prepare
         assert [v.status for v in j.judge_many([good] * 3)] == [Status.PASSED] * 3
     assert launched_at_second and launched_at_second[0] >= 2, launched_at_second
-
-
-def _descendants(pid: int) -> list[int]:
-    out = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            kids = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        except OSError:
-            kids = []
-        for kid in map(int, kids):
-            out += [kid] + _descendants(kid)
-    return out

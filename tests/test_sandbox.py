@@ -15,7 +15,7 @@ import time
 import pytest
 from pathlib import Path
 
-from conftest import legit_skip, need
+from conftest import descendants, legit_skip, need
 
 from se_gym.sandbox import ExecResult, ExecStatus, Limits, make_sandbox
 from se_gym.sandbox.local import LocalSandbox, bwrap_status
@@ -721,18 +721,6 @@ def test_folders_of_killed_sandboxes_are_reclaimed():
         assert sb._tmp.is_dir()  # its own, alive, kept
 
 
-def _descendants(pid: int) -> list[int]:
-    out = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            kids = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        except OSError:
-            kids = []
-        for kid in map(int, kids):
-            out += [kid] + _descendants(kid)
-    return out
-
-
 def test_worker_heap_stays_in_huge_pages_while_programs_run():
     """The worker collapses its heap into 2 MB pages (fewer page-table entries for each fork to
     copy and each program's exit to drop) and keeps them: it runs no Python between a fork and
@@ -757,7 +745,7 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
         want = '[["0", 429], ["1", 429], ["2", 429], ["3", 429], ["4", 428], ["5", 428], ["6", 428]] 4950\n'
         res = sb.run([prog] * 80, FAST)  # past the re-collapses (after 2, 10 and 42 programs)
         assert [r.stdout for r in res] == [want] * 80, res[0]
-        workers = [p for p in _descendants(sb._workers[0].proc.pid)
+        workers = [p for p in descendants(sb._workers[0].proc.pid)
                    if b"worker.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
         assert workers, "worker process not found"
         rollup = Path(f"/proc/{workers[-1]}/smaps_rollup").read_text()
@@ -846,7 +834,7 @@ def test_constructing_thread_hears_when_every_worker_is_launched():
 
     seen: list[tuple[int, bool]] = []
     ready = threading.Event()
-    with notify_launched(lambda: seen.append((len(_descendants(os.getpid())), ready.is_set()))):
+    with notify_launched(lambda: seen.append((len(descendants(os.getpid())), ready.is_set()))):
         sb = LocalSandbox(workers=2)
         ready.set()
     try:
