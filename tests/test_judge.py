@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import descendants, shared_path
+from conftest import shared_path
 
 from se_gym.judge import Judge, JudgeError, Status, TestCase, Verdict, extract_code
 from se_gym.judge.compare import OfficialChecker, expected_value, safe_eval, structural_ok
@@ -517,21 +517,31 @@ def test_channel_lines_decode_as_json_loads_decodes_them():
     assert not odd.complete and odd.forged == 1 and odd.cases[0].printed == "x", odd
 
 
-def test_judge_many_launches_local_workers_before_preparing_more_answers():
+def test_judge_many_launches_local_workers_before_preparing_more_answers(monkeypatch):
     """judge_many starts its local workers in the background and prepares answers meanwhile, but
     only once the workers' processes are launched: the launch is Python of this process, which
     preparing at the same time would delay (measured: 0.3 s instead of 0.03 s, a core idle)."""
+    from se_gym.sandbox.local import LocalSandbox
+
     good = (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x)"), CASES)
+    spawned: list[int] = []
+    real_spawn = LocalSandbox._spawn
+
+    def spawn(self, slot):
+        transport = real_spawn(self, slot)
+        spawned.append(slot)
+        return transport
+
+    monkeypatch.setattr(LocalSandbox, "_spawn", spawn)
     launched_at_second = []
     with Judge(LIB, profile="sebench", workers=2) as j:
         real_prepare = j._prepare
 
         def prepare(index, item):
             if index == 1:  # the first answer is prepared before the start; the second once it returned
-                launched_at_second.append(sum(b"worker.py" in Path(f"/proc/{p}/cmdline").read_bytes()
-                                              for p in descendants(os.getpid())))
+                launched_at_second.append(sorted(spawned))
             return real_prepare(index, item)
 
         j._prepare = prepare
         assert [v.status for v in j.judge_many([good] * 3)] == [Status.PASSED] * 3
-    assert launched_at_second and launched_at_second[0] >= 2, launched_at_second
+    assert launched_at_second == [[0, 1]]

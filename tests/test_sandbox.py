@@ -832,15 +832,21 @@ def test_constructing_thread_hears_when_every_worker_is_launched():
     been started (before they are up), and also when launching one failed, before the error."""
     from se_gym.sandbox.pool import WorkerPool, notify_launched
 
-    seen: list[tuple[int, bool]] = []
+    spawned: list[int] = []
+
+    class Recording(LocalSandbox):
+        def _spawn(self, slot):
+            transport = super()._spawn(slot)
+            spawned.append(slot)
+            return transport
+
+    seen: list[tuple[list[int], bool]] = []
     ready = threading.Event()
-    with notify_launched(lambda: seen.append((len(descendants(os.getpid())), ready.is_set()))):
-        sb = LocalSandbox(workers=2)
+    with notify_launched(lambda: seen.append((sorted(spawned), ready.is_set()))):
+        sb = Recording(workers=2)
         ready.set()
     try:
-        assert len(seen) == 1, seen
-        launched, constructed = seen[0]
-        assert launched >= 2 and not constructed, seen  # both worker processes already there, pool not yet up
+        assert seen == [([0, 1], False)]  # once: both workers' processes started, the constructor not yet back
         assert [r.stdout for r in sb.run(["print(6 * 7)"], FAST)] == ["42\n"]
     finally:
         sb.close()
