@@ -33,6 +33,8 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 export PYTHON="$PY" VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+# verifiers' own venv (scripts/setup/integrations.sh) belongs to this test venv: its .pth names this one
+export SE_GYM_VERIFIERS_VENV="${SE_GYM_VERIFIERS_VENV:-$VENV/verifiers-venv}"
 echo "== test venv: se-gym[dev] into $VENV"
 "$PY" -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 # each part of the package that needs outside pieces installs them in its own script (idempotent,

@@ -67,6 +67,7 @@ QUICK = DemoConfig(pretrain_examples=800 * 64, functions=6, sft_epochs=20, rl_it
 # noise.  The wide base above reads every held-out doc (1.00 on seeds 0-2) but pre-trains for
 # hours on 2 CPU cores (6.6 s per step measured at load 7; 1,600 steps) and minutes on a GPU.
 SMALL_BASE = dict(hidden=64, layers=2, heads=2, pretrain_examples=102_400, pretrain_lr=3e-3, pretrain_batch=32, pretrain_synthetic=0.0)
+SMALL_BASE_QUICK = {**SMALL_BASE, "pretrain_examples": 51_200}  # --quick on the small base: half the pre-training
 METHODS = ("base", "open_sft", "closed_sft", "rl_clip", "rl_noclip")
 LABELS = {
     "base": "Base (no training)",
@@ -424,6 +425,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
+def demo_config(args: argparse.Namespace, device: str) -> DemoConfig:
+    """The configuration the command line asks for on ``device``."""
+    cfg = QUICK if args.quick else DemoConfig()
+    # auto: the plain demo on a CPU uses the small base (minutes, not hours); the ablation and
+    # self-play stages keep the wide base their documented numbers were measured on
+    small = args.base == "small" or (args.base == "auto" and device == "cpu" and not (args.rl_ablation or args.selfplay))
+    if small and not args.model:
+        cfg = replace(cfg, **(SMALL_BASE_QUICK if args.quick else SMALL_BASE))
+    if args.model:  # a real model: paper-like learning rates and full-length answers
+        cfg = replace(cfg, max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft_batch=8, rl_lr=1e-6, rl_group=8, rl_ppo_epochs=2)
+    if args.threads:
+        cfg = replace(cfg, threads=args.threads)
+    return cfg
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         import torch
@@ -438,17 +454,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or (1 if args.backend != "hf" or args.model else max(1, min(os.cpu_count() or 1, 8)))
     if not 0 < args.gpu_memory_utilization <= 1:
         raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {args.gpu_memory_utilization}")
-    cfg = QUICK if args.quick else DemoConfig()
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    # auto: the plain demo on a CPU uses the small base (minutes, not hours); the ablation and
-    # self-play stages keep the wide base their documented numbers were measured on
-    small = args.base == "small" or (args.base == "auto" and device == "cpu" and not (args.rl_ablation or args.selfplay))
-    if small and not args.model:
-        cfg = replace(cfg, **SMALL_BASE, **({"pretrain_examples": 51_200} if args.quick else {}))
-    if args.model:  # a real model: paper-like learning rates and full-length answers
-        cfg = replace(cfg, max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft_batch=8, rl_lr=1e-6, rl_group=8, rl_ppo_epochs=2)
-    if args.threads:
-        cfg = replace(cfg, threads=args.threads)
+    cfg = demo_config(args, device)
     torch.set_num_threads(cfg.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

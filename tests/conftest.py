@@ -44,6 +44,33 @@ def legit_skip(reason: str) -> None:
     pytest.skip(reason, allow_module_level=True)
 
 
+def child_venv(path: Path, install: tuple[str, ...] = ()) -> Path:
+    """A venv at ``path`` (no pip) that sees this interpreter's packages by an explicit ``.pth`` listing
+    the site-packages folders on this interpreter's path, after its own.  ``--system-site-packages``
+    would not do: made from a venv's python it shows the *base* interpreter's packages, which on a
+    fresh machine lack everything the test venv installed.  ``install``: local wheels installed
+    (without dependencies) before the ``.pth`` is written, so that pip does not take a package
+    of the same version seen through it (an editable se-gym) as already installed.  Returns the
+    venv's python."""
+    import subprocess
+    import sys
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=300)
+    python = path / "bin" / "python"
+    if install:
+        # without PYTHONPATH: a checkout on it (se_gym.egg-info beside the package) reads as installed
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        got = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", *install],
+                             capture_output=True, text=True, timeout=900, env=env)
+        assert got.returncode == 0, got.stderr[-3000:]
+    own = Path(sysconfig.get_path("purelib", vars={"base": str(path), "platbase": str(path)}))
+    parents = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)]
+    # plain folder lines: the parents' own .pth files (an editable se-gym, say) are not processed
+    (own / "_se_gym_parent_site.pth").write_text("".join(f"{p}\n" for p in parents))
+    return python
+
+
 @pytest.fixture(scope="module")
 def docker_daemon():
     """A Docker daemon that answers: the one running, else one started with scripts/docker_daemon.sh

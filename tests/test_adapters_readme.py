@@ -30,7 +30,10 @@ def _run(name: str, tmp_path) -> str:
     # this interpreter and this checkout; a free port instead of the documented 8000
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "python").symlink_to(sys.executable)
+    # a script, not a symlink: a link to a venv's python outside the venv's bin/ finds no pyvenv.cfg and
+    # runs as the base interpreter, without the venv's packages
+    (bindir / "python").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (bindir / "python").chmod(0o755)
     (bindir / "se-gym").write_text(f"#!/bin/sh\nexec {sys.executable} -m se_gym.cli \"$@\"\n")
     (bindir / "se-gym").chmod(0o755)
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PATH=f"{bindir}:{os.environ['PATH']}")

@@ -43,3 +43,48 @@ def test_restart_discards_and_redoes_saying_which(tmp_path, capsys):
     assert not (out / "seed0" / "eval.json").exists()
     assert json.loads((out / "seed0" / "run.json").read_text())["config"]["demo"]["functions"] == 10
     Demo(out, DemoConfig()).bind([0])  # the same configuration resumes
+
+
+def _args(*argv: str):
+    import argparse
+
+    from se_gym.demo import configure
+
+    p = argparse.ArgumentParser()
+    configure(p)
+    return p.parse_args(list(argv))
+
+
+def test_every_cpu_configuration_of_the_command_line_resolves():
+    """`--quick` on a CPU crashed in dataclasses.replace (the small base and --quick both set
+    pretrain_examples); each combination of the size flags now resolves to its documented scale."""
+    from se_gym.demo import SMALL_BASE, demo_config
+
+    plain = demo_config(_args(), "cpu")
+    assert plain.hidden == SMALL_BASE["hidden"] and plain.pretrain_examples == SMALL_BASE["pretrain_examples"]
+    quick = demo_config(_args("--quick"), "cpu")
+    assert quick.hidden == SMALL_BASE["hidden"] and quick.pretrain_examples == SMALL_BASE["pretrain_examples"] // 2
+    assert quick.functions == QUICK.functions and quick.sft_epochs == QUICK.sft_epochs
+    assert demo_config(_args("--quick", "--base", "wide"), "cpu") == QUICK
+    assert demo_config(_args("--base", "wide"), "cpu") == DemoConfig()
+    assert demo_config(_args("--quick"), "cuda") == QUICK  # a GPU keeps the wide base
+    assert demo_config(_args("--quick", "--threads", "2"), "cpu").threads == 2
+
+
+def test_quick_demo_runs_to_its_table_on_a_cpu(tmp_path, monkeypatch, capsys):
+    """`se-gym demo --quick --no-rl` end to end on a CPU, shrunk to a tiny scale (the real --quick
+    pre-trains for minutes): the command's own path from flags to the printed table."""
+    need_module("torch", "the demo command needs torch (pip install 'se-gym[train]')")
+    import se_gym.demo as demo
+
+    tiny = dict(hidden=32, layers=1, heads=1, pretrain_examples=256, pretrain_batch=32)
+    monkeypatch.setattr(demo, "QUICK", DemoConfig(functions=2, train_per_function=2, test_per_function=1, samples=1,
+                                                  sft_epochs=1, rl_iterations=1, max_new_tokens=16))
+    monkeypatch.setattr(demo, "SMALL_BASE_QUICK", {**demo.SMALL_BASE_QUICK, **tiny})
+    out = tmp_path / "demo"
+    assert main(["demo", "--quick", "--no-rl", "--seeds", "0", "--device", "cpu", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "Closed-SFT" in printed and "Open-SFT" in printed and f"report: {out / 'report.md'}" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["hidden"] == 32 and results["config"]["functions"] == 2
+    assert [s["seed"] for s in results["seeds"]] == [0]

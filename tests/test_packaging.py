@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, child_venv
 
 PROBE = r'''
 import json, sys, se_gym
@@ -54,10 +54,7 @@ def installed(tmp_path_factory):
     venv = root / "venv"
     # the dependencies (numpy, gymnasium...) come from this interpreter's site-packages; the venv's own
     # site-packages comes first, so se_gym is the wheel's even where an editable se-gym is installed there
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True, timeout=300)
-    inst = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--no-deps", "--no-index", "-q", str(wheel)],
-                          capture_output=True, text=True, timeout=900)
-    assert inst.returncode == 0, inst.stderr[-3000:]
+    child_venv(venv, install=(str(wheel),))
     return wheel, venv
 
 

