@@ -1,4 +1,4 @@
-"""The README's snippet for each training stack runs as written (in a fresh interpreter)."""
+"""The documented snippet for each training stack runs as written (in a fresh interpreter)."""
 from __future__ import annotations
 
 import os
@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, need, need_module
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+# the snippets stand in the README or in docs/ (docs/integrations/README.md has one per stack)
+DOCS = "\n".join(p.read_text(encoding="utf-8") for p in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))])
 SNIPPETS = {name: (lang, body) for name, lang, body in
-            re.findall(r"<!-- readme-test: (\w+) -->\n```(python|bash)\n(.*?)\n```\n", README, flags=re.S)}
+            re.findall(r"<!-- readme-test: (\w+) -->\n```(python|bash)\n(.*?)\n```\n", DOCS, flags=re.S)}
 NEEDS = {"verl": "pyarrow", "skyrl": "skyrl_gym", "openenv": "openenv.core", "verifiers": None}
 # verifiers lives in its own venv (see scripts/setup/integrations.sh)
 VF_PYTHON = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers")) / "bin" / "python"
@@ -48,7 +49,7 @@ def _run(name: str, tmp_path) -> str:
 @pytest.mark.parametrize("name", sorted(NEEDS))
 def test_readme_snippet_runs(name, tmp_path):
     if name not in SNIPPETS:
-        pytest.fail(f"README has no '<!-- readme-test: {name} -->' snippet")
+        pytest.fail(f"neither README.md nor docs/ has a '<!-- readme-test: {name} -->' snippet")
     if NEEDS[name]:
         need_module(NEEDS[name], f"the README's {name} snippet needs it")
     else:

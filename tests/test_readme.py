@@ -1,4 +1,4 @@
-"""Every code block of README.md runs as written (python blocks in a fresh interpreter, bash blocks with
+"""Every code block of README.md and of docs/**/*.md runs as written (python blocks in a fresh interpreter, bash blocks with
 `se-gym` on PATH), each in an empty working directory.  A block that cannot run here says so, with the
 reason, in the line just above it:
 
@@ -27,6 +27,7 @@ ANNOTATION = re.compile(r"<!--\s*readme-test:\s*(.*?)\s*-->")
 
 @dataclass(frozen=True)
 class Block:
+    doc: str  # the file, relative to the checkout
     line: int  # 1-based line of the opening fence
     lang: str
     code: str
@@ -35,10 +36,10 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"L{self.line}-{self.lang}"
+        return f"{self.doc}:L{self.line}-{self.lang}"
 
 
-def blocks(text: str) -> list[Block]:
+def blocks(text: str, doc: str = "README.md") -> list[Block]:
     out, lines, i = [], text.splitlines(), 0
     while i < len(lines):
         fence = lines[i].strip()
@@ -48,19 +49,20 @@ def blocks(text: str) -> list[Block]:
             while i < len(lines) and lines[i].rstrip() != "```":
                 body.append(lines[i])
                 i += 1
-            assert i < len(lines), f"README.md:{start + 1}: code block never closed"
+            assert i < len(lines), f"{doc}:{start + 1}: code block never closed"
             note = ANNOTATION.search(lines[start - 1]) if start else None
             reason = None
             if note and note.group(1).startswith("parse-only"):
                 reason = note.group(1).partition(":")[2].strip()
-                assert reason, f"README.md:{start}: parse-only needs a reason (parse-only: WHY)"
+                assert reason, f"{doc}:{start}: parse-only needs a reason (parse-only: WHY)"
             runner = note.group(1) if note and reason is None else None
-            out.append(Block(start + 1, fence[3:], "\n".join(body) + "\n", reason, runner))
+            out.append(Block(doc, start + 1, fence[3:], "\n".join(body) + "\n", reason, runner))
         i += 1
     return out
 
 
-README_BLOCKS = blocks((REPO / "README.md").read_text(encoding="utf-8"))
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+README_BLOCKS = [b for d in DOCS for b in blocks(d.read_text(encoding="utf-8"), str(d.relative_to(REPO)))]
 
 
 def test_the_readme_has_runnable_blocks():
@@ -80,10 +82,10 @@ def test_readme_block(block: Block, tmp_path):
     if block.runner is not None:
         from test_adapters_readme import NEEDS
 
-        assert block.runner in NEEDS, f"README.md:{block.line}: no test runs blocks named {block.runner!r}"
+        assert block.runner in NEEDS, f"{block.doc}:{block.line}: no test runs blocks named {block.runner!r}"
     if block.parse_only is not None or block.runner is not None:
         if block.lang == "python":
-            compile(block.code, f"README.md:{block.line}", "exec")
+            compile(block.code, f"{block.doc}:{block.line}", "exec")
         else:
             proc = subprocess.run(["bash", "-n"], input=block.code, capture_output=True, text=True)
             assert proc.returncode == 0, proc.stderr
@@ -105,4 +107,25 @@ def test_readme_block(block: Block, tmp_path):
             proc.wait()
         out.seek(0), err.seek(0)
         stdout, stderr = out.read(), err.read()
-    assert proc.returncode == 0, f"README.md:{block.line} ({block.lang}) failed:\n{stdout[-1500:]}\n{stderr[-3000:]}"
+    assert proc.returncode == 0, f"{block.doc}:{block.line} ({block.lang}) failed:\n{stdout[-1500:]}\n{stderr[-3000:]}"
+
+
+def test_the_readme_stays_a_newcomers_page():
+    """Results and histories live in docs/; the README is what a newcomer reads first."""
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
+def test_relative_links_resolve(doc):
+    text = doc.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" in target:
+            continue
+        assert (doc.parent / target).exists(), f"{doc.relative_to(REPO)} links to {target}, which does not exist"
+
+
+def test_the_cli_reference_is_current():
+    from se_gym.cli_reference import reference
+
+    assert (REPO / "docs" / "cli.md").read_text(encoding="utf-8") == reference(), \
+        "docs/cli.md is stale: python -m se_gym.cli_reference > docs/cli.md"
