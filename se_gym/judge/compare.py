@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
+import time
 from typing import Any
 
 OFFICIAL_TOLERANCE = 1e-2
@@ -30,6 +32,33 @@ _MAX_STR_DEPTH = 40  # the official checker recurses on re-parsed strings until 
 
 class _Unsafe(Exception):
     """The text is not a printed value we evaluate."""
+
+
+# -- the judge's CPU budget for scoring one answer ----------------------------------------------
+class ScoringBudgetExceeded(BaseException):
+    """Reading one answer's printed results took more of the judge's CPU than its budget.
+
+    A BaseException so that the official checker's ``except Exception`` fallbacks (which reproduce
+    the official judge's) do not take it for a failed comparison."""
+
+
+_budget = threading.local()  # .deadline: time.thread_time() past which scoring stops (None: no budget)
+
+
+def set_scoring_deadline(deadline: float | None) -> float | None:
+    """Set this thread's scoring deadline (a ``time.thread_time()`` value, or None); returns the
+    previous one.  The judge sets it around each answer's scoring."""
+    prev = getattr(_budget, "deadline", None)
+    _budget.deadline = deadline
+    return prev
+
+
+def check_budget() -> None:
+    """Raise ScoringBudgetExceeded when this thread has passed its scoring deadline (the CPU time of
+    this thread: other threads' work, and waiting, do not count)."""
+    deadline = getattr(_budget, "deadline", None)
+    if deadline is not None and time.thread_time() > deadline:
+        raise ScoringBudgetExceeded
 
 
 # -- a safe stand-in for eval -------------------------------------------------------------------
@@ -114,19 +143,68 @@ def safe_eval(text: str) -> Any:
 
 
 # -- the official normalisation -----------------------------------------------------------------
-_EMPTY_ARRAY_PATTERNS = (
-    re.compile(r"array\(\s*\[\s*\],\s*dtype=[\w\']+\s*\)"),
-    re.compile(r"array\(\s*\[\s*\],\s*shape=\([^)]*\),\s*dtype=[\w\']+\s*\)"),
-    re.compile(r"\w+Array\(\s*\[\s*\]\s*\)"),
+# The official checker removes empty arrays with three regexes (OFFICIAL_EMPTY_ARRAY_REGEXES).  Run
+# as written over a printed result (up to 200,000 characters, chosen by the answer) two of them
+# backtrack quadratically: ``\w+Array\(`` tries every start inside a long word ("q" * 200_001 cost
+# minutes of judge CPU), and ``shape=\([^)]*\)`` rescans the same text from every nested
+# ``array([], shape=(`` before one ``)``.  _empty_arrays makes the same replacements in linear time
+# (tests/test_judge_safety.py compares it with the regexes on random texts).
+OFFICIAL_EMPTY_ARRAY_REGEXES = (
+    r"array\(\s*\[\s*\],\s*dtype=[\w\']+\s*\)",
+    r"array\(\s*\[\s*\],\s*shape=\([^)]*\),\s*dtype=[\w\']+\s*\)",
+    r"\w+Array\(\s*\[\s*\]\s*\)",
 )
+# (linear as it is: each start's word run ends at the next "(", so no two starts share text)
+_EMPTY_DTYPED = re.compile(OFFICIAL_EMPTY_ARRAY_REGEXES[0])
+# the shaped form in two anchored pieces, the ")" between them found by _empty_shaped
+_SHAPED_HEAD = re.compile(r"array\(\s*\[\s*\],\s*shape=\(")
+_SHAPED_TAIL = re.compile(r"\),\s*dtype=[\w\']+\s*\)")
+# a match of \w+Array( can only start where its word starts (a later start in the word matches iff
+# the word's start does, and is tried after it): the lookbehind skips the other starts, each of
+# which would otherwise scan to the word's end
+_EMPTY_NAMED = re.compile(r"(?<!\w)\w+Array\(\s*\[\s*\]\s*\)")
 # the innermost bracket of a NumPy print (numbers, signs, inf/nan, True/False, complex parts)
+# (linear: the class has no "[", so the runs of two starts never overlap)
 _BARE_ROW = re.compile(r"\[([0-9\s.eE+\-infaTrueFlsj()]+)\]")
 
 
+def _empty_shaped(text: str) -> str:
+    """``re.sub(OFFICIAL_EMPTY_ARRAY_REGEXES[1], "[]", text)`` in linear time.  A start matches iff
+    the first ``)`` after its ``shape=(`` is followed by the dtype part; starts nested before one
+    ``)`` share it, so each ``)`` is looked for, and its tail read, once."""
+    if "shape=(" not in text:
+        return text
+    out: list[str] = []
+    pos = 0  # where re.sub would look for the next match
+    close, tails = -1, {}  # the last ")" found (for the starts before it) and each ")"'s tail match end
+    for head in _SHAPED_HEAD.finditer(text):  # (heads never overlap: "array(" cannot start inside one)
+        start, body = head.start(), head.end()
+        if start < pos:
+            continue
+        if close < body:
+            close = text.find(")", body)
+            if close < 0:
+                break  # no ")" after this start, nor after any later one
+        end = tails.get(close)
+        if end is None:
+            m = _SHAPED_TAIL.match(text, close)
+            end = tails[close] = m.end() if m else -1
+        if end >= 0:
+            out += (text[pos:start], "[]")
+            pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _empty_arrays(text: str) -> str:
-    for pat in _EMPTY_ARRAY_PATTERNS:
-        text = pat.sub("[]", text)
-    return text
+    """The official checker's three empty-array substitutions, in order, in linear time."""
+    if "[" not in text:
+        return text  # (each pattern needs one)
+    text = _EMPTY_DTYPED.sub("[]", text)
+    text = _empty_shaped(text)
+    return _EMPTY_NAMED.sub("[]", text)
 
 
 def _multiline(text: str) -> str:
@@ -188,14 +266,19 @@ class OfficialChecker:
         return got
 
     def parse(self, text: str) -> Any:
+        # each step is linear in the text, but deep_equal re-parses strings up to _MAX_STR_DEPTH times
+        # and "inf" grows by 9 characters a time: budget checks between the steps
+        check_budget()
         if not text.strip():
             return None
         t = _empty_arrays(text.strip())
         t = _multiline(t)
         t = _numpy_rows(t)
+        check_budget()
         t = _array_names(t, self.array_type)
         t = _spaces(_after_colon(t))
         t = t.replace("inf", 'float("inf")').replace("nan", 'float("nan")')
+        check_budget()
         try:
             return safe_eval(t)
         except ValueError:
@@ -203,6 +286,7 @@ class OfficialChecker:
 
     def normalize(self, obj: Any) -> Any:
         if isinstance(obj, str):
+            check_budget()
             try:
                 t = _array_names(_numpy_rows(_multiline(obj)), self.array_type)
                 return self.normalize(ast.literal_eval(t))

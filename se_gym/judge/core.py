@@ -30,6 +30,13 @@ SETUP_FAILED = "se-gym sandbox: child set-up failed"
 
 _NO_CODE = object()
 
+# the judge's CPU for reading one answer's results (Judge(scoring_cpu_s=...)).  Every step is linear
+# in the printed text (at most about 1 MB an answer: Limits.output_bytes); the costliest honest
+# reading measured, five 200,000-character prints of lists of pairs, took 1.0 s on a busy 2-core
+# machine.  What can exceed it is the official checker's re-reading of a string result (up to 40
+# times, each "inf" in it growing by 9 characters a time): ~8 s for 200,000 characters
+SCORING_CPU_S = 3.0
+
 # (response, test_cases), (response, test_cases, function_name) or
 # (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
 # results are compared with (SE-Bench compares with ``right_exe_result.split("#")``)
@@ -100,6 +107,8 @@ class Judge:
     ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"`` (started lazily, owned and closed by
     the judge) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
+    ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
+    results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
     """
 
     def __init__(
@@ -115,6 +124,7 @@ class Judge:
         http_url: str | None = None,
         abs_tol: float = compare.STRUCT_ABS_TOL,
         rel_tol: float = compare.STRUCT_REL_TOL,
+        scoring_cpu_s: float | None = SCORING_CPU_S,
     ):
         from se_gym.library import from_spec
 
@@ -127,6 +137,9 @@ class Judge:
         self.workers = workers
         self.http_url = http_url
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
+        if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
+            raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
+        self.scoring_cpu_s = scoring_cpu_s
         self._limits = limits
         self._start_lock = threading.Lock()
         self._owned = sandbox is None or isinstance(sandbox, str)
@@ -408,8 +421,21 @@ class Judge:
     def _finish_contained(self, p: _Pending, r: Any) -> Verdict:
         """``_finish``, with anything a program's result makes it raise kept to that answer: a
         malformed result is the answer's runtime error, and the rest of the batch is judged."""
+        budget = self.scoring_cpu_s
+        start = time.thread_time() if budget is not None else 0.0
+        previous = compare.set_scoring_deadline(start + budget if budget is not None else None)
         try:
             return self._finish(p, r)
+        except compare.ScoringBudgetExceeded:  # the answer's output, not the judge, is at fault
+            spent = time.thread_time() - start
+            return Verdict(
+                0.0, Status.OUTPUT_LIMIT, SEBENCH_EXEC_ERROR, tuple(CaseResult(None, e, False) for e in _paired(p)),
+                None, None, ErrorType.OTHER,
+                f"output_limit: reading this answer's printed results took over {budget:g} s of the judge's CPU "
+                f"(its limit per answer; stopped at {spent:.2f} s)", p.code, p.entry or None,
+                float(getattr(r, "wall_s", 0.0) or 0.0) if isinstance(getattr(r, "wall_s", 0.0), (int, float)) else 0.0,
+                time.perf_counter() - p.t0, False, self.profile, {"scoring_cpu_s": round(spent, 3)},
+            )
         except Exception as exc:  # noqa: BLE001 - per-answer containment (issue 21)
             return Verdict(
                 0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, tuple(CaseResult(None, e, False) for e in _paired(p)),
@@ -418,6 +444,8 @@ class Judge:
                 float(getattr(r, "wall_s", 0.0) or 0.0) if isinstance(getattr(r, "wall_s", 0.0), (int, float)) else 0.0,
                 time.perf_counter() - p.t0, False, self.profile,
             )
+        finally:
+            compare.set_scoring_deadline(previous)
 
     def _finish(self, p: _Pending, r: Any) -> Verdict:
         from se_gym.sandbox import ExecStatus
@@ -470,6 +498,7 @@ class Judge:
         official_ok = self._official_cases(printed, expected)
         cases, why = [], ""
         for c, exp, ok in zip(report.cases, _paired(p), official_ok + [False] * len(report.cases)):
+            compare.check_budget()
             if c.error is not None:
                 ok = False
             elif strict:
