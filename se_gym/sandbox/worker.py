@@ -300,15 +300,16 @@ def _become(uid):
 
 def _seccomp_filter():
     """A BPF program refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3, whose
-    flags it cannot read, says ENOSYS so that libc falls back to clone), POSIX message queues, and
-    every other syscall ABI (x32, 32-bit).  None on architectures it does not know."""
+    flags it cannot read, says ENOSYS so that libc falls back to clone), POSIX message queues, the
+    kernel's keyrings (add_key, request_key, keyctl), and every other syscall ABI (x32, 32-bit).
+    None on architectures it does not know."""
     import platform
 
     machine = platform.machine()
-    table = {"x86_64": (0xC000003E, 272, 56, 435, 240), "aarch64": (0xC00000B7, 97, 220, 435, 180)}
+    table = {"x86_64": (0xC000003E, 272, 56, 435, 240, 248, 249, 250), "aarch64": (0xC00000B7, 97, 220, 435, 180, 217, 218, 219)}
     if machine not in table:
         return None
-    arch, nr_unshare, nr_clone, nr_clone3, nr_mq_open = table[machine]
+    arch, nr_unshare, nr_clone, nr_clone3, nr_mq_open, nr_add_key, nr_request_key, nr_keyctl = table[machine]
     LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
     ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     prog = [
@@ -318,16 +319,23 @@ def _seccomp_filter():
         (LD, 0, 0, 0),  # 3: syscall number
         (JGE, 0, 1, 0x40000000),  # x32
         (RET, 0, 0, EPERM),
-        (JEQ, 4, 0, nr_unshare),  # 6 -> 11
-        (JEQ, 3, 0, nr_clone),  # 7 -> 11
-        (JEQ, 6, 0, nr_clone3),  # 8 -> 15
-        (JEQ, 3, 0, nr_mq_open),  # 9 -> 13: POSIX queues would outlive the program in our IPC namespace
-        (RET, 0, 0, ALLOW),
-        (LD, 0, 0, 16),  # 11: args[0], low half: the flags of unshare and clone
+        (JEQ, 7, 0, nr_unshare),  # 6 -> 14
+        (JEQ, 6, 0, nr_clone),  # 7 -> 14
+        (JEQ, 9, 0, nr_clone3),  # 8 -> 18
+        (JEQ, 6, 0, nr_mq_open),  # 9 -> 16: POSIX queues would outlive the program in our IPC namespace
+        # 10-12 -> 16: keys live in keyrings shared by every process of a uid or a session (so by the
+        # programs of one worker) and outlive them, past the judge: a channel between programs.  With
+        # the three calls refused, no keyring (the session's inherited from the worker included) can
+        # be read, searched, joined or written, so no program needs a fresh one
+        (JEQ, 5, 0, nr_add_key),
+        (JEQ, 4, 0, nr_request_key),
+        (JEQ, 3, 0, nr_keyctl),
+        (RET, 0, 0, ALLOW),  # 13
+        (LD, 0, 0, 16),  # 14: args[0], low half: the flags of unshare and clone
         (JSET, 0, 1, 0x10000000),  # CLONE_NEWUSER
-        (RET, 0, 0, EPERM),  # 13
+        (RET, 0, 0, EPERM),  # 16
         (RET, 0, 0, ALLOW),
-        (RET, 0, 0, ENOSYS),  # 15
+        (RET, 0, 0, ENOSYS),  # 18
     ]
 
     class Insn(ctypes.Structure):
