@@ -603,6 +603,15 @@ def test_kernel_keyrings_are_refused_with_rlimits_alone(weak_box):
     _keyrings_refused(weak_box)
 
 
+def test_io_uring_and_userfaultfd_are_refused(narrow_box):
+    """Kernel attack surface no program needs (both allowed to unprivileged processes here)."""
+    code = ("import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "uring, uffd = {'x86_64': (425, 323), 'aarch64': (425, 282)}[platform.machine()]\n"
+            "params = (ctypes.c_byte * 120)()\n"
+            "print(libc.syscall(uring, 4, params), ctypes.get_errno(), libc.syscall(uffd, 1), ctypes.get_errno())\n")
+    assert narrow_box.run([code], FAST)[0].stdout == "-1 1 -1 1\n"  # EPERM (UFFD_USER_MODE_ONLY asked)
+
+
 def test_cleanup_survives_deep_and_locked_trees(narrow_box):
     deep = ("import os\nfor i in range(2500):\n    os.mkdir('d' * 100); os.chdir('d' * 100)\n"
             "open('f', 'w').write('x'); os.chmod('.', 0o500)\n"
