@@ -524,7 +524,8 @@ class Judge:
             etype, emsg, _ = first_error.error
             et = classify_exception(etype, emsg, self.package, self.array_type)
             return done(reward_if_fail, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, cases,
-                        f"case {first_error.index} raised {etype}: {emsg}", (etype, emsg), et, extra=extra)
+                        f"case {first_error.index} raised {etype}: {emsg}", (etype, emsg), et,
+                        extra={**extra, "error_case": first_error.index})  # (multi-turn feedback shows a hidden case's error by type only)
         if all(official_ok) and len(official_ok) == len(expected) and n_ok == len(cases) and len(expected) == len(cases):
             return done(1.0, Status.PASSED, SEBENCH_RIGHT, cases, f"all {len(cases)} cases passed", extra=extra)
         sebench = SEBENCH_RIGHT if all(official_ok) and len(official_ok) == len(expected) else SEBENCH_WRONG
