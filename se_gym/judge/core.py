@@ -141,6 +141,7 @@ class Judge:
             raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
         self.scoring_cpu_s = scoring_cpu_s
         self._limits = limits
+        self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
@@ -149,6 +150,7 @@ class Judge:
             self._backend, self._sandbox = backend, None
         else:
             self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox
+            self._check_server(sandbox)
         lib = self.library
         self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
         self.array_ctor = lib.names.get("array", "array")
@@ -181,9 +183,52 @@ class Judge:
         path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
         if self._backend == "local":
             options["warmup"] = sandbox_warmup(self.library)
-        return make_sandbox(
-            self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options
-        )
+        box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)
+        try:
+            self._check_server(box)
+        except JudgeError:
+            box.close()
+            raise
+        return box
+
+    def _check_server(self, box: Any) -> None:
+        """Over http the programs run against the server's copy of the library: a se-gym server
+        states it (id, profile, content hash, se-gym version), and it must be this judge's (a
+        sebench copy under a strict judge lets through what strict refuses).  A server that states
+        none (the official one) serves only the sebench profile.  A strict judge whose server does
+        not answer yet asks again before it sends programs (self._server_ok)."""
+        info_of = getattr(box, "server_info", None)
+        if not callable(info_of):
+            return  # not an http sandbox
+        from se_gym.library.writer import identity_text, served_identity
+
+        info, url = info_of(), getattr(box, "url", "the server")
+        self._server_ok = info is not None or self.profile != "strict"
+        if info is None:
+            return
+        fix = f"start it with `se-gym sandbox serve --library {self.library.source} --profile {self.profile}`"
+        got = info.get("library") if info.get("server") == "se-gym" else None
+        if got is None:
+            if self.profile == "strict":
+                raise JudgeError(f"profile strict needs a sandbox server that states its library; {url} states none "
+                                 f"(an official /run server?): {fix}, or judge with profile sebench")
+            return
+        want = served_identity(self.library, self.profile)
+        if not isinstance(got, dict) or any(got.get(k) != want[k] for k in ("content", "profile", "se_gym")):
+            raise JudgeError(f"the sandbox server {url} serves {identity_text(got)}; this judge needs {identity_text(want)}: {fix}")
+
+    def _run(self, programs: list[str]) -> list:
+        """``sandbox.run`` for backends without ``submit``; an http server a strict judge has not
+        heard state its library gets no program (each is a sandbox error: infrastructure)."""
+        box = self.sandbox
+        if not self._server_ok:
+            self._check_server(box)
+            if not self._server_ok:
+                from se_gym.sandbox.base import sandbox_error
+
+                why = f"{getattr(box, 'url', 'the server')} did not answer GET /health: not sent (a strict judge checks its library first)"
+                return [sandbox_error(getattr(box, "name", "http"), why) for _ in programs]
+        return box.run(programs, self.limits)
 
     def _has_channel(self) -> bool:
         """Whether the sandbox reports through the result channel, without starting one of ours
@@ -284,8 +329,8 @@ class Judge:
                 for q in todo[len(futures):] if submit else ():
                     futures.append(submit(q.program, self.limits))
             if not submit:  # a backend without submit (http, a borrowed one): one batch
-                results = self.sandbox.run([p.program for p in todo], self.limits)
-                results = self._retry(todo, results, self.sandbox.run)
+                results = self._run([p.program for p in todo])
+                results = self._retry(todo, results, lambda programs, _limits: self._run(programs))
                 for p, r in zip(todo, results):
                     p.verdict = self._finish_contained(p, r)
                 return [p.verdict for p in pending]  # type: ignore[misc]
@@ -311,10 +356,18 @@ class Judge:
         todo = [p for p in pending if p.verdict is None]
         if todo:
             box = self.sandbox
-            results = await box.run_async([p.program for p in todo], self.limits)
+
+            async def run(programs: list[str]) -> list:
+                if self._server_ok:
+                    return await box.run_async(programs, self.limits)
+                import asyncio
+
+                return await asyncio.to_thread(self._run, programs)  # (it asks the server first: a request)
+
+            results = await run([p.program for p in todo])
             again = [i for i, r in enumerate(results) if _is_infra(r)]
             if again:
-                retried = await box.run_async([todo[i].program for i in again], self.limits)
+                retried = await run([todo[i].program for i in again])
                 for i, r in zip(again, retried):
                     results[i] = r
             for p, r in zip(todo, results):
