@@ -214,6 +214,25 @@ def _multiline(text: str) -> str:
     return " ".join(r if r.endswith(",") else r + "," for r in rows)
 
 
+def _unwrap_rows(text: str) -> str:
+    """Join the lines NumPy wrapped one row over (``"[0.1 0.2\n 0.3]"``: a line break inside
+    brackets after neither ``]`` nor ``,``).  The official reading ends every line with a comma,
+    which leaves such a row unreadable text, so that a list answer never equals it (nor an array
+    answer a list printed on one line); the strict profile reads with this first."""
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    out, depth = [lines[0]], lines[0].count("[") - lines[0].count("]")
+    for line in lines[1:]:
+        prev = out[-1].rstrip()
+        if depth > 0 and prev and prev[-1] not in "],":
+            out[-1] = prev + " " + line.lstrip()
+        else:
+            out.append(line)
+        depth += line.count("[") - line.count("]")
+    return "\n".join(out)
+
+
 def _numpy_rows(text: str) -> str:
     text = text.replace("array", " ")
 
@@ -246,9 +265,12 @@ _CACHE_ENTRIES = 4096
 class OfficialChecker:
     """SE-Bench's comparison of one printed result with one expected printed form."""
 
-    def __init__(self, array_type: str = "ZWCArray", tolerance: float = OFFICIAL_TOLERANCE):
+    def __init__(self, array_type: str = "ZWCArray", tolerance: float = OFFICIAL_TOLERANCE, numpy_wraps: bool = False):
+        """``numpy_wraps``: read a row NumPy wrapped over lines as one row (_unwrap_rows; the strict
+        profile's reading, not the official one)."""
         self.array_type = array_type
         self.tolerance = tolerance
+        self.numpy_wraps = numpy_wraps
         # text -> normalize(parse(text)): the same expected outputs (and the same wrong prints) come
         # back answer after answer, and reading one costs several ast.parse calls
         self._read: dict[str, Any] = {}
@@ -272,7 +294,7 @@ class OfficialChecker:
         if not text.strip():
             return None
         t = _empty_arrays(text.strip())
-        t = _multiline(t)
+        t = _multiline(_unwrap_rows(t) if self.numpy_wraps else t)
         t = _numpy_rows(t)
         check_budget()
         t = _array_names(t, self.array_type)
@@ -288,7 +310,7 @@ class OfficialChecker:
         if isinstance(obj, str):
             check_budget()
             try:
-                t = _array_names(_numpy_rows(_multiline(obj)), self.array_type)
+                t = _array_names(_numpy_rows(_multiline(_unwrap_rows(obj) if self.numpy_wraps else obj)), self.array_type)
                 return self.normalize(ast.literal_eval(t))
             except Exception:  # noqa: BLE001 - anything unparsable stays text, as officially
                 return obj
@@ -371,14 +393,16 @@ def official_case_ok(got: str, expected: str, array_type: str = "ZWCArray") -> b
 
 
 # -- strict: structural comparison --------------------------------------------------------------
-def expected_value(expected: str, array_type: str = "ZWCArray") -> tuple[bool, Any]:
-    """The expected printed form as a Python value: ``(True, value)``, or ``(False, text)``."""
+def expected_value(expected: str, array_type: str = "ZWCArray", numpy_wraps: bool = False) -> tuple[bool, Any]:
+    """The expected printed form as a Python value: ``(True, value)``, or ``(False, text)``
+    (``numpy_wraps``: a row NumPy wrapped over lines read as one, see _unwrap_rows)."""
     text = expected.strip()
     try:
         return True, safe_eval(text)  # plain Python prints: [1, 2], {'a': 1.5}, (1, 2)
     except ValueError:
         pass
-    rows = [r.strip() for r in re.split(r"\n+", _empty_arrays(text)) if r.strip()]
+    text = _empty_arrays(text)
+    rows = [r.strip() for r in re.split(r"\n+", _unwrap_rows(text) if numpy_wraps else text) if r.strip()]
     t = _array_names(_numpy_rows(", ".join(rows)), array_type)
     t = _spaces(t).replace("inf", 'float("inf")').replace("nan", 'float("nan")')
     try:

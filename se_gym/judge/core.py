@@ -154,7 +154,9 @@ class Judge:
         lib = self.library
         self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
         self.array_ctor = lib.names.get("array", "array")
-        self._checker = compare.OfficialChecker(self.array_type)
+        # strict reads a row NumPy wrapped over lines as one row: a list answer and an array answer
+        # of the same values then both pass (officially a list never equals a wrapped print)
+        self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
         self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
 
     # -- sandbox ------------------------------------------------------------------------------
@@ -560,7 +562,7 @@ class Judge:
                 elif not c.has_value:
                     ok, why = False, why or f"case {c.index}: no value reported"
                 elif ok:
-                    parsed, value = compare.expected_value(exp, self.array_type)
+                    parsed, value = compare.expected_value(exp, self.array_type, numpy_wraps=True)
                     try:
                         got = compare.decode_canonical(c.value)
                         if isinstance(got, str) and got.strip() == exp.strip():
