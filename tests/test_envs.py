@@ -163,6 +163,80 @@ def test_multi_turn_feedback_then_success(few_tasks):
     env.close()
 
 
+# one visible example, then hidden cases whose expected outputs are nowhere else in the episode
+_VISIBLE = ("x=[-1.125, 2.0]", "[1.125, 2.0]")
+_HIDDEN = [("x=[-7.4375, 31.0625]", "[7.4375, 31.0625]"), ("x=[113.5, -9.8125]", "[113.5, 9.8125]"),
+           ("x=[-0.3125, 66.75]", "[0.3125, 66.75]")]
+
+
+def _replay(package: str, fn: str, table: dict) -> str:
+    """An answer that counts its calls and returns, for call i, the value feedback taught it."""
+    return answer(f"import {package}\n_calls = [0]\n_table = {table!r}\n{fn}\n"
+                  f"    i = _calls[0]\n    _calls[0] += 1\n    zero = {package}.{{abs}}([0.0])\n"
+                  f"    return _table.get(i, [0.0])")
+
+
+@pytest.mark.parametrize("profile", ["sebench", "strict"])
+def test_multi_turn_feedback_never_shows_hidden_outputs(profile):
+    """An answer that replays what feedback shows cannot pass: the hidden cases' expected outputs
+    (and what the answer returned on them) never reach the agent, while the visible example's do."""
+    import ast
+    import re
+
+    from se_gym import mint
+    from se_gym.tasks import Task
+
+    lib = mint(0)
+    task = Task(id="replay-0", split="single_test", source="test", query="Return the absolute values of x.",
+                function_name="def solve(x):", test_cases=[_VISIBLE, *_HIDDEN], example=_VISIBLE, functions=("abs",),
+                reference_solution="import numpy as np\ndef solve(x):\n    return np.abs(x).tolist()")
+    env = SEBenchEnv(tasks=[task], library=lib, profile=profile, max_turns=4, return_messages=True)
+    try:
+        obs, _ = env.reset(options={"index": 0})
+        table: dict = {}
+        feedbacks = []
+        for turn in range(4):
+            code = _replay(lib.package, task.function_name, table).replace("{abs}", lib.names["abs"])
+            obs, reward, terminated, truncated, info = env.step(code)
+            assert reward == 0.0 and not terminated, (turn, info["verdict"].detail)
+            if truncated:
+                break
+            fb = info["messages"][-1]["content"]
+            feedbacks.append(fb)
+            for n, value in re.findall(r"Test (\d+): expected (.*?), got", fb):
+                table[int(n) - 1] = ast.literal_eval(value)
+        assert truncated and len(feedbacks) == 3
+        # the visible example was shown and learnt; the hidden cases are counted, never shown
+        assert table == {0: [1.125, 2.0]} and "Hidden tests: 3 of 3 failed (3 wrong values, 0 errors)" in feedbacks[0]
+        for text in (*feedbacks, obs):
+            for inp, out in _HIDDEN:
+                assert out not in text and out.strip("[]").split(", ")[0] not in text, (out, text)
+                assert inp.split("=")[1] not in text
+    finally:
+        env.close()
+
+
+def test_feedback_on_a_hidden_case_error_names_its_type_only(few_tasks):
+    """An error raised on a hidden case is reported by its type: its message (the answer's own
+    text, which could carry the hidden input) is not shown; on the visible example it is."""
+    task = few_tasks[0]
+    env = SEBenchEnv(tasks=few_tasks, max_turns=2, profile="sebench", return_messages=True)
+    pkg = env.library.package
+    try:
+        for first, shown in ((False, "Error on a hidden test: ValueError (its message is not shown)"), (True, "Error on test 1: ValueError: secret")):
+            env.reset(options={"index": 0})
+            args = task.function_name[task.function_name.index("(") + 1:task.function_name.rindex(")")]
+            cond = "not _seen" if first else "_seen"
+            code = answer(f"import {pkg}\n_seen = []\n{task.function_name}\n    zero = {env.library.qualified('abs')}([0.0])\n"
+                          f"    if {cond}:\n        _seen.append(1)\n        raise ValueError('secret' + repr(({args},)))\n"
+                          f"    _seen.append(1)\n    return None\n")
+            _, _, _, _, info = env.step(code)
+            fb = info["messages"][-1]["content"]
+            assert shown in fb and ("secret" in fb) == first, fb
+    finally:
+        env.close()
+
+
 def test_fraction_reward(few_tasks):
     env = SEBenchEnv(tasks=few_tasks, reward="fraction")
     env.reset(options={"index": 0})

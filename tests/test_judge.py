@@ -439,6 +439,60 @@ def test_fraction_reward_and_function_name():
         assert v.status is Status.WRONG_ANSWER and v.reward == 0.5 and [c.ok for c in v.cases] == [True, False]
 
 
+# ------------------------------------------------------------------ NumPy's wrapped rows under strict (issue 31)
+def test_strict_reads_a_row_numpy_wrapped_over_lines_as_one_row():
+    """NumPy prints a long row over several lines; officially a list of the same values never equals
+    it (kept under sebench), under strict it does, and every shape reads as its tolist()."""
+    import numpy as np
+
+    rng = np.random.default_rng(31)
+    strict = OfficialChecker("ZWCArray", numpy_wraps=True)
+    official = OfficialChecker("ZWCArray")
+    for a in (rng.normal(size=11), rng.normal(size=(2, 13)) * 100, rng.integers(-9, 9, (2, 2, 12)), rng.normal(size=(3, 2)),
+              rng.random(14) > 0.5, np.arange(30)):
+        printed, as_list = str(a), str(a.tolist())
+        assert strict.equal(as_list, printed) and strict.equal(printed, as_list), printed
+        parsed, value = expected_value(printed, numpy_wraps=True)
+        assert parsed and structural_ok(a.tolist(), value, 1e-6, 1e-6), printed
+        if "\n" in printed and a.ndim == 1:
+            assert not official.equal(as_list, printed)  # the official quirk, kept under sebench
+    assert strict.equal("Label: 1\nOther: 2", "Label: 1\nOther: 2") and not strict.equal("[1 2\n 3]", "[1, 2]")
+
+
+def test_every_builtin_reference_passes_strict_returning_a_list_or_an_array():
+    """The seed-0 built-in suite (train and single_test): each task's library solution, its result
+    turned into a list, and (where the result is a list of values) into a library array, passes
+    strict.  69 tasks failed as lists, and 108 as arrays, where NumPy wrapped a row over lines."""
+    from se_gym.tasks.spec import load_task_spec
+
+    tasks = []
+    for split in ("train", "single_test"):
+        found, lib = load_task_spec("builtin:0", split, None, default_seed=0)
+        tasks += found
+    to_list = ("\n\ndef to_list(v):\n    if isinstance(v, (bool, int, float, complex, str)):\n        return v\n"
+               "    if isinstance(v, tuple):\n        return tuple(to_list(x) for x in v)\n    return [to_list(x) for x in v]\n")
+    ctor = lib.qualified("array")
+
+    def variant(task, kind: str) -> str:
+        lines = task.library_solution.rstrip().splitlines()
+        (k,) = [i for i, line in enumerate(lines) if line.strip().startswith("return ")]
+        indent, expr = lines[k][: len(lines[k]) - len(lines[k].lstrip())], lines[k].strip()[len("return "):]
+        lines[k] = f"{indent}return to_list({expr})" if kind == "list" else f"{indent}return {ctor}(to_list({expr}))"
+        return block("\n".join(lines) + to_list)
+
+    items, names = [], []
+    for t in tasks:
+        values = all(c.output.startswith("[") and "(" not in c.output and "'" not in c.output for c in t.test_cases)
+        for kind in ("list", "array") if values else ("list",):
+            items.append((variant(t, kind), t.test_cases, t.function_name))
+            names.append(f"{t.id} as {kind}")
+    assert len(tasks) == 996 and len(items) > 1500
+    with Judge(lib, profile="strict") as judge:
+        verdicts = judge.judge_many(items)
+    failed = [f"{n}: {v.status.value} {v.detail[:120]}" for n, v in zip(names, verdicts) if not v.passed]
+    assert not failed, f"{len(failed)} failed:\n" + "\n".join(failed[:10])
+
+
 # ------------------------------------------------------------------ parity with the official judge
 def test_parity_with_official_verdicts():
     path = shared_path("sebench", "parity_dev.jsonl")

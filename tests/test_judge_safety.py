@@ -116,3 +116,94 @@ def test_sebench_profile_survives_hostile_answers():
     with Judge(LIB, profile="sebench", workers=2) as judge:
         _check(judge, SEBENCH_HOSTILE)
     assert not Path("/se_gym_evil_file").exists()
+
+
+# ------------------------------------------------------------------ the judge's own CPU (issue 31)
+# printed results chosen to make the official checker's regexes backtrack: each cost the judge
+# minutes of CPU (holding the GIL) while its program ran 0.01 s
+PATHOLOGICAL = {
+    "long word": '"q" * 200_001',
+    "long number then bracket": '"1" * 199_000 + "["',
+    "nested empty shaped arrays": '"[" + "array([],shape=(" * 12_000',
+}
+
+
+@pytest.mark.timeout(120)  # (minutes each before the linear scanner: the marker is the failure)
+@pytest.mark.parametrize("profile", ["sebench", "strict"])
+def test_pathological_printed_results_are_read_in_linear_time(profile):
+    with Judge(LIB, profile=profile, workers=1) as judge:
+        items = [(answer(f"{ABS}(x)\nreturn {expr}"), CASES) for expr in PATHOLOGICAL.values()]
+        verdicts = judge.judge_many(items + [(answer(RIGHT), CASES)])
+    for name, v in zip(PATHOLOGICAL, verdicts):
+        assert v.status is Status.WRONG_ANSWER and v.reward == 0.0, (name, v.status, v.detail)
+        assert v.sebench_code == 0, name  # the official verdict: a wrong answer
+    assert verdicts[-1].passed
+
+
+def _official_sub(text: str) -> str:
+    import re
+
+    from se_gym.judge import compare
+
+    for pattern in compare.OFFICIAL_EMPTY_ARRAY_REGEXES:
+        text = re.sub(pattern, "[]", text)
+    return text
+
+
+def test_linear_empty_array_scanner_matches_the_official_regexes():
+    """The linear-time scanner makes exactly the official regexes' replacements, on random texts
+    built from the pieces those regexes look for (nested, broken, with odd spaces and words)."""
+    import random
+    import re
+
+    from se_gym.judge import compare
+
+    rng = random.Random(31)
+    spaces = ["", "", " ", "\n ", "\t", "  ", "\u3000"]
+    words = ["", "q", "float64", "'int'", "é1", "_", "ZWC", "x'y", "12"]
+
+    def piece(depth: int = 0) -> str:
+        sp, w = (lambda: rng.choice(spaces)), (lambda: rng.choice(words))
+        k = rng.randrange(8)
+        if k == 0:
+            return f"array({sp()}[{sp()}],{sp()}dtype={w()}{sp()})"
+        if k == 1:
+            inner = piece(depth + 1) if depth < 3 and rng.random() < 0.5 else rng.choice(["", "0,", "2, 0", "(("])
+            return f"array({sp()}[{sp()}],{sp()}shape=({inner}{rng.choice([')', ''])},{sp()}dtype={w()}{sp()})"
+        if k == 2:
+            return w() + rng.choice(["Array(", "ZWCArray(", "array("]) + f"{sp()}[{sp()}]{sp()})"
+        if k == 3:
+            return rng.choice(["[", "]", ")", "(", ",", "q", "1", " ", "\n"])
+        if k == 4:
+            return "array([],shape=("
+        if k == 5:
+            return rng.choice(["),dtype=int)", "), dtype='f8' )", ")"])
+        if k == 6:
+            return "".join(rng.choice("aAy([ ]),=q_1") for _ in range(rng.randrange(6)))
+        return w()
+
+    official = [re.compile(p) for p in compare.OFFICIAL_EMPTY_ARRAY_REGEXES]
+    changed = 0
+    for _ in range(30_000):
+        text = "".join(piece() for _ in range(rng.randint(0, 12)))
+        want = _official_sub(text)
+        assert compare._empty_arrays(text) == want, text
+        # and each piece alone
+        assert compare._empty_shaped(text) == official[1].sub("[]", text), text
+        assert compare._EMPTY_NAMED.sub("[]", text) == official[2].sub("[]", text), text
+        changed += want != text
+    assert changed > 10_000  # (the texts do exercise the patterns)
+
+
+def test_scoring_over_the_judges_cpu_budget_is_the_answers_output_limit():
+    """A result whose official reading is costly (a string re-read up to 40 times, each "inf" in it
+    growing by 9 characters a time) stops at the judge's CPU budget: that answer gets output_limit,
+    reward 0, and the rest of the batch is judged as usual."""
+    cases = [{"input": "x=[-1, 2]", "output": "hello world"}]
+    costly = answer(f"{ABS}(x)\nreturn 'inf ' * 50_000")
+    honest = answer(f"{ABS}(x)\nreturn 'hello world'")
+    with Judge(LIB, profile="sebench", workers=1, scoring_cpu_s=0.2) as judge:
+        v, ok = judge.judge_many([(costly, cases), (honest, cases)])
+    assert v.status is Status.OUTPUT_LIMIT and v.reward == 0.0 and not v.infrastructure, (v.status, v.detail)
+    assert "judge's CPU" in v.detail and v.extra["scoring_cpu_s"] >= 0.2
+    assert ok.passed

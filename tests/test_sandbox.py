@@ -567,6 +567,51 @@ def test_no_user_namespaces_private_ipc_and_bounded_tmp(narrow_box):
     assert r2.stdout == "ok\n", r2
 
 
+# the kernel's keyrings are shared by every process of a uid (and a session) and outlive them: a
+# channel between programs, and past the judge (issue 31)
+_KEYS = ("import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+         "add_key, request_key, keyctl = {'x86_64': (248, 249, 250), 'aarch64': (217, 218, 219)}[platform.machine()]\n"
+         "def call(*a):\n    r = libc.syscall(*a)\n    return r, ctypes.get_errno() if r < 0 else 0\n")
+_KEY_WRITER = _KEYS + (
+    "out = []\n"
+    "for ring in (-3, -4, -5):  # session, user, user session\n"
+    "    r, e = call(add_key, b'user', b'se-gym-test-key', b'secret-4711', 11, ctypes.c_int(ring))\n"
+    "    if r > 0:\n        call(keyctl, 15, r, 30)  # (KEYCTL_SET_TIMEOUT: gone in 30 s whatever happens)\n"
+    "    out.append(e)\n"
+    "out.append(call(keyctl, 0, ctypes.c_int(-3), 1)[1])  # KEYCTL_GET_KEYRING_ID, create\n"
+    "out.append(call(keyctl, 1, None)[1])  # KEYCTL_JOIN_SESSION_KEYRING: a new one\n"
+    "print(*out)\n")
+_KEY_READER = _KEYS + (
+    "buf = ctypes.create_string_buffer(64)\n"
+    "k, e = call(request_key, b'user', b'se-gym-test-key', None, 0)\n"
+    "n = call(keyctl, 11, k, buf, 64)[0] if k > 0 else 0  # KEYCTL_READ\n"
+    "print(k > 0 and buf.raw[:n].decode(), e)\n")
+
+
+def _keyrings_refused(sb) -> None:
+    res = sb.run([_KEY_WRITER, _KEY_READER], FAST)
+    assert res[0].stdout == "1 1 1 1 1\n", res[0]  # EPERM for each call
+    assert res[1].stdout == "False 1\n", res[1]  # nothing found: the search itself is refused
+    assert "kernel_keyrings" in sb.isolation() and sb.isolation()["kernel_keyrings"].startswith("refused")
+
+
+def test_kernel_keyrings_are_refused(narrow_box):
+    _keyrings_refused(narrow_box)
+
+
+def test_kernel_keyrings_are_refused_with_rlimits_alone(weak_box):
+    _keyrings_refused(weak_box)
+
+
+def test_io_uring_and_userfaultfd_are_refused(narrow_box):
+    """Kernel attack surface no program needs (both allowed to unprivileged processes here)."""
+    code = ("import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "uring, uffd = {'x86_64': (425, 323), 'aarch64': (425, 282)}[platform.machine()]\n"
+            "params = (ctypes.c_byte * 120)()\n"
+            "print(libc.syscall(uring, 4, params), ctypes.get_errno(), libc.syscall(uffd, 1), ctypes.get_errno())\n")
+    assert narrow_box.run([code], FAST)[0].stdout == "-1 1 -1 1\n"  # EPERM (UFFD_USER_MODE_ONLY asked)
+
+
 def test_cleanup_survives_deep_and_locked_trees(narrow_box):
     deep = ("import os\nfor i in range(2500):\n    os.mkdir('d' * 100); os.chdir('d' * 100)\n"
             "open('f', 'w').write('x'); os.chmod('.', 0o500)\n"
@@ -617,6 +662,7 @@ def test_isolation_report_and_sandbox_info_say_what_holds_measured():
     assert strong["missing"] == [], strong["missing"]
     assert strong["measured"]["network"] is False and strong["measured"]["host_file_visible"] is False
     assert strong["isolation"]["no_new_privs"] is True and strong["isolation"]["worker_not_dumpable"] is True
+    assert strong["measured"]["keyrings"] == "refused" and strong["isolation"]["kernel_keyrings"] == "refused (seccomp)"
     out = subprocess.run([sys.executable, "-m", "se_gym.cli", "sandbox", "info", "--isolation", "rlimits", "--workers", "1"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -156,3 +156,106 @@ def test_judge_against_the_real_server_in_both_protocols(served_library, protoco
     # and the judge that makes its own http sandbox picks the batch protocol (the server says it is se-gym's)
     with Judge(lib, profile="sebench", sandbox="http", http_url=served_library + "/run") as j:
         assert j.sandbox.has_channel and [v.status.value for v in j.judge_many(items)] == want
+
+
+# ------------------------------------------------ the handshake: the server states its library (issue 31)
+_CUMSUM_CASES = [{"input": "x=[-1, 2]", "output": "[1, 3]"}]
+
+
+def _cheat_and_right(lib):
+    """For the cumulative sum of |x|: an answer that reaches NumPy through the sebench library's
+    ``.T`` (a NumPy array there, so ``.cumsum().tolist()`` work; the strict library refuses), which
+    a strict judge over a sebench server passed before the handshake, and an honest one."""
+    pkg, absf, cumsum = lib.package, lib.qualified("abs"), lib.qualified("cumsum")
+    cheat = f"```python\nimport {pkg}\ndef solve(x):\n    return {absf}(x).T.cumsum().tolist()\n```"
+    right = f"```python\nimport {pkg}\ndef solve(x):\n    return {cumsum}({absf}(x))\n```"
+    return cheat, right
+
+
+def test_health_states_the_served_library(served_library):
+    from se_gym import __version__
+    from se_gym.library import from_spec
+    from se_gym.library.writer import served_identity
+
+    conn = http.client.HTTPConnection(*served_library.removeprefix("http://").split(":"), timeout=30)
+    conn.request("GET", "/health")
+    health = json.loads(conn.getresponse().read())
+    assert health["version"] == __version__
+    assert health["library"] == served_identity(from_spec(3), "sebench")
+    assert health["library"]["profile"] == "sebench" and len(health["library"]["content"]) == 16
+
+
+def test_a_strict_judge_refuses_a_server_of_another_profile_or_library(served_library):
+    """`se-gym sandbox serve --library 3` serves the sebench copy: a strict judge over it would let
+    NumPy through the library's own objects; it refuses the server in one line naming both sides.
+    Another library, or a server that states none, is refused likewise."""
+    from se_gym.judge import Judge, JudgeError
+    from se_gym.library import from_spec
+
+    lib = from_spec(3)
+    cheat, _ = _cheat_and_right(lib)
+    cases = _CUMSUM_CASES
+    with Judge(lib, profile="strict", sandbox="http", http_url=served_library + "/run") as j:
+        with pytest.raises(JudgeError) as err:
+            j.judge(cheat, cases)
+    msg = str(err.value)
+    assert "\n" not in msg and "profile sebench" in msg and "profile strict" in msg and served_library in msg, msg
+    with pytest.raises(JudgeError, match="profile strict"):  # a borrowed http sandbox: checked at once
+        Judge(lib, profile="strict", sandbox=HttpSandbox(served_library, workers=1))
+    other = from_spec(4)
+    with Judge(other, profile="sebench", sandbox="http", http_url=served_library + "/run") as j:
+        with pytest.raises(JudgeError) as err:
+            j.judge(_cheat_and_right(other)[1], cases)
+    assert f"library {lib.id}" in str(err.value) and f"library {other.id}" in str(err.value)
+
+
+def test_a_server_that_states_no_library_serves_sebench_only_and_a_matching_one_serves_strict(server):
+    """A server that states no library (as the official one) may serve the sebench profile, whose
+    library the official server holds, not the strict one; a strict server of this library does."""
+    from se_gym.judge import Judge, JudgeError
+    from se_gym.judge.core import sandbox_preload
+    from se_gym.library import from_spec
+    from se_gym.library.writer import served_identity
+
+    lib = from_spec(3)
+    with pytest.raises(JudgeError, match="states none"):
+        Judge(lib, profile="strict", sandbox=HttpSandbox(server.url, workers=1))
+    Judge(lib, profile="sebench", sandbox=HttpSandbox(server.url, workers=1)).close()
+    path = [str(lib.materialize("strict", docs=False))]
+    with make_sandbox("local", workers=1, pythonpath=path, preload=sandbox_preload(lib)) as box:
+        srv = SandboxServer(box, "127.0.0.1", 0, library=served_identity(lib, "strict")).start()
+        try:
+            cheat, right = _cheat_and_right(lib)
+            with Judge(lib, profile="strict", sandbox="http", http_url=srv.url + "/run") as j:
+                got = j.judge_many([(right, _CUMSUM_CASES), (cheat, _CUMSUM_CASES)])
+            assert got[0].passed and got[1].status.value == "runtime_error", [v.detail for v in got]
+        finally:
+            srv.stop()
+
+
+def test_a_strict_judge_sends_nothing_to_a_server_it_has_not_heard_state_its_library():
+    """A server that does not answer yet gets no program from a strict judge (sandbox errors,
+    infrastructure); once it answers, its library is checked before anything runs."""
+    import socket
+
+    from se_gym.judge import Judge, JudgeError
+    from se_gym.library import from_spec
+    from se_gym.library.writer import served_identity
+
+    lib = from_spec(3)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    cheat, _ = _cheat_and_right(lib)
+    with Judge(lib, profile="strict", sandbox="http", http_url=f"http://127.0.0.1:{port}/run") as j:
+        v = j.judge(cheat, _CUMSUM_CASES)
+        assert v.status.value == "sandbox_error" and v.infrastructure and "did not answer GET /health" in v.detail, v.detail
+        with make_sandbox("local", workers=1) as box:
+            srv = SandboxServer(box, "127.0.0.1", port, library=served_identity(lib, "sebench")).start()
+            try:
+                with pytest.raises(JudgeError, match="profile sebench"):
+                    j.judge(cheat, _CUMSUM_CASES)
+                assert j.sandbox.has_channel  # (batches: it is se-gym's server after all)
+            finally:
+                srv.stop()

@@ -13,6 +13,13 @@ Episode protocol
 - ``step(answer)`` judges the answer.  With ``max_turns=1`` the episode terminates after one answer.
   With ``max_turns > 1`` a failed answer returns the execution feedback as the next observation;
   a passing answer terminates, and the last failed turn truncates.
+- Multi-turn feedback splits a task's test cases: the first ``visible_cases`` (default 1: the first
+  case, which is the example the prompt already shows, in the built-in suite and in SE-Bench) are
+  *visible examples*, shown with their expected output, what the answer returned and its error
+  message; the others are *hidden*: every case is judged, but the feedback says only how many hidden
+  cases failed and how (a wrong value, an error, and the error's type), never a hidden expected
+  output nor anything the answer returned, printed or raised on a hidden case.  An answer cannot
+  learn the hidden outputs from the feedback and replay them.  ``visible_cases=0`` hides every case.
 - ``info`` after a step: ``task_id``, ``task_hash``, ``library_id``, ``split``, ``turn``,
   ``verdict`` (the full :class:`se_gym.judge.Verdict`), ``status``, ``latency`` (wall time of the
   judge call; a measurement, excluded from equality so seeded episodes compare equal).
@@ -81,18 +88,56 @@ def resolve_tasks(tasks: Any, split: str, seed: int, library: Any):
     raise EnvConfigError("tasks is empty" if isinstance(tasks, Sequence) else f"tasks: unsupported value {tasks!r}")
 
 
-def feedback_text(verdict, turn: int, max_turns: int) -> str:
-    """What a failed answer teaches the agent on the next turn (execution feedback only)."""
-    lines = [f"Your answer was not accepted ({verdict.status.value}; attempt {turn} of {max_turns})."]
-    if verdict.exception:
-        lines.append(f"Error: {verdict.exception}: {verdict.exception_message or ''}".rstrip(": "))
-    elif verdict.detail:
+# the number of leading test cases of a task that multi-turn feedback shows with their expected
+# outputs (the first is the example of the prompt); the rest are hidden (see the module docstring)
+DEFAULT_VISIBLE_CASES = 1
+_SHOW = 200  # characters of an expected or returned value shown
+# statuses whose detail is the judge's own words about the answer's code or the sandbox's limits
+# (a runtime refusal's detail names what the program asked for: the program's words)
+_HOST_DETAIL = frozenset({"static_gate", "uses_numpy", "timeout", "memory_limit", "output_limit", "sandbox_error"})
+
+
+def _short(text: Any) -> str:
+    text = str(text)
+    return text if len(text) <= _SHOW else text[: _SHOW - 1] + "…"
+
+
+def feedback_text(verdict, turn: int, max_turns: int, visible: int = DEFAULT_VISIBLE_CASES) -> str:
+    """What a failed answer teaches the agent on the next turn.  On the first ``visible`` test cases
+    (the visible examples): the expected output, what the answer returned, the error it raised.  On
+    the others (hidden): how many failed, as a wrong value or an error, and the first error's type;
+    never a hidden expected output nor what the answer returned, printed or raised on one."""
+    status = verdict.status.value
+    lines = [f"Your answer was not accepted ({status}; attempt {turn} of {max_turns})."]
+    cases = verdict.cases
+    shown_cases = max(0, min(visible, len(cases)))
+    if status in _HOST_DETAIL or (status == "forbidden" and not verdict.detail.startswith("forbidden at run time")):
         lines.append(verdict.detail)
-    shown = 0
-    for i, case in enumerate(verdict.cases):
-        if not case.ok and shown < 3:
-            lines.append(f"Test {i + 1}: expected {case.expected}, got {case.got}")
-            shown += 1
+    elif status == "forbidden":
+        lines.append("The program did something the judge forbids while it ran.")
+    if status in ("runtime_error", "wrong_answer"):
+        where = (verdict.extra or {}).get("error_case")
+        if verdict.exception and where is not None and where < shown_cases:
+            lines.append(f"Error on test {where + 1}: {verdict.exception}: {verdict.exception_message or ''}".rstrip(": "))
+        elif verdict.exception and where is not None:
+            lines.append(f"Error on a hidden test: {verdict.exception} (its message is not shown)")
+        elif status == "runtime_error":
+            what = f" ({verdict.exception})" if verdict.exception else ""
+            lines.append(f"The program ended before reporting its results{what}.")
+        if where is not None or status == "wrong_answer":
+            shown = 0
+            for i, case in enumerate(cases[:shown_cases]):
+                if not case.ok and shown < 3:
+                    got = "an error" if case.got is None else _short(case.got)
+                    lines.append(f"Test {i + 1}: expected {_short(case.expected)}, got {got}")
+                    shown += 1
+            hidden = cases[shown_cases:]
+            if hidden:
+                failed = [c for c in hidden if not c.ok]
+                errors = sum(c.got is None for c in failed)
+                wrong = len(failed) - errors
+                how = f" ({wrong} wrong value{'s' * (wrong != 1)}, {errors} error{'s' * (errors != 1)})" if failed else ""
+                lines.append(f"Hidden tests: {len(failed)} of {len(hidden)} failed{how}.")
     lines.append("Fix the problem and answer again with the complete function in one ```python block.")
     return "\n".join(lines)
 
@@ -112,6 +157,8 @@ class SEBenchEnv(gym.Env[str, str]):
         sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``) or a Sandbox;
             ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
+        visible_cases: with ``max_turns > 1``, how many leading test cases are visible examples in the
+            feedback (default 1, the prompt's example); the rest are hidden (module docstring).
         strip_think: drop ``<think>...</think>`` before extracting the code (default True).
         return_messages: also put the chat messages in ``info["messages"]``.
         max_length: the longest prompt/answer accepted by the spaces (characters).
@@ -139,6 +186,7 @@ class SEBenchEnv(gym.Env[str, str]):
         judge: Any = None,
         render_mode: str | None = None,
         http_url: str | None = None,
+        visible_cases: int = DEFAULT_VISIBLE_CASES,
     ):
         # every option is checked here, at gym.make, not at the first step
         check("book", book, BOOKS, EnvConfigError)
@@ -162,6 +210,8 @@ class SEBenchEnv(gym.Env[str, str]):
             raise EnvConfigError(f"seed must be a non-negative int, got {seed!r}")
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
             raise EnvConfigError(f"max_turns must be an int >= 1, got {max_turns!r}")
+        if isinstance(visible_cases, bool) or not isinstance(visible_cases, int) or visible_cases < 0:
+            raise EnvConfigError(f"visible_cases must be an int >= 0, got {visible_cases!r}")
         if template is not None and not isinstance(template, str):
             raise EnvConfigError("template must be a str (str.format fields) or None")
         self.tasks, self.library = resolve_tasks(tasks, split, seed, library)
@@ -169,6 +219,7 @@ class SEBenchEnv(gym.Env[str, str]):
             raise EnvConfigError(f"split {split!r} has no tasks")
         self.split, self.book, self.template = split, book, template
         self.profile, self.reward_mode, self.max_turns = profile, reward, max_turns
+        self.visible_cases = visible_cases
         self.strip_think, self.return_messages = strip_think, return_messages
         self.render_mode = render_mode
         self._sandbox_spec, self._limits, self._http_url = sandbox, limits, http_url
@@ -310,7 +361,7 @@ class SEBenchEnv(gym.Env[str, str]):
             self._messages.append({"role": "assistant", "content": action})
         obs = self._last_obs
         if not (terminated or truncated):
-            fb = feedback_text(verdict, self._turn, self.max_turns)
+            fb = feedback_text(verdict, self._turn, self.max_turns, self.visible_cases)
             obs = f"{self._last_obs}\n\n### Your previous answer\n{action}\n\n### Feedback\n{fb}"
             if self.return_messages:
                 self._messages.append({"role": "user", "content": fb})

@@ -75,7 +75,7 @@ def run_episodes(sampler, tasks: Sequence, library, injector: Injector, prompter
             for i, prompt, answer, (verdict, latency) in zip(live, prompts, answers, judged):
                 _, _, terminated, truncated, _ = envs[i].apply_verdict(answer, verdict, latency)
                 done = terminated or truncated
-                fb = "" if done else feedback_text(verdict, len(state[i]["turns"]) + 1, max_turns)
+                fb = "" if done else feedback_text(verdict, len(state[i]["turns"]) + 1, max_turns, envs[i].visible_cases)
                 state[i]["turns"].append(Turn(prompt, answer, verdict, fb, tuple(e.id for e in chosen[i])))
                 state[i]["done"] = done
             bar.update(1)

@@ -135,7 +135,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._messages.append({"role": "assistant", "content": answer})
         fb = None
         if not done:
-            fb = feedback_text(verdict, info["turn"], self.env.max_turns)
+            fb = feedback_text(verdict, info["turn"], self.env.max_turns, self.env.visible_cases)
             self._messages.append({"role": "user", "content": fb})
         return self._obs(obs, reward=float(reward), done=done, verdict=verdict, feedback=fb)
 

@@ -76,7 +76,7 @@ class SEBenchTextEnv(BaseTextEnv):
         if not self._done:
             from ..envs.sebench import feedback_text
 
-            observations = [{"role": "user", "content": feedback_text(v, info["turn"], self.env.max_turns)}]
+            observations = [{"role": "user", "content": feedback_text(v, info["turn"], self.env.max_turns, self.env.visible_cases)}]
         metadata = {"task_id": self.task_id, "status": v.status.value, "turn": info["turn"],
                     "sebench_code": v.sebench_code, "infrastructure": bool(v.infrastructure)}
         return BaseTextEnvStepOutput(observations=observations, reward=float(reward), done=self._done, metadata=metadata)

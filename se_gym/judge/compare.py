@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import math
 import re
+import threading
+import time
 from typing import Any
 
 OFFICIAL_TOLERANCE = 1e-2
@@ -30,6 +32,33 @@ _MAX_STR_DEPTH = 40  # the official checker recurses on re-parsed strings until 
 
 class _Unsafe(Exception):
     """The text is not a printed value we evaluate."""
+
+
+# -- the judge's CPU budget for scoring one answer ----------------------------------------------
+class ScoringBudgetExceeded(BaseException):
+    """Reading one answer's printed results took more of the judge's CPU than its budget.
+
+    A BaseException so that the official checker's ``except Exception`` fallbacks (which reproduce
+    the official judge's) do not take it for a failed comparison."""
+
+
+_budget = threading.local()  # .deadline: time.thread_time() past which scoring stops (None: no budget)
+
+
+def set_scoring_deadline(deadline: float | None) -> float | None:
+    """Set this thread's scoring deadline (a ``time.thread_time()`` value, or None); returns the
+    previous one.  The judge sets it around each answer's scoring."""
+    prev = getattr(_budget, "deadline", None)
+    _budget.deadline = deadline
+    return prev
+
+
+def check_budget() -> None:
+    """Raise ScoringBudgetExceeded when this thread has passed its scoring deadline (the CPU time of
+    this thread: other threads' work, and waiting, do not count)."""
+    deadline = getattr(_budget, "deadline", None)
+    if deadline is not None and time.thread_time() > deadline:
+        raise ScoringBudgetExceeded
 
 
 # -- a safe stand-in for eval -------------------------------------------------------------------
@@ -114,19 +143,68 @@ def safe_eval(text: str) -> Any:
 
 
 # -- the official normalisation -----------------------------------------------------------------
-_EMPTY_ARRAY_PATTERNS = (
-    re.compile(r"array\(\s*\[\s*\],\s*dtype=[\w\']+\s*\)"),
-    re.compile(r"array\(\s*\[\s*\],\s*shape=\([^)]*\),\s*dtype=[\w\']+\s*\)"),
-    re.compile(r"\w+Array\(\s*\[\s*\]\s*\)"),
+# The official checker removes empty arrays with three regexes (OFFICIAL_EMPTY_ARRAY_REGEXES).  Run
+# as written over a printed result (up to 200,000 characters, chosen by the answer) two of them
+# backtrack quadratically: ``\w+Array\(`` tries every start inside a long word ("q" * 200_001 cost
+# minutes of judge CPU), and ``shape=\([^)]*\)`` rescans the same text from every nested
+# ``array([], shape=(`` before one ``)``.  _empty_arrays makes the same replacements in linear time
+# (tests/test_judge_safety.py compares it with the regexes on random texts).
+OFFICIAL_EMPTY_ARRAY_REGEXES = (
+    r"array\(\s*\[\s*\],\s*dtype=[\w\']+\s*\)",
+    r"array\(\s*\[\s*\],\s*shape=\([^)]*\),\s*dtype=[\w\']+\s*\)",
+    r"\w+Array\(\s*\[\s*\]\s*\)",
 )
+# (linear as it is: each start's word run ends at the next "(", so no two starts share text)
+_EMPTY_DTYPED = re.compile(OFFICIAL_EMPTY_ARRAY_REGEXES[0])
+# the shaped form in two anchored pieces, the ")" between them found by _empty_shaped
+_SHAPED_HEAD = re.compile(r"array\(\s*\[\s*\],\s*shape=\(")
+_SHAPED_TAIL = re.compile(r"\),\s*dtype=[\w\']+\s*\)")
+# a match of \w+Array( can only start where its word starts (a later start in the word matches iff
+# the word's start does, and is tried after it): the lookbehind skips the other starts, each of
+# which would otherwise scan to the word's end
+_EMPTY_NAMED = re.compile(r"(?<!\w)\w+Array\(\s*\[\s*\]\s*\)")
 # the innermost bracket of a NumPy print (numbers, signs, inf/nan, True/False, complex parts)
+# (linear: the class has no "[", so the runs of two starts never overlap)
 _BARE_ROW = re.compile(r"\[([0-9\s.eE+\-infaTrueFlsj()]+)\]")
 
 
+def _empty_shaped(text: str) -> str:
+    """``re.sub(OFFICIAL_EMPTY_ARRAY_REGEXES[1], "[]", text)`` in linear time.  A start matches iff
+    the first ``)`` after its ``shape=(`` is followed by the dtype part; starts nested before one
+    ``)`` share it, so each ``)`` is looked for, and its tail read, once."""
+    if "shape=(" not in text:
+        return text
+    out: list[str] = []
+    pos = 0  # where re.sub would look for the next match
+    close, tails = -1, {}  # the last ")" found (for the starts before it) and each ")"'s tail match end
+    for head in _SHAPED_HEAD.finditer(text):  # (heads never overlap: "array(" cannot start inside one)
+        start, body = head.start(), head.end()
+        if start < pos:
+            continue
+        if close < body:
+            close = text.find(")", body)
+            if close < 0:
+                break  # no ")" after this start, nor after any later one
+        end = tails.get(close)
+        if end is None:
+            m = _SHAPED_TAIL.match(text, close)
+            end = tails[close] = m.end() if m else -1
+        if end >= 0:
+            out += (text[pos:start], "[]")
+            pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _empty_arrays(text: str) -> str:
-    for pat in _EMPTY_ARRAY_PATTERNS:
-        text = pat.sub("[]", text)
-    return text
+    """The official checker's three empty-array substitutions, in order, in linear time."""
+    if "[" not in text:
+        return text  # (each pattern needs one)
+    text = _EMPTY_DTYPED.sub("[]", text)
+    text = _empty_shaped(text)
+    return _EMPTY_NAMED.sub("[]", text)
 
 
 def _multiline(text: str) -> str:
@@ -134,6 +212,25 @@ def _multiline(text: str) -> str:
         return text
     rows = [r.strip() for r in re.split(r"\n+", text) if r.strip()]
     return " ".join(r if r.endswith(",") else r + "," for r in rows)
+
+
+def _unwrap_rows(text: str) -> str:
+    """Join the lines NumPy wrapped one row over (``"[0.1 0.2\n 0.3]"``: a line break inside
+    brackets after neither ``]`` nor ``,``).  The official reading ends every line with a comma,
+    which leaves such a row unreadable text, so that a list answer never equals it (nor an array
+    answer a list printed on one line); the strict profile reads with this first."""
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    out, depth = [lines[0]], lines[0].count("[") - lines[0].count("]")
+    for line in lines[1:]:
+        prev = out[-1].rstrip()
+        if depth > 0 and prev and prev[-1] not in "],":
+            out[-1] = prev + " " + line.lstrip()
+        else:
+            out.append(line)
+        depth += line.count("[") - line.count("]")
+    return "\n".join(out)
 
 
 def _numpy_rows(text: str) -> str:
@@ -168,9 +265,12 @@ _CACHE_ENTRIES = 4096
 class OfficialChecker:
     """SE-Bench's comparison of one printed result with one expected printed form."""
 
-    def __init__(self, array_type: str = "ZWCArray", tolerance: float = OFFICIAL_TOLERANCE):
+    def __init__(self, array_type: str = "ZWCArray", tolerance: float = OFFICIAL_TOLERANCE, numpy_wraps: bool = False):
+        """``numpy_wraps``: read a row NumPy wrapped over lines as one row (_unwrap_rows; the strict
+        profile's reading, not the official one)."""
         self.array_type = array_type
         self.tolerance = tolerance
+        self.numpy_wraps = numpy_wraps
         # text -> normalize(parse(text)): the same expected outputs (and the same wrong prints) come
         # back answer after answer, and reading one costs several ast.parse calls
         self._read: dict[str, Any] = {}
@@ -188,14 +288,19 @@ class OfficialChecker:
         return got
 
     def parse(self, text: str) -> Any:
+        # each step is linear in the text, but deep_equal re-parses strings up to _MAX_STR_DEPTH times
+        # and "inf" grows by 9 characters a time: budget checks between the steps
+        check_budget()
         if not text.strip():
             return None
         t = _empty_arrays(text.strip())
-        t = _multiline(t)
+        t = _multiline(_unwrap_rows(t) if self.numpy_wraps else t)
         t = _numpy_rows(t)
+        check_budget()
         t = _array_names(t, self.array_type)
         t = _spaces(_after_colon(t))
         t = t.replace("inf", 'float("inf")').replace("nan", 'float("nan")')
+        check_budget()
         try:
             return safe_eval(t)
         except ValueError:
@@ -203,8 +308,9 @@ class OfficialChecker:
 
     def normalize(self, obj: Any) -> Any:
         if isinstance(obj, str):
+            check_budget()
             try:
-                t = _array_names(_numpy_rows(_multiline(obj)), self.array_type)
+                t = _array_names(_numpy_rows(_multiline(_unwrap_rows(obj) if self.numpy_wraps else obj)), self.array_type)
                 return self.normalize(ast.literal_eval(t))
             except Exception:  # noqa: BLE001 - anything unparsable stays text, as officially
                 return obj
@@ -287,14 +393,16 @@ def official_case_ok(got: str, expected: str, array_type: str = "ZWCArray") -> b
 
 
 # -- strict: structural comparison --------------------------------------------------------------
-def expected_value(expected: str, array_type: str = "ZWCArray") -> tuple[bool, Any]:
-    """The expected printed form as a Python value: ``(True, value)``, or ``(False, text)``."""
+def expected_value(expected: str, array_type: str = "ZWCArray", numpy_wraps: bool = False) -> tuple[bool, Any]:
+    """The expected printed form as a Python value: ``(True, value)``, or ``(False, text)``
+    (``numpy_wraps``: a row NumPy wrapped over lines read as one, see _unwrap_rows)."""
     text = expected.strip()
     try:
         return True, safe_eval(text)  # plain Python prints: [1, 2], {'a': 1.5}, (1, 2)
     except ValueError:
         pass
-    rows = [r.strip() for r in re.split(r"\n+", _empty_arrays(text)) if r.strip()]
+    text = _empty_arrays(text)
+    rows = [r.strip() for r in re.split(r"\n+", _unwrap_rows(text) if numpy_wraps else text) if r.strip()]
     t = _array_names(_numpy_rows(", ".join(rows)), array_type)
     t = _spaces(t).replace("inf", 'float("inf")').replace("nan", 'float("nan")')
     try:

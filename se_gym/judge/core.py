@@ -30,6 +30,13 @@ SETUP_FAILED = "se-gym sandbox: child set-up failed"
 
 _NO_CODE = object()
 
+# the judge's CPU for reading one answer's results (Judge(scoring_cpu_s=...)).  Every step is linear
+# in the printed text (at most about 1 MB an answer: Limits.output_bytes); the costliest honest
+# reading measured, five 200,000-character prints of lists of pairs, took 1.0 s on a busy 2-core
+# machine.  What can exceed it is the official checker's re-reading of a string result (up to 40
+# times, each "inf" in it growing by 9 characters a time): ~8 s for 200,000 characters
+SCORING_CPU_S = 3.0
+
 # (response, test_cases), (response, test_cases, function_name) or
 # (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
 # results are compared with (SE-Bench compares with ``right_exe_result.split("#")``)
@@ -100,6 +107,8 @@ class Judge:
     ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"`` (started lazily, owned and closed by
     the judge) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
+    ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
+    results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
     """
 
     def __init__(
@@ -115,6 +124,7 @@ class Judge:
         http_url: str | None = None,
         abs_tol: float = compare.STRUCT_ABS_TOL,
         rel_tol: float = compare.STRUCT_REL_TOL,
+        scoring_cpu_s: float | None = SCORING_CPU_S,
     ):
         from se_gym.library import from_spec
 
@@ -127,7 +137,11 @@ class Judge:
         self.workers = workers
         self.http_url = http_url
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
+        if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
+            raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
+        self.scoring_cpu_s = scoring_cpu_s
         self._limits = limits
+        self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
@@ -136,10 +150,13 @@ class Judge:
             self._backend, self._sandbox = backend, None
         else:
             self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox
+            self._check_server(sandbox)
         lib = self.library
         self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
         self.array_ctor = lib.names.get("array", "array")
-        self._checker = compare.OfficialChecker(self.array_type)
+        # strict reads a row NumPy wrapped over lines as one row: a list answer and an array answer
+        # of the same values then both pass (officially a list never equals a wrapped print)
+        self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
         self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
 
     # -- sandbox ------------------------------------------------------------------------------
@@ -168,9 +185,52 @@ class Judge:
         path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
         if self._backend == "local":
             options["warmup"] = sandbox_warmup(self.library)
-        return make_sandbox(
-            self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options
-        )
+        box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)
+        try:
+            self._check_server(box)
+        except JudgeError:
+            box.close()
+            raise
+        return box
+
+    def _check_server(self, box: Any) -> None:
+        """Over http the programs run against the server's copy of the library: a se-gym server
+        states it (id, profile, content hash, se-gym version), and it must be this judge's (a
+        sebench copy under a strict judge lets through what strict refuses).  A server that states
+        none (the official one) serves only the sebench profile.  A strict judge whose server does
+        not answer yet asks again before it sends programs (self._server_ok)."""
+        info_of = getattr(box, "server_info", None)
+        if not callable(info_of):
+            return  # not an http sandbox
+        from se_gym.library.writer import identity_text, served_identity
+
+        info, url = info_of(), getattr(box, "url", "the server")
+        self._server_ok = info is not None or self.profile != "strict"
+        if info is None:
+            return
+        fix = f"start it with `se-gym sandbox serve --library {self.library.source} --profile {self.profile}`"
+        got = info.get("library") if info.get("server") == "se-gym" else None
+        if got is None:
+            if self.profile == "strict":
+                raise JudgeError(f"profile strict needs a sandbox server that states its library; {url} states none "
+                                 f"(an official /run server?): {fix}, or judge with profile sebench")
+            return
+        want = served_identity(self.library, self.profile)
+        if not isinstance(got, dict) or any(got.get(k) != want[k] for k in ("content", "profile", "se_gym")):
+            raise JudgeError(f"the sandbox server {url} serves {identity_text(got)}; this judge needs {identity_text(want)}: {fix}")
+
+    def _run(self, programs: list[str]) -> list:
+        """``sandbox.run`` for backends without ``submit``; an http server a strict judge has not
+        heard state its library gets no program (each is a sandbox error: infrastructure)."""
+        box = self.sandbox
+        if not self._server_ok:
+            self._check_server(box)
+            if not self._server_ok:
+                from se_gym.sandbox.base import sandbox_error
+
+                why = f"{getattr(box, 'url', 'the server')} did not answer GET /health: not sent (a strict judge checks its library first)"
+                return [sandbox_error(getattr(box, "name", "http"), why) for _ in programs]
+        return box.run(programs, self.limits)
 
     def _has_channel(self) -> bool:
         """Whether the sandbox reports through the result channel, without starting one of ours
@@ -271,8 +331,8 @@ class Judge:
                 for q in todo[len(futures):] if submit else ():
                     futures.append(submit(q.program, self.limits))
             if not submit:  # a backend without submit (http, a borrowed one): one batch
-                results = self.sandbox.run([p.program for p in todo], self.limits)
-                results = self._retry(todo, results, self.sandbox.run)
+                results = self._run([p.program for p in todo])
+                results = self._retry(todo, results, lambda programs, _limits: self._run(programs))
                 for p, r in zip(todo, results):
                     p.verdict = self._finish_contained(p, r)
                 return [p.verdict for p in pending]  # type: ignore[misc]
@@ -298,10 +358,18 @@ class Judge:
         todo = [p for p in pending if p.verdict is None]
         if todo:
             box = self.sandbox
-            results = await box.run_async([p.program for p in todo], self.limits)
+
+            async def run(programs: list[str]) -> list:
+                if self._server_ok:
+                    return await box.run_async(programs, self.limits)
+                import asyncio
+
+                return await asyncio.to_thread(self._run, programs)  # (it asks the server first: a request)
+
+            results = await run([p.program for p in todo])
             again = [i for i, r in enumerate(results) if _is_infra(r)]
             if again:
-                retried = await box.run_async([todo[i].program for i in again], self.limits)
+                retried = await run([todo[i].program for i in again])
                 for i, r in zip(again, retried):
                     results[i] = r
             for p, r in zip(todo, results):
@@ -408,8 +476,21 @@ class Judge:
     def _finish_contained(self, p: _Pending, r: Any) -> Verdict:
         """``_finish``, with anything a program's result makes it raise kept to that answer: a
         malformed result is the answer's runtime error, and the rest of the batch is judged."""
+        budget = self.scoring_cpu_s
+        start = time.thread_time() if budget is not None else 0.0
+        previous = compare.set_scoring_deadline(start + budget if budget is not None else None)
         try:
             return self._finish(p, r)
+        except compare.ScoringBudgetExceeded:  # the answer's output, not the judge, is at fault
+            spent = time.thread_time() - start
+            return Verdict(
+                0.0, Status.OUTPUT_LIMIT, SEBENCH_EXEC_ERROR, tuple(CaseResult(None, e, False) for e in _paired(p)),
+                None, None, ErrorType.OTHER,
+                f"output_limit: reading this answer's printed results took over {budget:g} s of the judge's CPU "
+                f"(its limit per answer; stopped at {spent:.2f} s)", p.code, p.entry or None,
+                float(getattr(r, "wall_s", 0.0) or 0.0) if isinstance(getattr(r, "wall_s", 0.0), (int, float)) else 0.0,
+                time.perf_counter() - p.t0, False, self.profile, {"scoring_cpu_s": round(spent, 3)},
+            )
         except Exception as exc:  # noqa: BLE001 - per-answer containment (issue 21)
             return Verdict(
                 0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, tuple(CaseResult(None, e, False) for e in _paired(p)),
@@ -418,6 +499,8 @@ class Judge:
                 float(getattr(r, "wall_s", 0.0) or 0.0) if isinstance(getattr(r, "wall_s", 0.0), (int, float)) else 0.0,
                 time.perf_counter() - p.t0, False, self.profile,
             )
+        finally:
+            compare.set_scoring_deadline(previous)
 
     def _finish(self, p: _Pending, r: Any) -> Verdict:
         from se_gym.sandbox import ExecStatus
@@ -470,6 +553,7 @@ class Judge:
         official_ok = self._official_cases(printed, expected)
         cases, why = [], ""
         for c, exp, ok in zip(report.cases, _paired(p), official_ok + [False] * len(report.cases)):
+            compare.check_budget()
             if c.error is not None:
                 ok = False
             elif strict:
@@ -478,7 +562,7 @@ class Judge:
                 elif not c.has_value:
                     ok, why = False, why or f"case {c.index}: no value reported"
                 elif ok:
-                    parsed, value = compare.expected_value(exp, self.array_type)
+                    parsed, value = compare.expected_value(exp, self.array_type, numpy_wraps=True)
                     try:
                         got = compare.decode_canonical(c.value)
                         if isinstance(got, str) and got.strip() == exp.strip():
@@ -495,7 +579,8 @@ class Judge:
             etype, emsg, _ = first_error.error
             et = classify_exception(etype, emsg, self.package, self.array_type)
             return done(reward_if_fail, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, cases,
-                        f"case {first_error.index} raised {etype}: {emsg}", (etype, emsg), et, extra=extra)
+                        f"case {first_error.index} raised {etype}: {emsg}", (etype, emsg), et,
+                        extra={**extra, "error_case": first_error.index})  # (multi-turn feedback shows a hidden case's error by type only)
         if all(official_ok) and len(official_ok) == len(expected) and n_ok == len(cases) and len(expected) == len(cases):
             return done(1.0, Status.PASSED, SEBENCH_RIGHT, cases, f"all {len(cases)} cases passed", extra=extra)
         sebench = SEBENCH_RIGHT if all(official_ok) and len(official_ok) == len(expected) else SEBENCH_WRONG

@@ -114,3 +114,40 @@ def cached_package(lib, profile: str, docs: bool = True) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
     shutil.rmtree(staging.parent, ignore_errors=True)
     return target
+
+
+_HASHES: dict[str, str] = {}
+
+
+def content_hash(folder: Path) -> str:
+    """sha256 (16 hex digits) of a written library folder: every file's path and bytes, bytecode
+    caches left out.  Computed once per folder (a cached folder never changes once written)."""
+    key = str(folder)
+    if key not in _HASHES:
+        h = hashlib.sha256()
+        root = Path(folder)
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                rel = p.relative_to(root).as_posix().encode()
+                h.update(len(rel).to_bytes(4, "big") + rel)
+                data = p.read_bytes()
+                h.update(len(data).to_bytes(8, "big") + data)
+        _HASHES[key] = h.hexdigest()[:16]
+    return _HASHES[key]
+
+
+def served_identity(lib, profile: str) -> dict:
+    """What a sandbox server states about the library on its programs' path (``GET /health``) and
+    what a judge over http checks it against: the library's id, the profile it was written for,
+    the hash of the sandbox's copy (docs left out, as the judge writes it) and se-gym's version."""
+    from .. import __version__
+
+    return {"id": lib.id, "profile": profile, "content": content_hash(lib.materialize(profile, docs=False)), "se_gym": __version__}
+
+
+def identity_text(ident: dict | None) -> str:
+    """One phrase for an identity: ``library seed3-ab12 (content 1f2e...), profile strict, se-gym 0.1.0``."""
+    if not isinstance(ident, dict):
+        return "no library it states"
+    return (f"library {ident.get('id')} (content {ident.get('content')}), profile {ident.get('profile')}, "
+            f"se-gym {ident.get('se_gym')}")

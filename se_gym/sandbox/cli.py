@@ -38,19 +38,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
 
 
+def _library(args: argparse.Namespace):
+    """The --library, or None."""
+    if args.library is None:
+        return None
+    from ..library import LibraryError, from_spec
+
+    spec = args.library
+    try:
+        return from_spec(int(spec) if spec.lstrip("-").isdigit() else spec)
+    except (LibraryError, OSError, ValueError) as exc:
+        raise CLIError(f"bad --library {spec!r}: {exc}") from None
+
+
 def _sandbox(args: argparse.Namespace):
     from . import make_sandbox
 
     pythonpath: list[str] = []
     preload = ["numpy"]
-    if args.library is not None:
-        from ..library import LibraryError, from_spec
-
-        spec = args.library
-        try:
-            lib = from_spec(int(spec) if spec.lstrip("-").isdigit() else spec)
-        except (LibraryError, OSError, ValueError) as exc:
-            raise CLIError(f"bad --library {spec!r}: {exc}") from None
+    lib = _library(args)
+    if lib is not None:
         pythonpath.append(str(lib.materialize(args.profile, docs=False)))  # as the judge's (se_gym.judge)
         preload += [lib.package, f"{lib.package}.{lib.linalg}"]
     if args.workers is not None and args.workers < 1:
@@ -107,13 +114,19 @@ def _serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be 0..65535, got {args.port}")
     limits = _limits(args)
+    lib = _library(args)
+    if lib is not None:
+        from ..library.writer import served_identity
+
+        identity = served_identity(lib, args.profile)  # (what /health states: a judge checks it is its own)
     with _sandbox(args) as box:
         try:
-            server = SandboxServer(box, args.host, args.port, limits, verbose=args.verbose)
+            server = SandboxServer(box, args.host, args.port, limits, verbose=args.verbose, library=identity if lib is not None else None)
         except OSError as exc:
             raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        served = f"library {lib.id}, profile {args.profile}" if lib is not None else "no library"
         print(f"se-gym sandbox: serving {box.isolation()['level'] if box.name == 'local' else box.name} sandbox on {server.url} "
-              f"(POST /run, POST /run_batch, GET /health); Ctrl-C to stop", file=sys.stderr, flush=True)
+              f"({served}; POST /run, POST /run_batch, GET /health); Ctrl-C to stop", file=sys.stderr, flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -57,11 +57,21 @@ class HttpSandbox(Sandbox):
         self.batch_size = max(1, int(batch_size))
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="se-gym-http")
         self._server_info: dict[str, Any] | None = None
+        self._auto = batch == "auto"
         if batch == "auto":
             self._server_info = self._probe()
             self.batch = bool(self._server_info and self._server_info.get("server") == "se-gym")
         else:
             self.batch = bool(batch)
+
+    def server_info(self) -> dict[str, Any] | None:
+        """The server's ``GET /health`` reply: se-gym's states the library it serves; ``{}`` from a
+        server that answers otherwise (the official one); None while it does not answer."""
+        if self._server_info is None:
+            self._server_info = self._probe()
+            if self._auto and self._server_info and self._server_info.get("server") == "se-gym":
+                self.batch = True  # (it did not answer when we started)
+        return self._server_info
 
     @property
     def has_channel(self) -> bool:
@@ -106,8 +116,8 @@ class HttpSandbox(Sandbox):
         try:
             code, data = self._request("GET", "/health", None, 5.0)
         except (OSError, http.client.HTTPException):
-            return None
-        return data if code == 200 and isinstance(data, dict) else None
+            return None  # no answer
+        return data if code == 200 and isinstance(data, dict) else {}  # ({}: a server, not se-gym's)
 
     # -- the contract ----------------------------------------------------------------------------
     def _timeout(self, limits: Limits, n: int = 1) -> float:

@@ -427,6 +427,7 @@ class LocalSandbox(WorkerPool):
             "ipc_namespace": hard.get("ipc_namespace", "per worker" if private else "host"),
             "user_namespaces": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "posix_mqueues": "refused (seccomp)" if hard.get("seccomp") else "allowed",
+            "kernel_keyrings": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "worker_uid": hello.get("uid"),
             "program_uid": "private per worker" if hello.get("child_uid") != hello.get("uid") else hello.get("child_uid"),
             "program_uid_reason": self.uid_reason,
@@ -540,6 +541,17 @@ st = dict(l.rstrip("\n").split(":\t", 1) for l in open("/proc/self/status") if "
 out["no_new_privs"] = st.get("NoNewPrivs", "").strip() == "1"
 out["seccomp"] = st.get("Seccomp", "").strip() == "2"
 out["capabilities"] = st.get("CapEff", "").strip()
+# the kernel's keyrings, by calls that change nothing where they are allowed: each refused one says
+# EPERM; ENOSYS for all three: a kernel without keys
+import ctypes, platform
+nrs = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}.get(platform.machine())
+if nrs:
+    libc = ctypes.CDLL(None, use_errno=True)
+    errs = []
+    for nr, args in zip(nrs, ((b"", b"", None, 0, -3), (b"", b"", None, 0), (0, -3, 0))):  # add_key, request_key, KEYCTL_GET_KEYRING_ID
+        ctypes.set_errno(0)
+        errs.append(ctypes.get_errno() if libc.syscall(nr, *[ctypes.c_long(a) if type(a) is int else a for a in args]) < 0 else 0)
+    out["keyrings"] = "refused" if errs == [1, 1, 1] else "absent" if errs == [38, 38, 38] else "reachable"
 try:
     open("/se-gym-probe", "w")
     out["root_writable"] = True
@@ -621,6 +633,9 @@ def isolation_report(isolation: str = "auto") -> dict[str, Any]:
     check(seen["seccomp"], "seccomp: programs cannot make user namespaces", "seccomp filter not installed")
     check(bool(hard.get("ipc_namespace")), f"System V IPC: {hard.get('ipc_namespace')}; POSIX queues refused",
           "System V IPC: unknown")
+    if "keyrings" in seen:
+        check(seen["keyrings"] != "reachable", f"kernel keyrings: {seen['keyrings']} (no channel between programs)",
+              "kernel keyrings: reachable (a channel between programs that outlives them)")
     caps = int(seen.get("capabilities") or "0", 16)
     check(caps & ~(1 << 2) == 0, "capabilities: none" + (" but CAP_DAC_READ_SEARCH" if caps else ""),
           f"capabilities: {seen.get('capabilities')}")

@@ -5,7 +5,10 @@ Endpoints (JSON in, JSON out):
   timeout, as the official server says it (official port 8111).
 - ``POST /run_batch`` ``{"programs": [str], "limits": {...}}`` -> ``{"results": [ExecResult]}``
   (full results, the result channel included, base64).
-- ``GET /health`` -> ``{"ok": true, "server": "se-gym", "isolation": {...}}``.
+- ``GET /health`` -> ``{"ok": true, "server": "se-gym", "version": str, "library": {...} | null,
+  "isolation": {...}}``; ``library`` states the library on the programs' path (its id, profile,
+  content hash and se-gym's version, ``se_gym.library.writer.served_identity``): a judge over
+  http refuses a server whose library is not its own.
 """
 from __future__ import annotations
 
@@ -50,7 +53,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if self.path.rstrip("/") in ("/health", ""):
-            self._send(200, {"ok": True, "server": "se-gym", "isolation": self.server.sandbox.isolation()})
+            from .. import __version__
+
+            self._send(200, {"ok": True, "server": "se-gym", "version": __version__, "library": self.server.library,
+                             "isolation": self.server.sandbox.isolation()})
         else:
             self._send(404, {"error": f"no such endpoint: GET {self.path}"})
 
@@ -83,9 +89,11 @@ class SandboxServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, sandbox: Sandbox, host: str = "127.0.0.1", port: int = 8111, limits: Limits | None = None, verbose: bool = False):
+    def __init__(self, sandbox: Sandbox, host: str = "127.0.0.1", port: int = 8111, limits: Limits | None = None, verbose: bool = False,
+                 library: dict | None = None):
+        """``library``: the served library's identity (``served_identity``), None when it serves none."""
         super().__init__((host, port), _Handler)
-        self.sandbox, self.limits, self.verbose = sandbox, limits or Limits(), verbose
+        self.sandbox, self.limits, self.verbose, self.library = sandbox, limits or Limits(), verbose, library
         self._thread: threading.Thread | None = None
 
     @property

@@ -300,17 +300,34 @@ def _become(uid):
 
 def _seccomp_filter():
     """A BPF program refusing new user namespaces (unshare/clone with CLONE_NEWUSER; clone3, whose
-    flags it cannot read, says ENOSYS so that libc falls back to clone), POSIX message queues, and
-    every other syscall ABI (x32, 32-bit).  None on architectures it does not know."""
+    flags it cannot read, says ENOSYS so that libc falls back to clone), POSIX message queues, the
+    kernel's keyrings (add_key, request_key, keyctl), io_uring and userfaultfd, and every other
+    syscall ABI (x32, 32-bit).  None on architectures it does not know."""
     import platform
 
     machine = platform.machine()
-    table = {"x86_64": (0xC000003E, 272, 56, 435, 240), "aarch64": (0xC00000B7, 97, 220, 435, 180)}
+    # arch, unshare, clone, clone3, then the calls refused whatever their arguments: mq_open,
+    # add_key, request_key, keyctl, userfaultfd, io_uring_setup
+    table = {"x86_64": (0xC000003E, 272, 56, 435, (240, 248, 249, 250, 323, 425)),
+             "aarch64": (0xC00000B7, 97, 220, 435, (180, 217, 218, 219, 282, 425))}
     if machine not in table:
         return None
-    arch, nr_unshare, nr_clone, nr_clone3, nr_mq_open = table[machine]
+    # - POSIX queues would outlive the program in our IPC namespace;
+    # - keys live in keyrings shared by every process of a uid or a session (so by the programs of
+    #   one worker) and outlive them, past the judge: a channel between programs.  With the three
+    #   calls refused no keyring (the session's inherited from the worker included) can be read,
+    #   searched, joined or written, so no program needs a fresh one;
+    # - io_uring and userfaultfd: kernel attack surface no program needs (Docker's profile refuses
+    #   them too); without io_uring_setup there is no ring to enter
+    arch, nr_unshare, nr_clone, nr_clone3, refused = table[machine]
     LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
     ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    n = len(refused)
+    flags, deny, nosys = 10 + n, 12 + n, 14 + n  # where the blocks after the checks start
+
+    def to(pc, target):  # a jump's offset: from the instruction after pc
+        return target - pc - 1
+
     prog = [
         (LD, 0, 0, 4),  # 0: arch
         (JEQ, 1, 0, arch),
@@ -318,17 +335,18 @@ def _seccomp_filter():
         (LD, 0, 0, 0),  # 3: syscall number
         (JGE, 0, 1, 0x40000000),  # x32
         (RET, 0, 0, EPERM),
-        (JEQ, 4, 0, nr_unshare),  # 6 -> 11
-        (JEQ, 3, 0, nr_clone),  # 7 -> 11
-        (JEQ, 6, 0, nr_clone3),  # 8 -> 15
-        (JEQ, 3, 0, nr_mq_open),  # 9 -> 13: POSIX queues would outlive the program in our IPC namespace
-        (RET, 0, 0, ALLOW),
-        (LD, 0, 0, 16),  # 11: args[0], low half: the flags of unshare and clone
+        (JEQ, to(6, flags), 0, nr_unshare),  # 6
+        (JEQ, to(7, flags), 0, nr_clone),
+        (JEQ, to(8, nosys), 0, nr_clone3),
+        *[(JEQ, to(9 + i, deny), 0, nr) for i, nr in enumerate(refused)],
+        (RET, 0, 0, ALLOW),  # 9 + n
+        (LD, 0, 0, 16),  # flags: args[0], low half: the flags of unshare and clone
         (JSET, 0, 1, 0x10000000),  # CLONE_NEWUSER
-        (RET, 0, 0, EPERM),  # 13
+        (RET, 0, 0, EPERM),  # deny
         (RET, 0, 0, ALLOW),
-        (RET, 0, 0, ENOSYS),  # 15
+        (RET, 0, 0, ENOSYS),  # nosys
     ]
+    assert len(prog) == nosys + 1
 
     class Insn(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
