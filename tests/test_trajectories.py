@@ -130,3 +130,23 @@ def test_token_fields_need_the_backends_ids():
     with pytest.raises(TrajectoryError, match="return_token_ids"):
         token_fields(Completion(text="x", token_ids=None, logprobs=(-0.1,), finish_reason="stop"))
     json.dumps(token_fields(c))  # JSON-ready
+
+
+def test_selfplay_generation_actor_returns_the_token_fields(tiny):
+    """The Ray engine's generation worker (a plain class; Ray makes it an actor) returns the samples'
+    token fields when asked, for the same samples as without."""
+    from se_gym.selfplay.ray_engine import GenerationWorker
+
+    worker = GenerationWorker(str(tiny), "hf")
+    try:
+        item = (["import zwc\n", "def solve(x):\n"], 2, 1.0, 8, 5)
+        plain = worker.run(item)
+        full = worker.run(item + (True,))
+    finally:
+        worker.close()
+    assert "records" not in plain and full["texts"] == plain["texts"]
+    assert [[r["text"] for r in g] for g in full["records"]] == plain["texts"]
+    for g in full["records"]:
+        for r in g:
+            check(r)
+            assert r["prompt_ids"] and len(r["completion_ids"]) == len(r["completion_logprobs"]) <= 8
