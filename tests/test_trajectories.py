@@ -150,3 +150,36 @@ def test_selfplay_generation_actor_returns_the_token_fields(tiny):
         for r in g:
             check(r)
             assert r["prompt_ids"] and len(r["completion_ids"]) == len(r["completion_logprobs"]) <= 8
+
+
+def test_agent_runs_record_token_trajectories(tiny, tmp_path):
+    """An agent sampling through a se_gym.llm Generator, run by Runner(record_tokens=True): every
+    trajectory carries the prompt it was asked and its token fields, exported as records."""
+    from transformers import AutoTokenizer
+
+    from se_gym.agents import ClosedBookAgent, JudgeScorer, Runner, SFTAgent, default_renderer, token_records
+    from se_gym.judge import Judge
+    from se_gym.library import mint
+    from se_gym.llm.base import encode_prompt
+    from se_gym.llm.hf import HFGenerator
+    from se_gym.tasks import builtin_tasks
+    from se_gym.training.policy import Policy
+
+    lib = mint(0)
+    tasks = builtin_tasks("train", seed=0)[:2]
+    tok = AutoTokenizer.from_pretrained(tiny)
+    with Judge(lib) as judge, HFGenerator(str(tiny), progress=False) as gen:
+        runner = Runner(JudgeScorer(judge), default_renderer(lib), progress=False, record_tokens=True)
+        result = runner.evaluate(ClosedBookAgent(gen, temperature=1.0, max_new_tokens=8), tasks, samples=2)
+        records = token_records(result.trajectories)
+        assert [(r["task_id"], r["sample_index"]) for r in records] == [(t.id, j) for t in tasks for j in (0, 1)]
+        for r, t in zip(records, result.trajectories):
+            assert r["prompt"] == t.observation.prompt and r["prompt_ids"] == encode_prompt(tok, r["prompt"], None)
+            assert tok.decode(r["completion_ids"], skip_special_tokens=True) == r["response"] == t.response
+            assert r["reward"] == t.reward and r["policy_version"] == 0 and r["book"] == "closed"
+        assert write_trajectories(records, tmp_path / "agent.jsonl") == 4
+        assert read_trajectories(tmp_path / "agent.jsonl") == records
+        # a learner sampling with its policy in-process has text only: it says so
+        policy = Policy.from_pretrained(tiny, device="cpu")
+        with pytest.raises(TrajectoryError, match="token ids"):
+            runner.evaluate(SFTAgent(policy, max_new_tokens=4), tasks[:1])
