@@ -1,6 +1,7 @@
 """SEBench-v0 through skyrl-gym's own registry, ``make`` and init/step loop."""
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -12,11 +13,10 @@ from se_gym.tasks import builtin_tasks
 @pytest.fixture(scope="module")
 def skyrl():
     sg = need_module("skyrl_gym", "the 'skyrl' extra (skyrl-gym) is the package under test")
-    import se_gym.integrations.skyrl  # noqa: F401 - registers the env
-    from se_gym.integrations._common import Suite
+    import se_gym.integrations.skyrl as adapter  # registers the env
 
     yield sg
-    Suite.close_all()
+    adapter.close_all()
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +104,80 @@ def test_concurrent_envs_share_sandbox_batches(skyrl, tasks):
     new = suite.batcher.batches[before:]
     assert sum(new) == len(envs) and len(new) < len(envs)  # fewer sandbox batches than steps
     assert all(e.suite is suite for e in envs) and Suite.get({}) is suite
+
+
+# -- self-contained rows (the SkyRL exporter) ---------------------------------------------------
+def _as_skyrl_reads(path):
+    """The rows as SkyRL hands them to envs: read with `datasets` (as SkyRL's PromptDataset does),
+    ``prompt`` and ``env_class`` taken out, the rest is the env's ``extras``."""
+    datasets = need_module("datasets", "SkyRL reads its dataset files with datasets")
+    kind = "parquet" if str(path).endswith(".parquet") else "json"
+    out = []
+    for row in datasets.load_dataset(kind, data_files=str(path), keep_in_memory=True)["train"]:
+        row = dict(row)
+        out.append((row.pop("prompt"), row.pop("env_class"), row))
+    return out
+
+
+@pytest.fixture
+def no_suite(monkeypatch):
+    """Building a task suite (or looking a task up in one) fails the test."""
+    from se_gym.integrations._common import Suite
+
+    def refuse(*a, **k):
+        raise AssertionError("a self-contained row must not need a task suite")
+
+    monkeypatch.setattr(Suite, "get", refuse)
+    monkeypatch.setattr("se_gym.tasks.spec.load_task_spec", refuse)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_exported_rows_need_no_suite(skyrl, tmp_path, no_suite, suffix):
+    """Tasks no suite holds (new ids, from the train split) judged from the exported rows alone,
+    through skyrl_gym.make; the row's library wins over env_config's seed.  Before the exporter the
+    env looked the task_id up in a suite it rebuilt (and found nothing)."""
+    import dataclasses
+
+    from se_gym.integrations import export
+    from se_gym.library import mint
+    from se_gym.tasks import render_messages
+
+    lib = mint(0)
+    tasks = [dataclasses.replace(t, id=f"custom-{i}") for i, t in enumerate(builtin_tasks("train", seed=0)[:2])]
+    path = tmp_path / f"skyrl{suffix}"
+    trajs = [{"task": t, "prompt": render_messages(t, lib, book="closed")} for t in tasks]
+    assert export.to_skyrl_dataset(trajs, path, library=lib) == 2
+    rows = _as_skyrl_reads(path)
+    assert [env_class for _, env_class, _ in rows] == ["se_gym", "se_gym"]
+    assert json.loads(rows[0][2]["reward_spec"]["ground_truth"])["function_name"] == tasks[0].function_name
+
+    envs = [skyrl.make(env_class, env_config={"seed": 1}, extras=extras) for _, env_class, extras in rows]
+    assert [e.task_id for e in envs] == ["custom-0", "custom-1"]
+    prompt, meta = envs[0].init(rows[0][0])
+    assert prompt == rows[0][0] and meta["task_id"] == "custom-0"
+    assert envs[1].init(None)[0][-1]["content"] == rows[1][0][-1]["content"]  # the env renders the same prompt
+    out = [envs[0].step(_ok(tasks[0])), envs[1].step("no code")]
+    assert [o["reward"] for o in out] == [1.0, 0.0] and all(o["done"] for o in out)
+    assert out[0]["metadata"]["status"] == "passed"
+    # one judge (and sandbox batcher) for every row of the same judge configuration
+    assert envs[0].env.judge.batcher is envs[1].env.judge.batcher
+
+
+def test_exported_row_multi_turn_and_config_library(skyrl, tmp_path, no_suite):
+    from se_gym.integrations import export
+    from se_gym.library import mint
+    from se_gym.tasks import render_messages
+
+    t = builtin_tasks("train", seed=0)[3]
+    rows = export.skyrl_rows([{"task": t, "prompt": render_messages(t, mint(0))}], library="seed:0", max_turns=2)
+    extras = {k: v for k, v in rows[0].items() if k not in ("prompt", "env_class")}
+    env = skyrl.make("se_gym", env_config={}, extras=extras)
+    assert env.max_turns == 2
+    first = env.step("```python\ndef solve(x):\n    return 1/0\n```")
+    assert first["done"] is False and "attempt 1 of 2" in first["observations"][0]["content"]
+    assert env.step(_ok(t))["reward"] == 1.0
+    # env_config's library wins over the row's: the same right answer is wrong against its names
+    other = skyrl.make("se_gym", env_config={"library": "seed:1"}, extras=extras)
+    assert other.step(_ok(t))["reward"] == 0.0
+    with pytest.raises(ValueError, match="task's JSON"):
+        skyrl.make("se_gym", env_config={}, extras={"extra_info": {"task": "{not json"}})

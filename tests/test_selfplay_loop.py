@@ -183,3 +183,33 @@ def test_backend_flags_need_ray(tmp_path):
     with pytest.raises(CLIError, match="KEY=VALUE"):
         run(parser.parse_args(base + ["--ray-address", "auto", "--backend-option", "dtype"]))
     assert not (tmp_path / "o").exists()  # refused before anything was written
+
+
+def test_record_tokens_writes_the_solver_samples_as_token_trajectories(world, tmp_path):
+    """A round with record_tokens writes round_001/trajectories.jsonl: one record per solver sample,
+    with the ids the model was fed and sampled, which the RL loader reads back."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from se_gym.llm.base import encode_prompt
+    from se_gym.selfplay.loop import SelfPlay, SelfPlayConfig
+    from se_gym.training.trajectories import rl_batch
+    from se_gym.trajectories import read_trajectories
+
+    torch.set_num_threads(1)
+    cfg = SelfPlayConfig(model=world["model"], library=LIBRARY, prompts="miniature", regime="sft", rounds=1, proposals=2,
+                         functions=FUNCTIONS, samples=2, eval="miniature", eval_limit=2, min_tasks=2, seed_tasks=world["seed"],
+                         propose_max_tokens=16, solve_max_tokens=12, record_tokens=True)
+    SelfPlay(cfg, tmp_path / "run", progress=False, log=lambda m: None).run_all()
+    rnd = tmp_path / "run" / "round_001"
+    solve = json.loads((rnd / "solve.json").read_text())
+    records = read_trajectories(rnd / "trajectories.jsonl")
+    assert len(records) == len(solve["rows"]) >= 8  # >= 2 tasks x 2 samples x 2 books
+    tok = AutoTokenizer.from_pretrained(world["model"])
+    for rec, row in zip(records, solve["rows"]):
+        assert (rec["task_id"], rec["sample_index"], rec["book"], rec["reward"]) == (row["task"], row["sample"], row["book"], row["reward"])
+        assert rec["prompt_ids"] == encode_prompt(tok, row["prompt"], None)  # a text prompt, as the engine fed it
+        assert tok.decode(rec["completion_ids"], skip_special_tokens=True) == row["response"]
+        assert rec["policy_version"] == 0 and rec["round"] == 1 and len(rec["completion_logprobs"]) == len(rec["completion_ids"])
+    rl = rl_batch(records, tok.pad_token_id)
+    assert rl["responses"][0, : len(records[0]["completion_ids"])].tolist() == records[0]["completion_ids"]

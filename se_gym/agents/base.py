@@ -80,6 +80,20 @@ def check_learnable(trajectories: Sequence[Trajectory]) -> None:
             raise ProtocolError(f"refusing to learn from split {t.split!r} (task {getattr(t.observation.task, 'id', '?')}): only train splits may be learned from")
 
 
+def sample_answers(sampler: Any, prompts: Sequence[str], temperature: float, max_new_tokens: int, records: bool = False) -> list:
+    """One answer per prompt: the text, or (``records``) a dict with the text, the prompt and the
+    sample's token fields, from a sampler that has ``sample_records``."""
+    if not records:
+        return [g[0] for g in sampler.sample(list(prompts), 1, temperature, max_new_tokens)]
+    if not hasattr(sampler, "sample_records"):
+        from ..trajectories import TrajectoryError
+
+        raise TrajectoryError(f"{type(sampler).__name__} samples text only, without token ids: sample with a se_gym.llm "
+                              "Generator (se_gym.agents.TokenSampler) to record tokens")
+    groups = sampler.sample_records(list(prompts), 1, temperature, max_new_tokens)
+    return [dict(g[0], prompt=p) for p, g in zip(prompts, groups)]
+
+
 class Agent(abc.ABC):
     """Base class: subclasses implement :meth:`act`; learners also :meth:`_learn`, :meth:`save`, :meth:`load`."""
 
@@ -89,6 +103,14 @@ class Agent(abc.ABC):
     @abc.abstractmethod
     def act(self, observations: Sequence[Observation]) -> list[str]:
         """One answer (free text with a python block) per observation."""
+
+    def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        """Like :meth:`act`, each answer a dict: ``text``, the ``prompt`` sent and the sample's token
+        fields (:mod:`se_gym.trajectories`).  Agents that sample through a token-aware sampler
+        (a ``se_gym.llm`` Generator) have it; the others say so."""
+        from ..trajectories import TrajectoryError
+
+        raise TrajectoryError(f"{type(self).__name__} cannot record token ids: give it a se_gym.llm Generator to sample with")
 
     def learn(self, trajectories: Sequence[Trajectory]) -> dict:
         """Update from judged train-split trajectories; returns metrics.  Raises on test data."""

@@ -18,7 +18,7 @@ from se_gym.training.distill import ContextPair, TeacherSample, offpolicy_exampl
 from se_gym.training.rl import PolicySampler, RLConfig, RLPrompt, RLTrainer
 from se_gym.training.sft import SFTConfig, train_sft
 
-from .base import Agent, Observation, Trajectory
+from .base import Agent, Observation, Trajectory, sample_answers
 
 MODES = ("open", "closed")
 
@@ -40,8 +40,10 @@ class PolicyAgent(Agent):
         self.sampler = sampler or PolicySampler(policy)
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
-        groups = self.sampler.sample([o.prompt for o in observations], 1, self.temperature, self.max_new_tokens)
-        return [g[0] for g in groups]
+        return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens)
+
+    def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens, records=True)
 
     def save(self, directory: str | os.PathLike) -> Path:
         directory = super().save(directory)

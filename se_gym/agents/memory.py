@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .base import Agent, Observation, Trajectory
+from .base import Agent, Observation, Trajectory, sample_answers
 from .prompting import as_sampler
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
@@ -144,12 +144,18 @@ class MemoryAgent(Agent):
                 parts.append(f"Remembered doc:\n{e.value}")
         return "\n\n".join(parts)
 
-    def act(self, observations: Sequence[Observation]) -> list[str]:
-        prompts = []
+    def prompts(self, observations: Sequence[Observation]) -> list[str]:
+        out = []
         for o in observations:
             ctx = self.context(o)
-            prompts.append(f"### Experience from training\n{ctx}\n\n{o.prompt}" if ctx else o.prompt)
-        return [g[0] for g in self.sampler.sample(prompts, 1, self.temperature, self.max_new_tokens)]
+            out.append(f"### Experience from training\n{ctx}\n\n{o.prompt}" if ctx else o.prompt)
+        return out
+
+    def act(self, observations: Sequence[Observation]) -> list[str]:
+        return sample_answers(self.sampler, self.prompts(observations), self.temperature, self.max_new_tokens)
+
+    def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        return sample_answers(self.sampler, self.prompts(observations), self.temperature, self.max_new_tokens, records=True)
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
         added = 0

@@ -9,17 +9,41 @@ from typing import Any, Sequence
 
 from se_gym.training.rl import GeneratorSampler, PolicySampler
 
-from .base import Agent, Observation
+from .base import Agent, Observation, sample_answers
+
+
+class TokenSampler(GeneratorSampler):
+    """A :class:`~se_gym.training.rl.GeneratorSampler` that also gives each sample's token fields
+    (``sample_records``, for token-exact trajectories).  Its policy version counts the weight
+    syncs since it was built (a learner syncs after every update)."""
+
+    def __init__(self, generator, model=None):
+        self.version = 0
+        super().__init__(generator, model)
+        self.version = 0  # the weights it starts with
+
+    def sync(self, model) -> None:
+        super().sync(model)
+        self.version += 1
+
+    def sample_records(self, prompts, n, temperature, max_new_tokens) -> list[list[dict]]:
+        from se_gym.llm import SamplingParams
+        from se_gym.trajectories import token_fields
+
+        params = SamplingParams(n=n, temperature=temperature, max_tokens=max_new_tokens)
+        return [[{"text": c.text, "finish_reason": c.finish_reason, **token_fields(c, self.version)} for c in g.completions]
+                for g in self.generator.generate(list(prompts), params)]
 
 
 def as_sampler(model: Any):
-    """Wrap a Policy or a se_gym.llm Generator in the sampler interface the agents use."""
+    """Wrap a Policy or a se_gym.llm Generator in the sampler interface the agents use (a Generator
+    gets a :class:`TokenSampler`, which can record token ids)."""
     if hasattr(model, "sample"):
         return model
     if hasattr(model, "encode") and hasattr(model, "token_logprobs"):
         return PolicySampler(model)
     if hasattr(model, "generate"):
-        return GeneratorSampler(model)
+        return TokenSampler(model)
     raise TypeError(f"cannot sample from {type(model).__name__}: expected a Policy, a Generator or a sampler")
 
 
@@ -36,8 +60,10 @@ class PromptAgent(Agent):
         return [o.prompt for o in observations]
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
-        groups = self.sampler.sample(self.prompts(observations), 1, self.temperature, self.max_new_tokens)
-        return [g[0] for g in groups]
+        return sample_answers(self.sampler, self.prompts(observations), self.temperature, self.max_new_tokens)
+
+    def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        return sample_answers(self.sampler, self.prompts(observations), self.temperature, self.max_new_tokens, records=True)
 
 
 class ClosedBookAgent(PromptAgent):

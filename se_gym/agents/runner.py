@@ -84,7 +84,7 @@ class Runner:
 
     def __init__(
         self, scorer: Callable[[Sequence[Any], Sequence[str]], list[Any]], renderer: Renderer, progress: bool = True,
-        infra_retries: int = 2,
+        infra_retries: int = 2, record_tokens: bool = False,
     ):
         if infra_retries < 0:
             raise ValueError(f"infra_retries must be >= 0, got {infra_retries}")
@@ -92,6 +92,9 @@ class Runner:
         self.renderer = renderer
         self.progress = progress
         self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
+        # trajectories keep each answer's prompt and token fields in info (token_records exports them);
+        # train() with a checkpoint_dir also writes them per iteration
+        self.record_tokens = record_tokens
 
     def observe(self, tasks: Sequence[Any], book: str) -> list[Observation]:
         out = []
@@ -113,16 +116,18 @@ class Runner:
         try:
             for start in range(0, len(observations), batch_size):
                 chunk = list(observations[start : start + batch_size])
-                responses = agent.act(chunk)
+                records = agent.act_records(chunk) if self.record_tokens else None
+                responses = [x["text"] for x in records] if records is not None else agent.act(chunk)
                 if len(responses) != len(chunk):
                     raise ValueError(f"agent returned {len(responses)} answers for {len(chunk)} observations")
                 verdicts = self._score([o.task for o in chunk], responses)
-                for o, r, v in zip(chunk, responses, verdicts):
+                for i, (o, r, v) in enumerate(zip(chunk, responses, verdicts)):
                     status = getattr(getattr(v, "status", ""), "value", str(getattr(v, "status", "")))
+                    tokens = {k: x for k, x in records[i].items() if k != "text"} if records is not None else {}
                     if is_infrastructure(v):
-                        trajectories.append(Trajectory(o, r, None, status, {"infrastructure": True, "detail": getattr(v, "detail", "")}))
+                        trajectories.append(Trajectory(o, r, None, status, {"infrastructure": True, "detail": getattr(v, "detail", ""), **tokens}))
                     else:
-                        trajectories.append(Trajectory(o, r, float(v.reward), status))
+                        trajectories.append(Trajectory(o, r, float(v.reward), status, tokens))
                 bar.update(len(chunk))
         finally:
             bar.close()
@@ -191,6 +196,28 @@ class Runner:
             if checkpoint_dir is not None:
                 from se_gym.storage import write_json_atomic
 
+                if self.record_tokens:
+                    from se_gym.trajectories import write_trajectories
+
+                    write_trajectories(token_records(traj), Path(checkpoint_dir) / f"trajectories_{it + 1:04d}.jsonl")
+
                 agent.save(Path(checkpoint_dir) / "agent")
                 write_json_atomic(state_file, {"history": history})
         return history
+
+
+def token_records(trajectories: Sequence[Trajectory]) -> list[dict]:
+    """Token trajectories (:mod:`se_gym.trajectories`) of a run with ``Runner(record_tokens=True)``:
+    one record per answer, ``sample_index`` counting the answers to the same task in order."""
+    from se_gym.trajectories import check
+
+    seen: dict[str, int] = {}
+    out = []
+    for i, t in enumerate(trajectories):
+        task_id = getattr(t.observation.task, "id", None)
+        j = seen[task_id] = seen.get(task_id, -1) + 1
+        info = dict(t.info)
+        rec = {"task_id": task_id, "sample_index": j, "book": t.observation.book, "split": t.split,
+               "response": t.response, "reward": t.reward, "infrastructure": not t.judged, "status": t.status, **info}
+        out.append(dict(check(rec, f"trajectory {i} (run the Runner with record_tokens=True)")))
+    return out

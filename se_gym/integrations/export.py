@@ -9,6 +9,10 @@ verl layouts (one row per trajectory):
   (``{"style": "rule", "ground_truth": <JSON of test cases and entry signature>}``), ``extra_info``.
 - SFT (``kind="sft"``): ``prompt`` and ``response`` strings (verl's ``data.prompt_key`` /
   ``data.response_key``), plus ``extra_info``.
+
+SkyRL layout (:func:`to_skyrl_dataset`): the RL row with ``env_class`` (``"se_gym"``) and
+``reward_spec`` (SkyRL's name for ``reward_model``), and the whole task as JSON in
+``extra_info["task"]``, so that the SkyRL env judges the row without rebuilding any task suite.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 DATA_SOURCE = "se_gym/sebench"
+SKYRL_ENV_CLASS = "se_gym"  # the id se_gym.integrations.skyrl registers with skyrl_gym
 
 
 def _verdict_dict(v: Any) -> dict | None:
@@ -123,5 +128,49 @@ def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.Pa
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
     pq.write_table(pa.Table.from_pylist(rows), tmp)
+    os.replace(tmp, path)
+    return len(rows)
+
+
+def skyrl_rows(trajectories: Iterable[Mapping[str, Any]], split: str | None = None, library: Any = None,
+               profile: str | None = None, max_turns: int | None = None) -> list[dict]:
+    """SkyRL dataset rows (SkyRL hands a row, less ``prompt`` and ``env_class``, to the env as its
+    ``extras``).  Each row is self-contained: ``extra_info["task"]`` is the task's JSON
+    (:meth:`se_gym.tasks.Task.to_json`), ``extra_info["library"]``/``["profile"]`` the judge's
+    configuration when given, and ``max_turns`` (when given) the episode's answer budget."""
+    trajs = list(trajectories)
+    rows = verl_rows(trajs, kind="rl", split=split, library=library, profile=profile)
+    for traj, row in zip(trajs, rows):
+        row["env_class"] = SKYRL_ENV_CLASS
+        row["reward_spec"] = row.pop("reward_model")
+        # JSON text, not a nested struct: parquet needs one schema for every row, and the
+        # test-case inputs and metadata differ between tasks
+        row["extra_info"]["task"] = json.dumps(traj["task"].to_json(), ensure_ascii=False)
+        if max_turns is not None:
+            row["max_turns"] = int(max_turns)
+    return rows
+
+
+def to_skyrl_dataset(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, split: str | None = None,
+                     library: Any = None, profile: str | None = None, max_turns: int | None = None) -> int:
+    """Write :func:`skyrl_rows` as parquet (``.parquet``, needs ``pyarrow``) or JSONL (``.jsonl``),
+    the two file kinds SkyRL's dataset reads; returns the row count."""
+    path = Path(path)
+    if path.suffix not in (".parquet", ".jsonl"):
+        raise ValueError(f"SkyRL reads .parquet or .jsonl files, got {path.name!r}")
+    rows = skyrl_rows(trajectories, split=split, library=library, profile=profile, max_turns=max_turns)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".part")
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
+        pq.write_table(pa.Table.from_pylist(rows), tmp)
+    else:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     return len(rows)

@@ -7,22 +7,38 @@
 
 ``env_config`` takes SEBench-v0's options (``tasks``, ``split``, ``seed``, ``library``, ``book``,
 ``profile``, ``reward``, ``sandbox``, ``max_turns``, ...).  ``extras`` is the dataset row SkyRL
-hands each episode: it names the task by ``task_id`` (top level or in ``extra_info``, as the verl
-exporter writes it), and may carry ``max_turns`` and ``split``.  With ``max_turns > 1`` a failed
-answer gets the execution feedback as the next user turn.  All episodes of a process with the
-same options share one judge, and steps taken at the same time (SkyRL steps its envs from many
-threads) are judged in one sandbox batch.
+hands each episode, in one of two forms:
+
+- self-contained (:func:`se_gym.integrations.export.to_skyrl_dataset`): the task itself is in
+  ``extra_info["task"]``, with the library and profile to judge it by; nothing else is loaded.
+  ``env_config``'s ``library``/``profile`` win over the row's; ``tasks``/``split``/``seed`` are
+  not used (``seed`` only as the default library, ``mint(seed)``, when neither names one).
+- by name: ``task_id`` (top level or in ``extra_info``, as the verl exporter writes it), looked up
+  in the suite ``env_config`` describes (built once per process), with ``extra_info["split"]``.
+
+Either may carry ``max_turns``.  With ``max_turns > 1`` a failed answer gets the execution feedback
+as the next user turn.  All episodes of a process with the same judge configuration share one
+judge, and steps taken at the same time (SkyRL steps its envs from many threads) are judged in one
+sandbox batch.
 """
 from __future__ import annotations
 
+import json
+import threading
 from typing import Any, Dict, Mapping
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 from skyrl_gym.envs.registration import register, registry
 
-from ._common import Suite, env_options
+from ._common import BatchedJudge, BatchJudge, Suite, close_shared_judges, env_options, shared_judge
+from .export import SKYRL_ENV_CLASS
 
-ENV_ID = "se_gym"
+ENV_ID = SKYRL_ENV_CLASS
+
+# the judges of self-contained rows: one batcher per shared judge (keyed by the judge's id, which
+# the entry keeps alive)
+_BATCHERS: dict[int, tuple[Any, BatchJudge]] = {}
+_BATCHERS_LOCK = threading.Lock()
 
 
 def _task_id(extras: Mapping[str, Any]) -> str | None:
@@ -32,6 +48,39 @@ def _task_id(extras: Mapping[str, Any]) -> str | None:
     return str(info["task_id"]) if isinstance(info, Mapping) and info.get("task_id") else None
 
 
+def _row_task(info: Mapping[str, Any]):
+    """The task a self-contained row carries (``extra_info["task"]``, JSON), else None."""
+    raw = info.get("task")
+    if raw is None:
+        return None
+    from ..tasks import Task
+
+    try:
+        return Task.from_json(json.loads(raw) if isinstance(raw, (str, bytes)) else dict(raw))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"extra_info.task is not a task's JSON (write rows with to_skyrl_dataset): {exc}") from None
+
+
+def _row_judge(library: Any, profile: str, reward: str, sandbox: Any, strip_think: bool) -> BatchedJudge:
+    judge = shared_judge(library, profile, reward, sandbox, strip_think)
+    with _BATCHERS_LOCK:
+        entry = _BATCHERS.get(id(judge))
+        if entry is None or entry[0] is not judge:
+            entry = _BATCHERS[id(judge)] = (judge, BatchJudge(judge))
+        return BatchedJudge(entry[1])
+
+
+def close_all() -> None:
+    """Close every judge this module's envs share (the suites' and the self-contained rows')."""
+    Suite.close_all()
+    with _BATCHERS_LOCK:
+        batchers = [b for _, b in _BATCHERS.values()]
+        _BATCHERS.clear()
+    for b in batchers:
+        b.close()
+    close_shared_judges()
+
+
 class SEBenchTextEnv(BaseTextEnv):
     """One SE-Bench episode in SkyRL-Gym's text protocol (``init`` / ``step``)."""
 
@@ -39,22 +88,41 @@ class SEBenchTextEnv(BaseTextEnv):
         super().__init__()
         extras = dict(extras or {})
         config = {k: v for k, v in dict(env_config.items() if env_config is not None else {}).items() if v is not None}
+        config = env_options(config)  # refuses unknown options
         info = extras.get("extra_info") if isinstance(extras.get("extra_info"), Mapping) else {}
-        if "split" not in config and info.get("split"):
-            config["split"] = info["split"]
         episode = {k: config.pop(k) for k in Suite.EPISODE_OPTIONS if k in config}
         if "max_turns" in extras:
             episode["max_turns"] = int(extras["max_turns"])
-        self.suite = Suite.get(env_options(config))
-        self.env = self.suite.env(**episode)
+        task = _row_task(info)
+        if task is not None:
+            self.suite = None  # the row is the whole task: no suite to build
+            self.env = self._row_env(task, info, config, episode)
+            tid = task.id
+        else:
+            if "split" not in config and info.get("split"):
+                config["split"] = info["split"]
+            self.suite = Suite.get(config)
+            self.env = self.suite.env(**episode)
+            tid = _task_id(extras)
+            if tid is None:
+                raise ValueError("extras must carry the task (extra_info.task, as to_skyrl_dataset writes) "
+                                 "or name it: 'task_id' (or extra_info.task_id, as the verl exporter writes)")
         self.max_turns = self.env.max_turns
-        tid = _task_id(extras)
-        if tid is None:
-            raise ValueError("extras must name the task: 'task_id' (or extra_info.task_id, as the verl exporter writes)")
         self.task_id = tid
         self._obs, self._info = self.env.reset(options={"task_id": tid})
         self._done = False
         self._last: dict = {}
+
+    @staticmethod
+    def _row_env(task, info: Mapping[str, Any], config: dict, episode: dict):
+        from ..envs import SEBenchEnv
+
+        library = config.get("library") or info.get("library") or config.get("seed", 0)
+        profile = config.get("profile") or info.get("profile") or "strict"
+        reward = config.get("reward", "binary")
+        front = _row_judge(library, profile, reward, config.get("sandbox", "local"), config.get("strip_think", True))
+        return SEBenchEnv(tasks=[task], split=task.split, library=front.library, profile=profile, reward=reward,
+                          judge=front, **episode)
 
     def init(self, prompt: Any = None):
         """The prompt for the model: the dataset's own prompt when given, else the env's."""

@@ -1,13 +1,16 @@
 """verl reward functions for the rows that :func:`se_gym.integrations.export.to_verl_parquet` writes.
 
-Per sample (verl's ``NaiveRewardManager``; ``custom_reward_function.name=compute_score``)::
+verl 0.9 (its reward loop and the default ``naive`` reward manager call ``compute_score`` once per
+sample); docs/integrations/verl.md has the whole command::
 
-    custom_reward_function.path=$(python -c "import se_gym.integrations.verl as m; print(m.__file__)")
-    custom_reward_function.name=compute_score
-    +custom_reward_function.reward_kwargs.profile=strict     # optional: library, profile, reward, sandbox
+    reward.custom_reward_function.path=pkg://se_gym.integrations.verl
+    reward.custom_reward_function.name=compute_score
+    +reward.custom_reward_function.reward_kwargs.profile=strict     # optional: library, profile, reward, sandbox
 
-Batched (``reward_model.reward_manager=batch``, ``custom_reward_function.name=compute_score_batch``):
-all responses of a step go to the sandbox in one batch.
+verl loads ``path`` either as a module (``pkg://``) or as a file (the path of this file): this module
+imports se_gym by absolute names so that both work.  ``compute_score_batch`` is for the
+``BatchRewardManager`` of verl before 0.9 (``reward_model.reward_manager=batch``), which judges
+all responses of a step in one sandbox batch; verl 0.9's trainer no longer has that manager.
 
 Each returns ``{"score", "acc", "infrastructure"}`` per row (verl logs the extra keys): ``score``
 is the judge's reward (binary, or the fraction of passed cases with ``reward="fraction"``),
@@ -21,8 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ._common import parse_ground_truth, shared_judge
-from .export import DATA_SOURCE
+# absolute imports: verl may load this file by its path, as a module outside any package
+from se_gym.integrations._common import parse_ground_truth, shared_judge
+from se_gym.integrations.export import DATA_SOURCE
 
 
 def _config(extra_info: Mapping[str, Any] | None, library: Any, profile: str | None, reward: str | None) -> tuple:

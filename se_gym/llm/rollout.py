@@ -1,7 +1,9 @@
 """Rollouts: generate answers to tasks with a model, judge them, write one JSONL row per sample.
 
 A row is SE-Bench's rollout row (the task's official fields plus ``response``) with the verdict
-fields, the prompt, the sampling parameters, the model and the sample index added.  Work is cut
+fields, the prompt, the sampling parameters, the model and the sample index added; with
+``record_tokens`` also the token ids, log-probs and policy version that make it a token-exact
+trajectory (:mod:`se_gym.trajectories`).  Work is cut
 into fixed batches of tasks (the same cut in every run, so seeded runs are reproducible whether
 they run in one process, on a Ray pool, or are resumed); each batch is generated, judged in one
 judge call, then appended to the output with flush + fsync.  Rows are keyed by (task id, sample
@@ -60,6 +62,7 @@ class RolloutConfig:
     limit: int | None = None
     batch_size: int = 8  # tasks per generation (and judge) batch
     chat: bool = True  # prompt as chat messages (False: one plain-text prompt)
+    record_tokens: bool = False  # rows carry prompt/completion token ids, log-probs, policy version
     backend_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -206,6 +209,7 @@ class RolloutWorker:
         cfg = self.config
         params = cfg.sampling_params(batch.index)
         prompts = [self.prompt(t) for t in batch.tasks]
+        version = int(getattr(self.generator, "weights_version", 0))  # the weights these samples come from
         t0 = time.perf_counter()
         generations = self.generator.generate(prompts, params)
         generate_s = time.perf_counter() - t0
@@ -214,7 +218,8 @@ class RolloutWorker:
         for gen in generations:
             if len(gen.completions) != cfg.n:
                 raise RuntimeError(f"generator returned {len(gen.completions)} completions, asked for n={cfg.n}")
-        return {"batch": batch, "params": params, "prompts": prompts, "generations": generations, "generate_s": generate_s}
+        return {"batch": batch, "params": params, "prompts": prompts, "generations": generations, "generate_s": generate_s,
+                "policy_version": version}
 
     def judge_batch(self, stage: dict[str, Any]) -> dict[str, Any]:
         """Stage 2: judge every completion of the batch in one judge call, build the rows."""
@@ -237,7 +242,12 @@ class RolloutWorker:
         params_row = _jsonable(stage["params"])
         for task, prompt, gen in zip(batch.tasks, stage["prompts"], generations):
             for j, completion in enumerate(gen.completions):
-                rows.append(self._row(task, j, prompt, completion, next(it), params_row, gen))
+                row = self._row(task, j, prompt, completion, next(it), params_row, gen)
+                if self.config.record_tokens:
+                    from ..trajectories import token_fields
+
+                    row.update(token_fields(completion, stage.get("policy_version", 0)))
+                rows.append(row)
         return {"index": batch.index, "rows": rows, "generate_s": stage["generate_s"], "judge_s": judge_s}
 
     def _row(self, task, j, prompt, completion, verdict, params_row, gen) -> dict[str, Any]:
@@ -376,7 +386,11 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     from ..storage import ConfigMismatch, config_diff, write_json_atomic
 
     meta = out.with_name(out.name + ".run.json")
-    bound = json.loads(json.dumps({k: v for k, v in asdict(config).items() if k != "sandbox"}, sort_keys=True, default=str))
+    fields = asdict(config)
+    fields.pop("sandbox")
+    if not fields["record_tokens"]:
+        fields.pop("record_tokens")  # added later: runs bound before it still resume
+    bound = json.loads(json.dumps(fields, sort_keys=True, default=str))
     hint = "use another --out, or --restart to discard it"
     if restart:
         for path in (out, meta, keep_correct):

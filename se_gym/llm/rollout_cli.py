@@ -33,6 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     thinking.add_argument("--no-thinking", dest="enable_thinking", action="store_const", const=False, help="ask chat templates for no thinking block")
     parser.set_defaults(enable_thinking=None)
     parser.add_argument("--text-prompt", action="store_true", help="send a plain-text prompt instead of chat messages")
+    parser.add_argument("--record-tokens", action="store_true", help="rows also carry the prompt and completion token ids, "
+                        "log-probs and policy version (token-exact trajectories, docs/integrations/trajectories.md)")
     parser.add_argument("--limit", type=int, help="only the first K tasks")
     parser.add_argument("--batch-size", type=int, default=8, help="tasks per generation and judge batch (default: 8)")
     parser.add_argument("--out", required=True, help="output JSONL (appended to; rerun to resume; bound to this configuration "
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         batch_size=args.batch_size,
         chat=not args.text_prompt,
+        record_tokens=args.record_tokens,
         backend_options=_options(args),
     )
     gpus = args.ray_gpus_per_actor

@@ -42,6 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None, help="the learner's torch device (default: cuda if available)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads of the learner")
     parser.add_argument("--restart", action="store_true", help="discard what --out holds and start again")
+    parser.add_argument("--record-tokens", action="store_true", default=None,
+                        help="each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=run)
 
@@ -74,6 +76,8 @@ def build_config(args: argparse.Namespace):
         d["functions"] = args.functions
     if args.books is not None:
         d["books"] = args.books
+    if getattr(args, "record_tokens", None):
+        d["record_tokens"] = True
     return SelfPlayConfig.from_dict(d)
 
 

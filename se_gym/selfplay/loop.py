@@ -75,6 +75,7 @@ class SelfPlayConfig:
     wall_s: float = 3.0
     dedup_threshold: float = 0.5
     seed: int = 0
+    record_tokens: bool = False  # each round also writes its solver samples as token trajectories
 
     def __post_init__(self):
         if self.regime not in REGIMES:
@@ -139,6 +140,15 @@ class LocalEngine:
         params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
         return [g.texts for g in self._gen.generate(list(prompts), params)]
 
+    def generate_records(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[dict]]:
+        """Like :meth:`generate`, each sample a dict: ``text``, ``finish_reason`` and its token fields."""
+        from ..llm import SamplingParams
+
+        if not prompts:
+            return []
+        params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
+        return [sample_records(g) for g in self._gen.generate(list(prompts), params)]
+
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
         from .validate import Validator
 
@@ -166,6 +176,13 @@ class LocalEngine:
 
 
 # -- helpers ------------------------------------------------------------------------------------------
+def sample_records(generation: Any) -> list[dict]:
+    """The samples of one ``Generation`` with their token fields (``se_gym.trajectories``)."""
+    from ..trajectories import token_fields
+
+    return [{"text": c.text, "finish_reason": c.finish_reason, **token_fields(c)} for c in generation.completions]
+
+
 def _seed(*parts: Any) -> int:
     from ..llm.base import derive_seed
 
@@ -257,7 +274,10 @@ class SelfPlay:
             raise CLIError("self-play needs a model (--model PATH or a HF id)")
         self.config = config
         # every setting but the number of rounds binds the folder: a finished run can be extended
-        self.run = RunDir(out, "selfplay", {k: v for k, v in asdict(config).items() if k != "rounds"}, restart=restart)
+        bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
+        if not config.record_tokens:
+            bound.pop("record_tokens")  # added later: folders bound before it still resume
+        self.run = RunDir(out, "selfplay", bound, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
         self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
@@ -305,6 +325,14 @@ class SelfPlay:
             self.engine.push(self.policy.model, path)
             self._pushed = path
         return self.policy
+
+    def _trajectory(self, r: int, row: dict, sample: dict, model: str) -> dict:
+        """A solver sample as a token trajectory; round ``r`` samples with the model learned in round
+        ``r - 1`` (0: the starting model), which is its policy version."""
+        return {"task_id": row["task"], "sample_index": row["sample"], "round": r, "book": row["book"],
+                "prompt": row["prompt"], "response": row["response"], "reward": row["reward"],
+                "infrastructure": row["infrastructure"], "model": model, "backend": getattr(self.engine, "name", ""),
+                **{k: v for k, v in sample.items() if k != "text"}, "policy_version": r - 1}
 
     # -- run ----------------------------------------------------------------------------------
     def run_all(self) -> list[dict]:
@@ -378,17 +406,25 @@ class SelfPlay:
         if not f.is_file():
             t = time.time()
             train, topped = buffer.top_up(fresh, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")))
-            rows = []
+            rows, trajectories = [], []
             for book in cfg.books:
                 prompts = [self.prompts.solve(self.library, task, book) for task in train]
                 self._log(f"[round {r}] solving {len(train)} tasks x {cfg.samples} ({book} book)")
-                groups = self.engine.generate(prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
+                args = (prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
+                samples = self.engine.generate_records(*args) if cfg.record_tokens else None
+                groups = [[x["text"] for x in g] for g in samples] if samples is not None else self.engine.generate(*args)
                 items = [(resp, task.test_cases, task.function_name) for task, g in zip(train, groups) for resp in g]
                 verdicts = iter(self.engine.judge(items))
-                for task, prompt, g in zip(train, prompts, groups):
+                for i, (task, prompt, g) in enumerate(zip(train, prompts, groups)):
                     for k, resp in enumerate(g):
                         reward, infra = next(verdicts)
                         rows.append({"task": task.id, "book": book, "sample": k, "prompt": prompt, "response": resp, "reward": reward, "infrastructure": infra})
+                        if samples is not None:
+                            trajectories.append(self._trajectory(r, rows[-1], samples[i][k], start_model))
+            if cfg.record_tokens:  # before solve.json: a round that has its solve.json has its trajectories
+                from ..trajectories import write_trajectories
+
+                write_trajectories(trajectories, d / "trajectories.jsonl")
             _write(f, {"wall_s": time.time() - t, "train": [task.to_json() for task in train], "topped_up": topped, "rows": rows})
         solved = _read(f)
         times["solve"] = solved["wall_s"]

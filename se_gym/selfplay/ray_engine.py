@@ -58,10 +58,15 @@ class GenerationWorker:
     def run(self, item: tuple) -> dict:
         from ..llm import SamplingParams
 
-        prompts, n, temperature, max_tokens, seed = item
+        prompts, n, temperature, max_tokens, seed, *tokens = item
         params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
-        texts = [g.texts for g in self.generator.generate(list(prompts), params)]
-        return {"texts": texts, "version": self.version}
+        generations = self.generator.generate(list(prompts), params)
+        out = {"texts": [g.texts for g in generations], "version": self.version}
+        if tokens and tokens[0]:  # the samples' token fields too (se_gym.trajectories)
+            from .loop import sample_records
+
+            out["records"] = [sample_records(g) for g in generations]
+        return out
 
     def close(self) -> None:
         self.generator.close()
@@ -163,6 +168,16 @@ class RayEngine:
         out: list[list[str]] = []
         for res in self.gen.map_ordered(items):
             out += res["texts"]
+        return out
+
+    def generate_records(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[dict]]:
+        """Like :meth:`generate` (the same chunks and seeds), each sample a dict with its token fields."""
+        from ..llm.base import derive_seed
+
+        items = [(list(c), n, temperature, max_tokens, derive_seed(seed, start) % (2**31), True) for start, c in _chunks(list(prompts), self.chunk)]
+        out: list[list[dict]] = []
+        for res in self.gen.map_ordered(items):
+            out += res["records"]
         return out
 
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:

@@ -18,8 +18,34 @@ from .checkpoint import has_checkpoint, load_trainer, save_trainer
 
 @dataclass(frozen=True)
 class SFTExample:
+    """A (prompt, response) pair; with the token ids of a recorded trajectory
+    (:func:`se_gym.training.trajectories.sft_examples`) training uses those ids as they were
+    sampled instead of tokenizing the text."""
+
     prompt: str
     response: str
+    prompt_ids: tuple[int, ...] | None = None
+    completion_ids: tuple[int, ...] | None = None
+    completion_mask: tuple[int, ...] | None = None
+
+    @property
+    def has_ids(self) -> bool:
+        return self.prompt_ids is not None and self.completion_ids is not None
+
+
+def encode_examples(policy, examples: Sequence[SFTExample]):
+    """The batch of ``examples``: their recorded ids when they carry them, else the policy's tokenizer."""
+    with_ids = [e.has_ids for e in examples]
+    if all(with_ids):
+        from .trajectories import sft_batch
+
+        records = [{"prompt_ids": list(e.prompt_ids), "completion_ids": list(e.completion_ids),
+                    "completion_mask": list(e.completion_mask or [1] * len(e.completion_ids)),
+                    "completion_logprobs": None, "policy_version": 0} for e in examples]
+        return sft_batch(records, policy.tokenizer.pad_token_id, policy.max_length)
+    if any(with_ids):
+        raise ValueError("SFT examples mix recorded token ids and plain text: use one kind")
+    return policy.encode([e.prompt for e in examples], [e.response for e in examples])
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,8 @@ def train_sft(
 
     if not examples:
         raise ValueError("no SFT examples (did the judge accept any sampled answer?)")
+    if len({e.has_ids for e in examples}) > 1:
+        raise ValueError("SFT examples mix recorded token ids and plain text: use one kind")
     if config.lora_rank > 0:
         apply_lora(policy, config.lora_rank, config.lora_alpha, config.lora_dropout)
     model = policy.model
@@ -145,7 +173,7 @@ def train_sft(
             optimizer.zero_grad(set_to_none=True)
             for start in range(0, len(order), config.batch_size):
                 chunk = [examples[i] for i in order[start : start + config.batch_size]]
-                batch = policy.encode([e.prompt for e in chunk], [e.response for e in chunk])
+                batch = encode_examples(policy, chunk)
                 with autocast_context(policy.device, config.mixed_precision):
                     lp = policy.token_logprobs(batch)
                 loss, _ = sft_loss(lp, batch.response_mask.to(lp.device), config.aggregation)
