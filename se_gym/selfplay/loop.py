@@ -465,7 +465,8 @@ class SelfPlay:
         summary = self.summary(r, outcomes, solved, rew, learned, ev, times, len(buffer))
         self.run.mark_done(d.name, summary)
         acc = summary["closed_book_acc"]
-        self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc:.3f}, rejected {summary['rejected']}")
+        acc_text = "not evaluated" if acc is None else f"{acc:.3f}"  # eval="none" measures nothing
+        self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc_text}, rejected {summary['rejected']}")
         return summary
 
     # -- stages -------------------------------------------------------------------------------
