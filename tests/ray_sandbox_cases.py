@@ -169,6 +169,28 @@ def test_a_stopped_node_does_not_hold_the_batch(cluster):
         assert box.last_stats.hedged >= 1 and box.last_stats.failed == 0
 
 
+def test_judge_command_on_ray(cluster, answers, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    rows = tmp_path / "rows.jsonl"
+    some = list(range(20, 40))
+    rows.write_text("".join(json.dumps({"response": answers[k][0], "test_cases": [{"input": c.input, "output": c.output} for c in answers[k][1]]}) + "\n" for k in some))
+    out = tmp_path / "verdicts.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "judge", "--input", str(rows), "--out", str(out), "--library", "seed:0",
+                           "--profile", "strict", "--backend", "ray", "--ray-address", cluster.address, "--quiet"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "se-gym judge: sandbox ray: 2 node(s), 2 workers" in proc.stderr
+    got = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
+    from se_gym.judge import Judge
+
+    with Judge(LIB, profile="strict", sandbox="local", workers=2) as j:  # (rows name no function: judged as such)
+        want = j.judge_many([answers[k][:2] for k in some])
+    assert [(v["status"], v["detail"]) for v in got] == [(v.status.value, v.detail) for v in want]
+
+
 def test_a_node_killed_mid_batch_loses_no_answer(cluster, answers, local_verdicts):
     from se_gym.distributed.sandbox import RaySandbox
     from se_gym.judge import Judge

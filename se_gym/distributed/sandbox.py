@@ -222,11 +222,11 @@ class RaySandbox(Sandbox):
                  actors: int | None = None, num_cpus: float | None = None, resources: dict | None = None, depth: int = 2,
                  max_chunk: int = 8, window: int = 4096, hedge_after: float | None = None, max_attempts: int = 3,
                  start_timeout: float = 300.0, runtime_env: dict | None = None, **options: Any):
-        super().__init__()
         from .objects import connect
         from .pool import _ray
 
-        ray = _ray()
+        ray = _ray()  # (before the sandbox counts as open: without Ray there is nothing to close)
+        super().__init__()
         if depth < 1 or max_chunk < 1 or window < 1 or max_attempts < 1:
             raise ValueError("depth, max_chunk, window and max_attempts must be at least 1")
         lib = _library(library)
@@ -448,9 +448,10 @@ class RaySandbox(Sandbox):
                     return
                 for ref in ready:
                     if ref in starting:
-                        msg = self._started(starting[ref], ref)
-                        if msg:
-                            log.error("%s", msg)
+                        slot = starting[ref]
+                        msg = self._started(slot, ref)
+                        if msg:  # a refusal is an error; a replacement that could not start (its node died) is not
+                            log.log(logging.ERROR if slot.node in self._refused else logging.WARNING, "%s", msg)
                         continue
                     slot = owner[ref]
                     chunk = slot.inflight.pop(ref, None)
