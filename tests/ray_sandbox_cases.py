@@ -148,6 +148,36 @@ def test_back_pressure_bounds_the_work_held_by_the_driver(cluster):
         assert box.last_stats.programs == 300 and len(box.last_stats.per_node) == 2
 
 
+def test_a_dead_actor_is_replaced_and_its_share_run_again(cluster):
+    from se_gym.distributed.sandbox import RaySandbox
+
+    node2 = _node_id("node2")
+    with RaySandbox(preload=(), hedge_after=3600) as box:  # (no hedging: the share comes back through the death)
+        box.run(["print(0)"] * 4)
+        pid = next(n["pid"] for n in box.nodes() if n["node"] == node2)
+        procs = [pid] + descendants(pid)
+
+        def killer():
+            deadline = time.monotonic() + 60
+            while node2 not in box.busy() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            os.kill(pid, signal.SIGKILL)  # the actor alone: its node lives on
+
+        threading.Thread(target=killer, daemon=True).start()
+        out = _within(90, box.run, [f"import time\ntime.sleep(0.05)\nprint({i})" for i in range(40)])
+        assert [r.stdout for r in out] == [f"{i}\n" for i in range(40)]
+        assert box.last_stats.infra_retries >= 1 and box.last_stats.failed == 0 and box.stats.replaced == 1
+        deadline = time.monotonic() + 60  # a new actor on the same node
+        while len(box.nodes()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [n["node"] for n in box.nodes()].count(node2) == 1 and pid not in [n["pid"] for n in box.nodes()]
+        assert box.run(["print(1)"] * 8)[-1].stdout == "1\n"
+    deadline = time.monotonic() + 20  # the dead actor's sandbox workers went with it
+    while (left := [p for p in procs if os.path.exists(f"/proc/{p}") and "Z" not in open(f"/proc/{p}/stat").read().rsplit(")", 1)[1][:3]]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not left, f"processes of the killed actor left: {left}"
+
+
 def test_a_stopped_node_does_not_hold_the_batch(cluster):
     from se_gym.distributed.sandbox import RaySandbox
 
