@@ -255,7 +255,8 @@ class RaySandbox(Sandbox):
             self._remote = ray.remote(max_restarts=0, max_concurrency=depth + 2)(NodeSandbox)
             self._discover(wait=True)
             if not any(s.ready for s in self._slots):
-                raise RuntimeError("ray sandbox: no node of the cluster could start an actor")
+                need = f" with the resources {self._resources}" if self._resources else ""
+                raise RuntimeError(f"ray sandbox: the cluster has no alive node with CPUs{need}")
         except BaseException:
             self.close()
             raise
@@ -292,7 +293,7 @@ class RaySandbox(Sandbox):
         room = None if self._max_actors is None else max(0, self._max_actors - len(self._slots))
         new = [self._spawn(n) for n in nodes[:room]]
         self._slots += new
-        if not wait:
+        if not wait or not new:
             return
         pending = {s.starting: s for s in new}
         ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=self.start_timeout)
@@ -423,55 +424,73 @@ class RaySandbox(Sandbox):
             self._send(min(idle, key=lambda s: s.load()), chunk)
 
     def _collect(self) -> None:
-        """The one thread that waits on Ray: answers, deaths, starting actors, hedges."""
+        """The one thread that waits on Ray.  It must not die (every caller waits on it): a failure
+        of Ray itself (its GCS unreachable for a moment) is logged and the loop goes on, unless Ray
+        was shut down under the sandbox, which answers what waits."""
         ray = __import__("ray")
+        self._last_scan = time.monotonic()
+        while not self._stopping:
+            try:
+                self._step(ray)
+            except Exception as exc:  # noqa: BLE001 - see above
+                if not ray.is_initialized():
+                    with self._cond:
+                        for job in list(self._queue) + [j for s in self._slots for c in s.inflight.values() for j in c.jobs]:
+                            _answer(job.future, sandbox_error("ray", "Ray was shut down"))
+                        self._queue.clear()
+                        self._slots, self._stopping = [], True  # (later calls: "closed")
+                        self._cond.notify_all()
+                    return
+                log.warning("ray sandbox: %s (going on)", _first_line(exc))
+                time.sleep(0.5)
+
+    def _step(self, ray: Any) -> None:
+        """Wait a moment for answers, deaths and starting actors; then hedge and dispatch."""
         from ray.exceptions import RayActorError, RayTaskError
 
-        last_scan = time.monotonic()
-        while True:
-            with self._cond:
-                while not self._stopping and not any(s.inflight or s.starting is not None for s in self._slots) and not self._queue:
-                    self._cond.wait(1.0)
-                if self._stopping:
-                    return
-                owner = {ref: s for s in self._slots for ref in s.inflight}
-                starting = {s.starting: s for s in self._slots if s.starting is not None}
-                if not owner and not starting and self._queue:
-                    self._no_actor_left()
+        with self._cond:
+            while not self._stopping and not any(s.inflight or s.starting is not None for s in self._slots) and not self._queue:
+                self._cond.wait(1.0)
+            if self._stopping:
+                return
+            owner = {ref: s for s in self._slots for ref in s.inflight}
+            starting = {s.starting: s for s in self._slots if s.starting is not None}
+            if not owner and not starting and self._queue:
+                self._no_actor_left()
+                return
+        refs = list(owner) + list(starting)
+        ready, _ = ray.wait(refs, num_returns=1, timeout=0.05)
+        if ready:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        with self._cond:
+            if self._stopping:
+                return
+            for ref in ready:
+                if ref in starting:
+                    slot = starting[ref]
+                    msg = self._started(slot, ref)
+                    if msg:  # a refusal is an error; a replacement that could not start (its node died) is not
+                        log.log(logging.ERROR if slot.node in self._refused else logging.WARNING, "%s", msg)
                     continue
-            refs = list(owner) + list(starting)
-            ready, _ = ray.wait(refs, num_returns=1, timeout=0.05)
-            if ready:
-                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
-            with self._cond:
-                if self._stopping:
-                    return
-                for ref in ready:
-                    if ref in starting:
-                        slot = starting[ref]
-                        msg = self._started(slot, ref)
-                        if msg:  # a refusal is an error; a replacement that could not start (its node died) is not
-                            log.log(logging.ERROR if slot.node in self._refused else logging.WARNING, "%s", msg)
-                        continue
-                    slot = owner[ref]
-                    chunk = slot.inflight.pop(ref, None)
-                    if chunk is None:
-                        continue  # the slot was lost meanwhile: its chunks are back in the queue
-                    try:
-                        results = ray.get(ref)
-                    except (RayActorError, RayTaskError) as exc:
-                        slot.inflight[ref] = chunk  # _lost requeues every chunk the actor held
-                        self._lost(slot, _first_line(exc))
-                        continue
-                    except Exception as exc:  # the result itself was lost (its node died after answering)
-                        self._requeue(chunk, _first_line(exc))
-                        continue
-                    self._finish(slot, chunk, results)
-                if time.monotonic() - last_scan > 30 and self._max_actors is None:
-                    last_scan = time.monotonic()
-                    self._discover()  # nodes that joined (or came back) get an actor
-                self._hedge()
-                self._dispatch()
+                slot = owner[ref]
+                chunk = slot.inflight.pop(ref, None)
+                if chunk is None:
+                    continue  # the slot was lost meanwhile: its chunks are back in the queue
+                try:
+                    results = ray.get(ref)
+                except (RayActorError, RayTaskError) as exc:
+                    slot.inflight[ref] = chunk  # _lost requeues every chunk the actor held
+                    self._lost(slot, _first_line(exc))
+                    continue
+                except Exception as exc:  # the result itself was lost (its node died after answering)
+                    self._requeue(chunk, _first_line(exc))
+                    continue
+                self._finish(slot, chunk, results)
+            if time.monotonic() - self._last_scan > 30 and self._max_actors is None:
+                self._last_scan = time.monotonic()
+                self._discover()  # nodes that joined (or came back) get an actor
+            self._hedge()
+            self._dispatch()
 
     def _finish(self, slot: _Slot, chunk: _Chunk, results: list[ExecResult]) -> None:
         chunk.copies -= 1
