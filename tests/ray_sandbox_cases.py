@@ -1,7 +1,8 @@
 """``sandbox="ray"`` on a real 2-node Ray cluster on this machine (``ray start --head --num-cpus 1``
 plus ``ray start --address ... --num-cpus 1``, each with its own temp dir and resources): the same
-verdicts as ``sandbox="local"`` on 500 answers, a vector env of 16, back-pressure, a stopped node
-hedged around, a killed node's share judged elsewhere, and a node with another library refused.
+verdicts as ``sandbox="local"`` on 500 answers, a vector env of 16, the TRL reward and ``se-gym judge``
+unchanged, back-pressure, a dead actor replaced, a stopped node hedged around, a killed node's share
+judged elsewhere, and a node with another library refused.
 
 Run through tests/test_ray_sandbox.py (a fresh interpreter with Ray's token auth off, like the
 cluster).  The nodes are stopped by killing the process trees this module started.  Tests run in
@@ -135,6 +136,23 @@ def test_vector_env_of_16_on_ray(cluster):
         assert list(rewards) == [1.0] * 16
     finally:
         env.close()
+
+
+def test_trl_reward_on_ray_unchanged(cluster):
+    from se_gym.envs.sebench import resolve_tasks
+    from se_gym.integrations.trl import SEBenchReward, dataset_rows
+
+    tasks = resolve_tasks("builtin", "single_test", 0, LIB)[0][:12]
+    rows = dataset_rows(tasks, LIB)
+    completions = [[{"role": "assistant", "content": f"```python\n{t.library_solution}\n```" if i % 3 else "no code"}]
+                   for i, t in enumerate(tasks)]
+    reward = SEBenchReward(LIB, sandbox="ray")  # the adapter as it is: the cluster is the one this process joined
+    try:
+        got = reward(completions=completions, test_cases=[r["test_cases"] for r in rows], function_name=[r["function_name"] for r in rows])
+        assert got == [1.0 if i % 3 else 0.0 for i in range(12)]
+        assert reward.judge.sandbox.name == "ray"
+    finally:
+        reward.close()
 
 
 def test_back_pressure_bounds_the_work_held_by_the_driver(cluster):
