@@ -10,13 +10,13 @@ BOOKS = ("closed", "open")
 PROFILES = ("strict", "sebench")
 SPLITS = ("train", "single_test", "multiple_test")
 REWARDS = ("binary", "fraction")
-SANDBOXES = ("local", "docker", "http")
+SANDBOXES = ("local", "docker", "http", "ray")
 GENERATORS = ("hf", "vllm", "openai")
 TASK_KINDS = ("builtin", "sebench")
 
 
 def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
-    """``"sandbox must be one of local, docker, http; got 'dockr' (did you mean 'docker'?)"``."""
+    """``"sandbox must be one of local, docker, http, ray; got 'dockr' (did you mean 'docker'?)"``."""
     listed = ", ".join(str(c) for c in choices)
     msg = f"{name} must be one of {listed}; got {value!r}"
     if isinstance(value, str):

@@ -84,7 +84,7 @@ def test_action_longer_than_the_space_is_refused_as_the_space_says(tasks):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"sandbox": "dockr"}, r"sandbox must be one of local, docker, http; got 'dockr' \(did you mean 'docker'\?\)"),
+        ({"sandbox": "dockr"}, r"sandbox must be one of local, docker, http, ray; got 'dockr' \(did you mean 'docker'\?\)"),
         ({"profile": "strcit"}, r"profile must be one of strict, sebench; got 'strcit' \(did you mean 'strict'\?\)"),
         ({"book": "opne"}, r"book must be one of closed, open; got 'opne'"),
         ({"reward": "binay"}, r"reward must be one of binary, fraction"),

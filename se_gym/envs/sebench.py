@@ -26,6 +26,7 @@ Episode protocol
 """
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -154,8 +155,9 @@ class SEBenchEnv(gym.Env[str, str]):
         template: a custom prompt template (``str.format`` fields, see ``se_gym.tasks.prompts``).
         profile: judge profile, ``"strict"`` (default) or ``"sebench"``.
         reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
-        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``) or a Sandbox;
-            ``limits``: sandbox Limits.
+        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``), ``"ray"``
+            (every CPU node of the Ray cluster at ``ray_address``, default ``RAY_ADDRESS``; see
+            ``se_gym.distributed.sandbox``) or a Sandbox; ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
         visible_cases: with ``max_turns > 1``, how many leading test cases are visible examples in the
             feedback (default 1, the prompt's example); the rest are hidden (module docstring).
@@ -187,6 +189,7 @@ class SEBenchEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         http_url: str | None = None,
         visible_cases: int = DEFAULT_VISIBLE_CASES,
+        ray_address: str | None = None,
     ):
         # every option is checked here, at gym.make, not at the first step
         check("book", book, BOOKS, EnvConfigError)
@@ -200,6 +203,8 @@ class SEBenchEnv(gym.Env[str, str]):
             raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES)} or a Sandbox, got {type(sandbox).__name__}")
         if sandbox == "http" and judge is None and not http_url:
             raise EnvConfigError("sandbox='http' needs http_url='http://HOST:PORT/run' (e.g. from se-gym sandbox serve)")
+        if sandbox == "ray" and judge is None and importlib.util.find_spec("ray") is None:
+            raise EnvConfigError("sandbox='ray' needs Ray: pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)")
         if not isinstance(split, str) or not split:
             raise EnvConfigError(f"split must be a split name, got {split!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
@@ -222,7 +227,7 @@ class SEBenchEnv(gym.Env[str, str]):
         self.visible_cases = visible_cases
         self.strip_think, self.return_messages = strip_think, return_messages
         self.render_mode = render_mode
-        self._sandbox_spec, self._limits, self._http_url = sandbox, limits, http_url
+        self._sandbox_spec, self._limits, self._http_url, self._ray_address = sandbox, limits, http_url, ray_address
         self._judge = judge
         self._owns_judge = judge is None
         self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
@@ -251,6 +256,7 @@ class SEBenchEnv(gym.Env[str, str]):
                 strip_think=self.strip_think,
                 limits=self._limits,
                 http_url=self._http_url,
+                ray_address=self._ray_address,
             )
         return self._judge
 

@@ -16,7 +16,9 @@ def add_env_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--book", default=None, choices=["closed", "open"], help="closed (default) or open book")
     g.add_argument("--profile", default=None, choices=["strict", "sebench"], help="judge profile (default strict)")
     g.add_argument("--reward", default=None, choices=["binary", "fraction"], help="reward (default binary)")
-    g.add_argument("--sandbox", default=None, choices=["local", "docker"], help="sandbox backend (default local)")
+    g.add_argument("--sandbox", default=None, choices=["local", "docker", "ray"],
+                   help="sandbox backend (default local; ray: every CPU node of the cluster at --ray-address or $RAY_ADDRESS)")
+    g.add_argument("--ray-address", default=None, help="with --sandbox ray: the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)")
     g.add_argument("--max-turns", type=int, default=None, help="answers per episode; >1 gives execution feedback (default 1)")
     g.add_argument("--max-length", type=int, default=None, help="longest answer accepted, characters (default 200000)")
 
@@ -59,6 +61,13 @@ def _openenv(args: argparse.Namespace) -> int:
 
     if args.max_sessions < 1:
         raise CLIError("--max-sessions must be >= 1")
+    if args.ray_address:
+        if args.sandbox != "ray":
+            raise CLIError("--ray-address is for --sandbox ray")
+        import os
+
+        # the ray sandbox joins RAY_ADDRESS (the server's judges are shared by configuration, not address)
+        os.environ["RAY_ADDRESS"] = args.ray_address
     opts = env_options_from(args)
     try:
         # build the suite (and check the options) before binding the port

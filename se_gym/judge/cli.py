@@ -32,6 +32,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=choices.SANDBOXES, default="local")
     parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
     parser.add_argument("--http-url", default=None, help="sandbox URL for --backend http, e.g. http://localhost:8111/run")
+    parser.add_argument("--ray-address", default=None, help="Ray cluster for --backend ray, e.g. HOST:6379 (default: $RAY_ADDRESS, else a local one)")
     parser.add_argument("--batch-size", type=int, default=256, help="rows per sandbox batch (and per flush)")
     parser.add_argument(
         "--expected", choices=("auto", "outputs", "right_exe_result"), default="auto",
@@ -131,12 +132,16 @@ def run(args: argparse.Namespace) -> int:
 
     from .core import Judge
     from .types import JudgeError
+    from ..distributed.pool import ActorPoolError
+    from ..distributed.sandbox import NodeRefused
 
     inp, out = Path(args.input), Path(args.out)
     if args.batch_size < 1:
         raise CLIError("--batch-size must be at least 1")
     if args.backend == "http" and not args.http_url:
         raise CLIError("--backend http needs --http-url")
+    if args.ray_address and args.backend != "ray":
+        raise CLIError("--ray-address is for --backend ray")
     try:
         library = from_spec(args.library)
     except LibraryError as exc:
@@ -150,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
     bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=args.quiet)
     try:
-        with Judge(library, profile=args.profile, sandbox=args.backend, reward=args.reward, workers=args.workers, http_url=args.http_url) as judge, open(out, "a", encoding="utf-8") as f:
+        with Judge(library, profile=args.profile, sandbox=args.backend, reward=args.reward, workers=args.workers, http_url=args.http_url,
+                   ray_address=args.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
             if todo:  # say which isolation judges these answers before the first verdict
                 from se_gym.sandbox.base import isolation_line
 
@@ -162,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
                 f.flush()
                 os.fsync(f.fileno())
                 bar.update(len(batch))
-    except JudgeError as exc:
+    except (JudgeError, ActorPoolError, NodeRefused) as exc:  # (Ray missing; a node whose verdicts could differ)
         raise CLIError(str(exc)) from None
     finally:
         bar.close()

@@ -104,8 +104,9 @@ class Judge:
     ``library``: a :class:`se_gym.library.Library` or a spec (``"seed:N"``, ``"official:PATH"``).
     ``profile``: ``"sebench"`` (the official judge, rule for rule) or ``"strict"`` (also refuses
     every known way around the library, and compares results structurally).
-    ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"`` (started lazily, owned and closed by
-    the judge) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
+    ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"``/``"ray"`` (started lazily, owned and
+    closed by the judge; ``ray``: on every CPU node of the cluster at ``ray_address``, default
+    ``RAY_ADDRESS``) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
     ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
     results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
@@ -122,6 +123,7 @@ class Judge:
         workers: int | None = None,
         *,
         http_url: str | None = None,
+        ray_address: str | None = None,
         abs_tol: float = compare.STRUCT_ABS_TOL,
         rel_tol: float = compare.STRUCT_REL_TOL,
         scoring_cpu_s: float | None = SCORING_CPU_S,
@@ -136,6 +138,7 @@ class Judge:
         self.strip_think = strip_think
         self.workers = workers
         self.http_url = http_url
+        self.ray_address = ray_address
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
         if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
             raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
@@ -182,7 +185,9 @@ class Judge:
         # the sandbox's copy has no docstrings: docs are prompt material, and a program that
         # returned `f.__doc__` would hand them to a closed-book agent through the verdict
         # (it also keeps ~1 MB out of every worker, and so out of every fork)
-        path = [] if self._backend == "http" else [str(self.library.materialize(self.profile, docs=False))]
+        path = [] if self._backend in ("http", "ray") else [str(self.library.materialize(self.profile, docs=False))]
+        if self._backend == "ray":  # every node writes the library itself (and must match ours)
+            options.update(library=self.library, profile=self.profile, warmup=sandbox_warmup(self.library), address=self.ray_address)
         if self._backend == "local":
             options["warmup"] = sandbox_warmup(self.library)
         box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)

@@ -172,14 +172,15 @@ def _jsonable(value: Any) -> Any:
 class RolloutWorker:
     """Owns a generator and a judge; turns a WorkBatch into rows.  One per process or Ray actor."""
 
-    def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2):
+    def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2, ray_address: str | None = None):
+        """``ray_address``: the cluster a ``ray`` sandbox judges on (default ``RAY_ADDRESS``)."""
         from ..judge import Judge
         from ..library import from_spec
 
         self.config = config
         self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
         self.library = from_spec(config.library)
-        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox)
+        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox, ray_address=ray_address)
         self._owns_generator = generator is None
         if generator is None:
             from . import make_generator
@@ -433,7 +434,8 @@ def rollout(
     """Generate, judge and append rows to ``out`` (resuming what is there); returns the stats.
 
     ``ray_actors > 0`` runs the batches on a pool of Ray actors (each with its own generator and
-    judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order.  ``generator`` (single process only) reuses an
+    judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order; without actors,
+    ``ray_address`` is the cluster of a ``sandbox="ray"`` judge.  ``generator`` (single process only) reuses an
     already loaded model.  ``on_batch(index, rows_written)`` is called after each durable write.
     ``out`` is bound to ``config`` (see :func:`bind_output`); ``restart`` discards what it holds.
     """
@@ -468,6 +470,8 @@ def rollout(
         elif ray_actors > 0:
             if generator is not None:
                 raise CLIError("a preloaded generator cannot be shipped to Ray actors")
+            if config.sandbox == "ray":  # every actor would start a judge pool on every node
+                raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
             from ..distributed import run_ordered
 
             results = run_ordered(
@@ -475,7 +479,7 @@ def rollout(
                 num_gpus=ray_gpus_per_actor,
             )
         else:
-            worker = RolloutWorker(config, generator=generator)
+            worker = RolloutWorker(config, generator=generator, ray_address=ray_address)
             results = _run_local(worker, todo)
         stats.setup_s = time.perf_counter() - started
         started = time.perf_counter()  # throughput counts the batches, not the loading

@@ -22,7 +22,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--library", help="seed:N or official:PATH (default: the tasks' own: seed:SEED for builtin:SEED, "
                         "the api_doc.jsonl beside sebench:PATH)")
     parser.add_argument("--profile", default="strict", choices=choices.PROFILES, help="judge profile (default: strict)")
-    parser.add_argument("--sandbox", default="local", choices=choices.SANDBOXES, help="judge sandbox (default: local)")
+    parser.add_argument("--sandbox", default="local", choices=choices.SANDBOXES,
+                        help="judge sandbox (default: local; ray: every CPU node of the cluster at --ray-address or $RAY_ADDRESS)")
     parser.add_argument("--n", type=int, default=5, help="samples per task (default: 5)")
     parser.add_argument("--temperature", type=float, default=0.6)
     parser.add_argument("--top-p", type=float, default=1.0)
@@ -42,7 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true", help="discard what --out (and --keep-correct) hold and start again")
     parser.add_argument("--keep-correct", metavar="OUT.jsonl", help="also write the accepted trajectories (SFT data)")
     parser.add_argument("--ray-actors", type=int, default=0, help="run on N Ray actors (0: this process)")
-    parser.add_argument("--ray-address", help="join this Ray cluster instead of starting a local one")
+    parser.add_argument("--ray-address", help="join this Ray cluster (for --ray-actors or --sandbox ray) instead of starting a local one")
     parser.add_argument("--ray-gpus-per-actor", type=float, help="GPUs per actor (default: 1 for vllm, else 0)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -78,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ray_actors < 0:
         raise CLIError(f"--ray-actors must be >= 0, got {args.ray_actors}")
-    if args.ray_address and not args.ray_actors:
-        raise CLIError("--ray-address needs --ray-actors N")
+    if args.ray_address and not args.ray_actors and args.sandbox != "ray":
+        raise CLIError("--ray-address needs --ray-actors N or --sandbox ray")
+    if args.ray_actors and args.sandbox == "ray":
+        raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
     library = args.library
     if library is None:  # the same default as the env's: the library the tasks were written for
         from ..tasks import TaskError

@@ -1,8 +1,10 @@
-"""Sandboxed execution of programs: one contract (:mod:`.base`), three backends.
+"""Sandboxed execution of programs: one contract (:mod:`.base`), four backends.
 
 - ``local`` (default): pre-forked workers on this machine, inside bubblewrap when it works.
 - ``docker``: the same workers in long-lived containers (extra ``docker``).
 - ``http``: SE-Bench's sandbox protocol (``POST /run``), or a ``se-gym sandbox serve`` server.
+- ``ray``: the local workers on every CPU node of a Ray cluster (extra ``ray``; the code lives in
+  :mod:`se_gym.distributed.sandbox`, imported only when asked for).
 """
 from .base import ExecResult, ExecStatus, Limits, Program, Sandbox, make_sandbox
 

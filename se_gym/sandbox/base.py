@@ -242,7 +242,9 @@ def make_sandbox(
     """Build a sandbox.  ``backend``: ``local`` (forked workers, bwrap when it works),
     ``docker`` (the same workers in containers) or ``http`` (SE-Bench's sandbox protocol;
     pass ``url=``).  ``pythonpath`` folders are importable by programs; ``preload`` modules are
-    imported once per worker."""
+    imported once per worker.  ``ray`` (extra ``ray``): the same workers on every CPU node of a Ray
+    cluster (``address=``; pass ``library=``/``profile=`` to have each node write the library),
+    see :mod:`se_gym.distributed.sandbox`."""
     pythonpath = [str(p) for p in pythonpath]
     preload = list(preload)
     if backend == "local":
@@ -257,7 +259,11 @@ def make_sandbox(
         from .http import HttpSandbox
 
         return HttpSandbox(workers=workers, **options)
-    raise ValueError(f"unknown sandbox backend {backend!r} (choose local, docker or http)")
+    if backend == "ray":  # the one module that knows Ray, imported only when asked for
+        from ..distributed.sandbox import RaySandbox
+
+        return RaySandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
+    raise ValueError(f"unknown sandbox backend {backend!r} (choose local, docker, http or ray)")
 
 
 def isolation_line(box: "Sandbox") -> str:
@@ -267,6 +273,9 @@ def isolation_line(box: "Sandbox") -> str:
     except Exception as exc:  # reporting must not stop the run; say what is unknown
         return f"sandbox {getattr(box, 'name', type(box).__name__)}: isolation unknown ({type(exc).__name__}: {exc})"
     backend = info.get("backend", getattr(box, "name", "?"))
+    if backend == "ray":
+        return f"sandbox ray: {info.get('reason')}, isolation {info.get('level')} on every node; " + (
+            "network REACHABLE by programs" if info.get("network") else "no network" if info.get("network") is False else "network unknown")
     if backend == "http":
         return f"sandbox http at {info.get('url')}: isolation is the server's ({info.get('protocol')})"
     level, reason = info.get("level", "?"), info.get("reason")

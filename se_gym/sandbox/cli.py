@@ -14,7 +14,9 @@ from ..errors import CLIError
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="sandbox_command", metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--backend", default="local", choices=["local", "docker"], help="backend (default: local)")
+    common.add_argument("--backend", default="local", choices=["local", "docker", "ray"],
+                        help="backend (default: local; ray: every CPU node of a Ray cluster)")
+    common.add_argument("--ray-address", default=None, help="with --backend ray: the cluster, HOST:PORT (default: $RAY_ADDRESS, else a local one)")
     common.add_argument("--workers", type=int, default=None, help="worker processes (default: CPU count)")
     common.add_argument("--library", default=None, help="library to put on the path and preload: a seed, 'official:PATH' or a spec")
     common.add_argument("--profile", default="sebench", choices=choices.PROFILES, help="library profile (default: sebench)")
@@ -56,14 +58,22 @@ def _sandbox(args: argparse.Namespace):
 
     pythonpath: list[str] = []
     preload = ["numpy"]
+    ray_options: dict = {}
     lib = _library(args)
     if lib is not None:
-        pythonpath.append(str(lib.materialize(args.profile, docs=False)))  # as the judge's (se_gym.judge)
         preload += [lib.package, f"{lib.package}.{lib.linalg}"]
+        if args.backend == "ray":  # every node writes its own copy (and must match ours)
+            ray_options = {"library": lib, "profile": args.profile}
+        else:
+            pythonpath.append(str(lib.materialize(args.profile, docs=False)))  # as the judge's (se_gym.judge)
     if args.workers is not None and args.workers < 1:
         raise CLIError("--workers must be at least 1")
+    if args.ray_address and args.backend != "ray":
+        raise CLIError("--ray-address is for --backend ray")
     try:
-        extra = {"isolation": args.isolation} if args.backend == "local" else {}
+        extra = {"isolation": args.isolation} if args.backend in ("local", "ray") else {}
+        if args.backend == "ray":
+            extra.update(ray_options, address=args.ray_address)
         return make_sandbox(args.backend, pythonpath=pythonpath, preload=preload, workers=args.workers, **extra)
     except (RuntimeError, ValueError, ImportError) as exc:
         raise CLIError(str(exc).splitlines()[0]) from None

