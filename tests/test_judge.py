@@ -432,6 +432,33 @@ def test_judge_many_streams_in_order_and_a_bad_item_cancels_what_it_sent():
         assert j.judge_many([("no code", CASES)])[0].status is Status.STATIC_GATE and j._sandbox is None
 
 
+def test_judge_many_holds_a_bounded_window_of_a_large_batch():
+    """A batch of any size is streamed: at most ``stream_window`` answers are submitted and not yet
+    settled, so a generator of answers is read only that far ahead of the verdicts (issue 38's
+    bounded memory on the driver); verdicts stay in input order and right."""
+    good = (block(f"import {PKG}\ndef solve(x):\n    return {ABS}(x)"), CASES)
+    wrong = (block(f"import {PKG}\ndef solve(x):\n    return {SUM}(x)"), CASES)
+    with Judge(LIB, profile="sebench", workers=2) as j:
+        j.stream_window = 8
+        finished, ahead = [0], []
+        inner = j._finish_contained
+
+        def counting(p, r):
+            finished[0] += 1
+            return inner(p, r)
+
+        j._finish_contained = counting
+
+        def answers(n):
+            for i in range(n):
+                ahead.append(i - finished[0])  # read but not yet settled, when the next is asked for
+                yield good if i % 3 else wrong
+        got = j.judge_many(answers(120))
+    assert [v.status for v in got] == [Status.WRONG_ANSWER if i % 3 == 0 else Status.PASSED for i in range(120)]
+    assert max(ahead) <= 8 + 1, max(ahead)  # without the window: all 120 read before the first verdict
+    assert finished[0] == 120
+
+
 def test_fraction_reward_and_function_name():
     code = block(f"import {PKG}\ndef helper(v):\n    return v\ndef solve(x):\n    return {ABS}(x) if len(x) > 1 else {SUM}(x) - 100")
     with Judge(LIB, profile="strict", reward="fraction", workers=1) as j:

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -306,22 +307,41 @@ class Judge:
         with prompt_threads():  # (the pool's threads get the GIL while we prepare answers)
             return self._judge_many(items)
 
+    # answers submitted and not yet settled, at most: a batch of any size holds this many programs
+    # and results at a time (the verdicts themselves are the output)
+    stream_window = 4096
+
     def _judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         pending: list[_Pending] = []
         todo: list[_Pending] = []
-        futures: list[Future] = []
+        futures: list[Future | None] = []
         starting: Future | None = None
         submit = None
+        again: list[int] = []  # infrastructure failures: one more try, at the end, as one batch
+        settled = 0
+
+        def settle(k: int) -> None:
+            p, r = todo[k], futures[k].result()  # type: ignore[union-attr]
+            futures[k] = None
+            if _is_infra(r):
+                again.append(k)
+            else:
+                p.verdict = self._finish_contained(p, r)
+                p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
+
         try:
             for i, item in enumerate(items):
                 p = self._prepare(i, item)
                 pending.append(p)
                 if p.verdict is not None:
+                    p.code, p.cases, p.expected = None, (), []  # decided without running: let them go
                     continue
                 todo.append(p)
                 if submit is None:
                     if starting is None and len(todo) == 1:
                         starting = self._start_in_background()
+                    if starting is not None and len(todo) > self.stream_window:
+                        futures_wait([starting])  # the window is full before the workers are up
                     if starting is None or starting.done():
                         submit = getattr(self.sandbox, "submit", None) or False
                         # what was prepared while the workers started
@@ -329,6 +349,9 @@ class Judge:
                             futures.append(submit(q.program, self.limits))
                 if submit:
                     futures.append(submit(p.program, self.limits))
+                    while len(futures) - settled > self.stream_window:  # bounded memory: settle the oldest first
+                        settle(settled)
+                        settled += 1
             if not todo:
                 return [p.verdict for p in pending]  # type: ignore[misc]
             if submit is None:
@@ -341,20 +364,16 @@ class Judge:
                 for p, r in zip(todo, results):
                     p.verdict = self._finish_contained(p, r)
                 return [p.verdict for p in pending]  # type: ignore[misc]
-            again = []
-            for k, (p, f) in enumerate(zip(todo, futures)):
-                r = f.result()
-                if _is_infra(r):
-                    again.append(k)  # one more try, below, as one batch
-                else:
-                    p.verdict = self._finish_contained(p, r)
+            for k in range(settled, len(todo)):
+                settle(k)
             if again:
                 retried = self.sandbox.run([todo[k].program for k in again], self.limits)
                 for k, r in zip(again, retried):
                     todo[k].verdict = self._finish_contained(todo[k], r)
         except BaseException:  # a bad item or an interrupt: what has not started never will
             for f in futures:
-                f.cancel()
+                if f is not None:
+                    f.cancel()
             raise
         return [p.verdict for p in pending]  # type: ignore[misc]
 
