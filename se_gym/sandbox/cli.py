@@ -113,7 +113,7 @@ def _serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
         print(f"se-gym sandbox: serving {box.isolation()['level'] if box.name == 'local' else box.name} sandbox on {server.url} "
-              f"(POST /run, POST /run_batch, GET /health); Ctrl-C to stop", file=sys.stderr, flush=True)
+              f"(POST /run, POST /run_batch, GET /health, GET /metrics); Ctrl-C to stop", file=sys.stderr, flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

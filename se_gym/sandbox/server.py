@@ -6,11 +6,14 @@ Endpoints (JSON in, JSON out):
 - ``POST /run_batch`` ``{"programs": [str], "limits": {...}}`` -> ``{"results": [ExecResult]}``
   (full results, the result channel included, base64).
 - ``GET /health`` -> ``{"ok": true, "server": "se-gym", "isolation": {...}}``.
+- ``GET /metrics`` -> counters in the Prometheus text format: programs by status, sandbox errors,
+  request latency (:class:`se_gym.prometheus.SandboxMetrics`).
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -34,10 +37,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.verbose:
             super().log_message(format, *args)
 
-    def _send(self, code: int, obj: Any) -> None:
-        body = json.dumps(obj).encode()
+    def _send(self, code: int, obj: Any, content_type: str = "application/json") -> None:
+        body = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -51,6 +54,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if self.path.rstrip("/") in ("/health", ""):
             self._send(200, {"ok": True, "server": "se-gym", "isolation": self.server.sandbox.isolation()})
+        elif self.path == "/metrics":
+            from ..prometheus import CONTENT_TYPE
+
+            self._send(200, self.server.metrics.render(), CONTENT_TYPE)
         else:
             self._send(404, {"error": f"no such endpoint: GET {self.path}"})
 
@@ -61,7 +68,9 @@ class _Handler(BaseHTTPRequestHandler):
                 code = data.get("code") if isinstance(data, dict) else None
                 if not isinstance(code, str):
                     raise ValueError('expected {"code": str}')
+                t0 = time.perf_counter()
                 r = self.server.sandbox.run([code], self.server.limits)[0]
+                self.server.metrics.record([r], time.perf_counter() - t0)
                 if r.status is ExecStatus.SANDBOX_ERROR:
                     self._send(503, {"error": f"sandbox error: {r.detail}"})
                     return
@@ -71,7 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if not isinstance(programs, list) or not all(isinstance(p, str) for p in programs):
                     raise ValueError('expected {"programs": [str, ...], "limits": {...}}')
                 limits = Limits.from_json({**self.server.limits.to_json(), **(data.get("limits") or {})})
+                t0 = time.perf_counter()
                 results = self.server.sandbox.run(programs, limits)
+                self.server.metrics.record(results, time.perf_counter() - t0)
                 self._send(200, {"results": [r.to_json() for r in results]})
             else:
                 self._send(404, {"error": f"no such endpoint: POST {self.path}"})
@@ -85,7 +96,10 @@ class SandboxServer(ThreadingHTTPServer):
 
     def __init__(self, sandbox: Sandbox, host: str = "127.0.0.1", port: int = 8111, limits: Limits | None = None, verbose: bool = False):
         super().__init__((host, port), _Handler)
+        from ..prometheus import SandboxMetrics
+
         self.sandbox, self.limits, self.verbose = sandbox, limits or Limits(), verbose
+        self.metrics = SandboxMetrics()
         self._thread: threading.Thread | None = None
 
     @property

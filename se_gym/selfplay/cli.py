@@ -43,6 +43,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads of the learner")
     parser.add_argument("--restart", action="store_true", help="discard what --out holds and start again")
     parser.add_argument("--no-progress", action="store_true")
+    from .. import metrics_log
+
+    metrics_log.add_flags(parser)
     parser.set_defaults(func=run)
 
 
