@@ -114,6 +114,8 @@ def _check_tools_and_failure(env, task):
     assert env.get_reward() is None  # TRL leaves the rollout out instead of scoring a wrong answer
     with pytest.raises(ValueError, match="make_dataset"):
         env.reset(prompt=row["prompt"], task_id=row["task_id"])
+    with pytest.raises(ValueError, match="conversational=True"):
+        env.reset(**dataset_rows([task], LIB, conversational=False)[0])
     assert json.loads(row["examples"]) == [task.example.to_dict()]
 
 

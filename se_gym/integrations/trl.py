@@ -161,11 +161,13 @@ class SEBenchToolEnv:
         self._row: dict | None = None
 
     def reset(self, test_cases: str | None = None, examples: str | None = None, function_name: str | None = None,
-              task_id: str | None = None, **_: Any) -> str | None:
+              task_id: str | None = None, prompt: Any = None, **_: Any) -> str | None:
         """Start the rollout of the row's task; returns the tool instructions TRL appends to the prompt."""
         if test_cases is None or examples is None:
             raise ValueError("SEBenchToolEnv needs rows with 'test_cases' and 'examples': build the dataset with "
                              "se_gym.integrations.trl.make_dataset")
+        if isinstance(prompt, str):  # TRL appends the tools' note to the last chat message
+            raise ValueError("SEBenchToolEnv needs chat prompts: make_dataset(..., conversational=True), the default")
         self._row = {"task_id": task_id, "function_name": function_name,
                      "test_cases": json.loads(test_cases), "examples": json.loads(examples)}
         self._runs = 0
