@@ -12,6 +12,9 @@ EXTRAS = {
     "openai": ["openai>=1.50", "httpx>=0.27"],
     "trl": ["trl>=1.0"],
     "plot": ["matplotlib>=3.8"],
+    # --log tensorboard of the training commands (torch.utils.tensorboard writes with it); --log wandb: wandb
+    "log": ["tensorboard>=2.14"],
+    "wandb": ["wandb>=0.17"],
     "export": ["pyarrow>=15"],
     # environment-protocol adapters (se_gym/integrations/); scripts/setup/integrations.sh installs them for CI
     "verl": ["pyarrow>=15"],
@@ -22,7 +25,7 @@ EXTRAS = {
     "verifiers": ["verifiers==0.3.1", "datasets>=3.0"],
     "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
 }
-EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv", "verifiers") for req in reqs})
+EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv", "verifiers", "wandb") for req in reqs})
 
 setup(
     name="se-gym",

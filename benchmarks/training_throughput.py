@@ -1,6 +1,6 @@
 """Throughput of se-gym's trainers on the demo's tiny model: SFT steps/s, RL step time, sampling rate.
 
-    python benchmarks/training_throughput.py [--threads 1] [--device cpu]
+    python benchmarks/training_throughput.py [--threads 1] [--device cpu] [--log tensorboard|wandb --log-dir DIR]
 """
 from __future__ import annotations
 
@@ -18,11 +18,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--steps", type=int, default=40)
-    args = parser.parse_args()
+    from se_gym import metrics_log
 
+    metrics_log.add_flags(parser)  # the trainers' per-step metrics (default dir: se_gym_bench/logs)
+    args = parser.parse_args()
+    with metrics_log.from_args(args, "se_gym_bench"):
+        run(args)
+
+
+def run(args) -> None:
     import torch
 
-    from se_gym import mint
+    from se_gym import metrics_log, mint
     from se_gym.training import miniature as mini
     from se_gym.demo import DemoConfig
     from se_gym.training.policy import Policy
@@ -36,6 +43,7 @@ def main() -> None:
         policy = Policy.from_pretrained(Path(tmp) / "m", device=args.device)
         corpus = [SFTExample(p, a) for p, a in mini.pretraining_corpus(args.steps * cfg.pretrain_batch, seed=0)]
         t0 = time.perf_counter()
+        metrics_log.set_run("sft")
         train_sft(policy, corpus, SFTConfig(learning_rate=1e-3, batch_size=cfg.pretrain_batch), progress=False)
         dt = time.perf_counter() - t0
         print(f"SFT: {args.steps / dt:.2f} steps/s at batch {cfg.pretrain_batch} ({args.steps * cfg.pretrain_batch / dt:.0f} examples/s)")
@@ -51,6 +59,7 @@ def main() -> None:
         trainer = RLTrainer(policy, RLConfig(learning_rate=1e-3, group_size=4, ppo_epochs=cfg.rl_ppo_epochs, minibatch_size=32, max_new_tokens=cfg.max_new_tokens, drop_zero_advantage=False),
                             reward_fn=lambda ps, rs: [float("zwc." in r) for r in rs])
         t0 = time.perf_counter()
+        metrics_log.set_run("rl")
         trainer.step([RLPrompt(p, p) for p in prompts])
         print(f"RL step ({len(prompts)} prompts x 4, {cfg.rl_ppo_epochs} PPO epochs): {time.perf_counter() - t0:.2f} s")
 

@@ -48,8 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0 if args.command is None else 2
+    from . import metrics_log
+
     try:
-        return int(args.func(args) or 0)
+        with metrics_log.from_args(args):  # --log of the training commands (nothing for the others)
+            return int(args.func(args) or 0)
     except (CLIError, DependencyError) as exc:
         print(f"se-gym {args.command}: error: {exc}", file=sys.stderr)
         return 2

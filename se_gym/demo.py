@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from . import metrics_log
 from .errors import CLIError
 
 
@@ -153,6 +154,7 @@ class Demo:
         policy = Policy.from_pretrained(path / "init", device=self.device, dtype="float32")
         corpus = [SFTExample(p, a) for p, a in mini.pretraining_mix(cfg.pretrain_examples, 0, cfg.pretrain_extra, cfg.pretrain_synthetic)]
         t0 = time.time()
+        metrics_log.set_run("base")
         metrics = train_sft(
             policy, corpus,
             SFTConfig(learning_rate=cfg.pretrain_lr, epochs=1, batch_size=cfg.pretrain_batch, warmup_ratio=0.05, min_lr_ratio=0.1, mixed_precision="no"),
@@ -282,6 +284,7 @@ class Demo:
                 continue
             _log(f"[seed {seed}] {mode.capitalize()}-SFT on {accepted} accepted answers")
             agent = SFTAgent(self.policy(base_path), mode=mode, config=sft_cfg, progress=self.progress)
+            metrics_log.set_run(f"seed{seed}/{mode}_sft")
             metrics = agent.learn(trajs)
             agent.policy.save(mdir / "model")
             _mark(mdir, metrics)
@@ -298,6 +301,7 @@ class Demo:
                                   mixed_precision=self.precision)
                 pol = self.policy(base_path)
                 agent = RLAgent(pol, mode="closed", config=rl_cfg, sampler=self.sampler(pol))
+                metrics_log.set_run(f"seed{seed}/{name}")
                 history = runner.train(agent, train, iterations=cfg.rl_iterations, samples_per_task=cfg.rl_group, checkpoint_dir=mdir / "run", seed=seed)
                 agent.policy.save(mdir / "model")
                 _mark(mdir, {"history": history})
@@ -422,6 +426,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "at most 8, for the tiny model; 1 with --model or --backend vllm)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    metrics_log.add_flags(parser)
     parser.set_defaults(func=run)
 
 

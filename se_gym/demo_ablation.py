@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
+from . import metrics_log
 
 @dataclass(frozen=True)
 class Variant:
@@ -135,6 +136,7 @@ class Ablation:
             agent.load(state)
         group = agent.config.group_size
         t_start = time.time()
+        metrics_log.set_run(f"ablation/seed{seed}/{name}")
         for it in range(len(history), acfg.iterations):
             if stop_after is not None and it >= stop_after:
                 return {"stopped": it}
@@ -157,6 +159,7 @@ class Ablation:
                 "examples": [t.response for t in traj[:: max(1, len(traj) // 3)]][:3],  # what the policy writes now
             }
             row.update(self.evaluate(agent.policy, runner, train, test))
+            metrics_log.log({k: row[k] for k in ("closed_train", "closed_test")}, it + 1)
             row["seconds"] = round(time.time() - t0, 2)
             history.append(row)
             with atomic_dir(state) as tmp:  # policy, optimizer and history land together or not at all
@@ -317,9 +320,15 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     return True
 
 
-def _variant_job(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
+def _variant_job(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str, log=None) -> str:
     """One RL run in a process of its own (``jobs`` > 1): the same Demo and Ablation, bound to the
-    same folders, train one variant of one seed (resuming like any run)."""
+    same folders, train one variant of one seed (resuming like any run); ``log``: the parent's
+    ``--log`` (:func:`se_gym.metrics_log.settings`)."""
+    with metrics_log.session(*(log or (None, ""))):
+        return _variant(out, demo_cfg, model, backend, device, config, seed, name)
+
+
+def _variant(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
     from .demo import Demo
 
     try:
@@ -354,8 +363,8 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
         return
     _log(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_variant_job, str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name)
-                   for s, name in todo]
+        futures = [pool.submit(_variant_job, str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
+                               metrics_log.settings()) for s, name in todo]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in done if f.exception() is not None]
         if failed:  # stop what has not started; what runs keeps its saved iterations for a rerun

@@ -48,6 +48,8 @@ if [ "$vllm" != vllm ] && [ "${SE_GYM_SKIP_VLLM:-0}" != 1 ]; then
 fi
 # LoRA (the 'train' extra): the trainers' adapters and the merged weights handed to generators
 "$PY" -c "import peft" 2>/dev/null || { echo "llm setup: installing peft"; pip_install "peft>=0.17" "$TRANSFORMERS_SPEC"; }
+# the trainers' --log tensorboard (the 'log' extra): torch.utils.tensorboard writes with it, its reader checks the tests' event files
+"$PY" -c "import tensorboard" 2>/dev/null || { echo "llm setup: installing tensorboard"; pip_install "tensorboard>=2.14"; }
 if [ "$extras" != - ]; then
   "$PY" -m pip uninstall --quiet -y ${extras//,/ } 2>/dev/null || true
 fi

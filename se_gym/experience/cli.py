@@ -40,6 +40,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--quick", action="store_true", help="the quick scale: a 50-step base, 2 new functions a round, the reader teacher "
                                                       "(the grid: about 15 minutes on 2 cores with --extractor deterministic)")
+    from .. import metrics_log
+
+    metrics_log.add_flags(p)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -97,6 +100,9 @@ def _base(args, out: Path, examples: int) -> str:
     if not run.done("model"):
         print(f"[base] pre-training the tiny model on reading lines of docs and experience ({examples} examples)", file=sys.stderr, flush=True)
         t0 = time.time()
+        from .. import metrics_log
+
+        metrics_log.set_run("base")
         info = build_base(run.path / "model", examples, seed=0, progress=not args.no_progress, checkpoint_dir=run.path / "ckpt")
         run.mark_done("model", {**info, "wall_s": time.time() - t0})
     return str((run.path / "model").resolve())

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from .. import metrics_log
 from ..errors import CLIError
 from .extract import EXTRACTORS
 from .inject import INJECTIONS
@@ -194,6 +195,7 @@ class Cell:
             added = bank.add(new, replace_principles=isinstance(extractor, LLMPrincipleExtractor))
             # 3. internalize
             inj = injector()
+            metrics_log.set_run(f"{c.name}/round{r}")
             if c.regime == "offpolicy":
                 from ..training.sft import SFTConfig
 
@@ -238,6 +240,7 @@ class Cell:
             "wall_s": round(time.time() - t0, 1),
         }
         write_json_atomic(stage / "round.json", info)
+        metrics_log.log({**info, **{f"retention/{k}": v for k, v in retention.items()}}, r, run=c.name)
         self.run.mark_done(f"round{r}", {"wall_s": info["wall_s"]})
         return info
 

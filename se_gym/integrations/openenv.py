@@ -195,6 +195,9 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
         return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": len(b),
                 "mean_batch": (sum(b) / len(b)) if b else 0.0, "max_batch": max(b) if b else 0}
 
+    from ..prometheus import add_metrics_route
+
+    add_metrics_route(app, suite.judge.metrics)  # GET /metrics: the judge's counters
     app.state.se_gym_suite = suite
     return app
 

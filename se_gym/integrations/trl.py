@@ -1,17 +1,22 @@
-"""A TRL-compatible reward function backed by the se-gym judge.
+"""TRL on SE-Bench: a reward function, and a tool environment for ``environment_factory``.
 
-    from se_gym.integrations.trl import make_dataset, SEBenchReward
+    from se_gym.integrations.trl import make_dataset, SEBenchReward, SEBenchToolEnv
     ds = make_dataset(tasks, library, book="closed")          # a datasets.Dataset
+    # single answer: the completion is judged
     trainer = GRPOTrainer(model=..., reward_funcs=SEBenchReward(library), train_dataset=ds, ...)
+    # stateful, with tools (run_tests on the visible example, submit): the submission is judged
+    trainer = GRPOTrainer(model=..., environment_factory=partial(SEBenchToolEnv, library), train_dataset=ds, ...)
 
 TRL calls reward functions as ``f(prompts=..., completions=..., **columns)`` where ``columns`` are
 the dataset's other columns for the batch; ``make_dataset`` stores what the judge needs
-(``test_cases`` as JSON, ``function_name``, ``task_id``).  An infrastructure failure of the sandbox
-yields ``None`` for that sample (TRL then ignores it) instead of a wrong-answer 0.
+(``test_cases`` as JSON, ``function_name``, ``task_id``, and the visible ``examples``).  An
+infrastructure failure of the sandbox yields ``None`` for that sample (TRL then ignores it) instead
+of a wrong-answer 0.  See docs/integrations/trl.md.
 """
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Sequence
 
 
@@ -27,6 +32,8 @@ def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conve
             "task_id": t.id,
             "function_name": t.function_name,
             "test_cases": json.dumps([{"input": c.input, "output": c.output} for c in t.test_cases]),
+            # what the prompt shows (SEBenchToolEnv.run_tests runs these and only these)
+            "examples": json.dumps([{"input": t.example.input, "output": t.example.output}]),
         })
     return rows
 
@@ -79,3 +86,162 @@ class SEBenchReward:
         if self._judge is not None:
             self._judge.close()
             self._judge = None
+
+
+# -- TRL's environment API ---------------------------------------------------------------------
+TOOLS_HINT = (
+    "\n\nYou have two tools. `run_tests(code)` runs your solution on the example above and shows what it "
+    "returns. `submit(code)` hands in your final solution, which is judged on hidden tests; only the first "
+    "submission counts, and an episode without one scores 0."
+)
+
+_BATCHERS: dict[int, Any] = {}
+_BATCHERS_LOCK = threading.Lock()
+
+
+def _batcher(judge: Any):
+    """One :class:`~se_gym.integrations._common.BatchJudge` per judge: the submissions of a generation
+    batch's rollouts, queued one after another, are judged together."""
+    from ._common import BatchJudge
+
+    with _BATCHERS_LOCK:
+        b = _BATCHERS.get(id(judge))
+        if b is None or b.judge is not judge:
+            b = _BATCHERS[id(judge)] = BatchJudge(judge)
+        return b
+
+
+def close_environments() -> None:
+    """Stop the judging threads and the sandboxes that :class:`SEBenchToolEnv` instances share."""
+    from ._common import close_shared_judges
+
+    with _BATCHERS_LOCK:
+        batchers = list(_BATCHERS.values())
+        _BATCHERS.clear()
+    for b in batchers:
+        b.close()
+    close_shared_judges()
+
+
+def _as_answer(code: str) -> str:
+    """Tool arguments carry bare code; the judge reads the last fenced python block of an answer."""
+    from ..judge import extract_code
+
+    return code if extract_code(code) is not None else f"```python\n{code}\n```"
+
+
+class SEBenchToolEnv:
+    """One SE-Bench rollout for TRL's ``GRPOTrainer(environment_factory=...)``.
+
+    TRL makes one instance per rollout (and reuses them), calls ``reset(**row)`` with the dataset
+    row (from :func:`make_dataset`), exposes every public method but ``reset`` and ``get_reward`` to
+    the model as a tool, and scores the rollout with ``get_reward()``.  The tools:
+
+    * ``run_tests(code)``: runs the code on the task's visible example (the one the prompt shows)
+      and reports what it returned against what was expected.  The hidden test cases are never run
+      here, so nothing about them reaches the model.
+    * ``submit(code)``: hands in the final solution (the first one counts); it is judged on every
+      test case, hidden ones included, in the background, batched with the other rollouts'.
+
+    ``get_reward()``: the judge's reward for the submission; 0.0 without one; ``None`` when the
+    sandbox failed (TRL then leaves the rollout out rather than scoring it as wrong).
+
+    Judges are shared by every instance with the same options (one sandbox pool per process);
+    :func:`close_environments` stops them.  Only the tools are public: TRL would expose any other
+    public method to the model.
+    """
+
+    def __init__(self, library: Any = None, profile: str = "strict", reward: str = "binary", sandbox: Any = "local",
+                 judge: Any = None, max_test_runs: int = 4, hint: bool = True):
+        from ._common import shared_judge
+
+        self._judge = judge if judge is not None else shared_judge(library, profile=profile, reward=reward, sandbox=sandbox)
+        self._max_test_runs = max_test_runs
+        self._hint = hint
+        self._row: dict | None = None
+
+    def reset(self, test_cases: str | None = None, examples: str | None = None, function_name: str | None = None,
+              task_id: str | None = None, prompt: Any = None, **_: Any) -> str | None:
+        """Start the rollout of the row's task; returns the tool instructions TRL appends to the prompt."""
+        if test_cases is None or examples is None:
+            raise ValueError("SEBenchToolEnv needs rows with 'test_cases' and 'examples': build the dataset with "
+                             "se_gym.integrations.trl.make_dataset")
+        if isinstance(prompt, str):  # TRL appends the tools' note to the last chat message
+            raise ValueError("SEBenchToolEnv needs chat prompts: make_dataset(..., conversational=True), the default")
+        self._row = {"task_id": task_id, "function_name": function_name,
+                     "test_cases": json.loads(test_cases), "examples": json.loads(examples)}
+        self._runs = 0
+        self._submission = None  # a future of the verdict
+        self.tool_log: list[tuple[str, str]] = []  # (tool, what it answered), for inspection
+        return TOOLS_HINT if self._hint else None
+
+    def _task(self) -> dict:
+        if self._row is None:
+            raise RuntimeError("no task: TRL calls reset(**row) before the tools")
+        return self._row
+
+    def run_tests(self, code: str) -> str:
+        """Run your solution on the task's example and see what it returns.
+
+        Args:
+            code: The complete Python solution: the import of the library and the function.
+
+        Returns:
+            For each example, whether it passed, or the expected and the actual result.
+        """
+        row = self._task()
+        if self._runs >= self._max_test_runs:
+            return self._said("run_tests", f"No test runs left ({self._max_test_runs} used): submit your solution.")
+        self._runs += 1
+        v = _batcher(self._judge).judge_one((_as_answer(code), row["examples"], row["function_name"]))
+        return self._said("run_tests", _example_report(v, row["examples"]))
+
+    def submit(self, code: str) -> str:
+        """Submit your final solution; it is judged on hidden tests. Only the first submission counts.
+
+        Args:
+            code: The complete Python solution: the import of the library and the function.
+
+        Returns:
+            A confirmation that the solution was received.
+        """
+        row = self._task()
+        if self._submission is not None:
+            return self._said("submit", "Already submitted: only the first submission counts.")
+        self._submission = _batcher(self._judge).submit((_as_answer(code), row["test_cases"], row["function_name"]))
+        return self._said("submit", "Submitted.")
+
+    def get_reward(self) -> float | None:
+        """The judge's reward for the submission (0.0 without one; None when the sandbox failed)."""
+        v = self.verdict
+        if v is None:
+            return 0.0
+        return None if v.infrastructure else float(v.reward)
+
+    @property
+    def verdict(self):
+        """The judge's verdict on the submission (waits for it), or None without one."""
+        return None if getattr(self, "_submission", None) is None else self._submission.result()
+
+    def _said(self, tool: str, text: str) -> str:
+        self.tool_log.append((tool, text))
+        return text
+
+
+def _example_report(v: Any, examples: Sequence[dict]) -> str:
+    """What ``run_tests`` answers: per visible example, passed or expected-vs-got, and the error if any."""
+    if v.infrastructure:
+        return "The sandbox failed to run the code (not a fault of the solution): try again."
+    lines = []
+    if v.passed:
+        lines.append(f"All {len(examples)} example(s) passed.")
+    else:
+        lines.append(f"Not passing ({v.status.value}).")
+        if v.exception:
+            lines.append(f"Error: {v.exception}: {v.exception_message or ''}".rstrip(": "))
+        elif v.detail:
+            lines.append(v.detail)
+    for i, (ex, case) in enumerate(zip(examples, v.cases)):
+        got = "(no result)" if case.got is None else case.got
+        lines.append(f"Example {i + 1}: input {ex['input']}; expected {ex['output']}; got {got}: {'passed' if case.ok else 'failed'}")
+    return "\n".join(lines)

@@ -22,6 +22,7 @@ from .types import (
 
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
+from ..prometheus import JudgeMetrics
 from ..choices import SANDBOXES as BACKENDS
 
 # what the worker prints when a program's process could not be set up (se_gym/sandbox/worker.py):
@@ -162,6 +163,7 @@ class Judge:
         # of the same values then both pass (officially a list never equals a wrapped print)
         self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
         self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
+        self.metrics = JudgeMetrics()  # verdicts by status, infrastructure failures, latency (GET /metrics of the servers)
 
     # -- sandbox ------------------------------------------------------------------------------
     @property
@@ -304,8 +306,11 @@ class Judge:
         is made as soon as its program is done, while later ones run."""
         from se_gym.sandbox.pool import prompt_threads
 
+        t0 = time.perf_counter()
         with prompt_threads():  # (the pool's threads get the GIL while we prepare answers)
-            return self._judge_many(items)
+            verdicts = self._judge_many(items)
+        self.metrics.record(verdicts, time.perf_counter() - t0)
+        return verdicts
 
     # answers submitted and not yet settled, at most: a batch of any size holds this many programs
     # and results at a time (the verdicts themselves are the output)
@@ -378,6 +383,12 @@ class Judge:
         return [p.verdict for p in pending]  # type: ignore[misc]
 
     async def judge_many_async(self, items: Iterable[Item]) -> list[Verdict]:
+        t0 = time.perf_counter()
+        verdicts = await self._judge_many_async(items)
+        self.metrics.record(verdicts, time.perf_counter() - t0)
+        return verdicts
+
+    async def _judge_many_async(self, items: Iterable[Item]) -> list[Verdict]:
         pending = [self._prepare(i, item) for i, item in enumerate(items)]
         todo = [p for p in pending if p.verdict is None]
         if todo:

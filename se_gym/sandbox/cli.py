@@ -136,7 +136,7 @@ def _serve(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
         served = f"library {lib.id}, profile {args.profile}" if lib is not None else "no library"
         print(f"se-gym sandbox: serving {box.isolation()['level'] if box.name == 'local' else box.name} sandbox on {server.url} "
-              f"({served}; POST /run, POST /run_batch, GET /health); Ctrl-C to stop", file=sys.stderr, flush=True)
+              f"({served}; POST /run, POST /run_batch, GET /health, GET /metrics); Ctrl-C to stop", file=sys.stderr, flush=True)
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -9,11 +9,14 @@ Endpoints (JSON in, JSON out):
   "isolation": {...}}``; ``library`` states the library on the programs' path (its id, profile,
   content hash and se-gym's version, ``se_gym.library.writer.served_identity``): a judge over
   http refuses a server whose library is not its own.
+- ``GET /metrics`` -> counters in the Prometheus text format: programs by status, sandbox errors,
+  request latency (:class:`se_gym.prometheus.SandboxMetrics`).
 """
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -37,10 +40,10 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.verbose:
             super().log_message(format, *args)
 
-    def _send(self, code: int, obj: Any) -> None:
-        body = json.dumps(obj).encode()
+    def _send(self, code: int, obj: Any, content_type: str = "application/json") -> None:
+        body = obj.encode() if isinstance(obj, str) else json.dumps(obj).encode()
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -57,6 +60,10 @@ class _Handler(BaseHTTPRequestHandler):
 
             self._send(200, {"ok": True, "server": "se-gym", "version": __version__, "library": self.server.library,
                              "isolation": self.server.sandbox.isolation()})
+        elif self.path == "/metrics":
+            from ..prometheus import CONTENT_TYPE
+
+            self._send(200, self.server.metrics.render(), CONTENT_TYPE)
         else:
             self._send(404, {"error": f"no such endpoint: GET {self.path}"})
 
@@ -67,7 +74,9 @@ class _Handler(BaseHTTPRequestHandler):
                 code = data.get("code") if isinstance(data, dict) else None
                 if not isinstance(code, str):
                     raise ValueError('expected {"code": str}')
+                t0 = time.perf_counter()
                 r = self.server.sandbox.run([code], self.server.limits)[0]
+                self.server.metrics.record([r], time.perf_counter() - t0)
                 if r.status is ExecStatus.SANDBOX_ERROR:
                     self._send(503, {"error": f"sandbox error: {r.detail}"})
                     return
@@ -77,7 +86,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if not isinstance(programs, list) or not all(isinstance(p, str) for p in programs):
                     raise ValueError('expected {"programs": [str, ...], "limits": {...}}')
                 limits = Limits.from_json({**self.server.limits.to_json(), **(data.get("limits") or {})})
+                t0 = time.perf_counter()
                 results = self.server.sandbox.run(programs, limits)
+                self.server.metrics.record(results, time.perf_counter() - t0)
                 self._send(200, {"results": [r.to_json() for r in results]})
             else:
                 self._send(404, {"error": f"no such endpoint: POST {self.path}"})
@@ -93,7 +104,10 @@ class SandboxServer(ThreadingHTTPServer):
                  library: dict | None = None):
         """``library``: the served library's identity (``served_identity``), None when it serves none."""
         super().__init__((host, port), _Handler)
+        from ..prometheus import SandboxMetrics
+
         self.sandbox, self.limits, self.verbose, self.library = sandbox, limits or Limits(), verbose, library
+        self.metrics = SandboxMetrics()
         self._thread: threading.Thread | None = None
 
     @property

@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record-tokens", action="store_true", default=None,
                         help="each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
     parser.add_argument("--no-progress", action="store_true")
+    from .. import metrics_log
+
+    metrics_log.add_flags(parser)
     parser.set_defaults(func=run)
 
 

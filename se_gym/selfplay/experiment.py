@@ -23,6 +23,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from .. import metrics_log
+
 PAPER_RATIO = 22.5 / 39.6  # SE-Bench, Qwen3-8B single-function: Closed-SFT-Self-Play / Closed-SFT
 METHODS = ("base", "curated", "sft_selfplay", "rl_selfplay")
 LABELS = {
@@ -93,6 +95,7 @@ class MiniSelfPlay:
         examples = [SFTExample(p, a) for p, a in read + write]
         random.Random(0).shuffle(examples)
         t0 = time.time()
+        metrics_log.set_run("base")
         metrics = train_sft(policy, examples, SFTConfig(learning_rate=cfg.pretrain_lr, epochs=1, batch_size=cfg.pretrain_batch,
                                                         warmup_ratio=0.05, min_lr_ratio=0.1), progress=self.progress)
         policy.save(run.path / "model" / "weights")
@@ -138,6 +141,7 @@ class MiniSelfPlay:
         _log(f"[seed {seed}] curated Closed-SFT on {len(examples)}/{len(samples)} accepted open-book answers")
         metrics = {"accepted": len(examples), "offered": len(samples)}
         if examples:
+            metrics_log.set_run(f"seed{seed}/curated")
             m = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=8, warmup_ratio=0.1, seed=seed),
                           progress=self.progress)
             metrics["loss"] = m["loss"][-1]
@@ -160,7 +164,8 @@ class MiniSelfPlay:
         )
         name = "sft_selfplay" if regime == "sft" else "rl_selfplay"
         sp = SelfPlay(sp_cfg, sdir / name, progress=self.progress, log=_log, device=self.device)
-        summaries = sp.run_all()
+        with metrics_log.scope(f"seed{seed}/{name}"):
+            summaries = sp.run_all()
         last = max(s["round"] for s in summaries)
         return Path(sp._model_after(last)), summaries
 

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .. import metrics_log
 from ..errors import CLIError
 
 REGIMES = ("sft", "rl", "sft+rl")
@@ -463,6 +464,7 @@ class SelfPlay:
         buffer.add(fresh)
         buffer.save(d / "buffer.jsonl")
         summary = self.summary(r, outcomes, solved, rew, learned, ev, times, len(buffer))
+        metrics_log.log(summary, r, run="rounds")  # its numbers: valid, valid_rate, closed_book_acc, buffer, ...
         self.run.mark_done(d.name, summary)
         acc = summary["closed_book_acc"]
         acc_text = "not evaluated" if acc is None else f"{acc:.3f}"  # eval="none" measures nothing
@@ -525,6 +527,7 @@ class SelfPlay:
             examples = offpolicy_examples(samples)
             metrics["sft_examples"] = len(examples)
             if examples:
+                metrics_log.set_run(f"round{r}/sft")
                 sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
                                                            warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress)
                 metrics["sft_loss"] = sft["loss"]
@@ -552,6 +555,7 @@ class SelfPlay:
                 rl_cfg = RLConfig(learning_rate=cfg.rl_lr, group_size=1, ppo_epochs=cfg.rl_ppo_epochs, minibatch_size=cfg.rl_minibatch,
                                   clip=cfg.rl_clip, normalize_advantages=False, max_new_tokens=cfg.solve_max_tokens, seed=_seed(cfg.seed, r, "rl"))
                 trainer = RLTrainer(policy, rl_cfg, reward_fn=lambda p, s: [0.0] * len(s), sampler=_NoSampler())
+                metrics_log.set_run(f"round{r}/rl")
                 m = trainer.update(prompts, responses, adv)
                 metrics["rl"] = {k: v for k, v in m.items() if isinstance(v, (int, float))}
                 metrics["updated"] = True

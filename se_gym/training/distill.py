@@ -216,7 +216,11 @@ class OnPolicyDistiller:
             tokens = count
         model.eval()
         self.step_count += 1
-        return {"step": self.step_count, "kl_before": epoch_kl[0], "kl": epoch_kl[-1], "tokens": tokens, "samples": len(responses)}
+        from .. import metrics_log
+
+        metrics = {"step": self.step_count, "kl_before": epoch_kl[0], "kl": epoch_kl[-1], "tokens": tokens, "samples": len(responses)}
+        metrics_log.log(metrics, self.step_count)
+        return metrics
 
     def _loss(self, pairs: Sequence[ContextPair], responses: Sequence[str]):
         import torch

@@ -275,6 +275,9 @@ class RLTrainer:
         metrics.update({k: sum(v) / len(v) for k, v in stats_acc.items()})
         self.step_count += 1
         self.history.append(metrics)
+        from .. import metrics_log
+
+        metrics_log.log(metrics, metrics["step"])
         return metrics
 
     def _kl_to_start(self, batch) -> float:

@@ -144,6 +144,7 @@ def train_sft(
     ``stop_after_epochs`` ends early after that many epochs in total (used to test resumption).
     """
     import torch
+    from .. import metrics_log
     from ..progress import bar as tqdm  # plain lines off a terminal
 
     from .losses import sft_loss
@@ -169,7 +170,7 @@ def train_sft(
         for epoch in range(counters["epoch"], last):
             order = list(range(len(examples)))
             random.Random(config.seed * 1_000_003 + epoch).shuffle(order)  # same order after a resume
-            losses, micro = [], 0
+            losses, micro, step_start = [], 0, 0
             optimizer.zero_grad(set_to_none=True)
             for start in range(0, len(order), config.batch_size):
                 chunk = [examples[i] for i in order[start : start + config.batch_size]]
@@ -182,10 +183,13 @@ def train_sft(
                 micro += 1
                 if micro % config.grad_accum == 0 or start + config.batch_size >= len(order):
                     torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+                    lr = optimizer.param_groups[0]["lr"]  # this step's (the scheduler moves it next)
                     optimizer.step()
                     scheduler.step()
                     optimizer.zero_grad(set_to_none=True)
                     counters["step"] += 1
+                    step_losses, step_start = losses[step_start:], len(losses)
+                    metrics_log.log({"loss": sum(step_losses) / len(step_losses), "lr": lr, "epoch": epoch + 1}, counters["step"])
                     bar.update(1)
                     bar.set_postfix(loss=f"{losses[-1]:.3f}", epoch=epoch + 1)
             counters["epoch"] = epoch + 1
