@@ -42,9 +42,11 @@ def sft_loss(logprobs: "torch.Tensor", mask: "torch.Tensor", aggregation: str = 
 
 
 ADVANTAGES = ("grpo", "centered", "reward")
+EQUAL_REWARDS_STD = 1e-6  # a group std at or below this is a group of equal rewards (see group_advantages)
 
 
-def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool = True, eps: float = 1e-6, mode: str | None = None) -> "torch.Tensor":
+def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool = True, eps: float = 1e-6, mode: str | None = None,
+                     std_tol: float = EQUAL_REWARDS_STD) -> "torch.Tensor":
     """One advantage per sample from its group of ``group_size`` samples of the same prompt.
 
     ``mode`` (default from ``normalize``: "grpo" if True else "reward"):
@@ -54,23 +56,26 @@ def group_advantages(rewards: "torch.Tensor", group_size: int, normalize: bool =
     * "centered": ``r - mean`` (Dr. GRPO: no division by the std); same zeros as "grpo".
     * "reward": the raw reward, the paper's "no advantage" ablation: with 0/1 rewards only the
       accepted samples are pushed up (likelihood weighted by reward) and nothing is pushed down.
+
+    "Same reward" means a group std (computed in float64) of at most ``std_tol``: rounding leaves
+    equal rewards such as eight 0.7s a std of ~1e-8 in float32, which divided by ``std + eps``
+    became advantages up to 0.06 of pure noise; rewards that really differ (by 1/n of n tests, say)
+    have a std many orders above it.
     """
     import torch
 
     mode = mode or ("grpo" if normalize else "reward")
     if mode not in ADVANTAGES:
         raise ValueError(f"advantage must be one of {ADVANTAGES}, got {mode!r}")
-    rewards = rewards.float()
     if rewards.numel() % group_size:
         raise ValueError(f"{rewards.numel()} rewards do not split into groups of {group_size}")
     if mode == "reward":
-        return rewards.clone()
-    grouped = rewards.view(-1, group_size)
+        return rewards.float().clone()
+    grouped = rewards.double().view(-1, group_size)
     centered = grouped - grouped.mean(-1, keepdim=True)
-    if mode == "centered":
-        return centered.view(-1).to(torch.float32)
     std = grouped.std(-1, unbiased=False, keepdim=True)
-    return (centered / (std + eps)).view(-1).to(torch.float32)
+    adv = centered if mode == "centered" else centered / (std + eps)
+    return torch.where(std <= std_tol, torch.zeros_like(adv), adv).view(-1).to(torch.float32)
 
 
 def kl_penalty(logprobs: "torch.Tensor", ref_logprobs: "torch.Tensor") -> "torch.Tensor":
