@@ -15,12 +15,62 @@ if TYPE_CHECKING:  # pragma: no cover
 AGGREGATIONS = ("token", "sequence")
 
 
-def token_logprobs(logits: "torch.Tensor", targets: "torch.Tensor") -> "torch.Tensor":
-    """log p(targets[t]) under ``logits[t]`` (already aligned: logits at t predict targets at t)."""
+CHUNK_ELEMENTS = 1 << 25  # logits upcast to float32 at a time by the vocabulary-wide functions: 128 MiB
+
+
+def token_logprobs(logits: "torch.Tensor", targets: "torch.Tensor", chunk_elements: int = CHUNK_ELEMENTS) -> "torch.Tensor":
+    """log p(targets[t]) under ``logits[t]`` (already aligned: logits at t predict targets at t), float32.
+
+    Selective: ``logit[target] - logsumexp(logits)`` over chunks of about ``chunk_elements`` logits,
+    never the full-vocabulary log-softmax of the batch (a (B, T, V) float32 tensor: 10 GB for
+    16 x 1024 tokens of a 150k vocabulary).
+    """
+    return _by_chunks(_selected_logprobs, logits, targets, chunk_elements=chunk_elements)
+
+
+def full_kl(logits: "torch.Tensor", ref_logits: "torch.Tensor", chunk_elements: int = CHUNK_ELEMENTS) -> "torch.Tensor":
+    """Exact KL(softmax(logits) || softmax(ref_logits)) over the vocabulary at each position of
+    (..., V) logits, float32, in chunks as :func:`token_logprobs`; gradients flow through ``logits`` only."""
+    return _by_chunks(_kl_rows, logits, ref_logits.detach(), chunk_elements=chunk_elements)
+
+
+def _selected_logprobs(logits, targets):
     import torch
 
-    logp = torch.log_softmax(logits.float(), dim=-1)
-    return logp.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    logits = logits.float()
+    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+
+
+def _kl_rows(logits, ref_logits):
+    import torch
+
+    lp, lq = torch.log_softmax(logits.float(), -1), torch.log_softmax(ref_logits.float(), -1)
+    return (lp.exp() * (lp - lq)).sum(-1)
+
+
+def _by_chunks(fn, logits, other, *, chunk_elements: int):
+    """``fn(logits_chunk, other_chunk)`` over chunks of positions of (..., V) ``logits``, in their shape.
+
+    Chunks are views (``unbind``/``split``: one gradient buffer in backward, not one per chunk).  With
+    gradients each chunk is recomputed in backward (activation checkpointing) instead of keeping its
+    float32 intermediates alive until then, so at most one chunk's worth exists at a time.
+    """
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    if logits.numel() == 0:
+        return torch.zeros(logits.shape[:-1], dtype=torch.float32, device=logits.device)
+    if logits.dim() == 1:
+        return fn(logits, other)
+    if logits.dim() > 2:  # one sequence at a time: flattening (B, T) would copy the sliced logits
+        return torch.stack([_by_chunks(fn, x, y, chunk_elements=chunk_elements) for x, y in zip(logits.unbind(0), other.unbind(0))])
+    step = max(1, chunk_elements // logits.shape[-1])
+    recompute = torch.is_grad_enabled() and logits.requires_grad
+    parts = [
+        checkpoint(fn, x, y, use_reentrant=False, preserve_rng_state=False) if recompute else fn(x, y)
+        for x, y in zip(logits.split(step), other.split(step))
+    ]
+    return torch.cat(parts)
 
 
 def masked_mean(values: "torch.Tensor", mask: "torch.Tensor", aggregation: str = "token") -> "torch.Tensor":
