@@ -44,7 +44,7 @@ def _data(seed=0, dtype=torch.float32):
     return logits, torch.randint(0, V, (B, T), generator=g)
 
 
-@pytest.mark.parametrize("chunk", [1, 3 * V, 10_000_000])  # one position per chunk, three, all at once
+@pytest.mark.parametrize("chunk", [1, 3 * V, 2 * T * V, 10_000_000])  # a position per chunk, three, two sequences, all
 def test_selective_logprobs_equal_the_full_log_softmax_in_fp32(chunk):
     logits, targets = _data()
     got = token_logprobs(logits, targets, chunk_elements=chunk)

@@ -7,6 +7,7 @@ a dict of float statistics for logging.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -23,22 +24,41 @@ def token_logprobs(logits: "torch.Tensor", targets: "torch.Tensor", chunk_elemen
 
     Selective: ``logit[target] - logsumexp(logits)`` over chunks of about ``chunk_elements`` logits,
     never the full-vocabulary log-softmax of the batch (a (B, T, V) float32 tensor: 10 GB for
-    16 x 1024 tokens of a 150k vocabulary).
+    16 x 1024 tokens of a 150k vocabulary).  Backward keeps only the logits and one value per position.
     """
-    return _by_chunks(_selected_logprobs, logits, targets, chunk_elements=chunk_elements)
+    return _by_chunks(_selected_logprobs().apply, logits, targets, chunk_elements=chunk_elements, recompute=False)
 
 
 def full_kl(logits: "torch.Tensor", ref_logits: "torch.Tensor", chunk_elements: int = CHUNK_ELEMENTS) -> "torch.Tensor":
     """Exact KL(softmax(logits) || softmax(ref_logits)) over the vocabulary at each position of
     (..., V) logits, float32, in chunks as :func:`token_logprobs`; gradients flow through ``logits`` only."""
-    return _by_chunks(_kl_rows, logits, ref_logits.detach(), chunk_elements=chunk_elements)
+    return _by_chunks(_kl_rows, logits, ref_logits.detach(), chunk_elements=chunk_elements, recompute=True)
 
 
-def _selected_logprobs(logits, targets):
+@functools.cache
+def _selected_logprobs():
+    """The autograd function of one chunk (built on first use: this module imports without torch)."""
     import torch
 
-    logits = logits.float()
-    return logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+    class SelectedLogprobs(torch.autograd.Function):
+        # saves the logits as they are (no float32 copy) and their logsumexp; backward computes
+        # d/dlogits = onehot(target) - softmax in one float32 chunk, in place
+        @staticmethod
+        def forward(ctx, logits, targets):
+            x = logits.float()
+            lse = torch.logsumexp(x, dim=-1)
+            ctx.save_for_backward(logits, targets, lse)
+            return x.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - lse
+
+        @staticmethod
+        def backward(ctx, grad):
+            logits, targets, lse = ctx.saved_tensors
+            g = grad.unsqueeze(-1)
+            d = torch.sub(logits.float(), lse.unsqueeze(-1)).exp_().mul_(-g)
+            d.scatter_add_(-1, targets.unsqueeze(-1), g)
+            return d.to(logits.dtype), None
+
+    return SelectedLogprobs
 
 
 def _kl_rows(logits, ref_logits):
@@ -48,12 +68,13 @@ def _kl_rows(logits, ref_logits):
     return (lp.exp() * (lp - lq)).sum(-1)
 
 
-def _by_chunks(fn, logits, other, *, chunk_elements: int):
+def _by_chunks(fn, logits, other, *, chunk_elements: int, recompute: bool):
     """``fn(logits_chunk, other_chunk)`` over chunks of positions of (..., V) ``logits``, in their shape.
 
-    Chunks are views (``unbind``/``split``: one gradient buffer in backward, not one per chunk).  With
-    gradients each chunk is recomputed in backward (activation checkpointing) instead of keeping its
-    float32 intermediates alive until then, so at most one chunk's worth exists at a time.
+    Chunks are views along the first dimension (whole sequences while one fits in a chunk, else one
+    sequence at a time, cut along its positions): no copy of the logits, and in backward one gradient
+    buffer per ``split``, not one per chunk.  With gradients and ``recompute`` each chunk is recomputed
+    in backward (activation checkpointing) instead of keeping its float32 intermediates alive until then.
     """
     import torch
     from torch.utils.checkpoint import checkpoint
@@ -62,15 +83,16 @@ def _by_chunks(fn, logits, other, *, chunk_elements: int):
         return torch.zeros(logits.shape[:-1], dtype=torch.float32, device=logits.device)
     if logits.dim() == 1:
         return fn(logits, other)
-    if logits.dim() > 2:  # one sequence at a time: flattening (B, T) would copy the sliced logits
-        return torch.stack([_by_chunks(fn, x, y, chunk_elements=chunk_elements) for x, y in zip(logits.unbind(0), other.unbind(0))])
-    step = max(1, chunk_elements // logits.shape[-1])
-    recompute = torch.is_grad_enabled() and logits.requires_grad
+    per_row = logits[0].numel()
+    if per_row > chunk_elements and logits.dim() > 2:  # a sequence per step, cut along its positions
+        return torch.stack([_by_chunks(fn, x, y, chunk_elements=chunk_elements, recompute=recompute) for x, y in zip(logits.unbind(0), other.unbind(0))])
+    step = max(1, chunk_elements // per_row)
+    recompute = recompute and torch.is_grad_enabled() and logits.requires_grad
     parts = [
         checkpoint(fn, x, y, use_reentrant=False, preserve_rng_state=False) if recompute else fn(x, y)
         for x, y in zip(logits.split(step), other.split(step))
     ]
-    return torch.cat(parts)
+    return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
 def masked_mean(values: "torch.Tensor", mask: "torch.Tensor", aggregation: str = "token") -> "torch.Tensor":
