@@ -92,7 +92,7 @@ class Policy:
         ids = list(self.tokenizer(response, add_special_tokens=False)["input_ids"])
         return ids + [self.tokenizer.eos_token_id]  # the model must learn to stop
 
-    def fit(self, prompt_ids: list[int], response_ids: list[int]) -> tuple[list[int], list[int]]:
+    def truncate_pair(self, prompt_ids: list[int], response_ids: list[int]) -> tuple[list[int], list[int]]:
         """Cut a (prompt, response) pair to ``max_length`` tokens, keeping the response.
 
         The prompt loses tokens from its start (its end, where the question and the answer's lead-in
@@ -118,14 +118,14 @@ class Policy:
 
     def encode(self, prompts: Sequence[str], responses: Sequence[str]) -> Batch:
         """Tokenize pairs; the loss mask covers the response (and its EOS) only.  Pairs longer than
-        ``max_length`` are cut by :meth:`fit`: the response is never dropped."""
+        ``max_length`` are cut by :meth:`truncate_pair`: the response is never dropped."""
         import torch
 
         if len(prompts) != len(responses):
             raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
         rows, masks = [], []
         for prompt, response in zip(prompts, responses):
-            p, r = self.fit(self._prompt_ids(prompt), self._response_ids(response))
+            p, r = self.truncate_pair(self._prompt_ids(prompt), self._response_ids(response))
             ids = p + r
             rows.append(ids)
             first = max(len(p) - 1, 0)  # targets are ids[1:]: the first response token is target len(p) - 1
