@@ -50,6 +50,35 @@ def test_group_advantages_normalised_and_raw():
         group_advantages(r, group_size=3)
 
 
+@pytest.mark.parametrize("mode", ["grpo", "centered"])
+@pytest.mark.parametrize("value,size", [(0.7, 8), (0.1, 8), (1 / 3, 8), (0.3, 4), (2 / 7, 3), (0.9, 16)])
+def test_a_group_of_equal_rewards_gets_zero_advantages_whatever_the_value(value, size, mode):
+    # float32 rounding left eight 0.7s a std of ~1e-8, and (r - mean) / (std + eps) made |A| up to 0.056
+    r = t([value] * size + [0.0] * (size - 1) + [1.0])
+    adv = group_advantages(r, group_size=size, mode=mode)
+    assert adv[:size].tolist() == [0.0] * size
+    assert all(a != 0.0 for a in adv[size:].tolist())  # a group whose rewards differ still teaches
+
+
+def test_rewards_that_differ_by_one_test_in_many_are_not_taken_for_equal():
+    r = t([0.7] * 7 + [0.7 + 1 / 1000])
+    adv = group_advantages(r, group_size=8)
+    assert adv[-1] > 2.0 and all(a < 0 for a in adv[:-1].tolist())
+
+
+def test_drop_zero_advantage_drops_a_group_of_equal_fraction_rewards():
+    from types import SimpleNamespace
+
+    from se_gym.training.rl import RLConfig, RLPrompt, RLTrainer
+
+    policy = SimpleNamespace(model=torch.nn.Linear(2, 2), device="cpu")  # never asked to encode: nothing is kept
+    trainer = RLTrainer(policy, RLConfig(group_size=8), reward_fn=None)
+    prompts = [RLPrompt("p", "p")] * 16
+    rewards = [0.7] * 8 + [0.7, None, 0.7, 0.7, 0.7, 0.7, None, 0.7]  # the second group's baseline from its judged members
+    metrics = trainer.update(prompts, ["r"] * 16, rewards)
+    assert metrics["updated_on"] == 0 and metrics["nonzero_adv"] == 0.0
+
+
 def test_clipped_vs_unclipped_surrogate_values():
     old = t([[0.0, math.log(0.5), math.log(0.5)]])
     new = t([[0.0, math.log(0.9), math.log(0.25)]])  # ratios (masked), 1.8, 0.5

@@ -57,16 +57,39 @@ class PolicyAgent(Agent):
         return self
 
     def _load_weights(self, path: Path) -> None:
+        if (path / "adapter_config.json").is_file():  # Policy.save of a LoRA model writes only its adapter
+            self._load_adapter(path)
+            self.sampler.sync(self.policy.model)
+            return
         import torch
         from .._deps import transformers_names
 
         (AutoModelForCausalLM,) = transformers_names("AutoModelForCausalLM")
 
+        if hasattr(self.policy.model, "peft_config"):
+            raise ValueError(f"{path} holds a full model but this agent's model has LoRA adapters: build the agent on the plain base")
         loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=next(self.policy.model.parameters()).dtype)
         self.policy.model.load_state_dict(loaded.state_dict())
         self.sampler.sync(self.policy.model)
         del loaded
         torch.cuda.empty_cache() if torch.cuda.is_available() else None
+
+    def _load_adapter(self, path: Path) -> None:
+        """Load a saved LoRA adapter: into the model's own adapter if it has one, else onto the plain base
+        model the agent was built on (which must be the base it was trained from), trainable as in training."""
+        try:
+            from peft import PeftModel
+            from peft.utils import load_peft_weights, set_peft_model_state_dict
+        except ImportError:  # pragma: no cover - depends on the install
+            raise RuntimeError(f"{path} holds a LoRA adapter, which needs peft: pip install 'se-gym[train]'") from None
+        model = self.policy.model
+        if not hasattr(model, "peft_config"):
+            self.policy.model = PeftModel.from_pretrained(model, str(path), is_trainable=True)
+            return
+        result = set_peft_model_state_dict(model, load_peft_weights(str(path), device="cpu"))
+        missing = [k for k in result.missing_keys if "lora_" in k]
+        if result.unexpected_keys or missing:
+            raise ValueError(f"adapter {path} does not fit this agent's adapters, e.g. {(result.unexpected_keys or missing)[0]}")
 
 
 class SFTAgent(PolicyAgent):
@@ -140,8 +163,20 @@ class RLAgent(PolicyAgent):
         return directory
 
     def load(self, directory: str | os.PathLike) -> "RLAgent":
-        if self.trainer.load(Path(directory) / "trainer"):
-            self.sampler.sync(self.policy.model)
+        """Resume from the trainer's checkpoint.  A LoRA run resumed on the plain base model first gets
+        the saved adapter (the checkpoint holds the adapter's weights only) and an optimizer over it; the
+        reference model stays the plain base, which is what the adapter started from."""
+        from se_gym.training.checkpoint import has_checkpoint
+        from se_gym.training.sft import make_optimizer
+
+        trainer_dir, policy_dir = Path(directory) / "trainer", Path(directory) / "policy"
+        if not has_checkpoint(trainer_dir):
+            return self
+        if (policy_dir / "adapter_config.json").is_file() and not hasattr(self.policy.model, "peft_config"):
+            self._load_adapter(policy_dir)
+            self.trainer.optimizer = make_optimizer(self.policy.model, self.config.learning_rate, self.config.weight_decay)
+        self.trainer.load(trainer_dir)
+        self.sampler.sync(self.policy.model)
         return self
 
 

@@ -87,21 +87,17 @@ def token_kl(student_logits, teacher_logits, targets=None, estimator: str = "ful
     through the student.  ``sampled``: the single-sample estimate at the tokens the student sampled
     (``targets``), log p_s(y) - log p_t(y), whose score-function gradient (the caller weights
     ``log p_s(y)`` by the detached estimate) is an unbiased gradient of the same KL and needs no full
-    teacher distribution.
+    teacher distribution.  Both work a chunk of rows at a time (se_gym.training.losses).
     """
-    import torch
+    from .losses import full_kl, token_logprobs
 
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
-    ls = torch.log_softmax(student_logits.float(), dim=-1)
-    lt = torch.log_softmax(teacher_logits.float(), dim=-1).detach()
     if estimator == "full":
-        return (ls.exp() * (ls - lt)).sum(-1)
+        return full_kl(student_logits, teacher_logits)
     if targets is None:
         raise ValueError("the sampled estimator needs the sampled tokens (targets)")
-    lps = ls.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    lpt = lt.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return lps - lpt
+    return token_logprobs(student_logits, targets) - token_logprobs(teacher_logits, targets).detach()
 
 
 def onpolicy_loss(student_logits, teacher_logits, targets, estimator: str = "full"):
@@ -109,7 +105,7 @@ def onpolicy_loss(student_logits, teacher_logits, targets, estimator: str = "ful
     and its statistics.  ``full``: mean exact KL.  ``sampled``: REINFORCE on the per-token estimate,
     ``mean(stopgrad(log p_s - log p_t) * log p_s)``, whose value is not the KL but whose gradient
     estimates it; the reported ``kl`` is the estimate's mean either way."""
-    import torch
+    from .losses import token_logprobs
 
     kl = token_kl(student_logits, teacher_logits, targets, estimator)
     if kl.numel() == 0:
@@ -118,8 +114,7 @@ def onpolicy_loss(student_logits, teacher_logits, targets, estimator: str = "ful
     if estimator == "full":
         loss = kl.mean()
     else:
-        lps = torch.log_softmax(student_logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        loss = (kl.detach() * lps).mean()
+        loss = (kl.detach() * token_logprobs(student_logits, targets)).mean()
     return loss, {"kl": float(kl.detach().mean()), "tokens": int(kl.numel())}
 
 

@@ -6,10 +6,13 @@ and saves itself.  torch and transformers are imported when a Policy is built.
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class Policy:
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.max_length = max_length or int(getattr(model.config, "max_position_embeddings", 2048) or 2048)
+        if self.max_length < 2:
+            raise ValueError(f"max_length must be >= 2 (a prompt token and a response token), got {self.max_length}")
+        self.truncated = 0  # pairs that encode() had to cut to max_length
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None, dtype: str = "auto", **kwargs) -> "Policy":
@@ -86,18 +92,44 @@ class Policy:
         ids = list(self.tokenizer(response, add_special_tokens=False)["input_ids"])
         return ids + [self.tokenizer.eos_token_id]  # the model must learn to stop
 
+    def truncate_pair(self, prompt_ids: list[int], response_ids: list[int]) -> tuple[list[int], list[int]]:
+        """Cut a (prompt, response) pair to ``max_length`` tokens, keeping the response.
+
+        The prompt loses tokens from its start (its end, where the question and the answer's lead-in
+        are, stays).  Only when the response alone leaves the prompt fewer than ``max_length // 4``
+        tokens (at least 1) does the prompt keep that many, and the response keeps its start, the
+        rest of the window; its end (and EOS) is then not trained on.
+        """
+        n = self.max_length
+        if len(prompt_ids) + len(response_ids) <= n:
+            return prompt_ids, response_ids
+        keep_prompt = min(len(prompt_ids), max(n - len(response_ids), n // 4, 1))
+        kept = (prompt_ids[len(prompt_ids) - keep_prompt :], response_ids[: n - keep_prompt])
+        self.truncated += 1
+        if self.truncated == 1:  # once per policy: a long run would repeat it for every batch
+            log.warning(
+                "a (prompt, response) pair of %d + %d tokens exceeds max_length %d: the prompt keeps its last %d "
+                "tokens and the response its first %d (the prompt is cut from the start first; the response only "
+                "when it alone leaves the prompt under max_length // 4); later cuts are counted in Policy.truncated, "
+                "not logged",
+                len(prompt_ids), len(response_ids), n, len(kept[0]), len(kept[1]),
+            )
+        return kept
+
     def encode(self, prompts: Sequence[str], responses: Sequence[str]) -> Batch:
-        """Tokenize pairs; the loss mask covers the response (and its EOS) only."""
+        """Tokenize pairs; the loss mask covers the response (and its EOS) only.  Pairs longer than
+        ``max_length`` are cut by :meth:`truncate_pair`: the response is never dropped."""
         import torch
 
         if len(prompts) != len(responses):
             raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")
         rows, masks = [], []
         for prompt, response in zip(prompts, responses):
-            p, r = self._prompt_ids(prompt), self._response_ids(response)
-            ids = (p + r)[: self.max_length]
+            p, r = self.truncate_pair(self._prompt_ids(prompt), self._response_ids(response))
+            ids = p + r
             rows.append(ids)
-            masks.append([0] * (len(p) - 1) + [1] * (len(ids) - len(p)))  # targets are ids[1:]
+            first = max(len(p) - 1, 0)  # targets are ids[1:]: the first response token is target len(p) - 1
+            masks.append([0] * first + [1] * (len(ids) - 1 - first))
         width = max(len(r) for r in rows)
         pad = self.tokenizer.pad_token_id
         input_ids = torch.full((len(rows), width), pad, dtype=torch.long)

@@ -285,16 +285,24 @@ class RLTrainer:
 
         Exact rather than sampled: the batch was sampled under the rollout prompt, not by the
         policy under the update prompt, so a sampled estimator (k3) would be biased and explode.
+        Both models see one minibatch at a time, and only its response positions are compared, a
+        chunk of them at a time (:func:`~se_gym.training.losses.full_kl`).
         """
         torch = self._torch
-        from .losses import masked_mean
+        from .losses import full_kl
 
-        b = batch.to(self.policy.device)
+        total, count = 0.0, 0
         with torch.no_grad():
-            new = torch.log_softmax(self.policy.model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1].float(), -1)
-            ref = torch.log_softmax(self.ref_model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1].float(), -1)
-            kl = (new.exp() * (new - ref)).sum(-1)
-            return float(masked_mean(kl, b.response_mask))
+            for start in range(0, batch.input_ids.shape[0], self.config.minibatch_size):
+                b = _slice(batch, slice(start, start + self.config.minibatch_size)).to(self.policy.device)
+                positions = b.response_mask > 0
+                if not positions.any():
+                    continue
+                new = self.policy.model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1][positions]
+                ref = self.ref_model(input_ids=b.input_ids, attention_mask=b.attention_mask).logits[:, :-1][positions]
+                kl = full_kl(new, ref)
+                total, count = total + float(kl.sum()), count + kl.numel()
+        return total / max(1, count)
 
     def _logprobs(self, model, batch):
         """Per-token log-probs of ``batch`` under ``model``: the one precision path of old, reference
