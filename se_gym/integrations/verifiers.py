@@ -1,114 +1,45 @@
-"""SEBench-v0 as a verifiers environment (the classic ``load_environment`` entry point).
+"""SEBench-v0 as a verifiers environment, for verifiers 0.3 (classic API) and 0.4 (v1 tasksets).
 
-    import se_gym.integrations.verifiers as sv
-    env = sv.load_environment(book="closed", max_turns=1)        # SEBench-v0 options
-    results = env.evaluate_sync(client=vf.ClientConfig(api_base_url="http://127.0.0.1:8000/v1", api_key_var="OPENAI_API_KEY"),
-                                model="...", num_examples=8, rollouts_per_example=4)
+verifiers finds an environment by id: ``"se-gym"`` imports the ``se_gym`` package, which answers
+both ways (see ``se_gym/__init__.py``)::
 
-``max_turns == 1`` gives a ``vf.SingleTurnEnv``; ``max_turns > 1`` a ``vf.MultiTurnEnv`` whose
-environment turn is the execution feedback on the last answer (the episode ends when an answer
-passes).  The rubric's reward is a *group* function: all completions of a rollout group are judged
-in one sandbox batch.  ``tasks``/``split``/``library`` pick the official SE-Bench files
-(``tasks="sebench:PATH"``, ``library="official:PATH"``) or the built-in suite; ``book`` picks
-closed or open book.  ``num_examples`` keeps the first N tasks of the split.
+    # verifiers 0.3.x: the classic load_environment entry point
+    env = vf.load_environment("se-gym", max_turns=2, book="closed")      # or: vf-eval se-gym -a '{...}'
+    env.evaluate_sync(client=vf.ClientConfig(api_base_url=URL, api_key_var="OPENAI_API_KEY"), model=M,
+                      num_examples=8, rollouts_per_example=4)
 
-Written against verifiers 0.3.1, whose classic API (``vf.SingleTurnEnv``, ``vf.MultiTurnEnv``,
-``vf.Rubric``, ``Environment.evaluate``) answers at ``import verifiers as vf``; 0.4.0 keeps only
-the Taskset API.
+    # verifiers 0.4.x: a taskset plugin (SEBenchTaskset) with its env (SEBenchEnv) and harness
+    vf-eval se-gym -m M --client.base-url URL -n 8 -r 4 --env.taskset.max-turns 2
+
+``load_environment(**options)`` here returns the version's environment directly: a
+``vf.SingleTurnEnv`` / ``SEBenchMultiTurnEnv`` on 0.3, a ``SEBenchEnv`` (built by verifiers' own
+loader) on 0.4.  Options are SEBench-v0's (tasks, split, seed, library, book, profile, reward,
+sandbox, max_turns, strip_think).  On either version, an answer the sandbox could not run is not a
+wrong answer: the rollout carries verifiers' own error (0.3: ``state["error"]`` is a
+``vf.SandboxError``; 0.4: the trace records a ``SandboxError`` and is not ok), which keeps it out
+of training and of the evaluated reward.
+
+The version is picked from the installed distribution's metadata; anything but 0.3.x or 0.4.x is
+refused with one line.
 """
 from __future__ import annotations
 
-import json
-from typing import Any
+from importlib.metadata import PackageNotFoundError, version
 
-import verifiers as vf
+try:
+    VERIFIERS_VERSION = version("verifiers")
+except PackageNotFoundError:
+    raise ImportError("se_gym.integrations.verifiers needs verifiers: pip install 'verifiers==0.4.*' "
+                      "(or 'se-gym[verifiers]' for 0.3.1)") from None
 
-from ._common import Suite, env_options
-
-REWARD_NAME = "sebench_reward"
-
-
-def _answer_text(completion: Any) -> str:
-    """The last assistant answer of a completion (chat messages) or the completion text."""
-    if isinstance(completion, str):
-        return completion
-    for m in reversed(list(completion or [])):
-        role = m.get("role") if isinstance(m, dict) else getattr(m, "role", None)
-        if role == "assistant":
-            content = m.get("content") if isinstance(m, dict) else getattr(m, "content", "")
-            return content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
-    return ""
-
-
-def _item(completion: Any, info: dict) -> tuple:
-    return (_answer_text(completion), json.loads(info["test_cases"]), info["function_name"])
-
-
-class SEBenchRubric(vf.Rubric):
-    """One group reward: the judge's reward for each completion, the whole group in one batch."""
-
-    def __init__(self, suite: Suite, **kwargs: Any):
-        self.suite = suite
-
-        async def sebench_reward(completions, infos, **_: Any) -> list[float]:
-            verdicts = await suite.front.judge_many_async([_item(c, i) for c, i in zip(completions, infos)])
-            return [0.0 if v.infrastructure else float(v.reward) for v in verdicts]
-
-        sebench_reward.__name__ = REWARD_NAME
-        super().__init__(funcs=[sebench_reward], weights=[1.0], **kwargs)
-
-
-def _dataset(suite: Suite, book: str, num_examples: int):
-    from datasets import Dataset
-
-    env = suite.env(book=book)
-    tasks = suite.tasks if num_examples < 0 else suite.tasks[:num_examples]
-    rows = [{
-        "prompt": env.messages_for(t),
-        "answer": "",
-        "info": {"task_id": t.id, "function_name": t.function_name,
-                 "test_cases": json.dumps([{"input": c.input, "output": c.output} for c in t.test_cases])},
-    } for t in tasks]
-    return Dataset.from_list(rows)
-
-
-class SEBenchMultiTurnEnv(vf.MultiTurnEnv):
-    """Multi-turn SE-Bench: after each failed answer the environment replies with the execution
-    feedback; a passing answer ends the rollout."""
-
-    def __init__(self, suite: Suite, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.suite = suite
-
-    async def env_response(self, messages, state, **kwargs):
-        from ..envs.sebench import feedback_text
-
-        turn = len(state["trajectory"])
-        verdict = (await self.suite.front.judge_many_async([_item(messages, state["info"])]))[0]
-        state["se_gym_status"] = verdict.status.value
-        if verdict.status.value == "passed":
-            state["final_env_response"] = [{"role": "user", "content": "Accepted: every test passed."}]
-            return state["final_env_response"]
-        return [{"role": "user", "content": feedback_text(verdict, turn, self.max_turns)}]
-
-
-def load_environment(num_examples: int = -1, **options: Any) -> vf.Environment:
-    """A verifiers environment over SEBench-v0 with ``options`` (tasks, split, seed, library, book,
-    profile, reward, sandbox, max_turns, ...)."""
-    opts = env_options(options)
-    max_turns = int(opts.pop("max_turns", 1))
-    book = opts.pop("book", "closed")
-    if max_turns < 1:
-        raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-    for k in ("template", "max_length"):
-        opts.pop(k, None)
-    suite = Suite.get(opts)
-    ds = _dataset(suite, book, num_examples)
-    rubric = SEBenchRubric(suite)
-    if max_turns == 1:
-        env = vf.SingleTurnEnv(dataset=ds, eval_dataset=ds, rubric=rubric)
-    else:
-        env = SEBenchMultiTurnEnv(suite, dataset=ds, eval_dataset=ds, rubric=rubric, max_turns=max_turns)
-    # verifiers wraps the rubric in a RubricGroup: keep ours (and its suite) reachable
-    env.se_gym_rubric, env.se_gym_suite = rubric, suite
-    return env
+SERIES = ".".join(VERIFIERS_VERSION.split(".")[:2])
+if SERIES == "0.3":
+    from ._verifiers_classic import REWARD_NAME, SEBenchMultiTurnEnv, SEBenchRubric, load_environment  # noqa: F401
+elif SERIES == "0.4":
+    from ._verifiers_v1 import (  # noqa: F401
+        REWARD_NAME, SEBenchConfig, SEBenchData, SEBenchEnv, SEBenchEnvConfig, SEBenchHarness, SEBenchTask,
+        SEBenchTaskset, load_environment,
+    )
+else:
+    raise ImportError(f"se_gym.integrations.verifiers supports verifiers 0.3.x (classic API) and 0.4.x "
+                      f"(v1 tasksets); verifiers {VERIFIERS_VERSION} is installed")
