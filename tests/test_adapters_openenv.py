@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -188,3 +189,35 @@ def test_killed_client_leaves_no_session(server):
             child.kill()
     with _client(server).sync() as env:  # and the server still serves
         assert env.reset(index=2).observation.task_id == TASKS[2].id
+
+
+def _post(url: str, body: dict) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_plain_http_is_stateless_a_step_names_its_task(server):
+    t, u = TASKS[4], TASKS[6]
+    code, r = _post(server + "/reset", {"task_id": t.id})
+    assert code == 200 and r["observation"]["task_id"] == t.id and t.query in r["observation"]["prompt"] and r["done"] is False
+    code, r = _post(server + "/step", {"action": {"answer": _ok(t)}, "task_id": t.id})
+    assert code == 200 and r["reward"] == 1.0 and r["done"] is True
+    assert r["observation"]["status"] == "passed" and r["observation"]["task_id"] == t.id
+    # a wrong answer to a task named by index: judged, and the episode ends with the request
+    code, r = _post(server + "/step", {"action": {"answer": _ok(t)}, "index": 6})
+    assert code == 200 and r["reward"] == 0.0 and r["done"] is True and r["observation"]["task_id"] == u.id
+    assert "attempt 1 of 2" in r["observation"]["feedback"]  # what the next turn of a session would show
+    # no task named: 400 with the way forward, not a 500
+    code, r = _post(server + "/step", {"action": {"answer": _ok(t)}})
+    assert code == 400 and "reset first" in r["detail"] and "task_id" in r["detail"] and "/ws" in r["detail"]
+    code, r = _post(server + "/step", {"action": {"answer": _ok(t)}, "task_id": "no/such/task"})
+    assert code == 400 and "no/such/task" in r["detail"]
+    code, r = _post(server + "/reset", {"task_id": t.id, "index": 1})
+    assert code == 400 and "not both" in r["detail"]
+    code, r = _post(server + "/step", {"action": {"answer": ""}, "task_id": t.id})
+    assert code == 422  # the typed action's own validation, as before
+    assert _get(server + "/health")["status"] == "healthy"

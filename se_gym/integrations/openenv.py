@@ -18,6 +18,17 @@ together from many sessions are judged in one sandbox batch.  An action is typed
 non-empty text of at most ``max_length`` characters; anything else is refused with a validation
 error and the session (and the server) keep serving.  A client that disconnects, or is killed,
 has its session closed by the server (``GET /se_gym/sessions`` counts the open ones).
+
+Plain HTTP (``POST /reset``, ``POST /step``) is stateless: openenv-core builds a new environment
+for every HTTP request, so no episode outlives a request.  ``POST /reset`` returns a task's prompt
+(``{"task_id": ...}`` or ``{"index": ...}``, else the next task); ``POST /step`` judges one answer
+to the task the request names and ends that episode::
+
+    POST /step  {"action": {"answer": "..."}, "task_id": "builtin/s0/single_test/0003"}   # or "index": 3
+    -> {"observation": {... "status": "passed"}, "reward": 1.0, "done": true}
+
+A step that names no task is answered 400 with a pointer to the session API (``/ws``), as is a
+task id that the server's split does not hold.  Multi-turn episodes need a session.
 """
 from __future__ import annotations
 
@@ -35,6 +46,11 @@ from pydantic_core import PydanticCustomError
 from ._common import Suite
 
 MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
+
+
+class SEBenchRequestError(ValueError):
+    """A request the environment cannot serve (no episode, an unknown task): HTTP 400, or the
+    session's error message."""
 
 
 class SEBenchAction(Action):
@@ -92,6 +108,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._episode_id: Optional[str] = None
         self._steps = 0
         self._messages: list[dict] = []
+        self._stateless = False
         self._key = uuid.uuid4().hex
         SEBenchEnvironment.live.add(self._key)
 
@@ -108,20 +125,31 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
     # -- OpenEnv API -----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
               index: Optional[int] = None, **_: Any) -> SEBenchObservation:
+        from ..envs import EnvConfigError
+
         if task_id is not None and index is not None:
-            raise ValueError("reset takes task_id or index, not both")
+            raise SEBenchRequestError("reset takes task_id or index, not both")
         options = {"task_id": task_id} if task_id is not None else ({"index": index} if index is not None else None)
-        prompt, _ = self.env.reset(seed=seed, options=options)
+        try:
+            prompt, _ = self.env.reset(seed=seed, options=options)
+        except EnvConfigError as exc:
+            raise SEBenchRequestError(str(exc)) from None
         self._messages = self.env.messages_for(self.env.task)
         self._episode_id = episode_id or uuid.uuid4().hex
         self._steps = 0
         return self._obs(prompt)
 
-    def _check(self, action: Any) -> str:
+    def _check(self, action: Any, task_id: Optional[str], index: Optional[int]) -> str:
         if not isinstance(action, SEBenchAction):
             raise TypeError(f"the action must be a SEBenchAction, got {type(action).__name__}")
-        if self.env.task is None or self.env._done:
-            raise RuntimeError("no episode in progress: send reset first (one episode at a time per session)")
+        if task_id is not None or index is not None:  # a stateless step (HTTP): a new one-answer episode
+            self.reset(task_id=task_id, index=index)
+            self._stateless = True
+        elif self.env.task is None or self.env._done:
+            raise SEBenchRequestError(
+                "no episode in progress: send reset first (one episode at a time per session). Over plain HTTP "
+                "every request gets a new environment: name the task in the step ({\"action\": {\"answer\": ...}, "
+                "\"task_id\": ...} or \"index\"), or hold an episode in a session (WebSocket /ws, SEBenchClient)")
         if len(action.answer) > self.env.action_space.max_length:
             raise ValueError(f"answer has {len(action.answer)} characters, more than this server's max_length {self.env.action_space.max_length}")
         return action.answer
@@ -137,17 +165,20 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         if not done:
             fb = feedback_text(verdict, info["turn"], self.env.max_turns, self.env.visible_cases)
             self._messages.append({"role": "user", "content": fb})
-        return self._obs(obs, reward=float(reward), done=done, verdict=verdict, feedback=fb)
+        # a stateless step's episode ends with the request (its feedback is what a next turn would see)
+        return self._obs(obs, reward=float(reward), done=done or self._stateless, verdict=verdict, feedback=fb)
 
-    def step(self, action: SEBenchAction, timeout_s: Optional[float] = None, **_: Any) -> SEBenchObservation:
-        answer, t0 = self._check(action), time.perf_counter()
+    def step(self, action: SEBenchAction, timeout_s: Optional[float] = None, task_id: Optional[str] = None,
+             index: Optional[int] = None, **_: Any) -> SEBenchObservation:
+        answer, t0 = self._check(action, task_id, index), time.perf_counter()
         task = self.env.task
         verdict = self.suite.front.judge_many([(answer, task.test_cases, task.function_name)])[0]
         return self._apply(answer, verdict, t0)
 
-    async def step_async(self, action: SEBenchAction, timeout_s: Optional[float] = None, **_: Any) -> SEBenchObservation:
+    async def step_async(self, action: SEBenchAction, timeout_s: Optional[float] = None, task_id: Optional[str] = None,
+                         index: Optional[int] = None, **_: Any) -> SEBenchObservation:
         # judged on the batcher's thread: the event loop keeps serving the other sessions
-        answer, t0 = self._check(action), time.perf_counter()
+        answer, t0 = self._check(action, task_id, index), time.perf_counter()
         task = self.env.task
         verdict = await self.suite.batcher.ajudge((answer, task.test_cases, task.function_name))
         return self._apply(answer, verdict, t0)
@@ -188,6 +219,12 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
     factory = functools.partial(SEBenchEnvironment, suite, **episode)
     app = create_app(factory, SEBenchAction, SEBenchObservation, env_name="se_gym",
                      concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout))
+
+    @app.exception_handler(SEBenchRequestError)
+    async def bad_request(request, exc: SEBenchRequestError):  # plain HTTP; a session gets the message
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse(status_code=400, content={"detail": str(exc)})
 
     @app.get("/se_gym/sessions", tags=["Health"], summary="open SE-Bench sessions and judge batch sizes")
     def sessions() -> dict:
