@@ -221,3 +221,51 @@ def test_plain_http_is_stateless_a_step_names_its_task(server):
     code, r = _post(server + "/step", {"action": {"answer": ""}, "task_id": t.id})
     assert code == 422  # the typed action's own validation, as before
     assert _get(server + "/health")["status"] == "healthy"
+
+
+# -- the environment the way OpenEnv finds it -------------------------------------------------------
+ENV_DIR = REPO / "sandbox" / "openenv"
+
+
+def _openenv_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "openenv.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_openenv_validate_accepts_the_folder_and_the_server(server):
+    local = _openenv_cli("validate", str(ENV_DIR), "--json", "--verbose")
+    assert local.returncode == 0, local.stdout + local.stderr
+    report = json.loads(local.stdout)
+    assert report["passed"] and report["issues"] == [] and all(report["deployment_modes"].values())
+    remote = _openenv_cli("validate", "--url", server)  # the running server against OpenEnv's runtime contract
+    assert remote.returncode == 0, remote.stdout + remote.stderr
+    assert json.loads(remote.stdout)["summary"]["failed_criteria"] == []
+
+
+def test_autoenv_finds_se_gym_once_the_package_is_installed(server, tmp_path):
+    import shutil
+
+    # installed as pip installs it (into a folder of its own: the shared venv stays as it is), from
+    # a copy (a build writes build/ and *.egg-info next to the sources)
+    src, target = tmp_path / "src", tmp_path / "site"
+    shutil.copytree(ENV_DIR, src, ignore=shutil.ignore_patterns("__pycache__"))
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--target", str(target), str(src)],
+                         capture_output=True, text=True, timeout=300)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    t = TASKS[2]
+    code = textwrap.dedent(f"""
+        from openenv import AutoEnv
+        info = AutoEnv.get_env_info("se_gym")
+        print(info["package"], info["env_class"], info["action_class"], info["default_image"])
+        env = AutoEnv.from_env("se-gym", base_url={server!r})         # the running server: no container
+        assert type(env) is AutoEnv.get_env_class("se_gym")
+        from se_gym_env import SEBenchAction
+        with env.sync() as s:
+            r = s.reset(task_id={t.id!r})
+            r = s.step(SEBenchAction(answer={_ok(t)!r}))
+            print(type(env).__name__, r.reward, r.done, r.observation.status)
+    """)
+    # a fresh TMPDIR: OpenEnv caches what it discovered in $TMPDIR/openenv_discovery_cache.json
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(target), str(REPO)]), TMPDIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split("\n")[:2] == ["openenv-se_gym_env SeGymEnv SEBenchAction se-gym-env:latest", "SeGymEnv 1.0 True passed"]

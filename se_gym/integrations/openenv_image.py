@@ -37,6 +37,8 @@ from typing import Iterable
 LEAVE_OUT = {"gradio", "numpy"}  # see the module doc
 ROOTS = ("openenv-core", "fastapi", "uvicorn", "websockets", "gymnasium", "tqdm")
 DEFAULT_TAG = "se-gym/openenv:latest"
+# the image OpenEnv's AutoEnv starts for "se_gym" by default (its name + ":latest", see sandbox/openenv)
+AUTOENV_TAG = "se-gym-env:latest"
 
 
 class ImageError(RuntimeError):
@@ -137,10 +139,11 @@ def source_root() -> Path:
 
 
 def _source_files(root: Path) -> list[Path]:
-    files = [root / "setup.py", root / "README.md", *sorted((root / "sandbox" / "openenv").iterdir())]
-    for p in sorted((root / "se_gym").rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith((".pyc", ".pyo")):
-            files.append(p)
+    files = [root / "setup.py", root / "README.md"]
+    for folder in (root / "sandbox" / "openenv", root / "se_gym"):  # the environment package, the sources
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith((".pyc", ".pyo")):
+                files.append(p)
     return files
 
 
@@ -248,8 +251,7 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
     content_tag = f"{repo}:{key}"
     have = {t for img in client.images.list(name=repo) for t in img.tags}
     if content_tag in have and not rebuild:
-        if tag not in have or client.images.get(tag).id != client.images.get(content_tag).id:
-            client.images.get(content_tag).tag(tag)
+        _tag(client, content_tag, tag)
         return content_tag
     with tempfile.TemporaryDirectory(prefix="se-gym-openenv-ctx-") as tmp:
         ctx = Path(tmp)
@@ -268,9 +270,17 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
         if error:
             print("\n".join(tail), file=sys.stderr)  # the failing step's own output
             raise ImageError(f"cannot build {content_tag}: {error.splitlines()[-1] if error else '?'}")
-    client.images.get(content_tag).tag(tag)
+    _tag(client, content_tag, tag)
     _remove_older(client, repo, content_tag)
     return content_tag
+
+
+def _tag(client, content_tag: str, tag: str) -> None:
+    """``tag`` and AutoEnv's default name point at ``content_tag`` (a no-op where they do)."""
+    image = client.images.get(content_tag)
+    for name in (tag, AUTOENV_TAG):
+        if name not in image.tags:
+            image.tag(name)
 
 
 def _remove_older(client, repo: str, keep: str) -> None:
