@@ -177,6 +177,44 @@ def test_judged_programs_run_in_the_sandbox_not_in_the_server(server):
         assert net.reward == 1.0, net.observation.feedback
 
 
+def test_openenv_from_docker_image_starts_and_removes_the_container(image):
+    """openenv-core's own ``EnvClient.from_docker_image`` on the built image: with openenv-core's
+    provider where the daemon has a bridge network (``-p <port>:8000``), else (``dockerd
+    --bridge=none``, as scripts/docker_daemon.sh starts it) with se-gym's provider that shares the
+    host's network; ``close()`` removes the container."""
+    import asyncio
+
+    from openenv.core.containers.runtime import LocalDockerProvider
+
+    from se_gym.integrations.openenv import HostNetworkDockerProvider, SEBenchAction, SEBenchClient
+
+    bridge = subprocess.run(["docker", "network", "ls", "-q", "--filter", "name=^bridge$"], capture_output=True, text=True).stdout.strip()
+    provider = LocalDockerProvider() if bridge else HostNetworkDockerProvider()
+    t, u = TASKS[1], TASKS[2]
+
+    async def main():
+        env = await SEBenchClient.from_docker_image(image, provider=provider)
+        cid = provider._container_id
+        try:
+            await env.reset(task_id=t.id)
+            ok = await env.step(SEBenchAction(answer=_ok(t)))
+            await env.reset(task_id=u.id)
+            wrong = await env.step(SEBenchAction(answer=_ok(t)))
+        finally:
+            await env.close()
+        return cid, ok, wrong
+
+    cid, ok, wrong = asyncio.run(main())
+    assert (ok.reward, ok.done, ok.observation.status) == (1.0, True, "passed")
+    assert wrong.reward == 0.0 and wrong.done is True and wrong.observation.task_id == u.id
+    left = subprocess.run(["docker", "ps", "-a", "-q", "--filter", f"id={cid}"], capture_output=True, text=True).stdout.strip()
+    assert cid and left == "", "the container was not removed"
+    # the name AutoEnv starts for "se_gym" when no image is given is the same image
+    ids = [subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True, text=True).stdout.strip()
+           for name in (image, "se-gym-env:latest")]
+    assert ids[0] and ids[0] == ids[1]
+
+
 def test_build_without_a_daemon_says_so_in_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["DOCKER_HOST"] = f"unix://{tmp_path}/no-daemon.sock"

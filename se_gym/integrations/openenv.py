@@ -37,6 +37,7 @@ import uuid
 from typing import Any, Dict, List, Optional
 
 from openenv.core.client_types import StepResult
+from openenv.core.containers.runtime import LocalDockerProvider
 from openenv.core.env_client import EnvClient
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
@@ -273,3 +274,63 @@ class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
 
     def _parse_state(self, payload: Dict[str, Any]) -> SEBenchState:
         return SEBenchState(**payload)
+
+
+class HostNetworkDockerProvider(LocalDockerProvider):
+    """openenv-core's ``LocalDockerProvider`` for a Docker daemon without a bridge network
+    (``dockerd --bridge=none``, as scripts/docker_daemon.sh starts it), where ``docker run -p``
+    publishes nothing: the container shares the host's network and its server listens on
+    ``127.0.0.1:<port>`` (the image's entrypoint takes ``--host``/``--port``).  For the image
+    ``se-gym serve openenv --build-image`` builds::
+
+        env = await SEBenchClient.from_docker_image("se-gym/openenv:latest", provider=HostNetworkDockerProvider())
+
+    ``run_args``: more ``docker run`` flags (``["--cap-add", "SYS_ADMIN"]``); ``server_args``: the
+    server's flags (``["--max-turns", "2"]``).  On a daemon with a bridge network openenv-core's own
+    provider works as is (``-p <port>:8000``)."""
+
+    def __init__(self, run_args: tuple = (), server_args: tuple = (), ready_timeout_s: float = 300.0):
+        super().__init__()
+        self.run_args, self.server_args, self.ready_timeout_s = list(run_args), list(server_args), ready_timeout_s
+
+    def start_container(self, image: str, port: Optional[int] = None, env_vars: Optional[Dict[str, str]] = None, **_: Any) -> str:
+        import subprocess
+
+        port = port or self._find_available_port()
+        self._container_name = self._generate_container_name(image)
+        env = [f for k, v in (env_vars or {}).items() for f in ("-e", f"{k}={v}")]
+        cmd = ["docker", "run", "-d", "--name", self._container_name, "--network", "host", *env, *self.run_args,
+               image, "--host", "127.0.0.1", "--port", str(port), *self.server_args]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"cannot start {image}: {run.stderr.strip() or run.stdout.strip()}")
+        self._container_id = run.stdout.strip()
+        return f"http://127.0.0.1:{port}"
+
+    def wait_for_ready(self, base_url: str, timeout_s: Optional[float] = None) -> None:
+        """/health answers; a container that exits meanwhile fails at once, with its log's tail."""
+        import subprocess
+        import urllib.request
+
+        end = time.monotonic() + (timeout_s or self.ready_timeout_s)  # a bound for a hung server
+        while time.monotonic() < end:
+            running = subprocess.run(["docker", "inspect", "-f", "{{.State.Running}}", self._container_id],
+                                     capture_output=True, text=True).stdout.strip()
+            if running != "true":
+                logs = subprocess.run(["docker", "logs", "--tail", "20", self._container_id], capture_output=True, text=True)
+                raise RuntimeError(f"the container exited: {(logs.stdout + logs.stderr).strip()[-2000:]}")
+            try:
+                with urllib.request.urlopen(base_url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"the container at {base_url} did not answer /health within {timeout_s or self.ready_timeout_s:.0f} s")
+
+    def stop_container(self) -> None:
+        import subprocess
+
+        if self._container_id is not None:
+            subprocess.run(["docker", "rm", "-f", self._container_id], capture_output=True, timeout=120)
+            self._container_id = self._container_name = None
