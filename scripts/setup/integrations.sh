@@ -57,21 +57,15 @@ if ! "$VF_VENV/bin/python" -c "import verifiers as vf, gymnasium, numpy; vf.Sing
 fi
 echo "integrations setup: verifiers $("$VF_VENV/bin/python" -c 'import verifiers; print(verifiers.__version__)') in $VF_VENV"
 
-# verifiers 0.4 (the current release: v1 tasksets) in a second venv beside the 0.3.1 one, plain,
-# over this environment's site-packages through a .pth file (the venv's own packages come first:
-# verifiers 0.4 pins mcp==2.0.0).  NumPy goes into the venv itself, at this environment's version:
-# the judge's sandbox workers start with -S and see the venv's site-packages, not .pth extras.
+# verifiers 0.4 (the current release: v1 tasksets) in a second venv beside the 0.3.1 one, the same
+# way (its own packages first: verifiers 0.4 pins mcp==2.0.0)
 VF04_VENV="${SE_GYM_VERIFIERS04_VENV:-$(dirname "$VF_VENV")/verifiers04}"
-is_vf04() { "$VF04_VENV/bin/python" -c "import importlib.metadata as m; assert m.version('verifiers').startswith('0.4.')" 2>/dev/null; }
-if ! is_vf04; then
-  "$PY" -m venv "$VF04_VENV"
-  purelib() { "$1" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])"; }
-  purelib "$PY" >"$(purelib "$VF04_VENV/bin/python")/se_gym_parent.pth"
+[ -x "$VF04_VENV/bin/python" ] || "$PY" -m venv "$VF04_VENV"
+cp "$vf_site/_se_gym_parent_site.pth" "$("$VF04_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+if ! "$VF04_VENV/bin/python" -c "import importlib.metadata as m; assert m.version('verifiers').startswith('0.4.')" 2>/dev/null; then
   pins=$(mktemp)
   "$PY" -c "import torch, transformers, numpy; print(f'torch=={torch.__version__}'); print(f'transformers=={transformers.__version__}'); print(f'numpy=={numpy.__version__}')" >"$pins"
   "$VF04_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$pins" "verifiers==0.4.0"
-  "$VF04_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --ignore-installed \
-    "numpy==$("$PY" -c 'import numpy; print(numpy.__version__)')"
   rm -f "$pins"
 fi
 echo "integrations setup: verifiers $("$VF04_VENV/bin/python" -c 'import verifiers; print(verifiers.__version__)') in $VF04_VENV"
