@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
 from pathlib import Path
@@ -870,3 +871,34 @@ def test_constructing_thread_hears_when_every_worker_is_launched():
         t.start()
         t.join(60)
     assert done == [None]
+
+
+class _CancelledUnderfoot(Future):
+    """A cancelled future that says it is not done: the serving thread looks at ``done()``, and the
+    caller's ``cancel()`` lands before ``set_result`` (what judge_many and run can do at any moment)."""
+
+    def __init__(self):
+        super().__init__()
+        self.answered = threading.Event()
+        self.cancel()
+
+    def done(self):
+        return False
+
+    def set_result(self, result):
+        self.answered.set()
+        return super().set_result(result)
+
+
+def test_a_cancel_between_look_and_answer_leaves_the_serving_thread_serving():
+    from se_gym.sandbox.pool import _job
+
+    with LocalSandbox(workers=1) as sb:
+        job = _job("print(1)", FAST, FAST.to_json())
+        job.future = _CancelledUnderfoot()
+        sb._queue.put(job)
+        assert job.future.answered.wait(30)  # run, and its answer refused
+        # a bound, not a speed: a dead serving thread would leave this unanswered for ever
+        assert sb.submit("print(2)", FAST).result(timeout=30).stdout == "2\n"
+        assert all(t.is_alive() for t in sb._threads)
+

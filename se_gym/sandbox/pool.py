@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -196,6 +196,16 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
     return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail)
 
 
+def _settle(future: Future, result: ExecResult) -> None:
+    """Give ``future`` its result unless it is done already.  Its caller may cancel it at any
+    moment (``run`` and ``judge_many`` do when interrupted), also between a look at ``done()``
+    and ``set_result``: the refusal is expected, and a serving thread that raised here would die."""
+    try:
+        future.set_result(result)
+    except InvalidStateError:
+        pass
+
+
 _STOP = object()
 _STATUS = {s.value: s for s in ExecStatus}  # ExecStatus(value) goes through Enum's Python-level lookup
 _SANDBOX_ERROR = ExecStatus.SANDBOX_ERROR.value
@@ -332,8 +342,7 @@ class WorkerPool(Sandbox):
             sent.popleft()
             wall = reply.get("wall_s")
             depth = _DEPTH_SHORT if type(wall) is float and wall < _SHORT_S else _DEPTH
-            if not job.future.done():
-                job.future.set_result(self._result(reply, transport.name))
+            _settle(job.future, self._result(reply, transport.name))
             if reply.get("retire"):
                 # the worker leaves on its own (say, a tree it could not clean up): replace it; what
                 # was sent ahead never started and goes back in the queue as it was
@@ -402,13 +411,13 @@ class WorkerPool(Sandbox):
             if job.future.done():
                 continue
             if self._closed:
-                job.future.set_result(sandbox_error(self.backend, "sandbox closed", getattr(transport, "name", None)))
+                _settle(job.future, sandbox_error(self.backend, "sandbox closed", getattr(transport, "name", None)))
                 continue
             if first:
                 job.attempts += 1
                 first = False
                 if job.attempts >= 2:
-                    job.future.set_result(sandbox_error(self.backend, f"{why} on attempt {job.attempts}", None))
+                    _settle(job.future, sandbox_error(self.backend, f"{why} on attempt {job.attempts}", None))
                     continue
             self._queue.put(job)
 
@@ -488,5 +497,5 @@ class WorkerPool(Sandbox):
                 job = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if job is not _STOP and not job.future.done():
-                job.future.set_result(sandbox_error(self.backend, "sandbox closed"))
+            if job is not _STOP:
+                _settle(job.future, sandbox_error(self.backend, "sandbox closed"))
