@@ -902,3 +902,15 @@ def test_a_cancel_between_look_and_answer_leaves_the_serving_thread_serving():
         assert sb.submit("print(2)", FAST).result(timeout=30).stdout == "2\n"
         assert all(t.is_alive() for t in sb._threads)
 
+
+def test_close_with_queued_programs_starts_no_worker_and_answers_them():
+    before = set(descendants(os.getpid()))
+    sb = LocalSandbox(workers=1)
+    futures = [sb.submit("import time; time.sleep(0.5); print('ran')", FAST) for _ in range(6)]
+    sb.close()
+    results = [f.result(timeout=0) for f in futures]  # every one answered by close()
+    assert [(r.status, r.detail) for r in results] == [(ExecStatus.SANDBOX_ERROR, "sandbox closed")] * 6
+    assert sb._spawned == 1  # no worker started after the close
+    assert set(descendants(os.getpid())) - before == set()
+    assert not any(t.is_alive() for t in sb._threads)
+
