@@ -914,3 +914,29 @@ def test_close_with_queued_programs_starts_no_worker_and_answers_them():
     assert set(descendants(os.getpid())) - before == set()
     assert not any(t.is_alive() for t in sb._threads)
 
+
+def test_a_failed_worker_start_does_not_disable_its_slot():
+    """Each launch gets a fresh root folder: the one a failed start left behind was made again
+    by the next start of the same slot (FileExistsError on every later start)."""
+    from se_gym.sandbox.local import unshare_status
+
+    user = os.getuid() != 0
+    need(unshare_status(user)[0], f"unshare does not work here: {unshare_status(user)[1]}")
+    with LocalSandbox(workers=1, isolation="userns" if user else "unshare") as sb:
+        real, failed = sb._spawn, []
+
+        def spawn(slot):
+            transport = real(slot)
+            if not failed:  # this launch dies before its hello: its start fails
+                failed.append(transport.name)
+                os.killpg(transport.proc.pid, 9)
+            return transport
+
+        sb._spawn = spawn
+        old = sb._workers[0]
+        os.killpg(old.proc.pid, 9)  # the next program needs a new worker, whose start fails
+        old.proc.wait()
+        sb.run(["print(0)"], FAST)  # (its one retry meets the failed start)
+        assert failed
+        assert [r.stdout for r in sb.run(["print(1)", "print(2)"], FAST)] == ["1\n", "2\n"]
+        assert [r.stdout for r in sb.run(["print(3)"], FAST)] == ["3\n"]
