@@ -19,6 +19,8 @@ import math
 import re
 from typing import Any
 
+from . import parsing
+
 OFFICIAL_TOLERANCE = 1e-2
 # strict structural check: |got - expected| <= ABS + REL * |expected|; the relative part absorbs
 # NumPy's 8-significant-digit print of the expected outputs
@@ -107,7 +109,7 @@ def _ev(node: ast.AST) -> Any:
 def safe_eval(text: str) -> Any:
     """Evaluate printed Python/NumPy values without executing anything (raises ValueError)."""
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parsing.parse(text, mode="eval")
         return _ev(tree.body)
     except (SyntaxError, _Unsafe, RecursionError, MemoryError, ValueError, OverflowError) as exc:
         raise ValueError(f"not a printed value: {exc}") from None
@@ -205,7 +207,7 @@ class OfficialChecker:
         if isinstance(obj, str):
             try:
                 t = _array_names(_numpy_rows(_multiline(obj)), self.array_type)
-                return self.normalize(ast.literal_eval(t))
+                return self.normalize(ast.literal_eval(parsing.parse(t.lstrip(" \t"), mode="eval")))
             except Exception:  # noqa: BLE001 - anything unparsable stays text, as officially
                 return obj
         if isinstance(obj, (list, tuple)):
