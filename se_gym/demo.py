@@ -101,9 +101,12 @@ class Demo:
         self.gpu_memory_utilization = gpu_memory_utilization
         self.engine_options = dict(engine_options or {})  # more options for the vLLM engine (dtype, max_model_len, ...)
         self._engine = None  # the run's one vLLM engine (--backend vllm), started on first use
+        self._judges: list = []  # judges of the runners made and not yet released (each a sandbox pool)
 
     def close(self) -> None:
-        """Release the vLLM engine (its GPU memory) when the run is done."""
+        """Release the judges' sandbox workers and the vLLM engine (its GPU memory) when the run is done."""
+        while self._judges:
+            self._judges.pop().close()
         if self._engine is not None:
             self._engine.close()
             self._engine = None
@@ -193,6 +196,7 @@ class Demo:
         from .training import miniature as mini
 
         judge = Judge(library, profile="sebench")
+        self._judges.append(judge)
         if not getattr(self, "_isolation_said", False):  # the isolation in force, once, at the start
             from .sandbox.base import isolation_line
 
@@ -209,6 +213,14 @@ class Demo:
             return prompt, docs
 
         return Runner(JudgeScorer(judge), render, progress=self.progress)
+
+    def release(self, runner) -> None:
+        """Close the judge of a runner made by :meth:`runner` (its sandbox workers): a run then
+        holds one seed's workers at a time, not one pool per seed."""
+        judge = runner.scorer.judge
+        judge.close()
+        if judge in self._judges:
+            self._judges.remove(judge)
 
     def policy(self, path: Path):
         from .training.policy import Policy
@@ -238,17 +250,24 @@ class Demo:
         return GeneratorSampler(self._engine, model=policy.model)
 
     def run_seed(self, seed: int, base_path: Path) -> dict:
-        from .agents import PolicyAgent, RLAgent, SFTAgent, Trajectory, Observation
-        from .training.rl import RLConfig
-        from .training.sft import SFTConfig
-
-        cfg = self.cfg
-        sdir = self.out / f"seed{seed}"
         from .storage import RunDir
+
+        sdir = self.out / f"seed{seed}"
 
         RunDir(sdir, "demo-seed", self.seed_config(seed))  # a seed made with another configuration is refused
         library, functions, train, test = self.world(seed)
         runner = self.runner(library, functions)
+        try:
+            return self._run_seed(seed, base_path, sdir, runner, library, functions, train, test)
+        finally:
+            self.release(runner)
+
+    def _run_seed(self, seed: int, base_path: Path, sdir: Path, runner, library, functions, train, test) -> dict:
+        from .agents import PolicyAgent, RLAgent, SFTAgent, Trajectory
+        from .training.rl import RLConfig
+        from .training.sft import SFTConfig
+
+        cfg = self.cfg
         results_path = sdir / "eval.json"
         if results_path.is_file():
             saved = json.loads(results_path.read_text())

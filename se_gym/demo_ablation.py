@@ -187,19 +187,22 @@ class Ablation:
     def run_seed(self, seed: int, base_path: Path, demo_results: dict, report_only: bool = False) -> dict:
         library, functions, train, test = self.demo.world(seed)
         runner = self.demo.runner(library, functions)
-        out = {"seed": seed, "methods": {"base": {k: demo_results["methods"]["base"][k] for k in ("closed_test", "closed_train", "open_test")}}}
-        for name in self.cfg.variants:
-            v = VARIANTS[name]
-            if not v.rl:
-                out["methods"][name] = {k: demo_results["methods"][name][k] for k in ("closed_test", "closed_train")}
-                continue
-            if report_only and not self.run_dir.done(f"seed{seed}/{name}"):
-                continue
-            start = base_path if v.start == "base" else self.demo.out / f"seed{seed}" / v.start / "model"
-            _log(f"[seed {seed}] ablation: {v.label}")
-            info = self.run_variant(seed, name, start, runner, train, test)
-            out["methods"][name] = {"closed_test": info["closed_test"], "closed_train": info["closed_train"]}
-        return out
+        try:
+            out = {"seed": seed, "methods": {"base": {k: demo_results["methods"]["base"][k] for k in ("closed_test", "closed_train", "open_test")}}}
+            for name in self.cfg.variants:
+                v = VARIANTS[name]
+                if not v.rl:
+                    out["methods"][name] = {k: demo_results["methods"][name][k] for k in ("closed_test", "closed_train")}
+                    continue
+                if report_only and not self.run_dir.done(f"seed{seed}/{name}"):
+                    continue
+                start = base_path if v.start == "base" else self.demo.out / f"seed{seed}" / v.start / "model"
+                _log(f"[seed {seed}] ablation: {v.label}")
+                info = self.run_variant(seed, name, start, runner, train, test)
+                out["methods"][name] = {"closed_test": info["closed_test"], "closed_train": info["closed_train"]}
+            return out
+        finally:
+            self.demo.release(runner)  # its sandbox workers: one seed's at a time
 
 
 # -- summary, verdict, report -------------------------------------------------------------------

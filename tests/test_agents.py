@@ -140,3 +140,31 @@ def test_base_agent_learn_checks_splits():
     sneaky = Observation(task=task, prompt="p", book="closed", split="train")
     with pytest.raises(ProtocolError):
         Echo().learn([Trajectory(sneaky, "r", 1.0)])
+
+
+def test_judge_scorer_remembers_a_bounded_number_of_verdicts_used_last():
+    from types import SimpleNamespace
+
+    class Counting:
+        def __init__(self):
+            self.judged: list[str] = []
+
+        def judge_many(self, items):
+            self.judged += [response for response, *_ in items]
+            return [SimpleNamespace(reward=1.0, infrastructure=response == "flaky") for response, *_ in items]
+
+    task = SimpleNamespace(id="t/1", hash="h", test_cases=(), function_name="def solve(x):")
+    judge = Counting()
+    scorer = JudgeScorer(judge, cache_size=3)
+    assert JudgeScorer(judge).cache_size == 10_000  # the documented default
+    scorer([task] * 4, ["a", "b", "a", "c"])
+    assert judge.judged == ["a", "b", "c"]  # repeats within a call are judged once
+    scorer([task] * 2, ["a", "d"])  # a: remembered (and now used last); d evicts b, the oldest
+    assert judge.judged == ["a", "b", "c", "d"] and len(scorer._cache) == 3
+    verdicts = scorer([task] * 5, ["b", "c", "a", "d", "e"])  # b judged again; c, a, d remembered at the start of the call
+    assert judge.judged == ["a", "b", "c", "d", "b", "e"] and len(verdicts) == 5 and len(scorer._cache) == 3
+    scorer([task] * 2, ["flaky", "flaky"])  # an infrastructure failure is never remembered
+    scorer([task], ["flaky"])
+    assert judge.judged[-2:] == ["flaky", "flaky"] and len(scorer._cache) == 3
+    with pytest.raises(ValueError, match="cache_size"):
+        JudgeScorer(judge, cache_size=0)

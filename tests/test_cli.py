@@ -19,3 +19,32 @@ def test_a_subcommand_whose_module_is_broken_is_an_error_not_a_missing_command(m
     with pytest.raises(ModuleNotFoundError, match="no_such_module_here"):
         cli.build_parser()
     assert "se_gym.no_such_module_here" not in sys.modules
+
+
+def test_rollout_is_seeded_by_default_and_says_so(monkeypatch, tmp_path, capsys):
+    import se_gym.llm.rollout as rollout_module
+
+    parser = cli.build_parser()
+    base = ["rollout", "--model", "m", "--out", str(tmp_path / "o.jsonl")]
+    assert parser.parse_args(base).seed == 0
+    assert parser.parse_args(base + ["--seed", "7"]).seed == 7
+    assert parser.parse_args(base + ["--seed", "none"]).seed is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(base + ["--seed", "x"])
+    sub = next(a for a in parser._actions if a.dest == "command").choices["rollout"]
+    assert "default: 0" in next(a for a in sub._actions if a.dest == "seed").help
+    # the seed reaches the run's configuration (what makes batch i sample with seed + i)
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def capture(config, *args, **kwargs):
+        seen.append(config.seed)
+        raise Stop  # nothing to generate here
+
+    monkeypatch.setattr(rollout_module, "rollout", capture)
+    for extra in ([], ["--seed", "none"]):
+        with pytest.raises(Stop):
+            cli.main(base + extra)
+    assert seen == [0, None]

@@ -1,10 +1,12 @@
 """Resume safety of the demo (issue 20.3): a folder made with another configuration is refused before any
-work, naming the differences; --restart discards and redoes it, saying so."""
+work, naming the differences; --restart discards and redoes it, saying so.  And what a run leaves
+running (issue 33.5): no judge's sandbox workers."""
 from __future__ import annotations
 
 import json
+import os
 
-from conftest import need_module
+from conftest import descendants, need_module
 
 from se_gym.cli import main
 from se_gym.demo import QUICK, Demo, DemoConfig
@@ -88,3 +90,20 @@ def test_quick_demo_runs_to_its_table_on_a_cpu(tmp_path, monkeypatch, capsys):
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["hidden"] == 32 and results["config"]["functions"] == 2
     assert [s["seed"] for s in results["seeds"]] == [0]
+
+
+def test_demo_closes_the_judge_pools_it_opens(tmp_path, capsys):
+    from se_gym.demo import METHODS
+
+    before = set(descendants(os.getpid()))
+    with Demo(tmp_path, QUICK, progress=False, rl=False) as demo:
+        demo.bind([0])
+        (tmp_path / "seed0" / "eval.json").write_text(json.dumps({"seed": 0, "methods": {m: {} for m in METHODS}}))
+        assert demo.run_seed(0, tmp_path / "base")["seed"] == 0  # an evaluated seed: read back
+        assert "[judge] " in capsys.readouterr().err  # its judge's pool did start (to say its isolation)...
+        assert set(descendants(os.getpid())) - before == set()  # ...and is closed with the seed
+        library, functions, *_ = demo.world(0)
+        kept = demo.runner(library, functions)  # a runner handed out stays usable until the demo closes
+        assert kept.scorer.judge.sandbox.run(["print(1)"])[0].stdout == "1\n"
+        assert set(descendants(os.getpid())) - before
+    assert set(descendants(os.getpid())) - before == set()

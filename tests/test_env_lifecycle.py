@@ -119,6 +119,17 @@ def test_vector_close_leaves_a_judge_it_was_given_open(tasks):
     assert j._sandbox is None  # a judge the env made is closed with it
 
 
+def test_gymnasium_async_vector_env_hands_back_tasks(tasks):
+    """get_attr pickles the attribute in the worker process (a Task's metadata once refused)."""
+    venv = gym.make_vec("SEBench-v0", num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False}, tasks=tasks)
+    try:
+        _, infos = venv.reset(seed=0)
+        got = venv.get_attr("task")
+        assert [t.id for t in got] == list(infos["task_id"]) and all(t in tasks for t in got)
+    finally:
+        venv.close()
+
+
 def test_vector_step_refuses_before_reset_and_bad_actions_before_judging(tasks):
     venv = SEBenchVectorEnv(num_envs=2, tasks=tasks)
     with pytest.raises(gym.error.ResetNeeded, match="sub-env 0"):

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
 from pathlib import Path
@@ -916,3 +917,72 @@ def test_constructing_thread_hears_when_every_worker_is_launched():
         t.start()
         t.join(60)
     assert done == [None]
+
+
+class _CancelledUnderfoot(Future):
+    """A cancelled future that says it is not done: the serving thread looks at ``done()``, and the
+    caller's ``cancel()`` lands before ``set_result`` (what judge_many and run can do at any moment)."""
+
+    def __init__(self):
+        super().__init__()
+        self.answered = threading.Event()
+        self.cancel()
+
+    def done(self):
+        return False
+
+    def set_result(self, result):
+        self.answered.set()
+        return super().set_result(result)
+
+
+def test_a_cancel_between_look_and_answer_leaves_the_serving_thread_serving():
+    from se_gym.sandbox.pool import _job
+
+    with LocalSandbox(workers=1) as sb:
+        job = _job("print(1)", FAST, FAST.to_json())
+        job.future = _CancelledUnderfoot()
+        sb._queue.put(job)
+        assert job.future.answered.wait(30)  # run, and its answer refused
+        # a bound, not a speed: a dead serving thread would leave this unanswered for ever
+        assert sb.submit("print(2)", FAST).result(timeout=30).stdout == "2\n"
+        assert all(t.is_alive() for t in sb._threads)
+
+
+def test_close_with_queued_programs_starts_no_worker_and_answers_them():
+    before = set(descendants(os.getpid()))
+    sb = LocalSandbox(workers=1)
+    futures = [sb.submit("import time; time.sleep(0.5); print('ran')", FAST) for _ in range(6)]
+    sb.close()
+    results = [f.result(timeout=0) for f in futures]  # every one answered by close()
+    assert [(r.status, r.detail) for r in results] == [(ExecStatus.SANDBOX_ERROR, "sandbox closed")] * 6
+    assert sb._spawned == 1  # no worker started after the close
+    assert set(descendants(os.getpid())) - before == set()
+    assert not any(t.is_alive() for t in sb._threads)
+
+
+def test_a_failed_worker_start_does_not_disable_its_slot():
+    """Each launch gets a fresh root folder: the one a failed start left behind was made again
+    by the next start of the same slot (FileExistsError on every later start)."""
+    from se_gym.sandbox.local import unshare_status
+
+    user = os.getuid() != 0
+    need(unshare_status(user)[0], f"unshare does not work here: {unshare_status(user)[1]}")
+    with LocalSandbox(workers=1, isolation="userns" if user else "unshare") as sb:
+        real, failed = sb._spawn, []
+
+        def spawn(slot):
+            transport = real(slot)
+            if not failed:  # this launch dies before its hello: its start fails
+                failed.append(transport.name)
+                os.killpg(transport.proc.pid, 9)
+            return transport
+
+        sb._spawn = spawn
+        old = sb._workers[0]
+        os.killpg(old.proc.pid, 9)  # the next program needs a new worker, whose start fails
+        old.proc.wait()
+        sb.run(["print(0)"], FAST)  # (its one retry meets the failed start)
+        assert failed
+        assert [r.stdout for r in sb.run(["print(1)", "print(2)"], FAST)] == ["1\n", "2\n"]
+        assert [r.stdout for r in sb.run(["print(3)"], FAST)] == ["3\n"]

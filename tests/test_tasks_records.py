@@ -1,7 +1,9 @@
 """Task records and prompts."""
 from __future__ import annotations
 
+import copy as copy_module
 import dataclasses
+import pickle
 
 import pytest
 
@@ -29,6 +31,18 @@ def test_task_is_frozen_and_normalises_fields():
     with pytest.raises(TypeError):
         t.metadata["style"] = "other"  # type: ignore[index]
     assert t.metadata["tags"] == ("a",)
+
+
+def test_task_pickles_and_stays_immutable():
+    t = make_task(metadata={"style": "scalar", "tags": ["a", {"deep": [1]}]})
+    for copy in (pickle.loads(pickle.dumps(t)), copy_module.deepcopy(t)):
+        assert copy == t and copy.hash == t.hash and copy.metadata["tags"] == ("a", {"deep": (1,)})
+        with pytest.raises(TypeError):
+            copy.metadata["style"] = "other"  # type: ignore[index]
+        with pytest.raises(TypeError):
+            copy.metadata["tags"][1]["deep"] = ()  # type: ignore[index]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            copy.query = "x"  # type: ignore[misc]
 
 
 def test_hash_depends_on_content_only():

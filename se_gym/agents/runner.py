@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,26 +35,44 @@ def default_renderer(library) -> Renderer:
 
 class JudgeScorer:
     """Judges answers with a :class:`se_gym.judge.Judge`, remembering verdicts of repeated answers
-    (never an infrastructure failure's: asked again, the answer is judged again)."""
+    (never an infrastructure failure's: asked again, the answer is judged again).
 
-    def __init__(self, judge, cache: bool = True):
+    The memory keeps the ``cache_size`` verdicts used last (default 10,000): a long RL run asks
+    far more answers than it could keep, at 4-7 KB an entry measured for short answers (more for
+    long ones), and repeats come close together (within a group, or a few iterations apart)."""
+
+    CACHE_SIZE = 10_000
+
+    def __init__(self, judge, cache: bool = True, cache_size: int = CACHE_SIZE):
+        if cache_size < 1:
+            raise ValueError(f"cache_size must be >= 1, got {cache_size}")
         self.judge = judge
-        self._cache: dict[tuple[str, str], Any] | None = {} if cache else None
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, str], Any] | None = OrderedDict() if cache else None
 
     def __call__(self, tasks: Sequence[Any], responses: Sequence[str]) -> list[Any]:
         from se_gym.judge.extract import extract_code
 
         keys = [(t.id + "\x00" + t.hash, extract_code(r) or r) for t, r in zip(tasks, responses)]
-        todo = [i for i, k in enumerate(keys) if self._cache is None or k not in self._cache]
-        fresh: dict[tuple[str, str], Any] = {}
-        unique = list(dict.fromkeys(keys[i] for i in todo))
-        first = {k: next(i for i in todo if keys[i] == k) for k in unique}
+        known: dict[tuple[str, str], Any] = {}  # taken out first: storing the new ones may evict them
+        if self._cache is not None:
+            for k in keys:
+                if k in self._cache:
+                    self._cache.move_to_end(k)
+                    known[k] = self._cache[k]
+        unique = list(dict.fromkeys(k for k in keys if k not in known))
         if unique:
+            first: dict[tuple[str, str], int] = {}
+            for i, k in enumerate(keys):
+                first.setdefault(k, i)
             verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
-            fresh = dict(zip(unique, verdicts))
-            if self._cache is not None:
-                self._cache.update({k: v for k, v in fresh.items() if not is_infrastructure(v)})
-        return [fresh[k] if k in fresh else self._cache[k] for k in keys]  # type: ignore[index]
+            for k, v in zip(unique, verdicts):
+                known[k] = v
+                if self._cache is not None and not is_infrastructure(v):
+                    self._cache[k] = v
+                    if len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+        return [known[k] for k in keys]
 
 
 @dataclass(frozen=True)

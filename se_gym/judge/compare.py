@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any
 
+from . import parsing
+
 OFFICIAL_TOLERANCE = 1e-2
 # strict structural check: |got - expected| <= ABS + REL * |expected|; the relative part absorbs
 # NumPy's 8-significant-digit print of the expected outputs
@@ -136,7 +138,7 @@ def _ev(node: ast.AST) -> Any:
 def safe_eval(text: str) -> Any:
     """Evaluate printed Python/NumPy values without executing anything (raises ValueError)."""
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = parsing.parse(text, mode="eval")
         return _ev(tree.body)
     except (SyntaxError, _Unsafe, RecursionError, MemoryError, ValueError, OverflowError) as exc:
         raise ValueError(f"not a printed value: {exc}") from None
@@ -311,7 +313,7 @@ class OfficialChecker:
             check_budget()
             try:
                 t = _array_names(_numpy_rows(_multiline(_unwrap_rows(obj) if self.numpy_wraps else obj)), self.array_type)
-                return self.normalize(ast.literal_eval(t))
+                return self.normalize(ast.literal_eval(parsing.parse(t.lstrip(" \t"), mode="eval")))
             except Exception:  # noqa: BLE001 - anything unparsable stays text, as officially
                 return obj
         if isinstance(obj, (list, tuple)):

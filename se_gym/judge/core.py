@@ -14,6 +14,7 @@ from . import compare
 from .extract import entry_function, extract_code, function_name_of
 from .gates import official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
+from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
     SEBENCH_EXEC_ERROR, SEBENCH_NUMPY, SEBENCH_RIGHT, SEBENCH_STATIC, SEBENCH_WRONG,
@@ -449,7 +450,7 @@ class Judge:
         p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
         inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
         try:  # parse the answer once for both gates (the main block's test literals add nothing to them)
-            tree = ast.parse(body + f"import {self.package}\n")
+            tree = parse(body + f"import {self.package}\n")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None  # the gate parses the whole program and reports the error as officially
         # SE-Bench's own program: the gates read it only where the answer does not parse (they have

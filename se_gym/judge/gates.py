@@ -27,6 +27,8 @@ import ast
 import string
 from dataclasses import dataclass
 
+from .parsing import parse
+
 # pure-Python or C modules that cannot reach NumPy, the file system or the process
 ALLOWED_MODULES = frozenset(
     {"math", "cmath", "itertools", "functools", "collections", "operator", "heapq", "bisect", "copy",
@@ -144,7 +146,7 @@ def official_static_gate(program: str, entry: str, package: str = "zwc", array_c
     ``nodes``: ``walk(tree)``, when the caller has it."""
     if tree is None and nodes is None:
         try:
-            tree = ast.parse(program)
+            tree = parse(program)
         except SyntaxError as exc:
             return False, f"syntax error: {exc.msg} (line {exc.lineno})"
         except (ValueError, RecursionError, MemoryError) as exc:
@@ -196,7 +198,7 @@ def official_numpy_gate(program: str, tree: ast.AST | None = None, nodes: list[a
     ``__import__("numpy...")``): the official verdict 2.  ``tree``, ``nodes``: as for the static gate."""
     if tree is None and nodes is None:
         try:
-            tree = ast.parse(program)
+            tree = parse(program)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
     Import, ImportFrom, Call = ast.Import, ast.ImportFrom, ast.Call
@@ -240,7 +242,7 @@ def _format_fields_safe(fmt: str) -> bool:
 def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
     """Everything the ``strict`` profile refuses in the answer's code (empty list: allowed)."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError as exc:
         return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -50,6 +50,7 @@ from typing import Any, Sequence
 
 from ..sandbox.base import Program
 from .compare import SEPARATOR
+from .parsing import parse
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
 MAX_NODES = 200_000  # elements of one canonical value
@@ -496,7 +497,7 @@ def compiled_unit(source: str, filename: str, mode: str, nodes: Sequence[ast.AST
         if nodes is None:
             from .gates import walk
 
-            nodes = walk(ast.parse(source, mode=mode))
+            nodes = walk(parse(source, mode=mode))
         if not _compiles_silently(source, nodes):
             return None
         # from the tree at hand, not parsing the text again: the same code (compared field by field,

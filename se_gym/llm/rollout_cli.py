@@ -28,7 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=0.6)
     parser.add_argument("--top-p", type=float, default=1.0)
     parser.add_argument("--max-tokens", type=int, default=8192)
-    parser.add_argument("--seed", type=int, help="base seed; batch i is sampled with seed + i (reproducible, resumable)")
+    parser.add_argument("--seed", type=_seed, default=0, metavar="N|none",
+                        help="base seed: batch i is sampled with seed + i, so a rerun samples the same answers "
+                        "(default: 0; none: unseeded, each run samples afresh)")
     thinking = parser.add_mutually_exclusive_group()
     thinking.add_argument("--enable-thinking", dest="enable_thinking", action="store_const", const=True, help="ask chat templates for a thinking block")
     thinking.add_argument("--no-thinking", dest="enable_thinking", action="store_const", const=False, help="ask chat templates for no thinking block")
@@ -47,6 +49,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-gpus-per-actor", type=float, help="GPUs per actor (default: 1 for vllm, else 0)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
+
+
+def _seed(text: str) -> int | None:
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or none, got {text!r}") from None
 
 
 def parse_backend_options(items: list[str]) -> dict:

@@ -357,6 +357,9 @@ class LocalSandbox(WorkerPool):
         _sweep_orphans(self._tmp.parent)
         self._uids = random.Random(os.urandom(8))
         self.program_uids: set[int] = set()  # every private uid handed to a worker (tests check them)
+        # launches per slot (each slot's own thread launches it): names each launch's root, work
+        # dir and log afresh, also after a launch that failed (its root is left; close() removes it)
+        self._launches = [0] * self.workers
         try:
             self._start()
         except BaseException:
@@ -364,7 +367,8 @@ class LocalSandbox(WorkerPool):
             raise
 
     def _spawn(self, slot: int) -> Transport:
-        n = self._spawned
+        n = self._launches[slot]
+        self._launches[slot] += 1
         # a fresh random uid per worker: its NPROC count and its sweep (kill -1) are its own
         uid = self._uids.randrange(200_000, 2_000_000_000) if self._drop_uid else None
         if uid is not None:

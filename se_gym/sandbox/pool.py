@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -196,6 +196,16 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
     return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail)
 
 
+def _settle(future: Future, result: ExecResult) -> None:
+    """Give ``future`` its result unless it is done already.  Its caller may cancel it at any
+    moment (``run`` and ``judge_many`` do when interrupted), also between a look at ``done()``
+    and ``set_result``: the refusal is expected, and a serving thread that raised here would die."""
+    try:
+        future.set_result(result)
+    except InvalidStateError:
+        pass
+
+
 _STOP = object()
 _STATUS = {s.value: s for s in ExecStatus}  # ExecStatus(value) goes through Enum's Python-level lookup
 _SANDBOX_ERROR = ExecStatus.SANDBOX_ERROR.value
@@ -215,6 +225,7 @@ class WorkerPool(Sandbox):
         self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._workers: list[Transport | None] = [None] * self._n
+        self._starting: list[Transport | None] = [None] * self._n  # workers launched, not yet up
         self._hello: dict[str, Any] = {}
         self._spawned = 0
         self.restarts = 0  # workers replaced after dying (for tests and benchmarks)
@@ -253,25 +264,40 @@ class WorkerPool(Sandbox):
             raise failed[0]
 
     def _boot(self, slot: int, launched: threading.Event | None = None) -> Transport:
+        """Start the slot's worker and wait for its hello.  Meanwhile it is in ``_starting``, so
+        that a close() kills it too; once closed, none is started or kept."""
         try:
             transport = self._spawn(slot)
         finally:
             if launched is not None:
                 launched.set()
-        try:
-            msg = transport.recv(self._start_timeout)
-        except WorkerDied as exc:
-            tail = transport.log_tail()
-            transport.kill()
-            raise RuntimeError(f"{self.backend} sandbox worker failed to start: {exc}" + (f"\n{tail}" if tail else "")) from None
-        hello = msg.get("hello") or {}
-        if hello.get("preload_errors"):
-            transport.kill()
-            raise RuntimeError(f"{self.backend} sandbox: preload failed: {'; '.join(hello['preload_errors'])}")
         with self._lock:
-            self._hello = hello
-            self._spawned += 1
-        return transport
+            closed = self._closed
+            self._starting[slot] = None if closed else transport
+        try:
+            if closed:
+                raise RuntimeError(f"{self.backend} sandbox closed")
+            try:
+                msg = transport.recv(self._start_timeout)
+            except WorkerDied as exc:
+                tail = transport.log_tail()
+                raise RuntimeError(f"{self.backend} sandbox worker failed to start: {exc}" + (f"\n{tail}" if tail else "")) from None
+            hello = msg.get("hello") or {}
+            if hello.get("preload_errors"):
+                raise RuntimeError(f"{self.backend} sandbox: preload failed: {'; '.join(hello['preload_errors'])}")
+            with self._lock:
+                self._starting[slot] = None
+                if self._closed:
+                    raise RuntimeError(f"{self.backend} sandbox closed")
+                self._workers[slot] = transport
+                self._hello = hello
+                self._spawned += 1
+            return transport
+        except BaseException:
+            with self._lock:
+                self._starting[slot] = None
+            transport.kill()
+            raise
 
     # -- serving -----------------------------------------------------------------------------
     def _serve(self, slot: int, booted: threading.Event, errors: list[BaseException | None],
@@ -281,7 +307,7 @@ class WorkerPool(Sandbox):
         as it has answered one instead of waiting for our round trip (its replies come back in
         order)."""
         try:
-            self._workers[slot] = self._boot(slot, launched)
+            self._boot(slot, launched)
         except BaseException as exc:  # raised by _start, with the cause
             errors[slot] = exc
             return
@@ -309,6 +335,9 @@ class WorkerPool(Sandbox):
                         continue
                     if job.future.done():  # cancelled
                         continue
+                    if self._closed:  # run nothing more, and start no worker for it
+                        _settle(job.future, sandbox_error(self.backend, "sandbox closed"))
+                        continue
                     if not self._fits(slot, sent, job):
                         held = job
                         break
@@ -332,8 +361,7 @@ class WorkerPool(Sandbox):
             sent.popleft()
             wall = reply.get("wall_s")
             depth = _DEPTH_SHORT if type(wall) is float and wall < _SHORT_S else _DEPTH
-            if not job.future.done():
-                job.future.set_result(self._result(reply, transport.name))
+            _settle(job.future, self._result(reply, transport.name))
             if reply.get("retire"):
                 # the worker leaves on its own (say, a tree it could not clean up): replace it; what
                 # was sent ahead never started and goes back in the queue as it was
@@ -363,8 +391,10 @@ class WorkerPool(Sandbox):
         """Send a job to the slot's worker (starting one if needed); False if that failed."""
         transport = self._workers[slot]
         if transport is None:
+            if self._closed:
+                return False
             try:
-                transport = self._workers[slot] = self._boot(slot)
+                transport = self._boot(slot)
             except Exception as exc:
                 self._boot_error = str(exc)
                 return False
@@ -402,13 +432,13 @@ class WorkerPool(Sandbox):
             if job.future.done():
                 continue
             if self._closed:
-                job.future.set_result(sandbox_error(self.backend, "sandbox closed", getattr(transport, "name", None)))
+                _settle(job.future, sandbox_error(self.backend, "sandbox closed", getattr(transport, "name", None)))
                 continue
             if first:
                 job.attempts += 1
                 first = False
                 if job.attempts >= 2:
-                    job.future.set_result(sandbox_error(self.backend, f"{why} on attempt {job.attempts}", None))
+                    _settle(job.future, sandbox_error(self.backend, f"{why} on attempt {job.attempts}", None))
                     continue
             self._queue.put(job)
 
@@ -443,6 +473,9 @@ class WorkerPool(Sandbox):
             with prompt_threads():
                 for job in jobs:
                     self._queue.put(job)
+                if self._closed:  # closed meanwhile: no serving thread may be left to take them
+                    for job in jobs:
+                        _settle(job.future, sandbox_error(self.backend, "sandbox closed"))
                 # one wake-up when the last answer is in, not one per program
                 futures_wait([job.future for job in jobs])
             return [job.future.result() for job in jobs]
@@ -463,6 +496,8 @@ class WorkerPool(Sandbox):
             check_programs([program])  # raises, in one line
         job = _job(program, limits, wire[1])
         self._queue.put(job)
+        if self._closed:  # closed meanwhile: no serving thread may be left to take it
+            _settle(job.future, sandbox_error(self.backend, "sandbox closed"))
         return job.future
 
     @property
@@ -474,12 +509,16 @@ class WorkerPool(Sandbox):
         return dict(self._hello)
 
     def _close(self) -> None:
+        # close() has set _closed: from here on the serving threads answer what they take "sandbox
+        # closed" and start no worker (one starting now is killed here, or by _boot)
+        with self._lock:
+            workers = [t for t in self._workers + self._starting if t is not None]
+            self._workers[:] = [None] * self._n
+            self._starting[:] = [None] * self._n
         for _ in self._threads:
             self._queue.put(_STOP)
-        for slot, transport in enumerate(self._workers):
-            if transport is not None:
-                transport.kill()
-                self._workers[slot] = None
+        for transport in workers:
+            transport.kill()
         for t in self._threads:
             t.join(timeout=5)
         # anything still queued will never run: answer it
@@ -488,5 +527,5 @@ class WorkerPool(Sandbox):
                 job = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if job is not _STOP and not job.future.done():
-                job.future.set_result(sandbox_error(self.backend, "sandbox closed"))
+            if job is not _STOP:
+                _settle(job.future, sandbox_error(self.backend, "sandbox closed"))

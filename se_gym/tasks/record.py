@@ -76,6 +76,14 @@ class Task:
         object.__setattr__(self, "functions", tuple(self.functions))
         object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
 
+    # pickle (AsyncVectorEnv's workers, Ray, multiprocessing) refuses a mappingproxy: the metadata
+    # travels as plain dicts and lists and is frozen again on arrival
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "metadata": _thaw(self.metadata)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, metadata=_freeze(state["metadata"]))
+
     @property
     def entry_point(self) -> str:
         """The name of the function to complete (``solve``)."""
