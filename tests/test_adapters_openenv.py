@@ -45,9 +45,14 @@ def _wait_for(pred, what: str, limit_s: float = 120.0):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server_log(tmp_path_factory):
+    return tmp_path_factory.mktemp("openenv") / "server.log"
+
+
+@pytest.fixture(scope="module")
+def server(server_log):
     need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
-    log = open(tmp_path_factory.mktemp("openenv") / "server.log", "w+")
+    log = open(server_log, "w+")
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
@@ -188,3 +193,23 @@ def test_killed_client_leaves_no_session(server):
             child.kill()
     with _client(server).sync() as env:  # and the server still serves
         assert env.reset(index=2).observation.task_id == TASKS[2].id
+
+
+def test_clients_that_leave_mid_step_are_quiet_and_judging_goes_on(server, server_log):
+    async def leave(i):
+        env = _client(server)
+        await env.connect()
+        await env.reset(index=i)
+        await env._send({"type": "step", "data": {"answer": _ok(TASKS[i])}})
+        env._ws.transport.abort()  # the connection dies with the step in the server's hands
+
+    async def main():
+        await asyncio.gather(*(leave(i) for i in range(16)))
+
+    asyncio.run(main())
+    _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the left sessions to close")
+    with _client(server).sync() as env:
+        env.reset(index=4)
+        assert env.step({"answer": _ok(TASKS[4])}).reward == 1.0
+    log = server_log.read_text()
+    assert "Traceback" not in log, log[-3000:]  # (was: four chained tracebacks per client)

@@ -21,6 +21,7 @@ has its session closed by the server (``GET /se_gym/sessions`` counts the open o
 """
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from typing import Any, Dict, List, Optional
@@ -33,6 +34,8 @@ from pydantic import Field, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
 from ._common import Suite
+
+log = logging.getLogger(__name__)
 
 MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
 
@@ -199,10 +202,16 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
     return app
 
 
+# what the ASGI stack raises on a send to a client that is gone: uvicorn's ClientDisconnected,
+# starlette's WebSocketDisconnect and (starlette >= 1.0) WebSocketDisconnected
+_DISCONNECTS = ("ClientDisconnected", "WebSocketDisconnect", "WebSocketDisconnected")
+
+
 class QuietDisconnect:
-    """ASGI wrapper: a client that closed its WebSocket first makes openenv's final
-    ``websocket.close()`` raise ``ClientDisconnected`` (after the session is already destroyed);
-    that is not an error worth a traceback per session."""
+    """ASGI wrapper: a client that closed its WebSocket (or died) before the server's reply makes
+    openenv's handler raise on every send it tries (the reply, then its error replies, then the
+    final close) after the session is already destroyed; that is one debug line, not a traceback
+    per client."""
 
     def __init__(self, app):
         self.app = app
@@ -211,7 +220,8 @@ class QuietDisconnect:
         try:
             await self.app(scope, receive, send)
         except Exception as exc:
-            if scope.get("type") == "websocket" and type(exc).__name__ in ("ClientDisconnected", "WebSocketDisconnect"):
+            if scope.get("type") == "websocket" and type(exc).__name__ in _DISCONNECTS:
+                log.debug("a client left before its reply (%s); its session is closed", type(exc).__name__)
                 return
             raise
 
