@@ -124,3 +124,13 @@ def test_cancelled_futures_from_another_thread_are_never_set():
     finally:
         judge.release.set()
         batcher.close()
+
+
+def test_a_long_lived_batcher_keeps_recent_batch_sizes_and_totals(gated):
+    judge, batcher = gated
+    judge.release.set()
+    batcher.KEEP_SIZES = 8  # (a server keeps 10,000)
+    for i in range(30):
+        assert batcher.submit(f"x{i}").result(timeout=WAIT_S) == f"verdict:x{i}"
+    assert 0 < len(batcher.batches) <= 8 and batcher.batches[-1] == 1
+    assert batcher.totals == {"batches": 30, "items": 30, "max_batch": 1}

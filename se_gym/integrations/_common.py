@@ -135,13 +135,16 @@ class BatchJudge:
     item, ``JudgeError``, fails alone); the dispatcher goes on with the next batch.
     """
 
+    KEEP_SIZES = 10_000  # batch sizes kept in ``batches``: a server runs for days
+
     def __init__(self, judge: Any, max_batch: int = 256, linger_s: float = 0.002):
         self.judge = judge
         self.max_batch, self.linger_s = max_batch, linger_s
         self._cv = threading.Condition()
         self._queue: list[tuple[Any, concurrent.futures.Future]] = []
         self._closed = False
-        self.batches: list[int] = []  # sizes of the batches judged (for benchmarks and tests)
+        self.batches: list[int] = []  # sizes of the recent batches judged (for benchmarks and tests)
+        self.totals = {"batches": 0, "items": 0, "max_batch": 0}  # over the batcher's life
         self._thread = threading.Thread(target=self._loop, name="se-gym-batch-judge", daemon=True)
         self._thread.start()
 
@@ -187,7 +190,11 @@ class BatchJudge:
         batch = [(item, fut) for item, fut in batch if fut.set_running_or_notify_cancel()]
         if not batch:
             return
+        if len(self.batches) >= self.KEEP_SIZES:
+            del self.batches[: self.KEEP_SIZES // 2]
         self.batches.append(len(batch))
+        t = self.totals
+        t["batches"], t["items"], t["max_batch"] = t["batches"] + 1, t["items"] + len(batch), max(t["max_batch"], len(batch))
         try:
             verdicts = self.judge.judge_many([item for item, _ in batch])
             if len(verdicts) != len(batch):

@@ -194,9 +194,9 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
 
     @app.get("/se_gym/sessions", tags=["Health"], summary="open SE-Bench sessions and judge batch sizes")
     def sessions() -> dict:
-        b = suite.batcher.batches
-        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": len(b),
-                "mean_batch": (sum(b) / len(b)) if b else 0.0, "max_batch": max(b) if b else 0}
+        t = dict(suite.batcher.totals)
+        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": t["batches"],
+                "mean_batch": (t["items"] / t["batches"]) if t["batches"] else 0.0, "max_batch": t["max_batch"]}
 
     app.state.se_gym_suite = suite
     return app
