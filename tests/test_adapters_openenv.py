@@ -213,3 +213,30 @@ def test_clients_that_leave_mid_step_are_quiet_and_judging_goes_on(server, serve
         assert env.step({"answer": _ok(TASKS[4])}).reward == 1.0
     log = server_log.read_text()
     assert log.count("Traceback") == 0, log[-3000:]  # (was: four chained tracebacks per client)
+
+
+def test_a_step_whose_client_left_is_not_judged(server):
+    """Steps queued behind a running batch whose clients then leave are dropped, not judged."""
+    t = TASKS[6]
+    # the oracle that loops before its work: past the gates, it runs to the 3 s wall limit
+    spin = _ok(t).replace(t.function_name, t.function_name + "\n    while True:\n        pass", 1)
+
+    async def main():
+        busy = _client(server)
+        leavers = [_client(server) for _ in range(8)]
+        await asyncio.gather(busy.connect(), *(e.connect() for e in leavers))
+        await asyncio.gather(busy.reset(task_id=t.id), *(e.reset(index=i) for i, e in enumerate(leavers)))
+        before = _get(server + "/se_gym/sessions")["judged"]
+        await busy._send({"type": "step", "data": {"answer": spin}})  # a batch that runs to the 3 s limit
+        await asyncio.sleep(0.5)
+        for i, e in enumerate(leavers):  # queued behind it, then the connections die
+            await e._send({"type": "step", "data": {"answer": _ok(TASKS[i])}})
+            e._ws.transport.abort()
+        r = await busy._receive()
+        assert r["data"]["observation"]["status"] == "timeout", r
+        await busy.close()
+        return before
+
+    before = asyncio.run(main())
+    _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the sessions to close")
+    assert _get(server + "/se_gym/sessions")["judged"] - before == 1  # the spinning answer alone

@@ -17,10 +17,13 @@ Each session holds its own episode (``reset`` starts the next one: its task, ``t
 together from many sessions are judged in one sandbox batch.  An action is typed: ``answer`` is
 non-empty text of at most ``max_length`` characters; anything else is refused with a validation
 error and the session (and the server) keep serving.  A client that disconnects, or is killed,
-has its session closed by the server (``GET /se_gym/sessions`` counts the open ones).
+has its session closed by the server (``GET /se_gym/sessions`` counts the open ones), and its
+step, if it still waits for the judge, is not judged.
 """
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import time
 import uuid
@@ -36,6 +39,13 @@ from pydantic_core import PydanticCustomError
 from ._common import Suite
 
 log = logging.getLogger(__name__)
+
+# set by QuietDisconnect for the connection whose handler runs in this task: the client is gone
+_CLIENT_LEFT: contextvars.ContextVar[Optional[asyncio.Event]] = contextvars.ContextVar("se_gym_client_left", default=None)
+
+
+class ClientLeft(ConnectionError):
+    """The client closed its connection before its step's verdict: the step is not judged."""
 
 MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
 
@@ -152,7 +162,20 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         # judged on the batcher's thread: the event loop keeps serving the other sessions
         answer, t0 = self._check(action), time.perf_counter()
         task = self.env.task
-        verdict = await self.suite.batcher.ajudge((answer, task.test_cases, task.function_name))
+        waiter = asyncio.wrap_future(self.suite.batcher.submit((answer, task.test_cases, task.function_name)))
+        left = _CLIENT_LEFT.get()
+        if left is not None:
+            # a client that leaves mid-step takes its step along: still queued, it is never judged
+            gone = asyncio.ensure_future(left.wait())
+            try:
+                await asyncio.wait((waiter, gone), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+                if not waiter.done():
+                    waiter.cancel()
+            if waiter.cancelled():
+                raise ClientLeft("the client left before its verdict; the step was not judged")
+        verdict = await waiter
         return self._apply(answer, verdict, t0)
 
     @property
@@ -195,7 +218,7 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
     @app.get("/se_gym/sessions", tags=["Health"], summary="open SE-Bench sessions and judge batch sizes")
     def sessions() -> dict:
         t = dict(suite.batcher.totals)
-        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": t["batches"],
+        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "judged": t["items"], "batches": t["batches"],
                 "mean_batch": (t["items"] / t["batches"]) if t["batches"] else 0.0, "max_batch": t["max_batch"]}
 
     app.state.se_gym_suite = suite
@@ -208,22 +231,45 @@ _DISCONNECTS = ("ClientDisconnected", "WebSocketDisconnect", "WebSocketDisconnec
 
 
 class QuietDisconnect:
-    """ASGI wrapper: a client that closed its WebSocket (or died) before the server's reply makes
-    openenv's handler raise on every send it tries (the reply, then its error replies, then the
-    final close) after the session is already destroyed; that is one debug line, not a traceback
-    per client."""
+    """ASGI wrapper for the sessions' WebSockets.  A client that leaves (closes, or dies) while its
+    step waits for the judge has that step cancelled: openenv's handler reads nothing during a
+    step, so it would judge the answer and only then find nobody to reply to.  The sends that
+    then fail (openenv's reply, its error replies, its final close, all after the session is
+    destroyed) are one debug line, not a traceback per client."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
+        if scope.get("type") != "websocket":
+            return await self.app(scope, receive, send)
+        left = asyncio.Event()
+        inbox: asyncio.Queue = asyncio.Queue(maxsize=4)  # (a client pipelining more is read later)
+
+        async def pump():  # the client's messages, read while the handler is busy
+            while True:
+                try:
+                    msg = await receive()
+                except Exception:  # noqa: BLE001 - the handler must not wait for a message forever
+                    msg = {"type": "websocket.disconnect", "code": 1006}
+                if msg["type"] == "websocket.disconnect":
+                    left.set()
+                await inbox.put(msg)
+                if msg["type"] == "websocket.disconnect":
+                    return
+
+        pumping = asyncio.ensure_future(pump())
+        token = _CLIENT_LEFT.set(left)  # the handler runs in this task: its steps see it
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, inbox.get, send)
         except Exception as exc:
-            if scope.get("type") == "websocket" and type(exc).__name__ in _DISCONNECTS:
+            if type(exc).__name__ in _DISCONNECTS:
                 log.debug("a client left before its reply (%s); its session is closed", type(exc).__name__)
                 return
             raise
+        finally:
+            _CLIENT_LEFT.reset(token)
+            pumping.cancel()
 
 
 class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
