@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from _openenv_chaos import Mix, Tally, client, descendants, judged_episode, rss_mb, run_chaos, threads
+from _openenv_chaos import Mix, client, descendants, judged_round, rss_mb, run_chaos, threads
 from conftest import REPO, need_module
 from test_adapters_openenv import _free_port, _get, _wait_for
 
@@ -63,18 +63,7 @@ def chaos_server(tmp_path_factory):
 
 def _round(url: str, n: int) -> list[str]:
     """n new sessions, each with an oracle and a wrong answer: the errors (none expected)."""
-    tally = Tally()
-
-    async def one(k):
-        async with client(url) as env:
-            i = k % len(TASKS)
-            await judged_episode(env, TASKS, i, True, tally, f"session {k}")
-            await judged_episode(env, TASKS, i, False, tally, f"session {k}")
-
-    async def main():
-        await asyncio.gather(*(one(k) for k in range(n)))
-
-    asyncio.run(main())
+    tally = asyncio.run(judged_round(url, TASKS, n))
     assert tally.judged == 2 * n
     return tally.errors
 
@@ -111,3 +100,22 @@ def test_chaos_leaves_right_verdicts_and_no_leaks(chaos_server):
     assert after["rss"] - before["rss"] < RSS_SLACK_MB, (before, after)
     log = log_path.read_text()
     assert log.count("Traceback") == 0, log[-3000:]  # (counted: pytest diffs a long text in an explained "not in")
+
+
+def test_open_sessions_start_no_thread_each(chaos_server):
+    # a thread per session (openenv's default) made a burst of 1,024 connections stall the event
+    # loop for seconds: each thread's start waited for the GIL there
+    proc, url, _ = chaos_server
+    _quiet(url)
+    before = threads(proc.pid)
+
+    async def main():
+        envs = [client(url) for _ in range(SESSIONS)]
+        await asyncio.gather(*(e.connect() for e in envs))
+        await asyncio.gather(*(e.reset(index=k) for k, e in enumerate(envs)))
+        during = threads(proc.pid)
+        await asyncio.gather(*(e.close() for e in envs))
+        return during
+
+    during = asyncio.run(main())
+    assert during - before < THREAD_SLACK, (before, during)

@@ -96,6 +96,10 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
     """One OpenEnv session: a SEBench-v0 episode over a shared :class:`Suite`."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
+    # one thread for every session's sync calls (its creation, its close: fractions of a
+    # millisecond; reset and step run on the event loop): openenv otherwise starts a thread per
+    # session, and under a burst of connections each start waits for the GIL in the event loop
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
     live: set = set()  # ids of the open instances (one per session), for GET /se_gym/sessions
 
     def __init__(self, suite: Suite, **episode: Any):
@@ -129,6 +133,12 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._episode_id = episode_id or uuid.uuid4().hex
         self._steps = 0
         return self._obs(prompt)
+
+    async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
+                          index: Optional[int] = None, **kw: Any) -> SEBenchObservation:
+        # on the event loop (a fraction of a millisecond), not queued on the one thread that
+        # every session's sync calls share
+        return self.reset(seed=seed, episode_id=episode_id, task_id=task_id, index=index, **kw)
 
     def _check(self, action: Any) -> str:
         if not isinstance(action, SEBenchAction):
