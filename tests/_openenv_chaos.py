@@ -6,8 +6,9 @@ session, with openenv-core's own client.  Under chaos a share of the episodes go
 purpose: the step's task is cancelled mid-step (the client then closes that session politely),
 the connection is dropped mid-step (``transport.abort()``: no close frame, as a killed process),
 or the step is malformed (the session must answer with an error and keep serving).  Every other
-step is an oracle answer (must give reward 1.0, passed) or a wrong one (reward 0.0, not an
-infrastructure failure); anything else is recorded in ``Tally.errors``.
+step is an oracle answer (must give reward 1.0, passed) or a wrong one (reward 0.0,
+wrong_answer); anything else is recorded in ``Tally.errors``.  A malformed step is followed by
+an oracle step on the same session, checked and counted as judged.
 """
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ def oracle(task) -> str:
 
 
 def wrong(task) -> str:
-    return f"```python\ndef {task.function_name}(*args, **kwargs):\n    return 'se-gym chaos: a wrong answer'\n```"
+    """The oracle returning a tuple ahead of its result: past every gate, a wrong answer."""
+    body = task.library_solution.replace("return ", "return 'se-gym: a wrong answer', ")
+    return f"```python\n{body}\n```"
 
 
 # malformed steps and what the server must answer (openenv-core's error codes)
@@ -40,15 +43,16 @@ MALFORMED = [
 
 @dataclass
 class Mix:
-    """Shares of the chaos episodes; the rest are judged normally (half oracle, half wrong)."""
+    """Shares of the chaos episodes; the rest are judged normally, ``wrong`` of them wrong answers."""
 
     cancel: float = 0.0
     kill: float = 0.0
     malformed: float = 0.0
+    wrong: float = 0.5
 
     @classmethod
-    def chaos(cls) -> "Mix":
-        return cls(cancel=0.1, kill=0.1, malformed=0.1)
+    def chaos(cls, wrong: float = 0.5) -> "Mix":
+        return cls(cancel=0.1, kill=0.1, malformed=0.1, wrong=wrong)
 
 
 @dataclass
@@ -59,6 +63,8 @@ class Tally:
     malformed: int = 0
     sessions: int = 0  # WebSocket sessions opened
     latencies: list[float] = field(default_factory=list)  # seconds, send of a judged step to its reply
+    done_at: list[float] = field(default_factory=list)  # time.monotonic() of each reply, as latencies
+    started: float = 0.0  # time.monotonic() at the start of run_chaos
     errors: list[str] = field(default_factory=list)
 
     def error(self, what: str) -> None:
@@ -68,7 +74,7 @@ class Tally:
             self.errors[-1] = f"... and more ({what})"
 
 
-def client(url: str, timeout_s: float = 300):
+def client(url: str, timeout_s: float = 120):
     from se_gym.integrations.openenv import SEBenchClient
 
     return SEBenchClient(base_url=url, message_timeout_s=timeout_s)
@@ -76,16 +82,20 @@ def client(url: str, timeout_s: float = 300):
 
 async def judged_episode(env, tasks, i: int, good: bool, tally: Tally, where: str) -> None:
     """One checked episode: reset to task i, step an oracle (good) or a wrong answer."""
-    task = tasks[i]
     r = await env.reset(index=i)
-    if r.observation.task_id != task.id:
-        tally.error(f"{where}: reset to {i} gave task {r.observation.task_id}, not {task.id}")
+    if r.observation.task_id != tasks[i].id:
+        tally.error(f"{where}: reset to {i} gave task {r.observation.task_id}, not {tasks[i].id}")
         return
+    await checked_step(env, tasks[i], good, tally, where)
+
+
+async def checked_step(env, task, good: bool, tally: Tally, where: str) -> None:
     t0 = time.perf_counter()
     r = await env.step({"answer": oracle(task) if good else wrong(task)})
     tally.latencies.append(time.perf_counter() - t0)
+    tally.done_at.append(time.monotonic())
     obs = r.observation
-    ok = (r.reward == 1.0 and obs.status == "passed") if good else (r.reward == 0.0 and obs.status != "passed")
+    ok = (r.reward == 1.0 and obs.status == "passed") if good else (r.reward == 0.0 and obs.status == "wrong_answer")
     if not ok or not r.done or obs.infrastructure:
         tally.error(f"{where}: task {task.id} {'oracle' if good else 'wrong'} answer got reward {r.reward} "
                     f"status {obs.status} infrastructure {obs.infrastructure} done {r.done}")
@@ -101,7 +111,7 @@ async def chaos_loop(url: str, tasks, k: int, stop_at: float, mix: Mix, tally: T
         try:
             await env.connect()
         except Exception as exc:  # noqa: BLE001 - recorded
-            tally.error(f"{where}: connect failed: {type(exc).__name__}: {exc}")
+            tally.error(f"{where}: connect failed at +{time.monotonic() - tally.started:.1f} s: {type(exc).__name__}: {exc}")
             await asyncio.sleep(0.5)
             continue
         tally.sessions += 1
@@ -138,11 +148,9 @@ async def chaos_loop(url: str, tasks, k: int, stop_at: float, mix: Mix, tally: T
                         tally.error(f"{where}: malformed step {str(payload)[:40]!r} got {str(reply)[:200]}")
                     tally.malformed += 1
                     # the same session, the same episode: still serving
-                    r = await env.step({"answer": oracle(tasks[i])})
-                    if r.reward != 1.0:
-                        tally.error(f"{where}: after a malformed step the oracle got reward {r.reward}")
+                    await checked_step(env, tasks[i], True, tally, f"{where} (after a malformed step)")
                     continue
-                await judged_episode(env, tasks, i, rng.random() < 0.5, tally, where)
+                await judged_episode(env, tasks, i, rng.random() >= mix.wrong, tally, where)
         except Exception as exc:  # noqa: BLE001 - recorded
             tally.error(f"{where}: {type(exc).__name__}: {exc}")
         finally:
@@ -154,9 +162,25 @@ async def chaos_loop(url: str, tasks, k: int, stop_at: float, mix: Mix, tally: T
 async def run_chaos(url: str, tasks, loops: int, duration_s: float, mix: Mix, seed: int = 0) -> tuple[Tally, float]:
     """``loops`` concurrent chaos loops for ``duration_s``; the tally and the seconds it took."""
     tally = Tally()
-    t0 = time.monotonic()
+    t0 = tally.started = time.monotonic()
     await asyncio.gather(*(chaos_loop(url, tasks, k, t0 + duration_s, mix, tally, seed) for k in range(loops)))
     return tally, time.monotonic() - t0
+
+
+async def judged_round(url: str, tasks, n: int, wrong_too: bool = True) -> Tally:
+    """n new sessions at once, each with one oracle episode (and one wrong one)."""
+    tally = Tally()
+
+    async def one(k):
+        async with client(url) as env:
+            tally.sessions += 1
+            i = k % len(tasks)
+            await judged_episode(env, tasks, i, True, tally, f"session {k}")
+            if wrong_too:
+                await judged_episode(env, tasks, i, False, tally, f"session {k}")
+
+    await asyncio.gather(*(one(k) for k in range(n)))
+    return tally
 
 
 # -- the server process, as /proc shows it ------------------------------------------------------
