@@ -46,9 +46,14 @@ def _wait_for(pred, what: str, limit_s: float = 120.0):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server_log(tmp_path_factory):
+    return tmp_path_factory.mktemp("openenv") / "server.log"
+
+
+@pytest.fixture(scope="module")
+def server(server_log):
     need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
-    log = open(tmp_path_factory.mktemp("openenv") / "server.log", "w+")
+    log = open(server_log, "w+")
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
@@ -70,7 +75,7 @@ def server(tmp_path_factory):
             proc.wait()
         log.close()
         tail = open(log.name).read()
-        assert "Traceback" not in tail, tail[-3000:]  # the server logged no crash while serving
+        assert tail.count("Traceback") == 0, tail[-3000:]  # the server logged no crash while serving
 
 
 def _client(url):
@@ -269,3 +274,50 @@ def test_autoenv_finds_se_gym_once_the_package_is_installed(server, tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split("\n")[:2] == ["openenv-se_gym_env SeGymEnv SEBenchAction se-gym-env:latest", "SeGymEnv 1.0 True passed"]
+
+
+def test_clients_that_leave_mid_step_are_quiet_and_judging_goes_on(server, server_log):
+    async def leave(i):
+        env = _client(server)
+        await env.connect()
+        await env.reset(index=i)
+        await env._send({"type": "step", "data": {"answer": _ok(TASKS[i])}})
+        env._ws.transport.abort()  # the connection dies with the step in the server's hands
+
+    async def main():
+        await asyncio.gather(*(leave(i) for i in range(16)))
+
+    asyncio.run(main())
+    _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the left sessions to close")
+    with _client(server).sync() as env:
+        env.reset(index=4)
+        assert env.step({"answer": _ok(TASKS[4])}).reward == 1.0
+    log = server_log.read_text()
+    assert log.count("Traceback") == 0, log[-3000:]  # (was: four chained tracebacks per client)
+
+
+def test_a_step_whose_client_left_is_not_judged(server):
+    """Steps queued behind a running batch whose clients then leave are dropped, not judged."""
+    t = TASKS[6]
+    # the oracle that loops before its work: past the gates, it runs to the 3 s wall limit
+    spin = _ok(t).replace(t.function_name, t.function_name + "\n    while True:\n        pass", 1)
+
+    async def main():
+        busy = _client(server)
+        leavers = [_client(server) for _ in range(8)]
+        await asyncio.gather(busy.connect(), *(e.connect() for e in leavers))
+        await asyncio.gather(busy.reset(task_id=t.id), *(e.reset(index=i) for i, e in enumerate(leavers)))
+        before = _get(server + "/se_gym/sessions")["judged"]
+        await busy._send({"type": "step", "data": {"answer": spin}})  # a batch that runs to the 3 s limit
+        await asyncio.sleep(0.5)
+        for i, e in enumerate(leavers):  # queued behind it, then the connections die
+            await e._send({"type": "step", "data": {"answer": _ok(TASKS[i])}})
+            e._ws.transport.abort()
+        r = await busy._receive()
+        assert r["data"]["observation"]["status"] == "timeout", r
+        await busy.close()
+        return before
+
+    before = asyncio.run(main())
+    _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the sessions to close")
+    assert _get(server + "/se_gym/sessions")["judged"] - before == 1  # the spinning answer alone

@@ -103,3 +103,18 @@ def test_trl_grpo_trainer_uses_the_reward_on_a_tiny_local_model(tmp_path, tasks)
     assert calls and sum(calls) >= 2
     logged = {k for entry in trainer.state.log_history for k in entry}
     assert any(reward.__name__ in k for k in logged), logged
+
+
+def test_adapters_accept_the_visible_cases_option():
+    """The adapters' option list follows SEBench-v0's: visible_cases (multi-turn feedback's shown
+    examples) reaches the env; an unknown option is still refused."""
+    from se_gym.integrations._common import env_options, make_env
+
+    assert env_options({"visible_cases": 2, "max_turns": 3})["visible_cases"] == 2
+    env = make_env({"visible_cases": 0, "max_turns": 2})
+    try:
+        assert env.visible_cases == 0
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="unknown SEBench-v0 option"):
+        env_options({"visible_case": 2})

@@ -8,13 +8,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import logging
 import threading
 from typing import Any, Mapping, Sequence
+
+from ..accuracy import InfrastructureError
+
+log = logging.getLogger(__name__)
 
 # the SEBench-v0 options an adapter accepts (the env's own keyword arguments, JSON-friendly ones)
 ENV_OPTIONS = (
     "tasks", "split", "seed", "library", "book", "template", "profile", "reward", "sandbox",
-    "max_turns", "strip_think", "max_length",
+    "max_turns", "visible_cases", "strip_think", "max_length",
 )
 
 
@@ -99,12 +104,38 @@ def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
 
 
 # -- batching ----------------------------------------------------------------------------------
+class JudgeUnavailable(InfrastructureError):
+    """The batch judge could not judge an item (its judge or sandbox failed): no verdict on the
+    answer, which is not a wrong one.  Callers get this exception, never a reward of 0."""
+
+
+def _resolve(fut: concurrent.futures.Future, result: Any = None, exc: BaseException | None = None) -> None:
+    """Complete a caller's future unless it is already done: a caller that gave up (an asyncio
+    task cancelled around ``wrap_future``) cancels it, and setting a cancelled future raises."""
+    if fut.done():
+        return
+    try:
+        if exc is None:
+            fut.set_result(result)
+        else:
+            fut.set_exception(exc)
+    except concurrent.futures.InvalidStateError:  # cancelled between the check and the set
+        pass
+
+
 class BatchJudge:
     """Many callers, one sandbox batch: ``submit(item)`` from any thread or ``await ajudge(item)``
     from any event loop; one dispatcher thread takes *everything* queued and judges it with one
     ``judge_many`` call, so the batch grows with the load (the calls that arrive while a batch runs
     form the next one).  ``linger_s`` waits a little for company when the queue is short.
+
+    A caller may give up at any time (cancel its future, or the task awaiting ``ajudge``): an item
+    cancelled before its batch starts is not judged, one cancelled later is judged and dropped.
+    Whatever fails in one batch fails that batch's items with :class:`JudgeUnavailable` (a bad
+    item, ``JudgeError``, fails alone); the dispatcher goes on with the next batch.
     """
+
+    KEEP_SIZES = 10_000  # batch sizes kept in ``batches``: a server runs for days
 
     def __init__(self, judge: Any, max_batch: int = 256, linger_s: float = 0.002):
         self.judge = judge
@@ -112,7 +143,8 @@ class BatchJudge:
         self._cv = threading.Condition()
         self._queue: list[tuple[Any, concurrent.futures.Future]] = []
         self._closed = False
-        self.batches: list[int] = []  # sizes of the batches judged (for benchmarks and tests)
+        self.batches: list[int] = []  # sizes of the recent batches judged (for benchmarks and tests)
+        self.totals = {"batches": 0, "items": 0, "max_batch": 0}  # over the batcher's life
         self._thread = threading.Thread(target=self._loop, name="se-gym-batch-judge", daemon=True)
         self._thread.start()
 
@@ -144,19 +176,41 @@ class BatchJudge:
                 time.sleep(self.linger_s)
             with self._cv:
                 batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch:]
-            self.batches.append(len(batch))
             try:
-                verdicts = self.judge.judge_many([item for item, _ in batch])
-            except Exception:
-                # one bad item must not fail its neighbours: judge them one by one
-                for item, fut in batch:
-                    try:
-                        fut.set_result(self.judge.judge_many([item])[0])
-                    except Exception as exc:  # noqa: BLE001 - handed to the caller
-                        fut.set_exception(exc)
-                continue
-            for (_, fut), v in zip(batch, verdicts):
-                fut.set_result(v)
+                self._judge_batch(batch)
+            except Exception as exc:  # noqa: BLE001 - the dispatcher serves every later caller
+                log.exception("the batch judge failed on a batch of %d; its callers get JudgeUnavailable", len(batch))
+                for _, fut in batch:
+                    _resolve(fut, exc=JudgeUnavailable(f"the judge failed on this batch: {type(exc).__name__}: {exc}"))
+
+    def _judge_batch(self, batch: list[tuple[Any, concurrent.futures.Future]]) -> None:
+        from ..judge.types import JudgeError
+
+        # RUNNING futures can no longer be cancelled: a caller that gives up from here on is ignored
+        batch = [(item, fut) for item, fut in batch if fut.set_running_or_notify_cancel()]
+        if not batch:
+            return
+        if len(self.batches) >= self.KEEP_SIZES:
+            del self.batches[: self.KEEP_SIZES // 2]
+        self.batches.append(len(batch))
+        t = self.totals
+        t["batches"], t["items"], t["max_batch"] = t["batches"] + 1, t["items"] + len(batch), max(t["max_batch"], len(batch))
+        try:
+            verdicts = self.judge.judge_many([item for item, _ in batch])
+            if len(verdicts) != len(batch):
+                raise RuntimeError(f"judge_many returned {len(verdicts)} verdicts for {len(batch)} items")
+        except Exception:
+            # one bad item must not fail its neighbours: judge them one by one
+            for item, fut in batch:
+                try:
+                    _resolve(fut, self.judge.judge_many([item])[0])
+                except JudgeError as exc:  # the caller's item is malformed: its own error
+                    _resolve(fut, exc=exc)
+                except Exception as exc:  # noqa: BLE001 - handed to the caller
+                    _resolve(fut, exc=JudgeUnavailable(f"the judge failed on this item: {type(exc).__name__}: {exc}"))
+            return
+        for (_, fut), v in zip(batch, verdicts):
+            _resolve(fut, v)
 
     def close(self) -> None:
         with self._cv:

@@ -17,7 +17,8 @@ Each session holds its own episode (``reset`` starts the next one: its task, ``t
 together from many sessions are judged in one sandbox batch.  An action is typed: ``answer`` is
 non-empty text of at most ``max_length`` characters; anything else is refused with a validation
 error and the session (and the server) keep serving.  A client that disconnects, or is killed,
-has its session closed by the server (``GET /se_gym/sessions`` counts the open ones).
+has its session closed by the server (``GET /se_gym/sessions`` counts the open ones), and its
+step, if it still waits for the judge, is not judged.
 
 Plain HTTP (``POST /reset``, ``POST /step``) is stateless: openenv-core builds a new environment
 for every HTTP request, so no episode outlives a request.  ``POST /reset`` returns a task's prompt
@@ -32,6 +33,9 @@ task id that the server's split does not hold.  Multi-turn episodes need a sessi
 """
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import logging
 import time
 import uuid
 from typing import Any, Dict, List, Optional
@@ -45,6 +49,15 @@ from pydantic import Field, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
 from ._common import Suite
+
+log = logging.getLogger(__name__)
+
+# set by QuietDisconnect for the connection whose handler runs in this task: the client is gone
+_CLIENT_LEFT: contextvars.ContextVar[Optional[asyncio.Event]] = contextvars.ContextVar("se_gym_client_left", default=None)
+
+
+class ClientLeft(ConnectionError):
+    """The client closed its connection before its step's verdict: the step is not judged."""
 
 MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
 
@@ -100,6 +113,10 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
     """One OpenEnv session: a SEBench-v0 episode over a shared :class:`Suite`."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
+    # one thread for every session's sync calls (its creation, its close: fractions of a
+    # millisecond; reset and step run on the event loop): openenv otherwise starts a thread per
+    # session, and under a burst of connections each start waits for the GIL in the event loop
+    REQUIRES_SINGLE_THREAD_EXECUTOR = True
     live: set = set()  # ids of the open instances (one per session), for GET /se_gym/sessions
 
     def __init__(self, suite: Suite, **episode: Any):
@@ -139,6 +156,12 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._episode_id = episode_id or uuid.uuid4().hex
         self._steps = 0
         return self._obs(prompt)
+
+    async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
+                          index: Optional[int] = None, **kw: Any) -> SEBenchObservation:
+        # on the event loop (a fraction of a millisecond), not queued on the one thread that
+        # every session's sync calls share
+        return self.reset(seed=seed, episode_id=episode_id, task_id=task_id, index=index, **kw)
 
     def _check(self, action: Any, task_id: Optional[str], index: Optional[int]) -> str:
         if not isinstance(action, SEBenchAction):
@@ -181,7 +204,20 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         # judged on the batcher's thread: the event loop keeps serving the other sessions
         answer, t0 = self._check(action, task_id, index), time.perf_counter()
         task = self.env.task
-        verdict = await self.suite.batcher.ajudge((answer, task.test_cases, task.function_name))
+        waiter = asyncio.wrap_future(self.suite.batcher.submit((answer, task.test_cases, task.function_name)))
+        left = _CLIENT_LEFT.get()
+        if left is not None:
+            # a client that leaves mid-step takes its step along: still queued, it is never judged
+            gone = asyncio.ensure_future(left.wait())
+            try:
+                await asyncio.wait((waiter, gone), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+                if not waiter.done():
+                    waiter.cancel()
+            if waiter.cancelled():
+                raise ClientLeft("the client left before its verdict; the step was not judged")
+        verdict = await waiter
         return self._apply(answer, verdict, t0)
 
     @property
@@ -229,9 +265,9 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
 
     @app.get("/se_gym/sessions", tags=["Health"], summary="open SE-Bench sessions and judge batch sizes")
     def sessions() -> dict:
-        b = suite.batcher.batches
-        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "batches": len(b),
-                "mean_batch": (sum(b) / len(b)) if b else 0.0, "max_batch": max(b) if b else 0}
+        t = dict(suite.batcher.totals)
+        return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "judged": t["items"], "batches": t["batches"],
+                "mean_batch": (t["items"] / t["batches"]) if t["batches"] else 0.0, "max_batch": t["max_batch"]}
 
     from ..prometheus import add_metrics_route
 
@@ -240,21 +276,51 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
     return app
 
 
+# what the ASGI stack raises on a send to a client that is gone: uvicorn's ClientDisconnected,
+# starlette's WebSocketDisconnect and (starlette >= 1.0) WebSocketDisconnected
+_DISCONNECTS = ("ClientDisconnected", "WebSocketDisconnect", "WebSocketDisconnected")
+
+
 class QuietDisconnect:
-    """ASGI wrapper: a client that closed its WebSocket first makes openenv's final
-    ``websocket.close()`` raise ``ClientDisconnected`` (after the session is already destroyed);
-    that is not an error worth a traceback per session."""
+    """ASGI wrapper for the sessions' WebSockets.  A client that leaves (closes, or dies) while its
+    step waits for the judge has that step cancelled: openenv's handler reads nothing during a
+    step, so it would judge the answer and only then find nobody to reply to.  The sends that
+    then fail (openenv's reply, its error replies, its final close, all after the session is
+    destroyed) are one debug line, not a traceback per client."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
+        if scope.get("type") != "websocket":
+            return await self.app(scope, receive, send)
+        left = asyncio.Event()
+        inbox: asyncio.Queue = asyncio.Queue(maxsize=4)  # (a client pipelining more is read later)
+
+        async def pump():  # the client's messages, read while the handler is busy
+            while True:
+                try:
+                    msg = await receive()
+                except Exception:  # noqa: BLE001 - the handler must not wait for a message forever
+                    msg = {"type": "websocket.disconnect", "code": 1006}
+                if msg["type"] == "websocket.disconnect":
+                    left.set()
+                await inbox.put(msg)
+                if msg["type"] == "websocket.disconnect":
+                    return
+
+        pumping = asyncio.ensure_future(pump())
+        token = _CLIENT_LEFT.set(left)  # the handler runs in this task: its steps see it
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, inbox.get, send)
         except Exception as exc:
-            if scope.get("type") == "websocket" and type(exc).__name__ in ("ClientDisconnected", "WebSocketDisconnect"):
+            if type(exc).__name__ in _DISCONNECTS:
+                log.debug("a client left before its reply (%s); its session is closed", type(exc).__name__)
                 return
             raise
+        finally:
+            _CLIENT_LEFT.reset(token)
+            pumping.cancel()
 
 
 class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
