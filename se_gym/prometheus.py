@@ -104,10 +104,9 @@ class JudgeMetrics:
     """What a :class:`se_gym.judge.Judge` counts: every verdict by status, the infrastructure failures
     among them, and per answer the wall time of the judge call that judged it."""
 
-    def __init__(self):
-        from .judge.types import Status
-
-        self.verdicts = Counter("se_gym_judge_verdicts_total", "Verdicts by status.", ("status",), [(s.value,) for s in Status])
+    def __init__(self, statuses: Sequence[str]):
+        # statuses: se_gym.judge.Status's values (passed in: this module sits below the judge)
+        self.verdicts = Counter("se_gym_judge_verdicts_total", "Verdicts by status.", ("status",), [(s,) for s in statuses])
         self.infrastructure = Counter("se_gym_judge_infrastructure_failures_total",
                                       "Answers the sandbox could not run (after the judge's retry): not wrong answers.")
         self.latency = Histogram("se_gym_judge_latency_seconds",
@@ -132,20 +131,18 @@ class SandboxMetrics:
     """What ``se-gym sandbox serve`` counts: programs by result status, sandbox errors (infrastructure
     failures) and the latency of its requests."""
 
-    def __init__(self):
-        from .sandbox.base import ExecStatus
-
+    def __init__(self, statuses: Sequence[str], error_status: str = "sandbox_error"):
+        # statuses: se_gym.sandbox.ExecStatus's values (passed in: this module sits below the sandbox)
+        self.error_status = error_status
         self.programs = Counter("se_gym_sandbox_programs_total", "Programs run, by result status.", ("status",),
-                                [(s.value,) for s in ExecStatus])
+                                [(s,) for s in statuses])
         self.errors = Counter("se_gym_sandbox_errors_total", "Programs the sandbox failed to run (infrastructure failures).")
         self.latency = Histogram("se_gym_sandbox_request_seconds", "Wall time of each /run or /run_batch request.")
 
     def record(self, results: Sequence, seconds: float) -> None:
-        from .sandbox.base import ExecStatus
-
         for r in results:
             self.programs.inc(1, r.status.value)
-            if r.status is ExecStatus.SANDBOX_ERROR:
+            if r.status.value == self.error_status:
                 self.errors.inc()
         self.latency.observe(seconds)
 

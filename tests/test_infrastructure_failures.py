@@ -227,8 +227,8 @@ def test_rollout_rows_retry_then_mark_and_count_infrastructure(tmp_path):
     import se_gym.llm.rollout as ro
 
     class DeadWorker(RolloutWorker):
-        def __init__(self, config, generator=None, infra_retries=2):
-            super().__init__(config, generator, infra_retries)
+        def __init__(self, config, generator=None, infra_retries=2, **kw):
+            super().__init__(config, generator, infra_retries, **kw)
             self.judge.close()
             self.judge = Judge(self.library, profile=config.profile, sandbox="http", http_url=_dead_url())
 

@@ -74,6 +74,26 @@ def test_stop_strings(engine):
     assert cut.finish_reason == "stop" and cut.text == full.text[: full.text.find(stop)]
 
 
+# before the tests that change the engine's weights or make and shut down an engine of their own (that
+# one takes vLLM's process-wide parallel state with it): this one compares the engine with model_dir
+def test_sampled_token_trajectories_are_what_the_trainer_scores(engine, model_dir):
+    """vLLM's sampled ids and log-probs as token trajectories: the trainer's model, on the SFT batch
+    built from the recorded ids, gives the same log-probs (vLLM reports the raw distribution's, also
+    when sampling with temperature and top-p)."""
+    from se_gym.training.policy import Policy
+    from se_gym.training.trajectories import sft_batch
+    from se_gym.trajectories import token_fields
+
+    params = SamplingParams(temperature=0.8, top_p=0.9, max_tokens=12, n=2, seed=3)
+    records = [token_fields(c) for g in engine.generate(PROMPTS, params) for c in g.completions]
+    policy = Policy.from_pretrained(model_dir, device="cpu")
+    with torch.no_grad():
+        lp = policy.token_logprobs(sft_batch(records, policy.tokenizer.pad_token_id))
+    for i, r in enumerate(records):
+        n_p, n_c = len(r["prompt_ids"]), len(r["completion_ids"])
+        assert n_c > 0 and lp[i, n_p - 1 : n_p - 1 + n_c].tolist() == pytest.approx(r["completion_logprobs"], abs=1e-3)
+
+
 def _perturb(model, scale=0.3, seed=0):
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -160,21 +180,3 @@ def test_bad_input(engine):
         engine.generate(["x"], SamplingParams(max_tokens=1000))
     with pytest.raises(ValueError, match="single value"):
         engine.generate("x", GREEDY)
-
-
-def test_sampled_token_trajectories_are_what_the_trainer_scores(engine, model_dir):
-    """vLLM's sampled ids and log-probs as token trajectories: the trainer's model, on the SFT batch
-    built from the recorded ids, gives the same log-probs (vLLM reports the raw distribution's, also
-    when sampling with temperature and top-p)."""
-    from se_gym.training.policy import Policy
-    from se_gym.training.trajectories import sft_batch
-    from se_gym.trajectories import token_fields
-
-    params = SamplingParams(temperature=0.8, top_p=0.9, max_tokens=12, n=2, seed=3)
-    records = [token_fields(c) for g in engine.generate(PROMPTS, params) for c in g.completions]
-    policy = Policy.from_pretrained(model_dir, device="cpu")
-    with torch.no_grad():
-        lp = policy.token_logprobs(sft_batch(records, policy.tokenizer.pad_token_id))
-    for i, r in enumerate(records):
-        n_p, n_c = len(r["prompt_ids"]), len(r["completion_ids"])
-        assert n_c > 0 and lp[i, n_p - 1 : n_p - 1 + n_c].tolist() == pytest.approx(r["completion_logprobs"], abs=1e-3)

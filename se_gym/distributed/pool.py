@@ -12,10 +12,12 @@ from __future__ import annotations
 import heapq
 from typing import Any, Iterator, Sequence
 
+from ..errors import SandboxUnavailable
+
 __all__ = ["ActorPoolError", "OrderedActorPool", "run_ordered"]
 
 
-class ActorPoolError(RuntimeError):
+class ActorPoolError(SandboxUnavailable):
     """The pool could not finish: actors kept dying (the message holds the last cause)."""
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import SandboxUnavailable
 from ..sandbox.base import ExecResult, Limits, Sandbox, check_programs, sandbox_error
 
 log = logging.getLogger("se_gym")
@@ -54,7 +55,7 @@ log = logging.getLogger("se_gym")
 __all__ = ["BatchStats", "NodeSandbox", "NodeRefused", "RaySandbox", "node_identity"]
 
 
-class NodeRefused(RuntimeError):
+class NodeRefused(SandboxUnavailable):
     """A node whose verdicts could differ from this driver's (another library, se-gym, NumPy or Python)."""
 
 

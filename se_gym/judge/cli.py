@@ -132,8 +132,7 @@ def run(args: argparse.Namespace) -> int:
 
     from .core import Judge
     from .types import JudgeError
-    from ..distributed.pool import ActorPoolError
-    from ..distributed.sandbox import NodeRefused
+    from ..errors import SandboxUnavailable
 
     inp, out = Path(args.input), Path(args.out)
     if args.batch_size < 1:
@@ -168,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
                 f.flush()
                 os.fsync(f.fileno())
                 bar.update(len(batch))
-    except (JudgeError, ActorPoolError, NodeRefused) as exc:  # (Ray missing; a node whose verdicts could differ)
+    except (JudgeError, SandboxUnavailable) as exc:  # (Ray missing; a node whose verdicts could differ)
         raise CLIError(str(exc)) from None
     finally:
         bar.close()

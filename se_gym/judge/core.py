@@ -164,7 +164,7 @@ class Judge:
         # of the same values then both pass (officially a list never equals a wrapped print)
         self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
         self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
-        self.metrics = JudgeMetrics()  # verdicts by status, infrastructure failures, latency (GET /metrics of the servers)
+        self.metrics = JudgeMetrics([s.value for s in Status])  # verdicts by status, infrastructure failures, latency (GET /metrics of the servers)
 
     # -- sandbox ------------------------------------------------------------------------------
     @property

@@ -14,6 +14,7 @@ import abc
 import asyncio
 import atexit
 import enum
+import importlib
 import weakref
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Sequence
@@ -247,23 +248,34 @@ def make_sandbox(
     see :mod:`se_gym.distributed.sandbox`."""
     pythonpath = [str(p) for p in pythonpath]
     preload = list(preload)
-    if backend == "local":
-        from .local import LocalSandbox
+    try:
+        entry = SANDBOX_BACKENDS[backend]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown sandbox backend {backend!r} (choose {', '.join(SANDBOX_BACKENDS)})") from None
+    module, _, name = entry.partition(":")
+    factory = getattr(importlib.import_module(module), name)
+    if backend == "http":  # a client of a server: the programs' path and preloads are the server's
+        return factory(workers=workers, **options)
+    return factory(pythonpath=pythonpath, preload=preload, workers=workers, **options)
 
-        return LocalSandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
-    if backend == "docker":
-        from .docker import DockerSandbox
 
-        return DockerSandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
-    if backend == "http":
-        from .http import HttpSandbox
+# name -> "module:Class", imported when first asked for (Gymnasium's entry-point style): a backend
+# is one module plus one line here or a register_sandbox() call, and a higher layer can offer one
+# ("ray" lives in se_gym.distributed, the one place that knows Ray) without this module importing it
+SANDBOX_BACKENDS: dict[str, str] = {
+    "local": "se_gym.sandbox.local:LocalSandbox",
+    "docker": "se_gym.sandbox.docker:DockerSandbox",
+    "http": "se_gym.sandbox.http:HttpSandbox",
+    "ray": "se_gym.distributed.sandbox:RaySandbox",
+}
 
-        return HttpSandbox(workers=workers, **options)
-    if backend == "ray":  # the one module that knows Ray, imported only when asked for
-        from ..distributed.sandbox import RaySandbox
 
-        return RaySandbox(pythonpath=pythonpath, preload=preload, workers=workers, **options)
-    raise ValueError(f"unknown sandbox backend {backend!r} (choose local, docker, http or ray)")
+def register_sandbox(name: str, entry_point: str) -> None:
+    """Make ``make_sandbox(name, ...)`` build ``entry_point`` (``"module:Class"``), which takes
+    ``pythonpath=``, ``preload=``, ``workers=`` and its own options."""
+    if ":" not in entry_point:
+        raise ValueError(f"entry point must be 'module:Class', got {entry_point!r}")
+    SANDBOX_BACKENDS[name] = entry_point
 
 
 def isolation_line(box: "Sandbox") -> str:

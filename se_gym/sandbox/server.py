@@ -107,7 +107,7 @@ class SandboxServer(ThreadingHTTPServer):
         from ..prometheus import SandboxMetrics
 
         self.sandbox, self.limits, self.verbose, self.library = sandbox, limits or Limits(), verbose, library
-        self.metrics = SandboxMetrics()
+        self.metrics = SandboxMetrics([s.value for s in ExecStatus], ExecStatus.SANDBOX_ERROR.value)
         self._thread: threading.Thread | None = None
 
     @property
