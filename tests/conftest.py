@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _procs import descendants  # noqa: F401  (tests import it from here)
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -124,16 +125,3 @@ def shared_path(*parts: str) -> Path:
     # it was found, so a CI log shows whether the parity evidence ran.
     legit_skip(f"official SE-Bench data not found at {' or '.join(map(str, tried))} "
                "(set SE_GYM_SHARED to the folder holding sebench/)")
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (through each of its threads' children lists)."""
-    out = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            kids = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
-        except OSError:
-            kids = []
-        for kid in map(int, kids):
-            out += [kid] + descendants(kid)
-    return out

@@ -27,6 +27,22 @@ class Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device), self.response_mask.to(device))
 
 
+def pad_batch(rows: list[list[int]], masks: list[list[float]], pad_id: int) -> "Batch":
+    """Right-padded :class:`Batch` of token rows; ``masks[i]`` marks which targets (``rows[i][1:]``)
+    are response tokens."""
+    import torch
+
+    width = max(len(r) for r in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    resp = torch.zeros((len(rows), width - 1), dtype=torch.float32)
+    for i, (ids, m) in enumerate(zip(rows, masks)):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        attention[i, : len(ids)] = 1
+        resp[i, : len(m)] = torch.tensor(m, dtype=torch.float32)
+    return Batch(input_ids, attention, resp)
+
+
 def checkpoint_state_dict(model) -> dict:
     """``model``'s weights under its Hugging Face checkpoint names: what ``Generator.update_weights``
     takes.  A LoRA (peft) model's active adapters are added to new tensors (W + delta); the model
@@ -130,16 +146,7 @@ class Policy:
             rows.append(ids)
             first = max(len(p) - 1, 0)  # targets are ids[1:]: the first response token is target len(p) - 1
             masks.append([0] * first + [1] * (len(ids) - 1 - first))
-        width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id
-        input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(rows), width), dtype=torch.long)
-        resp = torch.zeros((len(rows), width - 1), dtype=torch.float32)
-        for i, (ids, m) in enumerate(zip(rows, masks)):
-            input_ids[i, : len(ids)] = torch.tensor(ids)
-            attention[i, : len(ids)] = 1
-            resp[i, : len(m)] = torch.tensor(m, dtype=torch.float32)
-        return Batch(input_ids, attention, resp)
+        return pad_batch(rows, masks, self.tokenizer.pad_token_id)
 
     def token_logprobs(self, batch: Batch):
         """Per-token log p of ``input_ids[:, 1:]``, shape (B, T - 1); gradients flow."""

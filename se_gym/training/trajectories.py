@@ -25,9 +25,7 @@ def _records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 def sft_batch(records: Sequence[Mapping[str, Any]], pad_id: int, max_length: int | None = None):
     """A :class:`~se_gym.training.policy.Batch` of ``prompt_ids + completion_ids`` (cut at
     ``max_length``); ``response_mask[t]`` is the completion mask of target ``input_ids[t + 1]``."""
-    import torch
-
-    from .policy import Batch
+    from .policy import pad_batch
 
     rows, masks = [], []
     for r in _records(records):
@@ -35,15 +33,7 @@ def sft_batch(records: Sequence[Mapping[str, Any]], pad_id: int, max_length: int
         ids = (p + c)[:max_length] if max_length else p + c
         rows.append(ids)
         masks.append(([0] * (len(p) - 1) + list(r["completion_mask"]))[: len(ids) - 1])
-    width = max(len(ids) for ids in rows)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(rows), width), dtype=torch.long)
-    resp = torch.zeros((len(rows), width - 1), dtype=torch.float32)
-    for i, (ids, m) in enumerate(zip(rows, masks)):
-        input_ids[i, : len(ids)] = torch.tensor(ids)
-        attention[i, : len(ids)] = 1
-        resp[i, : len(m)] = torch.tensor(m, dtype=torch.float32)
-    return Batch(input_ids, attention, resp)
+    return pad_batch(rows, masks, pad_id)
 
 
 def sft_examples(records: Sequence[Mapping[str, Any]], accepted_only: bool = True) -> list:
