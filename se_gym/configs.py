@@ -1,0 +1,122 @@
+"""Command-line options built from configuration dataclasses: one source for each option's name,
+default and help.
+
+A field becomes ``--field-name``; its help is ``field(metadata={"help": ...})`` (required: a flag
+without help is a defect the tests catch), optional ``metadata["choices"]``, ``["flag"]`` (another
+spelling) and ``["short"]`` (``"-n"``).  Types come from the annotation: ``int``, ``float``, ``str``,
+``bool`` (``--x/--no-x``), ``tuple[...]``/``list[...]`` (``nargs="+"``) and ``X | None``.  Values are
+taken in this order: the dataclass default, then ``--config FILE`` (TOML or JSON, keys as field
+names), then the flags given on the command line.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+from .errors import CLIError
+
+_UNSET = argparse.SUPPRESS  # flags not given leave no attribute: the file and the defaults fill in
+
+
+def _base_type(tp: Any) -> tuple[Any, bool]:
+    """(element type, is a sequence) of an annotation, ``X | None`` unwrapped."""
+    args = [a for a in typing.get_args(tp) if a is not type(None)]
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) and len(args) == 1:
+        return _base_type(args[0])
+    if origin in (tuple, list):
+        return (args[0] if args else str), True
+    return tp, False
+
+
+def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude: tuple[str, ...] = (),
+                         config_flag: bool = True) -> None:
+    """Add one flag per field of the dataclass ``cls`` (and ``--config`` unless ``config_flag`` is False).
+
+    Args:
+        parser: the parser (or argument group) to add to.
+        cls: a dataclass whose fields carry ``metadata["help"]``.
+        exclude: fields not offered on the command line.
+        config_flag: add ``--config FILE``.
+    """
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in exclude or not f.init:
+            continue
+        meta = f.metadata
+        if "help" not in meta:
+            raise TypeError(f"{cls.__name__}.{f.name} has no metadata['help']")
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+        flags = [meta.get("flag", "--" + f.name.replace("_", "-"))] + ([meta["short"]] if "short" in meta else [])
+        tp, many = _base_type(hints[f.name])
+        kw: dict[str, Any] = {"dest": f.name, "default": _UNSET, "help": f"{meta['help']} (default: {default!r})"}
+        if "choices" in meta:
+            kw["choices"] = meta["choices"]
+        if tp is bool:
+            kw["action"] = argparse.BooleanOptionalAction
+        else:
+            kw["type"] = tp if tp in (int, float, str) else str
+            if many:
+                kw["nargs"] = "+"
+        parser.add_argument(*flags, **kw)
+    if config_flag:
+        parser.add_argument("--config", default=None, metavar="FILE", help="read options from a TOML or JSON file (flags given on the command line win)")
+
+
+def load_config_file(path: str | Path) -> dict:
+    """The options in a TOML (``.toml``) or JSON file, as a dict."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot read config {path}: {exc.strerror}") from None
+    try:
+        if path.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError as exc:
+        raise CLIError(f"config {path} is not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise CLIError(f"config {path} must hold a table of options, not {type(data).__name__}")
+    return data
+
+
+def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
+    """The ``cls`` instance the command line asks for: defaults < ``--config`` file < flags < ``fixed``.
+
+    Raises:
+        CLIError: the file names an option ``cls`` does not have, or a value is of the wrong type.
+    """
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    values: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        data = load_config_file(args.config)
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise CLIError(f"config {args.config}: unknown option(s) {', '.join(unknown)} for {cls.__name__}")
+        values.update(data)
+    values.update({n: getattr(args, n) for n in names if hasattr(args, n)})
+    values.update(fixed)
+    hints = typing.get_type_hints(cls)
+    for name, value in list(values.items()):
+        if isinstance(value, list) and _is_tuple(hints.get(name)):  # (argparse and JSON give lists)
+            values[name] = tuple(value)
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _is_tuple(tp: Any) -> bool:
+    return any(typing.get_origin(a) is tuple for a in (tp, *typing.get_args(tp)))
+
+
+__all__ = ["add_config_arguments", "config_from_args", "load_config_file"]
