@@ -12,7 +12,8 @@ from typing import Any
 
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
-from .gates import official_numpy_gate, official_static_gate, strict_check, walk
+from . import gates
+from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
 from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
@@ -458,6 +459,11 @@ class Judge:
         official = "" if tree is not None else self._official_program(p, body, inputs)
         nodes = walk(tree) if tree is not None else None  # one walk for both gates
         ok, why = official_static_gate(official, entry, self.package, self.array_ctor, tree=tree, nodes=nodes)
+        if not ok and tree is not None and self.profile == "strict" and gates.PERMISSIVE_STRICT:
+            # the permissive strict gate's own rule: the library reachable from the entry function
+            # (a helper or `import PKG.sub as la` may call it), in place of the official one
+            why = library_use(tree, entry, self.package)
+            ok = not why
         if code is None:
             ok, why = False, "no ```python code block in the response"
         if not ok:
@@ -660,8 +666,8 @@ def _imported(nodes: list[ast.AST] | None, package: str) -> list[str]:
     for node in nodes or ():
         if isinstance(node, ast.Import):
             mods.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level and node.module != "__future__":
-            mods.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            mods.add(node.module)  # (__future__ too: the statement imports it at run time)
     return sorted(m for m in mods if m != package)
 
 

@@ -24,21 +24,43 @@
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 import string
 from dataclasses import dataclass
 
 from .parsing import parse
 
+# THE switch (issue 31): False keeps the closed strict gate below, which forbids much ordinary Python
+# because NumPy lives in the answer's process and every reflective route leads to it.  True gives the
+# permissive gate (ordinary Python allowed; see strict_check), which is safe only once the answer's
+# process holds no NumPy (the out-of-process library, issue 31's main item): flip it then, here and
+# nowhere else.  The harness's run-time wall reads ALLOWED_MODULES, FORBIDDEN_BUILTINS and
+# module_attributes from here, so it follows the switch too.
+PERMISSIVE_STRICT = False
+
 # pure-Python or C modules that cannot reach NumPy, the file system or the process
-ALLOWED_MODULES = frozenset(
+CLOSED_MODULES = frozenset(
     {"math", "cmath", "itertools", "functools", "collections", "operator", "heapq", "bisect", "copy",
      "string", "typing", "fractions", "decimal", "statistics", "random", "re", "numbers", "enum"}
 )
-FORBIDDEN_BUILTINS = frozenset(
+# the permissive gate's: the same, plus modules honest answers use to structure code; `sys` holds only
+# SYS_READ_ONLY (module_attributes), and `__future__` lets `from __future__ import annotations` run
+OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap", "collections.abc", "sys", "__future__"}
+SYS_READ_ONLY = frozenset({"maxsize", "float_info", "int_info", "hash_info", "version_info", "hexversion", "byteorder",
+                           "maxunicode", "float_repr_style", "getrecursionlimit", "getsizeof"})
+CLOSED_BUILTINS = frozenset(
     {"exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "vars", "globals", "locals",
      "breakpoint", "input", "help", "memoryview", "importlib", "__import__", "classmethod", "staticmethod",
      "property", "super", "object"}
 )
+# the permissive gate's: code from strings, files, the namespaces' dicts, the debugger and stdin
+OPEN_BUILTINS = frozenset(
+    {"exec", "eval", "compile", "open", "vars", "globals", "locals", "breakpoint", "input", "help", "memoryview",
+     "importlib", "__import__", "exit", "quit"}
+)
+ALLOWED_MODULES = OPEN_MODULES if PERMISSIVE_STRICT else CLOSED_MODULES
+FORBIDDEN_BUILTINS = OPEN_BUILTINS if PERMISSIVE_STRICT else CLOSED_BUILTINS
 FORBIDDEN_ATTRIBUTES = frozenset(
     {"format_map", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "mro",
      "modules", "system", "popen", "environ", "load_module", "exec_module",
@@ -55,36 +77,79 @@ _ALLOWED_DUNDER_NAMES = frozenset({"__name__"})
 _ALLOWED_DUNDER_DEFS = frozenset({"__init__"})
 
 
-_MODULE_ATTRS: dict[str, frozenset[str]] = {}
+# reflection by string and the interpreter's internals: refused by the permissive gate too (a subset
+# of FORBIDDEN_ATTRIBUTES: attrgetter, format_map, mro... are ordinary Python there)
+OPEN_FORBIDDEN_ATTRIBUTES = frozenset(
+    {"get_type_hints", "ForwardRef", "Formatter", "modules", "system", "popen", "environ", "load_module", "exec_module",
+     "get_field", "vformat", "eval", "exec", "vars", "globals", "locals", "breakpoint", "input", "open", "builtins",
+     "bltns", "sys", "types", "copyreg", "meta_path", "path_hooks", "path_importer_cache", "settrace", "setprofile",
+     "gettrace", "getprofile", "get_objects", "get_referrers", "get_referents", "addaudithook", "loader", "spec",
+     "get_source", "get_code", "find_spec", "dispatch_table", "getframe", "_getframe", "_current_frames",
+     "_current_exceptions", "_getframemodulename", "currentframe", "FunctionType", "CodeType", "new_class",
+     "make_dataclass", "methodcaller", "global_enum", "global_enum_repr", "global_str", "global_flag_repr"}
+)
+# attributes that lead out of an object to a namespace, a frame, code, every class, or a module
+# (``print.__self__`` is builtins), and NumPy's protocol hooks: refused as attributes, as names, as
+# keywords and class-pattern keywords, and inside string literals (getattr(f, "__globals__"),
+# attrgetter, functools.update_wrapper's ``assigned``, "{0.__globals__}".format, type(...)'s dict)
+DANGEROUS_DUNDERS = frozenset(
+    {"__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__", "__bases__", "__base__", "__mro__",
+     "__dict__", "__import__", "__loader__", "__spec__", "__getattribute__", "__reduce__", "__reduce_ex__", "__self__",
+     "__func__", "__wrapped__", "__defaults__", "__kwdefaults__", "__objclass__", "__traceback__", "__file__",
+     "__path__", "__cached__", "__weakref__", "__subclasshook__", "__build_class__", "__annotate__"}
+)
+HOOK_PREFIXES = ("__array", "__dlpack")
+FRAME_ATTRIBUTES = frozenset(
+    {"ag_await", "ag_code", "ag_frame", "co_code", "co_consts", "co_names", "co_varnames", "co_filename", "co_name",
+     "co_qualname", "co_lines", "co_positions", "co_linetable", "co_cellvars", "co_freevars", "cr_await", "cr_code",
+     "cr_frame", "cr_origin", "f_back", "f_builtins", "f_code", "f_globals", "f_locals", "f_trace", "gi_code", "gi_frame",
+     "gi_yieldfrom", "tb_frame", "tb_next"}
+)
+
+_MODULE_ATTRS: dict[tuple[str, bool], frozenset[str]] = {}
 
 
-def module_attributes(name: str) -> frozenset[str]:
+def module_attributes(name: str, permissive: bool | None = None) -> frozenset[str]:
     """The allow-list of an allowed module (``strict``): its public names, minus those bound to
-    modules outside :data:`ALLOWED_MODULES` (``enum.bltns``, ``typing.sys``...), to the forbidden
-    builtins, or in :data:`FORBIDDEN_ATTRIBUTES`.  Worked out once from the module itself, so a
-    name a new Python adds is judged by what it is, not missed by a list."""
-    got = _MODULE_ATTRS.get(name)
+    modules outside the allowed ones (``enum.bltns``, ``typing.sys``...), to the forbidden
+    builtins, or in the forbidden attributes.  Worked out once from the module itself, so a
+    name a new Python adds is judged by what it is, not missed by a list.
+
+    Args:
+        name: the module's name.
+        permissive: the permissive gate's list (None: :data:`PERMISSIVE_STRICT`); there ``sys``
+            holds :data:`SYS_READ_ONLY` only, and ``abc.ABCMeta`` is kept (for ``metaclass=``).
+
+    Returns:
+        The names an answer may take from the module."""
+    permissive = PERMISSIVE_STRICT if permissive is None else permissive
+    got = _MODULE_ATTRS.get((name, permissive))
     if got is None:
         import builtins
         import importlib
         import types
 
-        banned = {id(getattr(builtins, n)) for n in FORBIDDEN_BUILTINS if hasattr(builtins, n)}
+        mods = OPEN_MODULES if permissive else CLOSED_MODULES
+        refused = OPEN_FORBIDDEN_ATTRIBUTES if permissive else FORBIDDEN_ATTRIBUTES
+        names = OPEN_BUILTINS | {"getattr", "setattr", "delattr"} if permissive else CLOSED_BUILTINS
+        banned = {id(getattr(builtins, n)) for n in names if hasattr(builtins, n)}
         try:
             mod = importlib.import_module(name)
         except ImportError:
             mod = None
         out = set()
         for attr in dir(mod) if mod is not None else ():
-            if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
+            if attr.startswith("_") or attr in refused:
                 continue
             v = getattr(mod, attr, None)
-            if isinstance(v, types.ModuleType) and v.__name__ not in ALLOWED_MODULES | {"collections.abc"}:
+            if isinstance(v, types.ModuleType) and v.__name__ not in mods | {"collections.abc"}:
                 continue
-            if id(v) in banned or isinstance(v, type) and issubclass(v, type):
+            if id(v) in banned or isinstance(v, type) and issubclass(v, type) and not (permissive and attr == "ABCMeta"):
                 continue  # eval/exec/getattr... and metaclasses (they build classes with hooks)
             out.add(attr)
-        got = _MODULE_ATTRS[name] = frozenset(out)
+        if permissive and name == "sys":
+            out &= SYS_READ_ONLY
+        got = _MODULE_ATTRS[(name, permissive)] = frozenset(out)
     return got
 
 
@@ -239,15 +304,26 @@ def _format_fields_safe(fmt: str) -> bool:
     return True
 
 
-def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
-    """Everything the ``strict`` profile refuses in the answer's code (empty list: allowed)."""
+def strict_check(code: str, package: str, linalg: str, permissive: bool | None = None) -> list[Violation]:
+    """Everything the ``strict`` profile refuses in the answer's code.
+
+    Args:
+        code: the answer's code.
+        package: the library's package name; linalg: its linear-algebra submodule.
+        permissive: the permissive gate (:func:`open_check`) or the closed one; None:
+            :data:`PERMISSIVE_STRICT`.
+
+    Returns:
+        The violations, in the order found (empty: allowed)."""
+    if PERMISSIVE_STRICT if permissive is None else permissive:
+        return open_check(code, package)
     try:
         tree = parse(code)
     except SyntaxError as exc:
         return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [Violation(0, f"unparsable code: {exc}")]
-    allowed_mods = ALLOWED_MODULES | {package, f"{package}.{linalg}"}
+    allowed_mods = CLOSED_MODULES | {package, f"{package}.{linalg}"}
     out: list[Violation] = []
 
     def bad(node: ast.AST, what: str) -> None:
@@ -259,7 +335,7 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name in ALLOWED_MODULES:
+                if a.name in CLOSED_MODULES:
                     aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
     # `type` only as `type(x)`: called by any other name or with three arguments it makes classes,
     # with NumPy's protocol hooks if it likes
@@ -279,19 +355,19 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
             for a in node.names:
                 if a.name == "*" or a.name.startswith("_") and mod != "__future__":
                     bad(node, f"import of {mod}.{a.name} is not allowed")
-                elif mod in ALLOWED_MODULES and a.name not in module_attributes(mod):
+                elif mod in CLOSED_MODULES and a.name not in module_attributes(mod, False):
                     bad(node, f"import of {mod}.{a.name} is not allowed")
         elif isinstance(node, ast.Name):
             if node.id.startswith("__") and not (node.id in _ALLOWED_DUNDER_NAMES and isinstance(node.ctx, ast.Load)):
                 bad(node, f"name {node.id} is not allowed")
-            elif node.id in FORBIDDEN_BUILTINS:
+            elif node.id in CLOSED_BUILTINS:
                 bad(node, f"{node.id} is not allowed")
             elif node.id == "type" and id(node) not in one_arg_type:
                 bad(node, "type is allowed only as type(x)")
         elif isinstance(node, ast.Attribute):
             a = node.attr
             recv = node.value
-            if isinstance(recv, ast.Name) and recv.id in aliases and not a.startswith("_") and a not in module_attributes(aliases[recv.id]):
+            if isinstance(recv, ast.Name) and recv.id in aliases and not a.startswith("_") and a not in module_attributes(aliases[recv.id], False):
                 bad(node, f"{aliases[recv.id]}.{a} is not allowed")
             elif a.startswith("_"):
                 bad(node, f"private attribute .{a} is not allowed")
@@ -331,3 +407,201 @@ def strict_check(code: str, package: str, linalg: str) -> list[Violation]:
             elif isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type" and (len(node.args) != 1 or node.keywords):
                 bad(node, "type(x)(...) is allowed only with one argument (type(type) builds classes)")
     return out
+
+
+# -- the permissive strict gate (PERMISSIVE_STRICT) -----------------------------------------------
+_WORD = re.compile(r"\w+")
+# the builtin classes: `type(int)(...)` is `type(...)`, the class builder
+_BUILTIN_CLASSES = frozenset(n for n in dir(builtins) if isinstance(getattr(builtins, n), type))
+
+
+def _dangerous_name(name: str) -> bool:
+    """A dunder, hook or frame/code name no honest answer needs (attribute, name or string word)."""
+    return name in DANGEROUS_DUNDERS or name.startswith(HOOK_PREFIXES) or name in FRAME_ATTRIBUTES
+
+
+def open_check(code: str, package: str) -> list[Violation]:
+    """The permissive ``strict`` gate: what the task needs, and ordinary Python besides.
+
+    Refused: imports outside :data:`OPEN_MODULES` and the library (``import PKG.sub as la`` is
+    fine), a module's names outside its allow-list (:func:`module_attributes`), a module other
+    than the library used as a value (``getattr(mod, name)`` would read past the allow-list), code
+    from strings, files and namespaces (:data:`OPEN_BUILTINS`), the attributes that lead to
+    namespaces, frames, code, every class or NumPy's hooks (:data:`DANGEROUS_DUNDERS`,
+    :data:`FRAME_ATTRIBUTES`, :data:`OPEN_FORBIDDEN_ATTRIBUTES`) wherever they are named: as
+    attributes, names, definitions, keywords, class-pattern keywords, or words of a string literal;
+    classes built by metaclasses (``metaclass=`` other than ``ABCMeta``, ``type`` as a base or
+    called with other than one argument).  Allowed: classes, decorators, dunder methods,
+    dataclasses, typing, ``getattr``/``setattr`` (a literal name is checked), ``super()``,
+    ``object``, private attributes, ``sys``'s read-only values, ``str.format`` templates.
+
+    This gate is safe only where the answer's process holds no NumPy: a name built at run time
+    (``getattr(f, "__glo" + "bals__")``) passes it, and then nothing in the process must be worth
+    reaching (see docs/security.md).
+
+    Args:
+        code: the answer's code.
+        package: the library's package name.
+
+    Returns:
+        The violations (empty: allowed)."""
+    try:
+        tree = parse(code)
+    except SyntaxError as exc:
+        return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [Violation(0, f"unparsable code: {exc}")]
+    out: list[Violation] = []
+
+    def bad(node: ast.AST, what: str) -> None:
+        out.append(Violation(getattr(node, "lineno", 0), what))
+
+    def library(mod: str) -> bool:
+        return mod == package or mod.startswith(package + ".")
+
+    def attribute(node: ast.AST, a: str, where: str = "attribute") -> None:
+        if _dangerous_name(a) or a in OPEN_FORBIDDEN_ATTRIBUTES:
+            bad(node, f"{where} {a} is not allowed")
+
+    # names bound to a module other than the library: usable only as `name.attr`, attr on its list
+    modules: dict[str, str] = {}
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if not library(a.name):
+                    modules[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not library(node.module):
+            for a in node.names:
+                if f"{node.module}.{a.name}" in OPEN_MODULES:
+                    modules[a.asname or a.name] = f"{node.module}.{a.name}"
+    receivers = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    one_arg_type = {id(n.func) for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id == "type" and len(n.args) == 1 and not n.keywords}
+    for node in nodes:
+        t = type(node)
+        if t is ast.Import:
+            for a in node.names:
+                if not (library(a.name) or a.name in OPEN_MODULES):
+                    bad(node, f"import of {a.name} is not allowed")
+        elif t is ast.ImportFrom:
+            mod = node.module or ""
+            if node.level or not (library(mod) or mod in OPEN_MODULES):
+                bad(node, f"import from {'.' * node.level}{mod} is not allowed")
+                continue
+            for a in node.names:
+                if a.name == "*" or a.name.startswith("_") and mod != "__future__":
+                    bad(node, f"import of {mod}.{a.name} is not allowed")
+                elif mod in OPEN_MODULES and f"{mod}.{a.name}" not in OPEN_MODULES and a.name not in module_attributes(mod, True):
+                    bad(node, f"import of {mod}.{a.name} is not allowed")
+        elif t is ast.Name:
+            n = node.id
+            if n in OPEN_BUILTINS or _dangerous_name(n):
+                bad(node, f"{n} is not allowed")
+            elif n in modules and id(node) not in receivers:
+                bad(node, f"module {modules[n]} used as a value (only its attributes may be)")
+            elif n == "type" and id(node) not in one_arg_type:
+                bad(node, "type is allowed only as type(x)")
+        elif t is ast.Attribute:
+            recv = node.value
+            if isinstance(recv, ast.Name) and recv.id in modules:
+                mod = modules[recv.id]
+                if f"{mod}.{node.attr}" not in OPEN_MODULES and node.attr not in module_attributes(mod, True):
+                    bad(node, f"{mod}.{node.attr} is not allowed")
+                    continue
+            attribute(node, node.attr)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            if _dangerous_name(node.name):
+                bad(node, f"defining {node.name} is not allowed")
+            if t is ast.ClassDef:
+                for k in node.keywords:
+                    v = k.value
+                    abcmeta = (isinstance(v, ast.Name) and v.id == "ABCMeta"
+                               or isinstance(v, ast.Attribute) and v.attr == "ABCMeta" and modules.get(getattr(v.value, "id", "")) == "abc")
+                    if k.arg == "metaclass" and not abcmeta or k.arg != "metaclass" and not isinstance(v, ast.Constant):
+                        bad(node, "class keywords other than metaclass=ABCMeta and constants are not allowed")
+                for base in node.bases:
+                    f = base.func if isinstance(base, ast.Call) else base
+                    if isinstance(f, ast.Name) and f.id == "type" or isinstance(f, ast.Attribute) and f.attr == "ABCMeta":
+                        bad(node, "a metaclass (a class derived from type) is not allowed")
+        elif t is ast.arg:
+            if _dangerous_name(node.arg):
+                bad(node, f"argument name {node.arg} is not allowed")
+        elif t is ast.keyword:
+            if node.arg and _dangerous_name(node.arg):
+                bad(node, f"keyword {node.arg} is not allowed")
+        elif t is ast.MatchClass:
+            for a in node.kwd_attrs:  # `case C(__globals__=g)` reads the attribute by its name
+                attribute(node, a, "class-pattern keyword")
+        elif t is ast.alias:
+            if node.asname and _dangerous_name(node.asname):
+                bad(node, f"name {node.asname} is not allowed")
+        elif t in (ast.Global, ast.Nonlocal):
+            for n in node.names:
+                if _dangerous_name(n):
+                    bad(node, f"name {n} is not allowed")
+        elif t is ast.Constant and isinstance(node.value, str):
+            for w in _WORD.findall(node.value):
+                if _dangerous_name(w):
+                    bad(node, f"the string names {w}, which is not allowed")
+                    break
+        elif t is ast.Call:
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "type" and len(node.args) != 1:
+                bad(node, "type() with other than one argument is not allowed")
+            elif (isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type" and f.args
+                  and (isinstance(f.args[0], ast.Call) or isinstance(f.args[0], ast.Name) and f.args[0].id in _BUILTIN_CLASSES)):
+                bad(node, "type(<a class>)(...) builds classes: not allowed")
+    return out
+
+
+def library_use(tree: ast.AST, entry: str, package: str) -> str:
+    """The permissive strict gate's rule for using the library, in place of the official one: the
+    entry function exists and returns a value, and the library is named in code reachable from it
+    (its body, and the module-level functions, classes and assignments it names, transitively).
+    So a helper, a method or ``import PKG.sub as la`` may make the call.
+
+    Args:
+        tree: the parsed answer.
+        entry: the entry function's name.
+        package: the library's package name.
+
+    Returns:
+        "" when the rule holds, else why not (one line)."""
+    body = getattr(tree, "body", [])
+    defs: dict[str, list[ast.AST]] = {}
+    lib_names: set[str] = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for tgt in targets:
+                for n in ast.walk(tgt):
+                    if isinstance(n, ast.Name):
+                        defs.setdefault(n.id, []).append(node)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == package or a.name.startswith(package + "."):
+                    lib_names.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and (node.module == package or node.module.startswith(package + ".")):
+            lib_names.update(a.asname or a.name for a in node.names)
+    fn = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+    if fn is None:
+        return f"entry function {entry or '(none)'} not found"
+    if not any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(fn)):
+        return f"the entry function {entry} returns no value"
+    seen: set[int] = set()
+    todo: list[ast.AST] = [fn]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                if n.id in lib_names:
+                    return ""
+                todo.extend(defs.get(n.id, ()))
+    return f"the entry function {entry} does not use {package}, directly or through the code it names"

@@ -1,0 +1,144 @@
+"""The strict gate against two corpora of our own (issue 31): honest-but-unusual answers on real
+built-in tasks, which the permissive gate must accept, and hostile answers of every class of the
+issue plus a seeded fuzzer, which must earn nothing under ``strict``: today (the closed gate, the
+run-time wall) and after ``gates.PERMISSIVE_STRICT`` flips (then the out-of-process library must
+stop what the permissive gate lets through; benchmarks/gate_corpora.py lists those).
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+from se_gym.judge import Judge, gates
+from se_gym.judge.extract import entry_function
+from se_gym.judge.gates import library_use, official_static_gate, open_check, strict_check
+from se_gym.library import mint
+from se_gym.tasks.spec import load_task_spec
+
+from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+
+# three seed-0 train tasks of different shapes: a list of floats, a scalar, an array (wrapped print)
+TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
+LIB7 = mint(7)
+
+
+@pytest.fixture(scope="module")
+def suite():
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    return [t for t in tasks if t.id in TASK_IDS], lib
+
+
+@pytest.fixture(scope="module")
+def honest(suite):
+    tasks, lib = suite
+    return honest_answers(tasks, lib), lib
+
+
+def test_the_permissive_gate_accepts_every_honest_answer(honest):
+    answers, lib = honest
+    assert len(STYLES) >= 60 and len(answers) == 3 * len(STYLES)
+    refused = [f"{name} ({t.id}): {v[0]}" for name, _, code, t in answers if (v := open_check(code, lib.package))]
+    assert not refused, "\n".join(refused)
+    # and the permissive rule for using the library holds for each (a helper or an alias may call it)
+    missing = [f"{name}: {why}" for name, _, code, _ in answers
+               if (why := library_use(ast.parse(code + f"import {lib.package}\n"), "solve", lib.package))]
+    assert not missing, "\n".join(missing)
+    # the closed gate (today's default) refuses many of them: the reason for the permissive one
+    closed = sum(not strict_check(code, lib.package, lib.linalg, permissive=False) for _, _, code, _ in answers)
+    print(f"honest answers accepted: closed gate {closed}/{len(answers)}, permissive gate {len(answers)}/{len(answers)}")
+    assert closed < len(answers)
+
+
+def test_the_official_static_gate_is_as_each_style_says(honest):
+    answers, lib = honest
+    wrong = []
+    for name, official, code, t in answers:
+        src = code + f"import {lib.package}\n"  # (officially the entry is the first function defined)
+        ok, why = official_static_gate(src, entry_function(src), lib.package, lib.names.get("array", "array"))
+        if ok != official:
+            wrong.append(f"{name} ({t.id}): official gate {ok} ({why}), the corpus says {official}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_honest_answers_score_one_end_to_end_under_sebench(honest):
+    """Where SE-Bench's rules apply (its entry, the first function defined, is ``solve`` and calls the
+    library), each honest answer runs and passes every case under ``sebench``."""
+    answers, lib = honest
+    chosen = [(name, code, t) for name, official, code, t in answers if official and entry_function(code) == "solve"]
+    assert len(chosen) >= 90
+    with Judge(lib, profile="sebench", workers=2) as judge:
+        verdicts = judge.judge_many([(block(code), t.test_cases, t.function_name) for _, code, t in chosen])
+    failed = [f"{name} ({t.id}): {v.status.value} {v.detail[:160]}" for (name, _, t), v in zip(chosen, verdicts) if not v.passed]
+    assert not failed, f"{len(failed)} of {len(chosen)} failed:\n" + "\n".join(failed[:10])
+
+
+def test_the_permissive_rule_for_the_library_refuses_answers_that_do_not_use_it():
+    pkg = LIB7.package
+    for code, why in (
+        ("def solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
+        (f"def helper(x):\n    return {pkg}.abs(x)\ndef solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
+        (f"def solve(x):\n    {pkg}.abs(x)\n", "returns no value"),
+        ("def other(x):\n    return x\n", "not found"),
+    ):
+        assert why in library_use(ast.parse(code + f"import {pkg}\n"), "solve", pkg), code
+
+
+def test_the_switch_selects_the_gate_and_the_run_time_lists(monkeypatch):
+    code = f"import {LIB7.package}\nclass A:\n    @property\n    def v(self):\n        return 1\ndef solve(x):\n    return {LIB7.qualified('abs')}(x)\n"
+    assert gates.PERMISSIVE_STRICT is False  # the lead flips it once the out-of-process library is merged
+    assert strict_check(code, LIB7.package, LIB7.linalg) and gates.FORBIDDEN_BUILTINS == gates.CLOSED_BUILTINS
+    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", True)
+    assert not strict_check(code, LIB7.package, LIB7.linalg)
+    assert "maxsize" in gates.module_attributes("sys") and "modules" not in gates.module_attributes("sys")
+
+
+# ----------------------------------------------------------------------------------- hostile
+def _judge_hostile(judge: Judge, answers: dict[str, str]) -> list[str]:
+    honest = block(f"import {LIB7.package}\ndef solve(x):\n    return [float(v) for v in {LIB7.qualified('abs')}(x)]\n")
+    names = list(answers)
+    verdicts = judge.judge_many([(answers[n], CASES) for n in names] + [(honest, CASES)])
+    assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
+    return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:120]})" for n, v in zip(names, verdicts)
+            if v.reward > 0 or v.passed or v.infrastructure]
+
+
+@pytest.fixture(scope="module")
+def strict_judge():
+    with Judge(LIB7, profile="strict", workers=2, reward="fraction") as judge:
+        yield judge
+
+
+def test_hostile_answers_earn_nothing_under_strict(strict_judge):
+    """Every class of issue 31 (reflection through allowed modules and unchecked syntax, the library's
+    own objects, NumPy hooks carried in C containers, hook classes built indirectly), fraction reward:
+    not even one case may pass.  Under the permissive gate most of these reach the run time, where
+    today's in-process NumPy would be found (benchmarks/gate_corpora.py measures which)."""
+    hostile = hostile_answers(LIB7)
+    assert len({cls for cls, _ in hostile.values()}) == 4 and len(hostile) >= 40
+    gamed = _judge_hostile(strict_judge, {name: answer for name, (_, answer) in hostile.items()})
+    assert not gamed, "\n".join(gamed)
+
+
+def test_the_permissive_gate_still_refuses_what_names_its_route():
+    """What the permissive gate refuses on its own (the route named in the code: a dangerous attribute,
+    keyword, class pattern, string, a module used as a value, hooks defined by name)."""
+    refused = {name for name, (_, answer) in hostile_answers(LIB7).items()
+               if open_check(answer.split("```python\n")[1].split("```")[0], LIB7.package)}
+    for name in ("functools.update_wrapper copies __globals__", "match class pattern __globals__",
+                 "match class pattern __subclasses__", "attrgetter with a dotted dunder path", "str.format walks attributes",
+                 "sys module as a value", "enum helper hands back getattr", "library function __globals__",
+                 "library private module", "hook class inside a deque", "type(int) builds the hook class",
+                 "metaclass subclass builds the hook class", "Enum functional API carries a hook"):
+        assert name in refused, name
+
+
+def test_fuzzed_reflective_and_hook_programs_earn_nothing_under_strict(strict_judge):
+    """Seeded random programs (SE_GYM_FUZZ_SEED, default 0): reflective chains from the objects an
+    answer has, and NumPy-hooked objects made several ways and carried in containers."""
+    seed = int(os.environ.get("SE_GYM_FUZZ_SEED", "0"))
+    programs = fuzz_programs(LIB7, seed, 40)
+    print(f"fuzz seed {seed}: {len(programs)} programs")
+    gamed = _judge_hostile(strict_judge, {f"fuzz {seed}/{i}": p for i, p in enumerate(programs)})
+    assert not gamed, "\n".join(gamed)
