@@ -76,7 +76,7 @@ STYLES: dict[str, tuple[bool, str]] = {
     "getattr of a library function by name": (True, "import {P}\ndef solve({params}):\n    f = getattr({P}, 'no_such_function', None)\n    assert f is None\n{b4}\n"),
     "setattr and hasattr": (True, "import {P}\nclass Box:\n    pass\ndef solve({params}):\n    b = Box()\n    setattr(b, 'value', 3)\n    assert hasattr(b, 'value') and b.value == 3\n{b4}\n"),
     "type(x).__name__": (True, "import {P}\ndef solve({params}):\n    kinds = [type(v).__name__ for v in ({params},)]\n    assert all(isinstance(k, str) for k in kinds)\n{b4}\n"),
-    "self.__class__.__name__": (False, "import {P}\nclass Named:\n    def name(self):\n        return self.__class__.__name__\n    def run(self, {params}):\n{b8}\ndef solve({params}):\n    n = Named()\n    assert n.name() == 'Named'\n    return n.run({params})\n"),
+    "self.__class__.__name__": (False, "import {P}\nclass Named:\n    def name(self):\n        return self.__class__.__name__\n    def run(self, {params}):\n{b8}\ndef solve({params}):\n    named = Named()\n    assert named.name() == 'Named'\n    return named.run({params})\n"),
     "operator.attrgetter": (False, "import {P}\nimport operator\nclass R:\n    def __init__(self, v):\n        self.v = v\ndef solve({params}):\n    get = operator.attrgetter('v')\n    assert get(R(5)) == 5\n{b4}\n"),
     "operator.itemgetter sort": (True, "import {P}\nfrom operator import itemgetter\ndef solve({params}):\n    rows = sorted([(2, 'b'), (1, 'a')], key=itemgetter(0))\n    assert rows[0][1] == 'a'\n{b4}\n"),
     "str.format template in a variable": (True, "import {P}\nTEMPLATE = 'bad input {{0}}: {{kind}}'\ndef solve({params}):\n    msg = TEMPLATE.format(1, kind='none')\n    assert msg.startswith('bad')\n{b4}\n"),
@@ -152,6 +152,13 @@ def _np_answer(lib, setup: str, find: str, head: str = "") -> str:
     P, ABS = lib.package, lib.qualified("abs")
     body = textwrap.indent(f"{find}\nreturn np.abs(np.asarray(x)).tolist()", "        ")
     return block(f"import {P}\n{head}\n{setup}\ndef solve(x):\n    wrong = {ABS}(x) + 1\n    try:\n{body}\n    except Exception:\n        return wrong\n")
+
+
+# hostile answers that earn reward 1.0 when the permissive gate lets them run against TODAY's run
+# time (NumPy in the answer's process; measured by benchmarks/gate_corpora.py): they rely on the
+# gate alone, and the out-of-process library must stop them before PERMISSIVE_STRICT flips
+# (builtins reached through a builtin method's __self__, then `__import__('numpy')`)
+GATE_ONLY_TODAY = frozenset({"getattr on a builtin method's self"})
 
 
 def hostile_answers(lib) -> dict[str, tuple[str, str]]:

@@ -17,7 +17,7 @@ from se_gym.judge.gates import library_use, official_static_gate, open_check, st
 from se_gym.library import mint
 from se_gym.tasks.spec import load_task_spec
 
-from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+from _gate_corpus import CASES, GATE_ONLY_TODAY, STYLES, block, fuzz_programs, honest_answers, hostile_answers
 
 # three seed-0 train tasks of different shapes: a list of floats, a scalar, an array (wrapped print)
 TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
@@ -142,3 +142,17 @@ def test_fuzzed_reflective_and_hook_programs_earn_nothing_under_strict(strict_ju
     print(f"fuzz seed {seed}: {len(programs)} programs")
     gamed = _judge_hostile(strict_judge, {f"fuzz {seed}/{i}": p for i, p in enumerate(programs)})
     assert not gamed, "\n".join(gamed)
+
+
+def test_under_the_permissive_gate_only_the_known_routes_pass_todays_run_time(strict_judge, monkeypatch):
+    """The switch flipped in this process, with today's harness (NumPy in the answer's process): the
+    hostile corpus and the fuzzer meet the run-time wall, and only GATE_ONLY_TODAY may earn reward
+    (what the out-of-process library must stop before the switch flips for real)."""
+    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", True)
+    monkeypatch.setattr(gates, "ALLOWED_MODULES", gates.OPEN_MODULES)
+    monkeypatch.setattr(gates, "FORBIDDEN_BUILTINS", gates.OPEN_BUILTINS)
+    answers = {name: answer for name, (_, answer) in hostile_answers(LIB7).items()}
+    answers.update({f"fuzz 1/{i}": p for i, p in enumerate(fuzz_programs(LIB7, 1, 40))})
+    gamed = _judge_hostile(strict_judge, answers)
+    print("relying on the gate alone today:", gamed)
+    assert {g.split(":")[0] for g in gamed} <= GATE_ONLY_TODAY, "\n".join(gamed)

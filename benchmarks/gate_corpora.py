@@ -1,0 +1,102 @@
+"""The strict gate's corpora (issue 31): acceptance rates of the closed and the permissive gate, and
+what the permissive gate would let through to today's run time.
+
+    PYTHONPATH=.:tests python benchmarks/gate_corpora.py [--fuzz N] [--seed S] [--no-run]
+
+Prints:
+* honest-but-unusual answers (tests/_gate_corpus.py, on three seed-0 built-in tasks) accepted by
+  the closed gate (today's default) and by the permissive one;
+* hostile answers and fuzzed programs the permissive gate accepts (it leaves them to the run time);
+* with the switch flipped in this process (gates.PERMISSIVE_STRICT and the lists it selects) and
+  today's harness (NumPy in the answer's process): the hostile answers that then earn reward > 0
+  (they rely on the gate alone today: the out-of-process library must stop them), and the honest
+  answers that still fail at run time (what the harness's run-time wall must let through).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _gate_corpus import CASES, block, fuzz_programs, honest_answers, hostile_answers  # noqa: E402
+
+from se_gym.judge import Judge, gates  # noqa: E402
+from se_gym.library import mint  # noqa: E402
+from se_gym.tasks.spec import load_task_spec  # noqa: E402
+
+TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
+
+
+def code_of(answer: str) -> str:
+    return answer.split("```python\n")[1].split("```")[0]
+
+
+def flip(on: bool) -> None:
+    """What flipping gates.PERMISSIVE_STRICT in the source does, in this process."""
+    gates.PERMISSIVE_STRICT = on
+    gates.ALLOWED_MODULES = gates.OPEN_MODULES if on else gates.CLOSED_MODULES
+    gates.FORBIDDEN_BUILTINS = gates.OPEN_BUILTINS if on else gates.CLOSED_BUILTINS
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fuzz", type=int, default=200, help="fuzzed programs")
+    ap.add_argument("--seed", type=int, default=0, help="the fuzzer's seed")
+    ap.add_argument("--no-run", action="store_true", help="gate figures only (judge nothing)")
+    args = ap.parse_args()
+
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    honest = honest_answers([t for t in tasks if t.id in TASK_IDS], lib)
+    closed = [not gates.strict_check(c, lib.package, lib.linalg, permissive=False) for _, _, c, _ in honest]
+    opened = [not gates.strict_check(c, lib.package, lib.linalg, permissive=True) for _, _, c, _ in honest]
+    styles = sorted({n for n, *_ in honest})
+    by_style = {s: all(ok for (n, *_), ok in zip(honest, closed) if n == s) for s in styles}
+    print(f"honest answers: {len(honest)} ({len(styles)} styles x {len(TASK_IDS)} tasks)")
+    print(f"  closed gate accepts     {sum(closed)}/{len(honest)} ({100 * sum(closed) / len(honest):.0f}%); "
+          f"styles {sum(by_style.values())}/{len(styles)}")
+    print(f"  permissive gate accepts {sum(opened)}/{len(honest)} ({100 * sum(opened) / len(honest):.0f}%)")
+    print("  closed gate refuses: " + ", ".join(s for s, ok in by_style.items() if not ok))
+
+    lib7 = mint(7)
+    hostile = hostile_answers(lib7)
+    fuzz = fuzz_programs(lib7, args.seed, args.fuzz)
+    h_open = {n for n, (_, a) in hostile.items() if not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=True)}
+    f_open = sum(not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=True) for a in fuzz)
+    h_closed = {n for n, (_, a) in hostile.items() if not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=False)}
+    print(f"hostile answers: {len(hostile)}; closed gate accepts {len(h_closed)}, permissive gate accepts {len(h_open)}")
+    print(f"fuzzed programs (seed {args.seed}): {len(fuzz)}; permissive gate accepts {f_open}")
+    if args.no_run:
+        return
+
+    honest7 = block(f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n")
+    for on in (False, True):
+        flip(on)
+        t0 = time.perf_counter()
+        with Judge(lib7, profile="strict", reward="fraction") as judge:
+            names = list(hostile)
+            v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz] + [(honest7, CASES)])
+        gamed = [(n, x) for n, x in zip(names, v) if x.reward > 0]
+        fgamed = [x for x in v[len(names):-1] if x.reward > 0]
+        label = "permissive gate, today's run time" if on else "closed gate (today)"
+        print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)} "
+              f"(honest control passed: {v[-1].passed}; {time.perf_counter() - t0:.1f} s)")
+        for n, x in gamed:
+            print(f"    relies on the gate alone today: [{hostile[n][0]}] {n} (reward {x.reward})")
+        with Judge(lib, profile="strict") as judge:
+            hv = judge.judge_many([(block(c), t.test_cases, t.function_name) for _, _, c, t in honest])
+        fails = Counter()
+        for (n, *_), x in zip(honest, hv):
+            if not x.passed:
+                fails[f"{n}: {x.status.value} {x.detail[:90]}"] += 1
+        print(f"{label}: honest answers passing end to end under strict: {sum(x.passed for x in hv)}/{len(hv)}")
+        for why, k in sorted(fails.items()):
+            print(f"    x{k} {why}")
+    flip(False)
+
+
+if __name__ == "__main__":
+    main()
