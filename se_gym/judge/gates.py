@@ -20,6 +20,9 @@
   - ``str.format`` only on a literal whose fields name no attributes or items (``"{0.x}"``
     reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, its result
     called with one argument only, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
+* :func:`open_check` and :func:`library_use` are the permissive ``strict`` gate (issue 31), used when
+  :data:`PERMISSIVE_STRICT` is on: ordinary Python allowed, only what leads out of the answer's own
+  objects refused; safe only once NumPy is out of the answer's process.
 """
 from __future__ import annotations
 
