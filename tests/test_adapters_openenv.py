@@ -321,3 +321,17 @@ def test_a_step_whose_client_left_is_not_judged(server):
     before = asyncio.run(main())
     _wait_for(lambda: _get(server + "/se_gym/sessions")["open"] == 0, "the sessions to close")
     assert _get(server + "/se_gym/sessions")["judged"] - before == 1  # the spinning answer alone
+
+
+def test_the_server_states_its_library_and_a_client_checks_it(server):
+    """The handshake of the http backend, for OpenEnv (issue 31): the server states its library and
+    profile, and a client that expects another gets one line naming both."""
+    from se_gym.integrations.openenv import LibraryMismatch, check_server_library
+
+    got = check_server_library(server, "seed:0", "strict")
+    assert got["profile"] == "strict" and got["id"] == _get(server + "/se_gym/library")["library"]["id"]
+    for library, profile in (("seed:0", "sebench"), ("seed:1", "strict")):
+        with pytest.raises(LibraryMismatch, match=r"serves library .*profile strict.*; this client expects library"):
+            check_server_library(server.replace("http://", "ws://"), library, profile)
+    with pytest.raises(LibraryMismatch, match="states no library"):
+        check_server_library(f"http://127.0.0.1:{_free_port()}", "seed:0", timeout_s=5)  # nobody listens there

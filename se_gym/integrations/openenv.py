@@ -48,6 +48,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
+from ..errors import SEGymError
 from ._common import Suite
 
 log = logging.getLogger(__name__)
@@ -269,6 +270,12 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
         return {"open": len(SEBenchEnvironment.live), "max": max_sessions, "judged": t["items"], "batches": t["batches"],
                 "mean_batch": (t["items"] / t["batches"]) if t["batches"] else 0.0, "max_batch": t["max_batch"]}
 
+    @app.get("/se_gym/library", tags=["Health"], summary="the library and profile this server judges with")
+    def library() -> dict:
+        from ..library.writer import served_identity
+
+        return {"server": "se-gym", "library": served_identity(suite.library, suite.judge.profile)}
+
     from ..prometheus import add_metrics_route
 
     add_metrics_route(app, suite.judge.metrics)  # GET /metrics: the judge's counters
@@ -323,8 +330,51 @@ class QuietDisconnect:
             pumping.cancel()
 
 
+class LibraryMismatch(SEGymError):
+    """The OpenEnv server judges with another library, profile or se-gym than the client expects."""
+
+
+def check_server_library(base_url: str, library: Any, profile: str = "strict", timeout_s: float = 10.0) -> dict:
+    """The handshake the ``http`` sandbox backend has, for an OpenEnv server: it states its library
+    (id, content hash of the sandbox's copy, profile, se-gym version) on ``GET /se_gym/library``,
+    and a client that trains on its rewards checks it before the first episode (a ``sebench``
+    server rewards what ``strict`` refuses).
+
+    Args:
+        base_url: the server's address (``http://host:port``; ``ws://`` is read as ``http://``).
+        library: the library the client expects (a Library or a spec: ``"seed:0"``...).
+        profile: the judge's profile the client expects.
+        timeout_s: how long to wait for the server's answer.
+
+    Returns:
+        The server's identity (a dict), when it is the expected one.
+
+    Raises:
+        LibraryMismatch: another identity, or none stated (one line naming both)."""
+    import json
+    import urllib.request
+
+    from ..library import from_spec
+    from ..library.writer import identity_text, served_identity
+
+    url = base_url.rstrip("/").replace("ws://", "http://", 1).replace("wss://", "https://", 1) + "/se_gym/library"
+    want = served_identity(from_spec(library), profile)
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as r:
+            body = json.loads(r.read())
+    except (OSError, ValueError) as exc:
+        raise LibraryMismatch(f"the OpenEnv server at {base_url} states no library ({type(exc).__name__}: {exc}); "
+                              f"this client expects {identity_text(want)}") from None
+    got = body.get("library") if isinstance(body, dict) and body.get("server") == "se-gym" else None
+    if not isinstance(got, dict) or any(got.get(k) != want[k] for k in ("content", "profile", "se_gym")):
+        raise LibraryMismatch(f"the OpenEnv server at {base_url} serves {identity_text(got)}; this client expects {identity_text(want)}")
+    return got
+
+
 class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
-    """openenv-core's ``EnvClient`` for this server (async; ``.sync()`` for the blocking form)."""
+    """openenv-core's ``EnvClient`` for this server (async; ``.sync()`` for the blocking form).
+    :func:`check_server_library` checks that the server judges with the library and profile the
+    client expects."""
 
     def _step_payload(self, action: SEBenchAction) -> Dict[str, Any]:
         if isinstance(action, SEBenchAction):
