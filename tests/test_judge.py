@@ -486,10 +486,9 @@ def test_strict_reads_a_row_numpy_wrapped_over_lines_as_one_row():
     assert strict.equal("Label: 1\nOther: 2", "Label: 1\nOther: 2") and not strict.equal("[1 2\n 3]", "[1, 2]")
 
 
-def test_every_builtin_reference_passes_strict_returning_a_list_or_an_array():
+def _builtin_list_and_array_items():
     """The seed-0 built-in suite (train and single_test): each task's library solution, its result
-    turned into a list, and (where the result is a list of values) into a library array, passes
-    strict.  69 tasks failed as lists, and 108 as arrays, where NumPy wrapped a row over lines."""
+    turned into a list, and (where the result is a list of values) into a library array."""
     from se_gym.tasks.spec import load_task_spec
 
     tasks = []
@@ -497,7 +496,8 @@ def test_every_builtin_reference_passes_strict_returning_a_list_or_an_array():
         found, lib = load_task_spec("builtin:0", split, None, default_seed=0)
         tasks += found
     to_list = ("\n\ndef to_list(v):\n    if isinstance(v, (bool, int, float, complex, str)):\n        return v\n"
-               "    if isinstance(v, tuple):\n        return tuple(to_list(x) for x in v)\n    return [to_list(x) for x in v]\n")
+               "    if isinstance(v, tuple):\n        return tuple(to_list(x) for x in v)\n    try:\n        return [to_list(x) for x in v]\n"
+               "    except TypeError:\n        return v\n")  # (a NumPy scalar: sebench's library returns them as they are)
     ctor = lib.qualified("array")
 
     def variant(task, kind: str) -> str:
@@ -514,10 +514,34 @@ def test_every_builtin_reference_passes_strict_returning_a_list_or_an_array():
             items.append((variant(t, kind), t.test_cases, t.function_name))
             names.append(f"{t.id} as {kind}")
     assert len(tasks) == 996 and len(items) > 1500
-    with Judge(lib, profile="strict") as judge:
+    return lib, items, names
+
+
+@pytest.mark.parametrize("profile", ["strict", "sebench"])
+def test_every_builtin_reference_passes_returning_a_list_or_an_array(profile):
+    """Every built-in task's reference passes as a list and as an array, in both profiles: the
+    suite's expected outputs are canonical (TestCase.canonical), so a row NumPy wrapped over lines
+    reads as one row.  Before: 69 tasks failed as lists, and 108 as arrays, where NumPy wrapped a
+    row (under sebench the lists failed until the cases were canonical)."""
+    lib, items, names = _builtin_list_and_array_items()
+    assert all(c.canonical for _, cases, _ in items for c in cases)
+    with Judge(lib, profile=profile) as judge:
         verdicts = judge.judge_many(items)
     failed = [f"{n}: {v.status.value} {v.detail[:120]}" for n, v in zip(names, verdicts) if not v.passed]
     assert not failed, f"{len(failed)} failed:\n" + "\n".join(failed[:10])
+
+
+def test_official_cases_keep_the_official_reading_under_sebench(sebench_judge):
+    """A list answer against a wrapped NumPy print: passes for a canonical (built-in) case, fails
+    for an official one under sebench, as under SE-Bench's judge."""
+    import numpy as np
+
+    wrapped = str(np.arange(30) * 1.5)
+    assert "\n" in wrapped
+    answer = block(f"import {PKG}\ndef solve(x):\n    {ABS}(x)\n    return [v * 1.5 for v in range(30)]")
+    official, canonical = TestCase("x=[1]", wrapped), TestCase("x=[1]", wrapped, canonical=True)
+    v_official, v_canonical = sebench_judge.judge_many([(answer, [official]), (answer, [canonical])])
+    assert not v_official.passed and v_canonical.passed, (v_official.detail, v_canonical.detail)
 
 
 # ------------------------------------------------------------------ parity with the official judge

@@ -164,6 +164,8 @@ class Judge:
         # strict reads a row NumPy wrapped over lines as one row: a list answer and an array answer
         # of the same values then both pass (officially a list never equals a wrapped print)
         self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
+        # se-gym's own expected outputs (TestCase.canonical) are read that way under sebench too
+        self._canonical = self._checker if profile == "strict" else compare.OfficialChecker(self.array_type, numpy_wraps=True)
         self._case_codes: dict[tuple[str, str], bytes | None] = {}  # (case, filename) -> compiled_unit
         self.metrics = JudgeMetrics([s.value for s in Status])  # verdicts by status, infrastructure failures, latency (GET /metrics of the servers)
 
@@ -592,7 +594,7 @@ class Judge:
         strict = self.profile == "strict"
         first_error = next((c for c in report.cases if c.error is not None), None)
         printed = [c.printed if c.printed is not None else "" for c in report.cases]
-        official_ok = self._official_cases(printed, expected)
+        official_ok = self._official_cases(printed, expected, p.cases)
         cases, why = [], ""
         for c, exp, ok in zip(report.cases, _paired(p), official_ok + [False] * len(report.cases)):
             compare.check_budget()
@@ -632,11 +634,15 @@ class Judge:
         why = why or f"case {bad}: got {cases[bad].got!r:.80}, expected {cases[bad].expected!r:.80}"
         return done(reward_if_fail, Status.WRONG_ANSWER, sebench, cases, why, etype=ErrorType.RETURN_VALUE_MISUNDERSTANDING, extra=extra)
 
-    def _official_cases(self, printed: list[str], expected: list[str]) -> list[bool]:
+    def _official_cases(self, printed: list[str], expected: list[str], cases: Sequence[TestCase]) -> list[bool]:
         """Per-case official verdicts, reading the printed results as the official judge reads
-        its stdout (a result containing ``#`` or the separator shifts the pieces, as it does there)."""
+        its stdout (a result containing ``#`` or the separator shifts the pieces, as it does there);
+        a canonical case (TestCase.canonical) is read the canonical way."""
         pieces = compare.official_pieces(compare.official_stdout(printed))
-        return [self._checker.equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
+        return [self._checker_for(cases, i).equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
+
+    def _checker_for(self, cases: Sequence[TestCase], i: int) -> compare.OfficialChecker:
+        return self._canonical if i < len(cases) and cases[i].canonical else self._checker
 
     def _finish_stdout(self, p: _Pending, r, done, blank, limit_status) -> Verdict:
         """Backends without a result channel: the official stdout protocol (forgeable)."""
@@ -648,7 +654,7 @@ class Judge:
             et = classify_exception(*exc, self.package, self.array_type) if exc[0] else ErrorType.OTHER
             return done(0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, blank, f"no results printed: {exc[0]}: {exc[1]}", exc, et)
         pieces = compare.official_pieces(r.stdout)
-        oks = [self._checker.equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
+        oks = [self._checker_for(p.cases, i).equal(pieces[i], e) for i, e in enumerate(expected) if i < len(pieces)]
         cases = [CaseResult(pieces[i] if i < len(pieces) else None, e, i < len(oks) and oks[i]) for i, e in enumerate(expected)]
         if len(oks) < len(expected):
             return done(0.0, Status.RUNTIME_ERROR, SEBENCH_EXEC_ERROR, cases, "fewer results printed than test cases", exc)

@@ -16,12 +16,17 @@ class JudgeError(ValueError):
 @dataclass(frozen=True)
 class TestCase:
     """One test: ``input`` is keyword-argument source (``x1=[1, 2], x2=[3]``), ``output`` the
-    printed form of the expected result (``[3, 8]``)."""
+    printed form of the expected result (``[3, 8]``).  ``canonical``: se-gym's own expected output
+    (the built-in suite), read the canonical way under every profile: a row NumPy wrapped over
+    lines is one row, so a list answer and an array answer of the same values both pass.  False
+    (official data): under ``sebench`` it is read as SE-Bench reads it, where a list never equals
+    a wrapped row."""
 
     __test__ = False  # not a pytest class
 
     input: str
     output: str
+    canonical: bool = field(default=False, compare=False)  # (how to read, not what: equal cases stay equal)
 
     def __post_init__(self):
         for name in ("input", "output"):

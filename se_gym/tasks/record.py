@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -71,8 +71,12 @@ class Task:
     version: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "test_cases", tuple(as_test_case(t) for t in self.test_cases))
-        object.__setattr__(self, "example", as_test_case(self.example))
+        cases, example = tuple(as_test_case(t) for t in self.test_cases), as_test_case(self.example)
+        if self.source.startswith("builtin"):  # se-gym printed these outputs: read canonically (TestCase.canonical)
+            cases = tuple(c if c.canonical else replace(c, canonical=True) for c in cases)
+            example = example if example.canonical else replace(example, canonical=True)
+        object.__setattr__(self, "test_cases", cases)
+        object.__setattr__(self, "example", example)
         object.__setattr__(self, "functions", tuple(self.functions))
         object.__setattr__(self, "metadata", _freeze(dict(self.metadata)))
 
