@@ -3,7 +3,8 @@ default and help.
 
 A field becomes ``--field-name``; its help is ``field(metadata={"help": ...})`` (required: a flag
 without help is a defect the tests catch), optional ``metadata["choices"]``, ``["flag"]`` (another
-spelling) and ``["short"]`` (``"-n"``).  Types come from the annotation: ``int``, ``float``, ``str``,
+spelling), ``["short"]`` (``"-n"``), ``["metavar"]`` and ``["type"]`` (a parser for the flag's text, e.g.
+one that reads ``none`` as None).  Types come from the annotation: ``int``, ``float``, ``str``,
 ``bool`` (``--x/--no-x``), ``tuple[...]``/``list[...]`` (``nargs="+"``) and ``X | None``.  Values are
 taken in this order: the dataclass default, then ``--config FILE`` (TOML or JSON, keys as field
 names), then the flags given on the command line.
@@ -66,7 +67,7 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude:
         if tp is bool:
             kw["action"] = argparse.BooleanOptionalAction
         else:
-            kw["type"] = tp if tp in (int, float, str) else str
+            kw["type"] = meta.get("type") or (tp if tp in (int, float, str) else str)
             if many:
                 kw["nargs"] = "+"
         parser.add_argument(*flags, **kw)
@@ -95,8 +96,14 @@ def load_config_file(path: str | Path) -> dict:
     return data
 
 
-def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
+def config_from_args(cls: type, args: argparse.Namespace, *, also: tuple[type, ...] = (), **fixed: Any) -> Any:
     """The ``cls`` instance the command line asks for: defaults < ``--config`` file < flags < ``fixed``.
+
+    Args:
+        cls: the dataclass to build.
+        args: the parsed command line.
+        also: other dataclasses of the same command, whose options the file may hold too.
+        fixed: values that override everything.
 
     Raises:
         CLIError: the file names an option ``cls`` does not have, or a value is of the wrong type.
@@ -105,10 +112,11 @@ def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
     values: dict[str, Any] = {}
     if getattr(args, "config", None):
         data = load_config_file(args.config)
-        unknown = sorted(set(data) - names)
+        others = {f.name for other in also for f in dataclasses.fields(other)}
+        unknown = sorted(set(data) - names - others)
         if unknown:
             raise CLIError(f"config {args.config}: unknown option(s) {', '.join(unknown)} for {cls.__name__}")
-        values.update(data)
+        values.update({k: v for k, v in data.items() if k in names})
     values.update({n: getattr(args, n) for n in names if hasattr(args, n)})
     values.update(fixed)
     missing = [f for f in dataclasses.fields(cls) if f.init and f.name not in values
@@ -124,6 +132,16 @@ def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
         return cls(**values)
     except (TypeError, ValueError) as exc:
         raise CLIError(str(exc)) from None
+
+
+def int_or_none(text: str) -> int | None:
+    """A flag's integer, or None for ``none`` (``field(metadata={"type": int_or_none})``)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or none, got {text!r}") from None
 
 
 _WARNED: set[str] = set()
@@ -160,4 +178,4 @@ def _is_tuple(tp: Any) -> bool:
     return any(typing.get_origin(a) is tuple for a in (tp, *typing.get_args(tp)))
 
 
-__all__ = ["add_config_arguments", "add_deprecated_alias", "config_from_args", "load_config_file"]
+__all__ = ["add_config_arguments", "add_deprecated_alias", "config_from_args", "int_or_none", "load_config_file"]

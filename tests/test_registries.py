@@ -79,3 +79,35 @@ def test_the_old_backend_flag_of_judge_and_sandbox_still_works_and_warns_once(ca
             assert parser.parse_args(argv).sandbox == "docker"
     warned = [r.getMessage() for r in caplog.records if "deprecated" in r.getMessage()]
     assert warned == ["--backend is deprecated here: use --sandbox (it means the same)"]
+
+
+def test_a_registered_task_suite_kind_loads_through_gym_make(monkeypatch, tasks):
+    from se_gym.tasks.spec import TASK_SUITES, TaskSuite
+
+    class Given(TaskSuite):  # "given:K": the first K tasks of the fixture, against library seed 0
+        def default_library(self, spec):
+            return "seed:0"
+
+        def load(self, spec, split, library, progress):
+            return tasks[: int(spec.path)]
+
+    monkeypatch.setattr(TASK_SUITES, "_entries", dict(TASK_SUITES._entries))
+    TASK_SUITES.register("given", Given)
+    env = gym.make("SEBench-v0", tasks="given:1")
+    try:
+        env.reset(seed=0)
+        assert env.unwrapped.task.id == tasks[0].id
+    finally:
+        env.close()
+
+
+def test_one_task_spec_grammar_the_split_is_never_in_the_spec():
+    from se_gym.tasks import TaskError
+    from se_gym.tasks.spec import parse_task_spec
+
+    assert parse_task_spec("builtin:3").seed == 3 and parse_task_spec("builtin", default_seed=5).seed == 5
+    assert parse_task_spec("sebench:/x").path == "/x"
+    with pytest.raises(TaskError, match="the split is its own option"):
+        parse_task_spec("builtin:single_test")
+    with pytest.raises(TaskError, match=r"task spec kind must be one of builtin, sebench; got 'bultin' \(did you mean 'builtin'\?\)"):
+        parse_task_spec("bultin:3")
