@@ -3,7 +3,8 @@ default and help.
 
 A field becomes ``--field-name``; its help is ``field(metadata={"help": ...})`` (required: a flag
 without help is a defect the tests catch), optional ``metadata["choices"]``, ``["flag"]`` (another
-spelling), ``["short"]`` (``"-n"``), ``["metavar"]`` and ``["type"]`` (a parser for the flag's text, e.g.
+spelling), ``["short"]`` (``"-n"``), ``["metavar"]``, ``["repeat"]`` (a
+sequence given as a repeated flag rather than several values after one) and ``["type"]`` (a parser for the flag's text, e.g.
 one that reads ``none`` as None).  Types come from the annotation: ``int``, ``float``, ``str``,
 ``bool`` (``--x/--no-x``), ``tuple[...]``/``list[...]`` (``nargs="+"``) and ``X | None``.  Values are
 taken in this order: the dataclass default, then ``--config FILE`` (TOML or JSON, keys as field
@@ -68,7 +69,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude:
             kw["action"] = argparse.BooleanOptionalAction
         else:
             kw["type"] = meta.get("type") or (tp if tp in (int, float, str) else str)
-            if many:
+            if many and meta.get("repeat"):  # --k 1 --k 5
+                kw["action"] = "append"
+            elif many:
                 kw["nargs"] = "+"
         parser.add_argument(*flags, **kw)
     if config_flag:
