@@ -58,3 +58,10 @@ def test_a_config_file_gives_the_options_and_flags_win(tmp_path):
         config_from_args(JudgeRunConfig, parser.parse_args(["judge", "--config", str(toml)]))
     with pytest.raises(CLIError, match="--library is required"):
         config_from_args(JudgeRunConfig, parser.parse_args(["judge", "--input", "i", "--out", "o"]))
+
+
+def test_the_sandbox_command_offers_the_local_backends_isolation_levels():
+    from se_gym.sandbox.cli import ISOLATIONS
+    from se_gym.sandbox.local import LEVELS
+
+    assert ISOLATIONS == LEVELS  # (written out there so that building the parser imports no backend)
