@@ -3,9 +3,9 @@ default and help.
 
 A field becomes ``--field-name``; its help is ``field(metadata={"help": ...})`` (required: a flag
 without help is a defect the tests catch), optional ``metadata["choices"]``, ``["flag"]`` (another
-spelling), ``["short"]`` (``"-n"``), ``["metavar"]``, ``["repeat"]`` (a
-sequence given as a repeated flag rather than several values after one) and ``["type"]`` (a parser for the flag's text, e.g.
-one that reads ``none`` as None).  Types come from the annotation: ``int``, ``float``, ``str``,
+spelling), ``["short"]`` (``"-n"``), ``["metavar"]``, ``["repeat"]`` (a sequence given as a repeated
+flag, ``--k 1 --k 5``, rather than as values after one flag) and ``["type"]`` (a parser for the
+flag's text, such as :func:`int_or_none`).  Types come from the annotation: ``int``, ``float``, ``str``,
 ``bool`` (``--x/--no-x``), ``tuple[...]``/``list[...]`` (``nargs="+"``) and ``X | None``.  Values are
 taken in this order: the dataclass default, then ``--config FILE`` (TOML or JSON, keys as field
 names), then the flags given on the command line.

@@ -65,3 +65,11 @@ def test_the_sandbox_command_offers_the_local_backends_isolation_levels():
     from se_gym.sandbox.local import LEVELS
 
     assert ISOLATIONS == LEVELS  # (written out there so that building the parser imports no backend)
+
+
+def test_a_repeated_flag_collects_its_values():
+    from se_gym.configs import config_from_args
+    from se_gym.llm.eval_cli import EvalOptions
+
+    args = cli.build_parser().parse_args(["eval", "a.jsonl", "--k", "1", "--k", "5"])
+    assert config_from_args(EvalOptions, args).k == (1, 5) and args.files == ["a.jsonl"]
