@@ -69,8 +69,11 @@ def test_an_unregistered_name_fails_at_make_listing_the_registered_ones(subproc)
         gym.make("SEBench-v0", sandbox="subprc")
 
 
-def test_the_old_backend_flag_of_judge_and_sandbox_still_works_and_warns_once(caplog):
+def test_the_old_backend_flag_of_judge_and_sandbox_still_works_and_warns_once(caplog, monkeypatch):
+    from se_gym import configs
     from se_gym.cli import build_parser
+
+    monkeypatch.setattr(configs, "_WARNED", set())  # (once per process: not yet in this test)
 
     parser = build_parser()
     for argv in (["judge", "--input", "i", "--out", "o", "--library", "seed:0", "--backend", "docker"],
