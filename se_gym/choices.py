@@ -1,6 +1,8 @@
-"""The one place for the names a user picks from: books, judge profiles, splits, rewards, sandboxes,
-generation backends.  Every option check goes through :func:`check`, so a typo fails at once with
-one line that lists the valid choices (and the closest one)."""
+"""The one place for the fixed names a user picks from: books, judge profiles, splits, rewards.
+Every option check goes through :func:`check`, so a typo fails at once with one line that lists the
+valid choices (and the closest one).  Names that plug-ins can add (sandbox backends, generation
+backends, task-suite kinds) live in registries instead: se_gym.sandbox.registry, se_gym.llm.base,
+se_gym.tasks.spec."""
 from __future__ import annotations
 
 import difflib
@@ -10,9 +12,6 @@ BOOKS = ("closed", "open")
 PROFILES = ("strict", "sebench")
 SPLITS = ("train", "single_test", "multiple_test")
 REWARDS = ("binary", "fraction")
-SANDBOXES = ("local", "docker", "http", "ray")
-GENERATORS = ("hf", "vllm", "openai")
-TASK_KINDS = ("builtin", "sebench")
 
 
 def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
@@ -37,4 +36,4 @@ def check(name: str, value: Any, choices: Sequence[Any], error: type[Exception] 
     return value
 
 
-__all__ = ["BOOKS", "PROFILES", "SPLITS", "REWARDS", "SANDBOXES", "GENERATORS", "TASK_KINDS", "check", "describe"]
+__all__ = ["BOOKS", "PROFILES", "SPLITS", "REWARDS", "check", "describe"]

@@ -3,7 +3,9 @@ default and help.
 
 A field becomes ``--field-name``; its help is ``field(metadata={"help": ...})`` (required: a flag
 without help is a defect the tests catch), optional ``metadata["choices"]``, ``["flag"]`` (another
-spelling) and ``["short"]`` (``"-n"``).  Types come from the annotation: ``int``, ``float``, ``str``,
+spelling), ``["short"]`` (``"-n"``), ``["metavar"]``, ``["repeat"]`` (a sequence given as a repeated
+flag, ``--k 1 --k 5``, rather than as values after one flag) and ``["type"]`` (a parser for the
+flag's text, such as :func:`int_or_none`).  Types come from the annotation: ``int``, ``float``, ``str``,
 ``bool`` (``--x/--no-x``), ``tuple[...]``/``list[...]`` (``nargs="+"``) and ``X | None``.  Values are
 taken in this order: the dataclass default, then ``--config FILE`` (TOML or JSON, keys as field
 names), then the flags given on the command line.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import typing
 from pathlib import Path
 from typing import Any
@@ -50,18 +53,25 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude:
         meta = f.metadata
         if "help" not in meta:
             raise TypeError(f"{cls.__name__}.{f.name} has no metadata['help']")
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
         flags = [meta.get("flag", "--" + f.name.replace("_", "-"))] + ([meta["short"]] if "short" in meta else [])
         tp, many = _base_type(hints[f.name])
-        kw: dict[str, Any] = {"dest": f.name, "default": _UNSET, "help": f"{meta['help']} (default: {default!r})"}
+        # (a required field may come from --config too, so argparse does not insist: config_from_args does)
+        kw: dict[str, Any] = {"dest": f.name, "default": _UNSET,
+                              "help": f"{meta['help']} ({'required' if required else f'default: {default!r}'})"}
         if "choices" in meta:
             kw["choices"] = meta["choices"]
+        if "metavar" in meta:
+            kw["metavar"] = meta["metavar"]
         if tp is bool:
             kw["action"] = argparse.BooleanOptionalAction
         else:
-            kw["type"] = tp if tp in (int, float, str) else str
-            if many:
+            kw["type"] = meta.get("type") or (tp if tp in (int, float, str) else str)
+            if many and meta.get("repeat"):  # --k 1 --k 5
+                kw["action"] = "append"
+            elif many:
                 kw["nargs"] = "+"
         parser.add_argument(*flags, **kw)
     if config_flag:
@@ -89,8 +99,14 @@ def load_config_file(path: str | Path) -> dict:
     return data
 
 
-def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
+def config_from_args(cls: type, args: argparse.Namespace, *, also: tuple[type, ...] = (), **fixed: Any) -> Any:
     """The ``cls`` instance the command line asks for: defaults < ``--config`` file < flags < ``fixed``.
+
+    Args:
+        cls: the dataclass to build.
+        args: the parsed command line.
+        also: other dataclasses of the same command, whose options the file may hold too.
+        fixed: values that override everything.
 
     Raises:
         CLIError: the file names an option ``cls`` does not have, or a value is of the wrong type.
@@ -99,12 +115,18 @@ def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
     values: dict[str, Any] = {}
     if getattr(args, "config", None):
         data = load_config_file(args.config)
-        unknown = sorted(set(data) - names)
+        others = {f.name for other in also for f in dataclasses.fields(other)}
+        unknown = sorted(set(data) - names - others)
         if unknown:
             raise CLIError(f"config {args.config}: unknown option(s) {', '.join(unknown)} for {cls.__name__}")
-        values.update(data)
+        values.update({k: v for k, v in data.items() if k in names})
     values.update({n: getattr(args, n) for n in names if hasattr(args, n)})
     values.update(fixed)
+    missing = [f for f in dataclasses.fields(cls) if f.init and f.name not in values
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        flag = missing[0].metadata.get("flag", "--" + missing[0].name.replace("_", "-"))
+        raise CLIError(f"{flag} is required (on the command line or in --config)")
     hints = typing.get_type_hints(cls)
     for name, value in list(values.items()):
         if isinstance(value, list) and _is_tuple(hints.get(name)):  # (argparse and JSON give lists)
@@ -115,8 +137,48 @@ def config_from_args(cls: type, args: argparse.Namespace, **fixed: Any) -> Any:
         raise CLIError(str(exc)) from None
 
 
+def int_or_none(text: str) -> int | None:
+    """A flag's integer, or None for ``none`` (``field(metadata={"type": int_or_none})``)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or none, got {text!r}") from None
+
+
+_WARNED: set[str] = set()
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling of a flag: stores into the new one's ``dest`` and warns once per process."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kw):
+        self.new = new
+        super().__init__(option_strings, dest, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string not in _WARNED:
+            _WARNED.add(option_string)
+            logging.getLogger(__name__).warning("%s is deprecated here: use %s (it means the same)", option_string, self.new)
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str) -> None:
+    """Accept ``old`` as a spelling of ``new`` (same ``dest``), warning once that it is deprecated.
+
+    Args:
+        parser: the parser that has ``new``.
+        old: the old flag, e.g. ``"--backend"``.
+        new: the flag to use instead, e.g. ``"--sandbox"``.
+        dest: ``new``'s destination (the config field).
+    """
+    parser.add_argument(old, dest=dest, action=_Deprecated, new=new, default=_UNSET, metavar=dest.upper(),
+                        help=f"deprecated spelling of {new}")
+
+
 def _is_tuple(tp: Any) -> bool:
     return any(typing.get_origin(a) is tuple for a in (tp, *typing.get_args(tp)))
 
 
-__all__ = ["add_config_arguments", "config_from_args", "load_config_file"]
+__all__ = ["add_config_arguments", "add_deprecated_alias", "config_from_args", "int_or_none", "load_config_file"]

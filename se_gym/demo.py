@@ -25,10 +25,11 @@ import os
 import random
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import metrics_log
+from .configs import add_config_arguments, config_from_args
 from .errors import CLIError
 
 
@@ -412,45 +413,66 @@ def plot(table: dict, path: Path) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class DemoOptions:
+    """What ``se-gym demo`` runs (flags, or a ``--config`` TOML/JSON file with these keys); the
+    model's scale is :class:`DemoConfig`, chosen from these by :func:`demo_config`."""
+
+    seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata={"help": "experiment seeds"})
+    model: str | None = field(default=None, metadata={
+        "help": "a HF model id or path to use as the base instead of the tiny pre-trained one"})
+    backend: str = field(default="hf", metadata={
+        "help": "how answers are sampled: hf in the training process, or one vLLM engine per run that receives "
+                "the weights after every update", "choices": ("hf", "vllm")})
+    gpu_memory_utilization: float = field(default=0.3, metadata={
+        "help": "with --backend vllm: share of GPU memory for the engine; the rest stays for the policy being "
+                "trained on the same GPU"})
+    device: str | None = field(default=None, metadata={"help": "torch device (None: cuda if available, else cpu)"})
+    base: str = field(default="auto", metadata={
+        "help": "the tiny base: small (hidden 64, minutes on a CPU, reads docs part of the time) or wide "
+                "(hidden 256, reads every doc, hours on a CPU); auto: small for the plain demo on a CPU, else wide",
+        "choices": ("auto", "small", "wide")})
+    quick: bool = field(default=False, metadata={"help": "a smaller run (a few minutes; the effect is weaker)"})
+    rl: bool = field(default=True, metadata={"help": "the two RL runs (--no-rl skips them)"})
+    rl_ablation: bool = field(default=False, metadata={
+        "help": "SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
+                "results in OUT/ablation (see se_gym/demo_ablation.py)"})
+    selfplay: bool = field(default=False, metadata={
+        "help": "self-play in miniature: base, Closed-SFT on curated tasks, Closed-SFT-Self-Play, Self-Play RL; "
+                "results in OUT/selfplay (see se_gym/selfplay/experiment.py)"})
+    variants: tuple[str, ...] | None = field(default=None, metadata={"help": "with --rl-ablation: only these variants (None: all)"})
+    restart: bool = field(default=False, metadata={
+        "help": "discard what OUT holds for this run (base and seeds; with --rl-ablation: OUT/ablation) and redo it; "
+                "without it, a folder made with another configuration is refused"})
+    rl_iterations: int | None = field(default=None, metadata={"help": "with --rl-ablation: RL iterations per variant (None: 10)"})
+    report_only: bool = field(default=False, metadata={"help": "with --rl-ablation: train nothing, report the finished variants"})
+    jobs: int | None = field(default=None, metadata={
+        "help": "with --rl-ablation: RL runs trained at once, each in its own process (None: one per CPU core, "
+                "at most 8, for the tiny model; 1 with --model or --backend vllm)"})
+    threads: int | None = field(default=None, metadata={"help": "torch CPU threads (None: 1)"})
+    progress: bool = field(default=True, metadata={"help": "show progress bars"})
+
+    def __post_init__(self) -> None:
+        if any(s < 0 for s in self.seeds):
+            raise CLIError("--seeds must be non-negative integers")
+        if self.jobs is not None and self.jobs < 1:
+            raise CLIError(f"--jobs must be >= 1, got {self.jobs}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    # (--out is a plain flag with its default: --log's folder is worked out from it before the command runs)
     parser.add_argument("--out", default="se_gym_demo", help="folder for models, results and the report (reruns resume; default: se_gym_demo)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="experiment seeds (default: 0 1 2)")
-    parser.add_argument("--model", default=None, help="a HF model id or path to use as the base instead of the tiny pre-trained one")
-    parser.add_argument("--backend", choices=("hf", "vllm"), default="hf",
-                        help="how answers are sampled: hf in the training process, or one vLLM engine per run that receives "
-                             "the weights after every update (default: hf)")
-    parser.add_argument("--gpu-memory-utilization", type=float, default=0.3,
-                        help="with --backend vllm: share of GPU memory for the engine; the rest stays for the policy being "
-                             "trained on the same GPU (default: 0.3)")
-    parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    parser.add_argument("--base", choices=("auto", "small", "wide"), default="auto",
-                        help="the tiny base: small (hidden 64, minutes on a CPU, reads docs part of the time) or wide "
-                             "(hidden 256, reads every doc, hours on a CPU); auto: small for the plain demo on a CPU, else wide")
-    parser.add_argument("--quick", action="store_true", help="a smaller run (a few minutes; the effect is weaker)")
-    parser.add_argument("--no-rl", action="store_true", help="skip the two RL runs")
-    parser.add_argument("--rl-ablation", action="store_true",
-                        help="SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
-                             "results in OUT/ablation (see se_gym/demo_ablation.py)")
-    parser.add_argument("--selfplay", action="store_true",
-                        help="self-play in miniature: base, Closed-SFT on curated tasks, Closed-SFT-Self-Play, Self-Play RL; "
-                             "results in OUT/selfplay (see se_gym/selfplay/experiment.py)")
-    parser.add_argument("--variants", nargs="+", default=None, help="with --rl-ablation: only these variants (default: all)")
-    parser.add_argument("--restart", action="store_true",
-                        help="discard what OUT holds for this run (base and seeds; with --rl-ablation: OUT/ablation) and redo it; "
-                             "without it, a folder made with another configuration is refused")
-    parser.add_argument("--rl-iterations", type=int, default=None, help="with --rl-ablation: RL iterations per variant (default: 10)")
-    parser.add_argument("--report-only", action="store_true", help="with --rl-ablation: train nothing, report the finished variants")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="with --rl-ablation: RL runs trained at once, each in its own process (default: one per CPU core, "
-                             "at most 8, for the tiny model; 1 with --model or --backend vllm)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: 1)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_config_arguments(parser, DemoOptions)
     metrics_log.add_flags(parser)
     parser.set_defaults(func=run)
 
 
-def demo_config(args: argparse.Namespace, device: str) -> DemoConfig:
-    """The configuration the command line asks for on ``device``."""
+def demo_config(args: "DemoOptions | argparse.Namespace", device: str) -> DemoConfig:
+    """The model's scale that the options (or the parsed command line) ask for on ``device``."""
+    if isinstance(args, argparse.Namespace):
+        args = config_from_args(DemoOptions, args)
     cfg = QUICK if args.quick else DemoConfig()
     # auto: the plain demo on a CPU uses the small base (minutes, not hours); the ablation and
     # self-play stages keep the wide base their documented numbers were measured on
@@ -465,60 +487,55 @@ def demo_config(args: argparse.Namespace, device: str) -> DemoConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    o = config_from_args(DemoOptions, args)
     try:
         import torch
     except ImportError:
         raise CLIError("the demo needs torch and transformers: pip install 'se-gym[train,plot]'") from None
-    if any(s < 0 for s in args.seeds):
-        raise CLIError("--seeds must be non-negative integers")
-    if args.jobs is not None and args.jobs < 1:
-        raise CLIError(f"--jobs must be >= 1, got {args.jobs}")
     # the RL runs are independent and seeded: in parallel they give what one process gives
     # (a real --model or a vLLM engine: one process, the model would be loaded once per process)
-    jobs = args.jobs or (1 if args.backend != "hf" or args.model else max(1, min(os.cpu_count() or 1, 8)))
-    if not 0 < args.gpu_memory_utilization <= 1:
-        raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {args.gpu_memory_utilization}")
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    cfg = demo_config(args, device)
+    jobs = o.jobs or (1 if o.backend != "hf" or o.model else max(1, min(os.cpu_count() or 1, 8)))
+    device = o.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    cfg = demo_config(o, device)
     torch.set_num_threads(cfg.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    if args.selfplay:  # its own stage: the demo's base, pre-trained also on writing tasks from docs
+    if o.selfplay:  # its own stage: the demo's base, pre-trained also on writing tasks from docs
         from .selfplay.experiment import run as run_selfplay
         from .selfplay.miniature import PROPOSE_CORPUS, PROPOSE_SHARE
 
-        sp_demo = Demo(out / "selfplay", replace(cfg, pretrain_extra=((PROPOSE_CORPUS, PROPOSE_SHARE),)), device=args.device,
-                       progress=not args.no_progress, rl=False)
-        sp_demo.bind([], restart=args.restart)
-        return run_selfplay(out / "selfplay", args.seeds, base=sp_demo.base(), quick=args.quick, progress=not args.no_progress,
-                            restart=args.restart, device=args.device)
-    if args.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
+        sp_demo = Demo(out / "selfplay", replace(cfg, pretrain_extra=((PROPOSE_CORPUS, PROPOSE_SHARE),)), device=o.device,
+                       progress=o.progress, rl=False)
+        sp_demo.bind([], restart=o.restart)
+        return run_selfplay(out / "selfplay", o.seeds, base=sp_demo.base(), quick=o.quick, progress=o.progress,
+                            restart=o.restart, device=o.device)
+    if o.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
         from . import demo_ablation as abl
 
-        acfg = abl.QUICK_ABLATION if args.quick else abl.AblationConfig()
-        if args.model:
+        acfg = abl.QUICK_ABLATION if o.quick else abl.AblationConfig()
+        if o.model:
             acfg = replace(abl.REAL_ABLATION, max_new_tokens=cfg.max_new_tokens)
-        if args.variants:
-            acfg = replace(acfg, variants=tuple(args.variants))
-        if args.rl_iterations:
-            acfg = replace(acfg, iterations=args.rl_iterations)
-        with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=False,
-                  gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
-            demo.bind(args.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
-            return abl.run(demo, args.seeds, acfg, restart=args.restart, report_only=args.report_only, jobs=jobs)
-    with Demo(out, cfg, model=args.model, backend=args.backend, device=args.device, progress=not args.no_progress, rl=not args.no_rl,
-              gpu_memory_utilization=args.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
-        demo.bind(args.seeds, restart=args.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work
+        if o.variants:
+            acfg = replace(acfg, variants=tuple(o.variants))
+        if o.rl_iterations:
+            acfg = replace(acfg, iterations=o.rl_iterations)
+        with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=False,
+                  gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
+            demo.bind(o.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
+            return abl.run(demo, o.seeds, acfg, restart=o.restart, report_only=o.report_only, jobs=jobs)
+    with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=o.rl,
+              gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
+        demo.bind(o.seeds, restart=o.restart)  # refuse (or, --restart, redo) a folder made otherwise: before any work
         base = demo.base()
-        per_seed = [demo.run_seed(s, base) for s in args.seeds]
+        per_seed = [demo.run_seed(s, base) for s in o.seeds]
     table = summarize(per_seed)
-    checks = verdicts(table, len(args.seeds))
+    checks = verdicts(table, len(o.seeds))
     wall = time.time() - t0
     md = render_table(table)
     report = [
         "# se-gym demo: the Open-Book paradox in miniature", "",
-        f"Seeds {', '.join(map(str, args.seeds))}; base model: {args.model or 'tiny model pre-trained from scratch on doc reading'}; "
+        f"Seeds {', '.join(map(str, o.seeds))}; base model: {o.model or 'tiny model pre-trained from scratch on doc reading'}; "
         f"wall time of this invocation {wall:.0f} s (stages already done were skipped).", "",
         "Accuracy (mean ± sd over seeds, then per seed). Closed book = query only, no docs.", "", md, "",
         *[f"- {c}" for c in checks], "",

@@ -227,7 +227,7 @@ def test_judge_command_on_ray(cluster, answers, tmp_path):
     rows.write_text("".join(json.dumps({"response": answers[k][0], "test_cases": [{"input": c.input, "output": c.output} for c in answers[k][1]]}) + "\n" for k in some))
     out = tmp_path / "verdicts.jsonl"
     proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "judge", "--input", str(rows), "--out", str(out), "--library", "seed:0",
-                           "--profile", "strict", "--backend", "ray", "--ray-address", cluster.address, "--quiet"],
+                           "--profile", "strict", "--sandbox", "ray", "--ray-address", cluster.address, "--quiet"],
                           capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_AUTH_MODE": "disabled"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "se-gym judge: sandbox ray: 2 node(s), 2 workers" in proc.stderr

@@ -23,12 +23,19 @@ def test_a_subcommand_whose_module_is_broken_is_an_error_not_a_missing_command(m
 
 def test_rollout_is_seeded_by_default_and_says_so(monkeypatch, tmp_path, capsys):
     import se_gym.llm.rollout as rollout_module
+    import se_gym.llm.rollout_cli as rollout_cli
+
+    from se_gym.configs import config_from_args
 
     parser = cli.build_parser()
     base = ["rollout", "--model", "m", "--out", str(tmp_path / "o.jsonl")]
-    assert parser.parse_args(base).seed == 0
-    assert parser.parse_args(base + ["--seed", "7"]).seed == 7
-    assert parser.parse_args(base + ["--seed", "none"]).seed is None
+
+    def seed(argv):  # (flags not given are left to the config's defaults)
+        return config_from_args(rollout_module.RolloutConfig, parser.parse_args(argv), also=(rollout_cli.RolloutRunOptions,)).seed
+
+    assert seed(base) == 0
+    assert seed(base + ["--seed", "7"]) == 7
+    assert seed(base + ["--seed", "none"]) is None
     with pytest.raises(SystemExit):
         parser.parse_args(base + ["--seed", "x"])
     sub = next(a for a in parser._actions if a.dest == "command").choices["rollout"]

@@ -15,13 +15,13 @@ from se_gym.llm.base import SamplingParams
 
 
 def _classes():
-    import importlib
+    from se_gym.registry import RegistryError
 
     out = {}
-    for name, (module, cls) in BACKENDS.items():
+    for name in BACKENDS.names():
         try:
-            out[name] = getattr(importlib.import_module(module), cls)
-        except ImportError:  # the class body needs nothing heavy; its module may
+            out[name] = BACKENDS.load(name)
+        except RegistryError:  # the class body needs nothing heavy; its module may
             pass
     return out
 

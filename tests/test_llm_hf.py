@@ -198,7 +198,7 @@ def test_bad_input_is_a_one_line_error(gen):
         SamplingParams(temperature=-1)
     with pytest.raises(ValueError, match="top_p"):
         SamplingParams(top_p=0)
-    with pytest.raises(ValueError, match="unknown backend"):
+    with pytest.raises(ValueError, match="generation backend must be one of hf, vllm, openai; got .tgi."):
         make_generator("tgi", "m")
     with pytest.raises(ValueError, match="cannot load model"):
         make_generator("hf", "/nonexistent/model/dir")

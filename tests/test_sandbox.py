@@ -86,7 +86,7 @@ def test_limits_validation():
     assert Limits.from_json({"wall_s": 1}).wall_s == 1
     r = ExecResult(ExecStatus.OK, 0, None, "a", "", b"\x00\xff", 0.1, 0.0, False, "local", "w")
     assert ExecResult.from_json(r.to_json()) == r
-    with pytest.raises(ValueError, match="unknown sandbox backend"):
+    with pytest.raises(ValueError, match="sandbox must be one of local, docker, http, ray"):
         make_sandbox("nope")
 
 

@@ -36,7 +36,9 @@ import numpy as np
 
 from .spaces import UnicodeText
 
-from ..choices import BOOKS, PROFILES, REWARDS, SANDBOXES, SPLITS, check
+from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
+from ..registry import RegistryError
+from ..sandbox.registry import SANDBOXES, check_sandbox
 
 
 class EnvConfigError(ValueError):
@@ -157,7 +159,8 @@ class SEBenchEnv(gym.Env[str, str]):
         reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
         sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``), ``"ray"``
             (every CPU node of the Ray cluster at ``ray_address``, default ``RAY_ADDRESS``; see
-            ``se_gym.distributed.sandbox``) or a Sandbox; ``limits``: sandbox Limits.
+            ``se_gym.distributed.sandbox``), any name registered with ``se_gym.sandbox.register_sandbox``
+            or a Sandbox; ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
         visible_cases: with ``max_turns > 1``, how many leading test cases are visible examples in the
             feedback (default 1, the prompt's example); the rest are hidden (module docstring).
@@ -198,9 +201,12 @@ class SEBenchEnv(gym.Env[str, str]):
         check("render_mode", render_mode, (None, *self.metadata["render_modes"]), EnvConfigError)
         sandbox = "local" if sandbox is None else sandbox
         if isinstance(sandbox, str):
-            check("sandbox", sandbox, SANDBOXES, EnvConfigError)
+            try:
+                check_sandbox(sandbox)  # the registry: a backend registered anywhere is accepted
+            except RegistryError as exc:
+                raise EnvConfigError(str(exc)) from None
         elif not callable(getattr(sandbox, "run", None)):
-            raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES)} or a Sandbox, got {type(sandbox).__name__}")
+            raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES.names())} or a Sandbox, got {type(sandbox).__name__}")
         if sandbox == "http" and judge is None and not http_url:
             raise EnvConfigError("sandbox='http' needs http_url='http://HOST:PORT/run' (e.g. from se-gym sandbox serve)")
         if sandbox == "ray" and judge is None and importlib.util.find_spec("ray") is None:

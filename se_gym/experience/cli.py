@@ -6,90 +6,114 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
 
 BASE_EXAMPLES = 51_200  # pre-training examples of the tiny base (see se_gym.experience.miniworld)
 QUICK_BASE_EXAMPLES = 1_600  # the answer format only: reading docs emerges after thousands of steps (see miniworld)
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default=None, help="output folder (reruns resume after the last finished round)")
-    p.add_argument("--iterations", type=int, default=3, help="rounds K (default 3)")
-    p.add_argument("--extractor", choices=("deterministic", "llm"), default="deterministic", help="extractor kind (default: deterministic)")
-    p.add_argument("--extractor-model", default=None, help="model of the llm extractor (with --extractor-backend)")
-    p.add_argument("--extractor-backend", choices=("hf", "vllm", "openai"), default="vllm", help="backend of the llm extractor (default vllm)")
-    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base; "
-                                                "without --quick that pre-training takes an hour or more on a CPU)")
-    p.add_argument("--model", default=None, help="a real model (HF id or path): the built-in suite instead of the miniature, paper-like "
-                                                 "learning rates and full-length answers (the real recipe; needs a GPU)")
-    p.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="sampling backend with --model (default hf)")
-    p.add_argument("--extractor-url", default=None, help="base URL(s) of an OpenAI-compatible server for --extractor-backend openai")
-    p.add_argument("--seed", type=int, default=0, help="world seed: library, functions, questions (default 0)")
-    p.add_argument("--budget", type=int, default=64, help="tokens of experience per prompt (default 64)")
-    p.add_argument("--max-turns", type=int, default=2, help="answers per episode, with execution feedback between them (default 2)")
-    p.add_argument("--teacher", choices=("self", "reader"), default=None,
-                   help="off-policy teacher: the model itself with experience (default), or a rule-based reader of the experience "
-                        "(a stand-in for a stronger teacher model; miniature only; the default with --quick, whose tiny base "
-                        "is not pre-trained long enough to read)")
-    p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--quick", action="store_true", help="the quick scale: a 50-step base, 2 new functions a round, the reader teacher "
-                                                      "(the grid: about 15 minutes on 2 cores with --extractor deterministic)")
+@dataclass(frozen=True)
+class ExperienceOptions:
+    """What ``se-gym experience`` and ``se-gym experience grid`` share (flags, or a ``--config`` file)."""
+
+    iterations: int = field(default=3, metadata={"help": "rounds K"})
+    extractor: str = field(default="deterministic", metadata={"help": "extractor kind", "choices": ("deterministic", "llm")})
+    extractor_model: str | None = field(default=None, metadata={"help": "model of the llm extractor (with --extractor-backend)"})
+    extractor_backend: str = field(default="vllm", metadata={"help": "generation backend of the llm extractor",
+                                                             "choices": ("hf", "vllm", "openai")})
+    base: str | None = field(default=None, metadata={
+        "help": "a pre-trained tiny base model folder to start from (None: build one in OUT/base; without --quick that "
+                "pre-training takes an hour or more on a CPU)"})
+    model: str | None = field(default=None, metadata={
+        "help": "a real model (HF id or path): the built-in suite instead of the miniature, paper-like learning rates and "
+                "full-length answers (the real recipe; needs a GPU)"})
+    backend: str = field(default="hf", metadata={"help": "generation backend with --model", "choices": ("hf", "vllm")})
+    extractor_url: str | None = field(default=None, metadata={
+        "help": "base URL(s) of an OpenAI-compatible server for --extractor-backend openai"})
+    seed: int = field(default=0, metadata={"help": "world seed: library, functions, questions"})
+    budget: int = field(default=64, metadata={"help": "tokens of experience per prompt"})
+    max_turns: int = field(default=2, metadata={"help": "answers per episode, with execution feedback between them"})
+    teacher: str | None = field(default=None, metadata={
+        "help": "off-policy teacher: the model itself with experience (None: self), or a rule-based reader of the experience "
+                "(a stand-in for a stronger teacher model; miniature only; the default with --quick, whose tiny base "
+                "is not pre-trained long enough to read)", "choices": ("self", "reader")})
+    device: str | None = field(default=None, metadata={"help": "torch device (None: cuda if available, else cpu)"})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads"})
+    restart: bool = field(default=False, metadata={"help": "discard what OUT holds and start again"})
+    progress: bool = field(default=True, metadata={"help": "show progress bars"})
+    quick: bool = field(default=False, metadata={
+        "help": "the quick scale: a 50-step base, 2 new functions a round, the reader teacher "
+                "(the grid: about 15 minutes on 2 cores with --extractor deterministic)"})
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1:
+            raise CLIError("--iterations must be >= 1")
+        if self.extractor == "llm" and not self.extractor_model:
+            raise CLIError("--extractor llm needs --extractor-model (a model for the extractor, e.g. Qwen/Qwen3-8B)")
+
+
+@dataclass(frozen=True)
+class CellOptions(ExperienceOptions):
+    granularity: str = field(default="principle", metadata={"help": "experience granularity", "choices": ("instance", "principle", "oracle")})
+    injection: str = field(default="stepwise", metadata={"help": "how experience enters the prompt", "choices": ("global", "stepwise")})
+    regime: str = field(default="offpolicy", metadata={"help": "internalization regime", "choices": ("offpolicy", "onpolicy")})
+
+
+@dataclass(frozen=True)
+class GridOptions(ExperienceOptions):
+    oracle: bool = field(default=False, metadata={"help": "add the reference arm: the library's own doc entries as experience (2 more cells)"})
+
+
+def _common(p: argparse.ArgumentParser, cls: type) -> None:
+    # (--out is a plain flag: --log's folder is worked out from it before the command runs)
+    p.add_argument("--out", default=None, help="output folder, required (reruns resume after the last finished round)")
+    add_config_arguments(p, cls)
     from .. import metrics_log
 
     metrics_log.add_flags(p)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    _common(parser)
-    parser.add_argument("--granularity", choices=("instance", "principle", "oracle"), default="principle", help="experience granularity (default principle)")
-    parser.add_argument("--injection", choices=("global", "stepwise"), default="stepwise", help="how experience enters the prompt (default stepwise)")
-    parser.add_argument("--regime", choices=("offpolicy", "onpolicy"), default="offpolicy", help="internalization regime (default offpolicy)")
+    _common(parser, CellOptions)
     parser.set_defaults(func=run)
     sub = parser.add_subparsers(dest="experience_command", metavar="{grid}")
     grid = sub.add_parser("grid", help="the 2 x 2 x 2 grid: granularity x injection x regime", description="the 2 x 2 x 2 grid: granularity x injection x regime")
-    _common(grid)
-    grid.add_argument("--oracle", action="store_true", help="add the reference arm: the library's own doc entries as experience (2 more cells)")
+    _common(grid, GridOptions)
     grid.set_defaults(func=run_grid)
 
 
-def _setup(args):
+def _setup(args, o: ExperienceOptions) -> Path:
     try:
         import torch
     except ImportError:
         raise CLIError("se-gym experience needs torch and transformers: pip install 'se-gym[train,plot]'") from None
-    torch.set_num_threads(max(1, args.threads))
+    torch.set_num_threads(max(1, o.threads))
     if not args.out:
         raise CLIError("--out DIR is required")
-    if args.iterations < 1:
-        raise CLIError("--iterations must be >= 1")
-    if args.extractor == "llm" and not args.extractor_model:
-        raise CLIError("--extractor llm needs --extractor-model (a model for the extractor, e.g. Qwen/Qwen3-8B)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
 
-def _generator(args):
-    if args.extractor != "llm":
+def _generator(o: ExperienceOptions):
+    if o.extractor != "llm":
         return None
     from ..llm import make_generator
 
-    options = {"base_urls": args.extractor_url} if args.extractor_backend == "openai" and args.extractor_url else {}
-    return make_generator(args.extractor_backend, args.extractor_model, **options)
+    options = {"base_urls": o.extractor_url} if o.extractor_backend == "openai" and o.extractor_url else {}
+    return make_generator(o.extractor_backend, o.extractor_model, **options)
 
 
-def _base(args, out: Path, examples: int) -> str:
+def _base(o: ExperienceOptions, out: Path, examples: int) -> str:
     """The base model: ``--model``, ``--base``, or one built and pre-trained in OUT/base (a stage: built once)."""
-    if args.model:
-        return args.model
-    if args.base:
-        path = Path(args.base)
+    if o.model:
+        return o.model
+    if o.base:
+        path = Path(o.base)
         if not (path / "config.json").is_file():
             raise CLIError(f"--base {path} is not a model folder (no config.json)")
         return str(path.resolve())
@@ -103,7 +127,7 @@ def _base(args, out: Path, examples: int) -> str:
         from .. import metrics_log
 
         metrics_log.set_run("base")
-        info = build_base(run.path / "model", examples, seed=0, progress=not args.no_progress, checkpoint_dir=run.path / "ckpt")
+        info = build_base(run.path / "model", examples, seed=0, progress=o.progress, checkpoint_dir=run.path / "ckpt")
         run.mark_done("model", {**info, "wall_s": time.time() - t0})
     return str((run.path / "model").resolve())
 
@@ -125,32 +149,31 @@ REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft
             functions_per_round=8, train_per_function=4, test_per_function=3, budget=512)
 
 
-def _cell_config(args, **over):
+def _cell_config(o: ExperienceOptions, **over):
     from .loop import CellConfig
 
-    teacher = args.teacher or ("reader" if getattr(args, "quick", False) and not args.model else "self")
-    fields = dict(iterations=args.iterations, extractor=args.extractor, seed=args.seed, budget=args.budget, max_turns=args.max_turns, teacher=teacher)
-    if args.model:
-        fields.update(REAL, backend=args.backend)
-        if args.budget != 64:  # an explicit --budget wins over the real recipe's
-            fields["budget"] = args.budget
-    elif args.backend != "hf":
+    teacher = o.teacher or ("reader" if o.quick and not o.model else "self")
+    fields = dict(iterations=o.iterations, extractor=o.extractor, seed=o.seed, budget=o.budget, max_turns=o.max_turns, teacher=teacher)
+    if o.model:
+        fields.update(REAL, backend=o.backend)
+        if o.budget != 64:  # an explicit --budget wins over the real recipe's
+            fields["budget"] = o.budget
+    elif o.backend != "hf":
         raise CLIError("--backend vllm needs --model (the tiny model samples in-process)")
     fields.update(over)
     return CellConfig(**fields)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .loop import Cell, write_report
+    from .loop import QUICK, Cell, write_report
 
-    from .loop import QUICK
-
-    out = _setup(args)
-    scale = QUICK if args.quick and not args.model else {}
-    cfg = _cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime, **scale)
-    base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
+    o = config_from_args(CellOptions, args, also=(GridOptions,))
+    out = _setup(args, o)
+    scale = QUICK if o.quick and not o.model else {}
+    cfg = _cell_config(o, granularity=o.granularity, injection=o.injection, regime=o.regime, **scale)
+    base = _base(o, out, QUICK_BASE_EXAMPLES if o.quick else BASE_EXAMPLES)
     t0 = time.time()
-    cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(args), device=args.device, progress=not args.no_progress, restart=args.restart)
+    cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(o), device=o.device, progress=o.progress, restart=o.restart)
     rows = cell.execute()
     wall = time.time() - t0
     table = write_report(out, {cfg.name: rows}, {cfg.name: sum(r["wall_s"] for r in rows)},
@@ -163,24 +186,25 @@ def run(args: argparse.Namespace) -> int:
 def run_grid(args: argparse.Namespace) -> int:
     from .loop import QUICK, Cell, CellConfig, grid_cells, write_report
 
-    out = _setup(args)
-    base_cfg = _cell_config(args, **(QUICK if args.quick and not args.model else {}))
-    base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
-    gen = _generator(args)
+    o = config_from_args(GridOptions, args, also=(CellOptions,))
+    out = _setup(args, o)
+    base_cfg = _cell_config(o, **(QUICK if o.quick and not o.model else {}))
+    base = _base(o, out, QUICK_BASE_EXAMPLES if o.quick else BASE_EXAMPLES)
+    gen = _generator(o)
     results, walls = {}, {}
     t0 = time.time()
-    for cfg in grid_cells(replace(base_cfg, base=base), oracle=args.oracle):
-        cell = Cell(out / "cells" / cfg.name, cfg, generator=gen, device=args.device, progress=not args.no_progress, restart=args.restart)
+    for cfg in grid_cells(replace(base_cfg, base=base), oracle=o.oracle):
+        cell = Cell(out / "cells" / cfg.name, cfg, generator=gen, device=o.device, progress=o.progress, restart=o.restart)
         rows = cell.execute()
         results[cfg.name] = rows
         walls[cfg.name] = sum(r["wall_s"] for r in rows)
     wall = time.time() - t0
     header = ["# se-gym experience grid", "",
-              f"{'Quick scale; ' if args.quick else ''}K = {args.iterations} rounds, extractor {args.extractor}, seed {args.seed}, "
-              f"budget {args.budget} tokens, max_turns {args.max_turns}; wall time of this invocation {wall:.0f} s "
+              f"{'Quick scale; ' if o.quick else ''}K = {o.iterations} rounds, extractor {o.extractor}, seed {o.seed}, "
+              f"budget {o.budget} tokens, max_turns {o.max_turns}; wall time of this invocation {wall:.0f} s "
               "(rounds already finished were skipped; 'wall s' sums each cell's rounds as they ran).",
               "", f"Scale: {json.dumps({k: v for k, v in asdict(base_cfg).items() if k not in ('granularity', 'injection', 'regime', 'base')})}"]
-    if not args.model:
+    if not o.model:
         header += ["", MINIATURE_NOTE]
     table = write_report(out, results, walls, header)
     print(table)

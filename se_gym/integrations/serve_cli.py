@@ -2,54 +2,86 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field, fields
 
+from ..choices import BOOKS, PROFILES, REWARDS, SPLITS
+from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    """SEBench-v0's options as flags; None leaves the env's own default."""
+
+    tasks: str | None = field(default=None, metadata={"help": "'builtin[:SEED]' (None: builtin) or 'sebench:PATH'"})
+    split: str | None = field(default=None, metadata={"help": "task split (None: single_test)", "choices": SPLITS})
+    seed: int | None = field(default=None, metadata={"help": "seed of the built-in suite and minted library (None: 0)"})
+    library: str | None = field(default=None, metadata={"help": "'seed:N' or 'official:PATH/api_doc.jsonl' (None: the tasks' own)"})
+    book: str | None = field(default=None, metadata={"help": "closed or open book (None: closed)", "choices": BOOKS})
+    profile: str | None = field(default=None, metadata={"help": "judge profile (None: strict)", "choices": PROFILES})
+    reward: str | None = field(default=None, metadata={"help": "reward (None: binary)", "choices": REWARDS})
+    sandbox: str | None = field(default=None, metadata={
+        "help": "sandbox backend: local, docker, ray (every CPU node of the cluster at --ray-address or $RAY_ADDRESS) "
+                "or another registered name (None: local)"})
+    ray_address: str | None = field(default=None, metadata={
+        "help": "with --sandbox ray: the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)"})
+    max_turns: int | None = field(default=None, metadata={"help": "answers per episode; >1 gives execution feedback (None: 1)"})
+    max_length: int | None = field(default=None, metadata={"help": "longest answer accepted, characters (None: 200000)"})
+
+    def __post_init__(self) -> None:
+        if self.ray_address and self.sandbox != "ray":
+            raise CLIError("--ray-address is for --sandbox ray")
+
+    def env_kwargs(self) -> dict:
+        """The options given, as ``gym.make`` keyword arguments (the env checks them)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ray_address" and getattr(self, f.name) is not None}
+
+
+@dataclass(frozen=True)
+class OpenEnvServeOptions:
+    """The OpenEnv server around the env."""
+
+    host: str = field(default="127.0.0.1", metadata={"help": "address to listen on"})
+    port: int = field(default=8000, metadata={"help": "port (8000 is OpenEnv's)"})
+    max_sessions: int = field(default=64, metadata={"help": "concurrent sessions allowed"})
+    session_timeout: float = field(default=600.0, metadata={"help": "close a session idle this long, seconds (0: never)"})
+    build_image: bool = field(default=False, metadata={
+        "help": "instead of serving: build the OpenEnv container image (sandbox/openenv, offline, from this checkout) "
+                "unless it exists, and print its tag"})
+    image_tag: str = field(default="se-gym/openenv:latest", metadata={"help": "with --build-image: also tag it so"})
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise CLIError("--max-sessions must be >= 1")
 
 
 def add_env_options(p: argparse.ArgumentParser) -> None:
     """SEBench-v0's options as flags (the env's defaults apply to the ones left out)."""
-    g = p.add_argument_group("SEBench-v0 options")
-    g.add_argument("--tasks", default=None, help="'builtin[:SEED]' (default) or 'sebench:PATH'")
-    g.add_argument("--split", default=None, help="single_test (default), train, multiple_test")
-    g.add_argument("--seed", type=int, default=None, help="seed of the built-in suite and minted library (default 0)")
-    g.add_argument("--library", default=None, help="'seed:N' or 'official:PATH/api_doc.jsonl'")
-    g.add_argument("--book", default=None, choices=["closed", "open"], help="closed (default) or open book")
-    g.add_argument("--profile", default=None, choices=["strict", "sebench"], help="judge profile (default strict)")
-    g.add_argument("--reward", default=None, choices=["binary", "fraction"], help="reward (default binary)")
-    g.add_argument("--sandbox", default=None, choices=["local", "docker", "ray"],
-                   help="sandbox backend (default local; ray: every CPU node of the cluster at --ray-address or $RAY_ADDRESS)")
-    g.add_argument("--ray-address", default=None, help="with --sandbox ray: the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)")
-    g.add_argument("--max-turns", type=int, default=None, help="answers per episode; >1 gives execution feedback (default 1)")
-    g.add_argument("--max-length", type=int, default=None, help="longest answer accepted, characters (default 200000)")
+    add_config_arguments(p.add_argument_group("SEBench-v0 options"), EnvOptions, config_flag=False)
 
 
 def env_options_from(args: argparse.Namespace) -> dict:
-    keys = ("tasks", "split", "seed", "library", "book", "profile", "reward", "sandbox", "max_turns", "max_length")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    """The ``gym.make`` keyword arguments the command line (and its ``--config``) gives."""
+    return config_from_args(EnvOptions, args, also=(OpenEnvServeOptions,)).env_kwargs()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="serve_protocol", metavar="PROTOCOL")
     oe = sub.add_parser("openenv", help="an OpenEnv environment server (WebSocket sessions; needs the 'openenv' extra)")
-    oe.add_argument("--host", default="127.0.0.1")
-    oe.add_argument("--port", type=int, default=8000, help="port (default 8000, OpenEnv's)")
-    oe.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions allowed (default 64)")
-    oe.add_argument("--session-timeout", type=float, default=600.0, help="close a session idle this long, seconds (default 600; 0: never)")
-    oe.add_argument("--build-image", action="store_true",
-                    help="instead of serving: build the OpenEnv container image (sandbox/openenv, offline, from this checkout) "
-                         "unless it exists, and print its tag")
-    oe.add_argument("--image-tag", default="se-gym/openenv:latest", help="with --build-image: also tag it so (default se-gym/openenv:latest)")
+    add_config_arguments(oe, OpenEnvServeOptions)
     add_env_options(oe)
     oe.set_defaults(func=_openenv)
     parser.set_defaults(func=lambda args: (parser.print_help(), 0)[1])
 
 
 def _openenv(args: argparse.Namespace) -> int:
-    if args.build_image:
+    o = config_from_args(OpenEnvServeOptions, args, also=(EnvOptions,))
+    env = config_from_args(EnvOptions, args, also=(OpenEnvServeOptions,))
+    if o.build_image:
         from .openenv_image import ImageError, ensure_openenv_image
 
         try:
-            print(ensure_openenv_image(args.image_tag))
+            print(ensure_openenv_image(o.image_tag))
         except (ImageError, RuntimeError) as exc:
             raise CLIError(str(exc)) from None
         return 0
@@ -59,24 +91,20 @@ def _openenv(args: argparse.Namespace) -> int:
         raise CLIError(f"the OpenEnv server needs openenv-core: pip install 'se-gym[openenv]' ({exc})") from None
     from ..envs import EnvConfigError
 
-    if args.max_sessions < 1:
-        raise CLIError("--max-sessions must be >= 1")
-    if args.ray_address:
-        if args.sandbox != "ray":
-            raise CLIError("--ray-address is for --sandbox ray")
+    if env.ray_address:
         import os
 
         # the ray sandbox joins RAY_ADDRESS (the server's judges are shared by configuration, not address)
-        os.environ["RAY_ADDRESS"] = args.ray_address
-    opts = env_options_from(args)
+        os.environ["RAY_ADDRESS"] = env.ray_address
+    opts = env.env_kwargs()
     try:
         # build the suite (and check the options) before binding the port
-        app = oe.create_server_app(opts, max_sessions=args.max_sessions, session_timeout=args.session_timeout or None)
+        app = oe.create_server_app(opts, max_sessions=o.max_sessions, session_timeout=o.session_timeout or None)
     except (EnvConfigError, ValueError) as exc:
         raise CLIError(str(exc)) from None
     import uvicorn
 
-    print(f"se-gym serve openenv: SEBench-v0 {opts or '(defaults)'} on http://{args.host}:{args.port} "
-          f"(WebSocket /ws, up to {args.max_sessions} sessions)", flush=True)
-    uvicorn.run(oe.QuietDisconnect(app), host=args.host, port=args.port, log_level="warning", ws_max_size=64 * 1024 * 1024)
+    print(f"se-gym serve openenv: SEBench-v0 {opts or '(defaults)'} on http://{o.host}:{o.port} "
+          f"(WebSocket /ws, up to {o.max_sessions} sessions)", flush=True)
+    uvicorn.run(oe.QuietDisconnect(app), host=o.host, port=o.port, log_level="warning", ws_max_size=64 * 1024 * 1024)
     return 0

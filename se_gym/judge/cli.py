@@ -10,37 +10,62 @@ loses at most the batch in flight; rerunning skips rows already judged.
 """
 from __future__ import annotations
 
-from .. import choices
-
 import argparse
 import collections
 import json
 import os
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from se_gym.choices import PROFILES, REWARDS
+from se_gym.configs import add_config_arguments, add_deprecated_alias, config_from_args
 from se_gym.errors import CLIError
 from se_gym.jsonl import iter_jsonl
+from se_gym.registry import RegistryError
+
+
+@dataclass(frozen=True)
+class JudgeRunConfig:
+    """What ``se-gym judge`` does (flags, or a ``--config`` TOML/JSON file with these keys)."""
+
+    input: str = field(metadata={"help": "rollouts (JSONL: response, test_cases[, right_exe_result])"})
+    out: str = field(metadata={"help": "verdicts (JSONL); resumed when it exists"})
+    library: str = field(metadata={"help": "official:PATH_TO_api_doc.jsonl or seed:N"})
+    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
+    sandbox: str = field(default="local", metadata={
+        "help": "sandbox backend: local, docker, http, ray, any registered name or module:Class"})
+    workers: int | None = field(default=None, metadata={"help": "sandbox workers (None: CPU count)"})
+    http_url: str | None = field(default=None, metadata={"help": "sandbox URL for --sandbox http, e.g. http://localhost:8111/run"})
+    ray_address: str | None = field(default=None, metadata={
+        "help": "Ray cluster for --sandbox ray, e.g. HOST:6379 (None: $RAY_ADDRESS, else a local one)"})
+    batch_size: int = field(default=256, metadata={"help": "rows per sandbox batch (and per flush)"})
+    expected: str = field(default="auto", metadata={
+        "help": "what results are compared with: right_exe_result split on '#' (what the official judge uses; "
+                "'auto' picks it when the row has one) or the test cases' outputs",
+        "choices": ("auto", "outputs", "right_exe_result")})
+    reward: str = field(default="binary", metadata={"help": "reward of a verdict", "choices": REWARDS})
+    quiet: bool = field(default=False, metadata={"help": "no progress bar"})
+
+    def __post_init__(self) -> None:
+        from se_gym.sandbox.registry import check_sandbox
+
+        if self.batch_size < 1:
+            raise CLIError("--batch-size must be at least 1")
+        try:
+            check_sandbox(self.sandbox)
+        except RegistryError as exc:
+            raise CLIError(str(exc)) from None
+        if self.sandbox == "http" and not self.http_url:
+            raise CLIError("--sandbox http needs --http-url")
+        if self.ray_address and self.sandbox != "ray":
+            raise CLIError("--ray-address is for --sandbox ray")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", required=True, help="rollouts (JSONL: response, test_cases[, right_exe_result])")
-    parser.add_argument("--out", required=True, help="verdicts (JSONL); resumed when it exists")
-    parser.add_argument("--library", required=True, help="official:PATH_TO_api_doc.jsonl or seed:N")
-    parser.add_argument("--profile", choices=choices.PROFILES, default="sebench")
-    parser.add_argument("--backend", choices=choices.SANDBOXES, default="local")
-    parser.add_argument("--workers", type=int, default=None, help="sandbox workers (default: CPU count)")
-    parser.add_argument("--http-url", default=None, help="sandbox URL for --backend http, e.g. http://localhost:8111/run")
-    parser.add_argument("--ray-address", default=None, help="Ray cluster for --backend ray, e.g. HOST:6379 (default: $RAY_ADDRESS, else a local one)")
-    parser.add_argument("--batch-size", type=int, default=256, help="rows per sandbox batch (and per flush)")
-    parser.add_argument(
-        "--expected", choices=("auto", "outputs", "right_exe_result"), default="auto",
-        help="what results are compared with: right_exe_result split on '#' (what the official judge "
-        "uses; 'auto' picks it when the row has one) or the test cases' outputs",
-    )
-    parser.add_argument("--reward", choices=choices.REWARDS, default="binary")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_config_arguments(parser, JudgeRunConfig)
+    add_deprecated_alias(parser, "--backend", "--sandbox", "sandbox")
     parser.set_defaults(func=run)
 
 
@@ -134,34 +159,29 @@ def run(args: argparse.Namespace) -> int:
     from .types import JudgeError
     from ..errors import SandboxUnavailable
 
-    inp, out = Path(args.input), Path(args.out)
-    if args.batch_size < 1:
-        raise CLIError("--batch-size must be at least 1")
-    if args.backend == "http" and not args.http_url:
-        raise CLIError("--backend http needs --http-url")
-    if args.ray_address and args.backend != "ray":
-        raise CLIError("--ray-address is for --backend ray")
+    cfg = config_from_args(JudgeRunConfig, args)
+    inp, out = Path(cfg.input), Path(cfg.out)
     try:
-        library = from_spec(args.library)
+        library = from_spec(cfg.library)
     except LibraryError as exc:
         raise CLIError(str(exc)) from None
     rows = list(_rows(inp))
-    items = {lineno: _item(inp, lineno, row, args.expected) for lineno, row in rows}  # validate all first
+    items = {lineno: _item(inp, lineno, row, cfg.expected) for lineno, row in rows}  # validate all first
     out.parent.mkdir(parents=True, exist_ok=True)
     done = _done_lines(out)
     todo = [(lineno, row) for lineno, row in rows if lineno not in done]
     from se_gym.progress import bar as progress_bar
 
-    bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=args.quiet)
+    bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=cfg.quiet)
     try:
-        with Judge(library, profile=args.profile, sandbox=args.backend, reward=args.reward, workers=args.workers, http_url=args.http_url,
-                   ray_address=args.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
+        with Judge(library, profile=cfg.profile, sandbox=cfg.sandbox, reward=cfg.reward, workers=cfg.workers, http_url=cfg.http_url,
+                   ray_address=cfg.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
             if todo:  # say which isolation judges these answers before the first verdict
                 from se_gym.sandbox.base import isolation_line
 
                 print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
-            for start in range(0, len(todo), args.batch_size):
-                batch = todo[start : start + args.batch_size]
+            for start in range(0, len(todo), cfg.batch_size):
+                batch = todo[start : start + cfg.batch_size]
                 verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
                 f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
                 f.flush()

@@ -25,7 +25,6 @@ from .types import (
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
-from ..choices import SANDBOXES as BACKENDS
 
 # what the worker prints when a program's process could not be set up (se_gym/sandbox/worker.py):
 # the worker alone decides that (it knows whether the set-up finished); a program printing it is
@@ -152,8 +151,14 @@ class Judge:
         self._start_lock = threading.Lock()
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
+            from se_gym.registry import RegistryError
+            from se_gym.sandbox.registry import check_sandbox
+
             backend = sandbox or "local"
-            check("sandbox (or a Sandbox object)", backend, BACKENDS, JudgeError)
+            try:
+                check_sandbox(backend)  # the registry: a backend registered anywhere is accepted
+            except RegistryError as exc:
+                raise JudgeError(f"{exc} (or pass a Sandbox object)") from None
             self._backend, self._sandbox = backend, None
         else:
             self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox
@@ -179,7 +184,7 @@ class Judge:
         return self._sandbox
 
     def _make_sandbox(self):
-        from se_gym.sandbox import make_sandbox
+        from se_gym.sandbox.registry import make_sandbox
 
         pkg = self.package
         options: dict = {}

@@ -7,19 +7,14 @@ from __future__ import annotations
 
 import abc
 import hashlib
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
+
+from ..registry import Registry
 
 Message = Mapping[str, Any]
 Prompt = Union[str, Sequence[Message]]
 
-# backend name -> (module, class); imported only when asked for, so heavy deps stay optional.
-BACKENDS: dict[str, tuple[str, str]] = {
-    "hf": ("se_gym.llm.hf", "HFGenerator"),
-    "vllm": ("se_gym.llm.vllm_backend", "VLLMGenerator"),
-    "openai": ("se_gym.llm.openai_backend", "OpenAIGenerator"),
-}
 
 
 class GenerationError(RuntimeError):
@@ -175,10 +170,24 @@ def encode_prompt(tokenizer: Any, prompt: Prompt, enable_thinking: bool | None) 
     return list(tokenizer(text, add_special_tokens=not is_chat(prompt))["input_ids"])
 
 
+# generation backends by name, as "module:Class" imported only when asked for (heavy deps stay
+# optional); a new one is a Generator subclass plus one BACKENDS.register call (or an entry point
+# in the se_gym.generators group)
+BACKENDS = Registry("generation backend", group="se_gym.generators", base=Generator)
+BACKENDS.register("hf", "se_gym.llm.hf:HFGenerator")
+BACKENDS.register("vllm", "se_gym.llm.vllm_backend:VLLMGenerator")
+BACKENDS.register("openai", "se_gym.llm.openai_backend:OpenAIGenerator")
+
+
 def make_generator(backend: str, model: str, **options: Any) -> Generator:
-    """Build a generator: ``backend`` is ``"hf"``, ``"vllm"`` or ``"openai"``; ``options`` go to its class."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-    module_name, class_name = BACKENDS[backend]
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls(model, **options)
+    """Build a generator.
+
+    Args:
+        backend: ``"hf"``, ``"vllm"``, ``"openai"``, another registered name or ``module:Class``.
+        model: the model id or path (the served name for openai).
+        options: the backend class's own options.
+
+    Returns:
+        The generator.
+    """
+    return BACKENDS.load(backend)(model, **options)

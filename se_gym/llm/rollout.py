@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from ..choices import BOOKS, PROFILES, SPLITS
+from ..configs import int_or_none
 from ..errors import CLIError
 
 __all__ = [
@@ -45,29 +47,57 @@ _TIMINGS = ("wall_s", "judge_s")
 class RolloutConfig:
     """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
 
-    model: str
-    backend: str = "hf"
-    tasks: str = "builtin"  # builtin[:SEED] | sebench[:PATH]
-    split: str = "single_test"
-    book: str = "closed"  # closed (query only) | open (query + docs)
-    library: str = "seed:0"  # seed:N | official:PATH
-    profile: str = "strict"  # judge profile: strict | sebench
-    sandbox: str = "local"
-    n: int = 1
-    temperature: float = 0.6
-    top_p: float = 1.0
-    max_tokens: int = 1024
-    seed: int | None = None
-    enable_thinking: bool | None = None
-    limit: int | None = None
-    batch_size: int = 8  # tasks per generation (and judge) batch
-    chat: bool = True  # prompt as chat messages (False: one plain-text prompt)
-    record_tokens: bool = False  # rows carry prompt/completion token ids, log-probs, policy version
-    backend_options: Mapping[str, Any] = field(default_factory=dict)
+    model: str = field(metadata={"help": "model id or path (for the hf/vllm backends) or served model name (openai)"})
+    backend: str = field(default="hf", metadata={"help": "generation backend: hf, vllm, openai or another registered name"})
+    tasks: str = field(default="builtin", metadata={"help": "task suite: builtin[:SEED] or sebench[:PATH] (docs/components.md)"})
+    split: str = field(default="single_test", metadata={"help": "task split", "choices": SPLITS})
+    book: str = field(default="closed", metadata={"help": "closed: query only; open: query + docs", "choices": BOOKS})
+    library: str | None = field(default=None, metadata={
+        "help": "seed:N or official:PATH (None: the tasks' own: seed:SEED for builtin:SEED, the api_doc.jsonl beside sebench:PATH)"})
+    profile: str = field(default="strict", metadata={"help": "judge profile", "choices": PROFILES})
+    sandbox: str = field(default="local", metadata={
+        "help": "judge sandbox: local, docker, http, ray (every CPU node of the cluster at --ray-address or $RAY_ADDRESS) "
+                "or another registered name"})
+    # (the CLI's values: several samples per task for pass@k, room for a thinking model's answer,
+    # and seeded so that a resumed run samples the same answers)
+    n: int = field(default=5, metadata={"help": "samples per task"})
+    temperature: float = field(default=0.6, metadata={"help": "sampling temperature"})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling: the top-p probability mass"})
+    max_tokens: int = field(default=8192, metadata={"help": "most tokens per answer"})
+    seed: int | None = field(default=0, metadata={
+        "type": int_or_none, "metavar": "N|none", "help": "base seed: batch i is sampled with seed + i, so a rerun samples the same answers (None: unseeded)"})
+    enable_thinking: bool | None = field(default=None, metadata={
+        "help": "ask chat templates for a thinking block, or for none (None: the template's default)"})
+    limit: int | None = field(default=None, metadata={"help": "only the first K tasks (None: all)"})
+    batch_size: int = field(default=8, metadata={"help": "tasks per generation and judge batch"})
+    chat: bool = field(default=True, metadata={"help": "prompt as chat messages (--no-chat: one plain-text prompt)"})
+    record_tokens: bool = field(default=False, metadata={
+        "help": "rows also carry the prompt and completion token ids, log-probs and policy version "
+                "(token-exact trajectories, docs/integrations/trajectories.md)"})
+    backend_options: Mapping[str, Any] = field(default_factory=dict, metadata={
+        "help": "extra options for the generation backend's class"})
 
     def __post_init__(self) -> None:
         if self.book not in ("closed", "open"):
             raise CLIError(f"--book must be closed or open, got {self.book!r}")
+        from ..registry import RegistryError
+        from ..sandbox.registry import check_sandbox
+        from .base import BACKENDS
+
+        try:  # the registries: a backend registered anywhere is accepted
+            check_sandbox(self.sandbox)
+            if ":" not in self.backend:
+                BACKENDS.check(self.backend)
+        except RegistryError as exc:
+            raise CLIError(str(exc)) from None
+        if self.library is None:  # the same default as the env's: the library the tasks were written for
+            from ..tasks import TaskError
+            from ..tasks.spec import default_library_spec, parse_task_spec
+
+            try:
+                object.__setattr__(self, "library", default_library_spec(parse_task_spec(self.tasks)))
+            except TaskError as exc:
+                raise CLIError(f"--tasks {self.tasks}: {exc}") from None
         if self.n < 1:
             raise CLIError(f"--n must be at least 1, got {self.n}")
         if self.batch_size < 1:

@@ -1,4 +1,4 @@
-"""Sandboxed execution of programs: one contract (:mod:`.base`), four backends.
+"""Sandboxed execution of programs: one contract (:mod:`.base`), four backends named in :mod:`.registry`.
 
 - ``local`` (default): pre-forked workers on this machine, inside bubblewrap when it works.
 - ``docker``: the same workers in long-lived containers (extra ``docker``).
@@ -6,7 +6,8 @@
 - ``ray``: the local workers on every CPU node of a Ray cluster (extra ``ray``; the code lives in
   :mod:`se_gym.distributed.sandbox`, imported only when asked for).
 """
-from .base import ExecResult, ExecStatus, Limits, Program, Sandbox, make_sandbox
+from .base import ExecResult, ExecStatus, Limits, Program, Sandbox
+from .registry import SANDBOXES, check_sandbox, make_sandbox, register_sandbox
 
 
 def isolation_report(isolation: str = "auto") -> dict:
@@ -16,4 +17,5 @@ def isolation_report(isolation: str = "auto") -> dict:
     return _report(isolation)
 
 
-__all__ = ["ExecResult", "ExecStatus", "Limits", "Program", "Sandbox", "isolation_report", "make_sandbox"]
+__all__ = ["ExecResult", "ExecStatus", "Limits", "Program", "SANDBOXES", "Sandbox", "check_sandbox", "isolation_report", "make_sandbox",
+           "register_sandbox"]

@@ -14,7 +14,6 @@ import abc
 import asyncio
 import atexit
 import enum
-import importlib
 import weakref
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Sequence
@@ -139,6 +138,9 @@ class Sandbox(abc.ABC):
     """Runs batches of programs in isolation.  Use as a context manager, or call :meth:`close`."""
 
     name: str = "sandbox"
+    # True for a client of a server (http): programs import what the server has, so the factory
+    # passes no pythonpath or preload
+    remote: bool = False
 
     def __init__(self) -> None:
         self._closed = False
@@ -230,52 +232,6 @@ def check_programs(programs: Sequence[str]) -> list[str]:
         if not isinstance(p, str):
             raise TypeError(f"program {i} is {type(p).__name__}, expected str (Python source)")
     return out
-
-
-def make_sandbox(
-    backend: str = "local",
-    *,
-    pythonpath: Sequence[str] = (),
-    preload: Sequence[str] = ("numpy",),
-    workers: int | None = None,
-    **options: Any,
-) -> Sandbox:
-    """Build a sandbox.  ``backend``: ``local`` (forked workers, bwrap when it works),
-    ``docker`` (the same workers in containers) or ``http`` (SE-Bench's sandbox protocol;
-    pass ``url=``).  ``pythonpath`` folders are importable by programs; ``preload`` modules are
-    imported once per worker.  ``ray`` (extra ``ray``): the same workers on every CPU node of a Ray
-    cluster (``address=``; pass ``library=``/``profile=`` to have each node write the library),
-    see :mod:`se_gym.distributed.sandbox`."""
-    pythonpath = [str(p) for p in pythonpath]
-    preload = list(preload)
-    try:
-        entry = SANDBOX_BACKENDS[backend]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown sandbox backend {backend!r} (choose {', '.join(SANDBOX_BACKENDS)})") from None
-    module, _, name = entry.partition(":")
-    factory = getattr(importlib.import_module(module), name)
-    if backend == "http":  # a client of a server: the programs' path and preloads are the server's
-        return factory(workers=workers, **options)
-    return factory(pythonpath=pythonpath, preload=preload, workers=workers, **options)
-
-
-# name -> "module:Class", imported when first asked for (Gymnasium's entry-point style): a backend
-# is one module plus one line here or a register_sandbox() call, and a higher layer can offer one
-# ("ray" lives in se_gym.distributed, the one place that knows Ray) without this module importing it
-SANDBOX_BACKENDS: dict[str, str] = {
-    "local": "se_gym.sandbox.local:LocalSandbox",
-    "docker": "se_gym.sandbox.docker:DockerSandbox",
-    "http": "se_gym.sandbox.http:HttpSandbox",
-    "ray": "se_gym.distributed.sandbox:RaySandbox",
-}
-
-
-def register_sandbox(name: str, entry_point: str) -> None:
-    """Make ``make_sandbox(name, ...)`` build ``entry_point`` (``"module:Class"``), which takes
-    ``pythonpath=``, ``preload=``, ``workers=`` and its own options."""
-    if ":" not in entry_point:
-        raise ValueError(f"entry point must be 'module:Class', got {entry_point!r}")
-    SANDBOX_BACKENDS[name] = entry_point
 
 
 def isolation_line(box: "Sandbox") -> str:

@@ -34,6 +34,7 @@ class HttpSandbox(Sandbox):
     on connection errors and 5xx answers before the program is reported as SANDBOX_ERROR."""
 
     backend = "http"
+    remote = True
 
     def __init__(
         self,

@@ -4,23 +4,40 @@ from __future__ import annotations
 import argparse
 import collections
 import time
+from dataclasses import dataclass, field
+
+from ..configs import add_config_arguments, config_from_args
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """``se-gym tasks build``."""
+
+    out: str = field(metadata={"help": "output directory (absent, empty, or an earlier suite)"})
+    seed: int = field(default=0, metadata={"help": "suite and library seed"})
+    sizes: str = field(default="", metadata={"help": "split sizes, e.g. train=718,single_test=278,multiple_test=440 ('': the official ones)"})
+    functions: str = field(default="", metadata={"help": "comma-separated catalogue keys to restrict single-function tasks to ('': all)"})
+    validate: bool = field(default=True, metadata={"help": "check every task (--no-validate: faster, not recommended)"})
+    in_process_only: bool = field(default=False, metadata={"help": "validate in process only, without the judge (quick look)"})
+
+
+@dataclass(frozen=True)
+class ShowOptions:
+    """``se-gym tasks show`` (besides the folder argument)."""
+
+    seed: int | None = field(default=None, metadata={"help": "summarize the cached built-in suite of this seed (None: 0 when no folder is given)"})
+    sebench: str | None = field(default=None, metadata={"help": "summarize official SE-Bench files (folder or one JSONL file)", "metavar": "PATH"})
+    examples: int = field(default=1, metadata={"help": "example queries to print per split"})
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
     b = sub.add_parser("build", help="generate the built-in suite and write it as SE-Bench JSONL files")
-    b.add_argument("--seed", type=int, default=0, help="suite and library seed (default 0)")
-    b.add_argument("--out", required=True, help="output directory (absent, empty, or an earlier suite)")
-    b.add_argument("--sizes", default="", help="split sizes, e.g. train=718,single_test=278,multiple_test=440")
-    b.add_argument("--functions", default="", help="comma-separated catalogue keys to restrict single-function tasks to")
-    b.add_argument("--no-validate", action="store_true", help="skip checking every task (faster, not recommended)")
-    b.add_argument("--in-process-only", action="store_true", help="validate in process only, without the judge (quick look)")
+    add_config_arguments(b, BuildOptions)
     b.set_defaults(func=run_build)
     s = sub.add_parser("show", help="summarize a suite: counts, functions covered, difficulty, examples")
     s.add_argument("dir", nargs="?", help="a folder written by 'tasks build' (or any official-layout folder)")
-    s.add_argument("--seed", type=int, default=None, help="summarize the cached built-in suite of this seed")
-    s.add_argument("--sebench", metavar="PATH", help="summarize official SE-Bench files (folder or one JSONL file)")
-    s.add_argument("--examples", type=int, default=1, help="example queries to print per split (default 1)")
+    add_config_arguments(s, ShowOptions)
     s.set_defaults(func=run_show)
     parser.set_defaults(func=None)
 
@@ -43,12 +60,13 @@ def run_build(args) -> int:
     from .builtin import build_suite
     from .record import TaskError
 
-    functions = [f.strip() for f in args.functions.split(",") if f.strip()] or None
+    o = config_from_args(BuildOptions, args)
+    functions = [f.strip() for f in o.functions.split(",") if f.strip()] or None
     start = time.perf_counter()
     try:
-        suite = build_suite(args.seed, sizes=parse_sizes(args.sizes), functions=functions, progress=True,
-                            validate=False if args.no_validate else ("inprocess" if args.in_process_only else True))
-        out = suite.write(args.out)
+        suite = build_suite(o.seed, sizes=parse_sizes(o.sizes), functions=functions, progress=True,
+                            validate=False if not o.validate else ("inprocess" if o.in_process_only else True))
+        out = suite.write(o.out)
     except (TaskError, LibraryError) as exc:
         raise CLIError(str(exc)) from None
     counts = ", ".join(f"{k} {v}" for k, v in suite.manifest["counts"].items())
@@ -75,11 +93,12 @@ def run_show(args) -> int:
     from .record import TaskError
     from .sebench import load_sebench
 
+    folder, o = args.dir, config_from_args(ShowOptions, args)
     try:
-        if args.sebench:
+        if o.sebench:
             from pathlib import Path
 
-            p = Path(args.sebench)
+            p = Path(o.sebench)
             if p.is_file():
                 split = next((s for s in SPLITS if p.stem.startswith(s)), "single_test")
                 splits = {split: load_sebench(split, p)}
@@ -92,16 +111,16 @@ def run_show(args) -> int:
                         if "holds no" not in str(exc):
                             raise
             name = str(p)
-        elif args.dir:
-            suite = load_suite(args.dir)
-            splits, name = dict(suite.splits), args.dir
+        elif folder:
+            suite = load_suite(folder)
+            splits, name = dict(suite.splits), folder
         else:
-            seed = 0 if args.seed is None else args.seed
+            seed = 0 if o.seed is None else o.seed
             splits = {s: builtin_tasks(s, seed=seed, progress=True) for s in SPLITS}
             name = f"builtin seed {seed}"
     except TaskError as exc:
         raise CLIError(str(exc)) from None
     if not splits:
         raise CLIError("no task files found")
-    _summary(name, splits, args.examples)
+    _summary(name, splits, o.examples)
     return 0

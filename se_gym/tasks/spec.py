@@ -1,59 +1,131 @@
-"""The one parser for task specs: ``builtin`` / ``builtin:SEED`` (the procedural suite) and
-``sebench`` / ``sebench:PATH`` (official files; the Hugging Face dataset when no path).
+"""The one grammar for task specs, ``KIND[:ARG]``, and the registry of suite kinds.
 
+- ``builtin`` / ``builtin:SEED``: the procedural suite made with library ``mint(SEED)``;
+- ``sebench`` / ``sebench:PATH``: the official files (the Hugging Face dataset when no path).
+
+The argument is the suite's own (a seed, a path); the **split is never part of the spec**: it is
+always its own option (``split=``, ``--split``), so ``builtin:3`` means seed 3 wherever it is typed.
 The env (``tasks=``), ``se-gym rollout --tasks`` and every other entry point go through
 :func:`parse_task_spec` and :func:`load_task_spec`, so the defaults are the same everywhere:
 ``builtin`` without a seed is ``builtin:<default_seed>`` (0 unless the caller has a seed of its own),
 and the library defaults to the one the tasks were made for (``mint(SEED)`` for the built-in suite,
-the official names from ``api_doc.jsonl`` beside official files).
+the official names from ``api_doc.jsonl`` beside official files).  A new kind is a
+:class:`TaskSuite` subclass plus one ``TASK_SUITES.register`` call (or an entry point in the
+``se_gym.task_suites`` group).
 """
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..choices import TASK_KINDS, describe
+from ..registry import Registry, RegistryError
 from .record import TaskError
+
+GRAMMAR = "'builtin[:SEED]' or 'sebench[:PATH]'"
 
 
 @dataclass(frozen=True)
 class TaskSpec:
-    kind: str  # "builtin" | "sebench"
-    seed: int | None = None  # builtin only
-    path: str | None = None  # sebench only (None: the hub dataset)
+    """A parsed ``KIND[:ARG]``."""
+
+    kind: str  # a TASK_SUITES name
+    seed: int | None = None  # builtin's argument
+    path: str | None = None  # the argument of the other kinds (sebench: a folder or file; None: the hub dataset)
 
     def __str__(self) -> str:
         arg = self.seed if self.kind == "builtin" else self.path
         return self.kind if arg is None else f"{self.kind}:{arg}"
 
 
-def parse_task_spec(spec: str, default_seed: int = 0) -> TaskSpec:
-    """``"builtin[:SEED]"`` or ``"sebench[:PATH]"`` -> :class:`TaskSpec` (TaskError on anything else)."""
-    if not isinstance(spec, str):
-        raise TaskError(f"a task spec is 'builtin[:SEED]' or 'sebench[:PATH]', got {spec!r}")
-    kind, _, arg = spec.partition(":")
-    if kind not in TASK_KINDS:
-        raise TaskError(describe("task spec kind", kind, TASK_KINDS) + " (write 'builtin[:SEED]' or 'sebench[:PATH]')")
-    if kind == "builtin":
+class TaskSuite(abc.ABC):
+    """A kind of task suite: what ``KIND[:ARG]`` names, its default library and how it loads."""
+
+    def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
+        """The spec for ``KIND:ARG`` (``arg`` "" when there is none); the default keeps ARG as ``path``."""
+        return TaskSpec(kind, path=arg or None)
+
+    @abc.abstractmethod
+    def default_library(self, spec: TaskSpec) -> str:
+        """The library the tasks of ``spec`` were written for, as a library spec string."""
+
+    @abc.abstractmethod
+    def load(self, spec: TaskSpec, split: str, library: Any, progress: bool) -> list:
+        """The tasks of ``split`` (a list of :class:`~se_gym.tasks.Task`) against ``library``."""
+
+
+class BuiltinSuite(TaskSuite):
+    """``builtin[:SEED]``: the procedural suite of library ``mint(SEED)``."""
+
+    def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
         if arg and not arg.isdigit():
-            raise TaskError(f"'builtin:SEED' needs a non-negative integer seed, got {spec!r}")
-        return TaskSpec("builtin", seed=int(arg) if arg else default_seed)
-    return TaskSpec("sebench", path=arg or None)
+            raise TaskError(f"'builtin:SEED' needs a non-negative integer seed, got {kind}:{arg!r} "
+                            "(the split is its own option, not part of the spec)")
+        return TaskSpec(kind, seed=int(arg) if arg else default_seed)
+
+    def default_library(self, spec: TaskSpec) -> str:
+        return f"seed:{spec.seed}"
+
+    def load(self, spec: TaskSpec, split: str, library: Any, progress: bool) -> list:
+        from .builtin import builtin_tasks
+
+        return list(builtin_tasks(split, seed=spec.seed, library=library, progress=progress))
+
+
+class SEBenchSuite(TaskSuite):
+    """``sebench[:PATH]``: SE-Bench's official files (the Hugging Face dataset when no path)."""
+
+    def default_library(self, spec: TaskSpec) -> str:
+        if spec.path is None:
+            raise TaskError("tasks 'sebench' (the hub dataset) needs a library: pass 'official:PATH/api_doc.jsonl'")
+        base = Path(spec.path)
+        for cand in (base / "api_doc.jsonl", base.parent / "api_doc.jsonl", base / "datasets" / "train" / "api_doc.jsonl",
+                     base / "datasets" / "api_doc.jsonl", base / "train" / "api_doc.jsonl"):
+            if cand.is_file():
+                return f"official:{cand}"
+        raise TaskError(f"no api_doc.jsonl beside {spec.path}; pass the library as 'official:PATH/api_doc.jsonl'")
+
+    def load(self, spec: TaskSpec, split: str, library: Any, progress: bool) -> list:
+        from .sebench import load_sebench
+
+        return list(load_sebench(split, path=spec.path, library=library))
+
+
+TASK_SUITES = Registry("task spec kind", group="se_gym.task_suites", base=TaskSuite)
+TASK_SUITES.register("builtin", BuiltinSuite)
+TASK_SUITES.register("sebench", SEBenchSuite)
+
+
+def _suite(kind: str) -> TaskSuite:
+    try:
+        return TASK_SUITES.load(TASK_SUITES.check(kind))()
+    except RegistryError as exc:
+        raise TaskError(f"{exc} (write {GRAMMAR})") from None
+
+
+def parse_task_spec(spec: str, default_seed: int = 0) -> TaskSpec:
+    """Parse ``KIND[:ARG]``.
+
+    Args:
+        spec: ``"builtin[:SEED]"``, ``"sebench[:PATH]"`` or another registered kind.
+        default_seed: the seed of a ``builtin`` without one.
+
+    Returns:
+        The :class:`TaskSpec`.
+
+    Raises:
+        TaskError: not a spec, an unknown kind (one line listing the kinds) or a bad argument.
+    """
+    if not isinstance(spec, str):
+        raise TaskError(f"a task spec is {GRAMMAR}, got {spec!r}")
+    kind, _, arg = spec.partition(":")
+    return _suite(kind).spec(kind, arg, default_seed)
 
 
 def default_library_spec(spec: TaskSpec) -> str:
     """The library the tasks of ``spec`` were written for, as a library spec string."""
-    if spec.kind == "builtin":
-        return f"seed:{spec.seed}"
-    if spec.path is None:
-        raise TaskError("tasks 'sebench' (the hub dataset) needs a library: pass 'official:PATH/api_doc.jsonl'")
-    base = Path(spec.path)
-    for cand in (base / "api_doc.jsonl", base.parent / "api_doc.jsonl", base / "datasets" / "train" / "api_doc.jsonl",
-                 base / "datasets" / "api_doc.jsonl", base / "train" / "api_doc.jsonl"):
-        if cand.is_file():
-            return f"official:{cand}"
-    raise TaskError(f"no api_doc.jsonl beside {spec.path}; pass the library as 'official:PATH/api_doc.jsonl'")
+    return _suite(spec.kind).default_library(spec)
 
 
 def load_task_spec(spec: str | TaskSpec, split: str, library: Any = None, default_seed: int = 0, progress: bool = True):
@@ -69,10 +141,4 @@ def load_task_spec(spec: str | TaskSpec, split: str, library: Any = None, defaul
         lib = from_spec(library if library is not None else default_library_spec(spec))
     except LibraryError as exc:
         raise TaskError(f"library: {exc}") from None
-    if spec.kind == "builtin":
-        from .builtin import builtin_tasks
-
-        return list(builtin_tasks(split, seed=spec.seed, library=lib, progress=progress)), lib
-    from .sebench import load_sebench
-
-    return list(load_sebench(split, path=spec.path, library=lib)), lib
+    return _suite(spec.kind).load(spec, split, lib, progress), lib
