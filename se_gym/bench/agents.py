@@ -216,27 +216,45 @@ class Models:
         self._engine = self._shared = None
 
 
+def _url_options(spec: AgentSpec, cls: type) -> dict:
+    options = dict(spec.options)
+    if spec.spec.startswith(("http:", "https:")):
+        url = spec.spec[len("http:"):] if spec.spec.startswith("http:") and not spec.spec.startswith("http://") else spec.spec
+        options.setdefault("url", url)
+    return options
+
+
+def check(spec: AgentSpec, has_model: bool) -> type:
+    """Everything about ``spec`` that can be checked without building it (the class, the options, a
+    model for agents that need one); returns the class.
+
+    Raises:
+        CLIError: one line saying what is wrong.
+    """
+    cls = agent_class(spec.spec)
+    injected = [n for n in ("model", "policy") if wants(cls, n)]
+    check_options(spec.label, cls, _url_options(spec, cls), injected)
+    if injected and not has_model:
+        raise CLIError(f"agent {spec.label} answers with a model: give --model (or use --quick)")
+    return cls
+
+
 def build(spec: AgentSpec, models: Models | None) -> Agent:
     """A fresh agent for ``spec``, its sampler wrapped in a :class:`CountingSampler`.
 
     Raises:
         CLIError: see :func:`agent_class` and :func:`check_options`; or the constructor raised.
     """
-    cls = agent_class(spec.spec)
-    options = dict(spec.options)
-    if cls.__name__ == "HTTPAgent" and spec.spec.startswith(("http:", "https:")):
-        url = spec.spec[len("http:"):] if spec.spec.startswith("http:") and not spec.spec.startswith("http://") else spec.spec
-        options.setdefault("url", url)
+    cls = check(spec, models is not None)
     injected = [n for n in ("model", "policy") if wants(cls, n)]
-    check_options(spec.label, cls, options, injected)
-    kwargs = dict(options)
+    kwargs = _url_options(spec, cls)
     if "policy" in injected:
-        extra = models.trainable(spec.label) if models else {}
-        kwargs["policy"] = extra.get("policy")
+        extra = models.trainable(spec.label)
+        kwargs["policy"] = extra["policy"]
         if "sampler" in extra and wants(cls, "sampler"):
             kwargs["sampler"] = extra["sampler"]
     if "model" in injected:
-        kwargs["model"] = models.shared(spec.label) if models else None
+        kwargs["model"] = models.shared(spec.label)
     try:
         agent = cls(**kwargs)
     except CLIError:
@@ -251,4 +269,4 @@ def build(spec: AgentSpec, models: Models | None) -> Agent:
     return agent
 
 
-__all__ = ["AgentSpec", "CountingSampler", "Models", "agent_class", "agent_specs", "build", "check_options", "parse_value"]
+__all__ = ["AgentSpec", "CountingSampler", "Models", "agent_class", "agent_specs", "build", "check", "check_options", "parse_value"]

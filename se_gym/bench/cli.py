@@ -31,10 +31,6 @@ def run(args: argparse.Namespace) -> int:
 
     config, defaults = resolve(config_from_args(BenchConfig, args))
     specs = agent_specs(config.agent, config.agent_option, config.agent_options, defaults)
-    if not config.progress:
-        import os
-
-        os.environ.setdefault("SE_GYM_PROGRESS", "off")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     Bench(config, specs).run()
     print(render(summarize(collect([config.out]))), end="")

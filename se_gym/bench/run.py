@@ -29,7 +29,7 @@ from ..agents import Agent, JudgeScorer, Observation, ProtocolError, Runner, Tra
 from ..errors import CLIError
 from ..progress import bar
 from ..storage import RunDir, atomic_dir, recover_dir, write_json_atomic
-from .agents import AgentSpec, Models, build
+from .agents import AgentSpec, Models, build, check
 from .config import BenchConfig, bench_demo_config, quick, quick_agent_options
 
 log = logging.getLogger(__name__)
@@ -276,8 +276,14 @@ class Bench:
         cfg = self.config
         RunDir(self.out, "bench", cfg.run_config(), restart=cfg.restart)
         model_path, float32 = cfg.model, False
+        for spec in self.specs:  # every agent checked before any work
+            check(spec, has_model=bool(model_path or (cfg.quick and not cfg.model)))
         if cfg.quick and not cfg.model:
+            import torch
+
             from ..demo import Demo
+
+            torch.set_num_threads(bench_demo_config().threads)  # as the demo: more threads lose on a loaded small CPU
 
             model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
         models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32) if model_path else None

@@ -1,0 +1,254 @@
+"""`se-gym bench` (issue 34): agents from files and services benchmarked under the protocol (learn on
+train, freeze, test closed book), the protocol enforced and reported, the bootstrap interval, the
+freeze hash, and resume after kill -9.  The agents here need no model: the miniature's tasks are
+judged for real, which is what these tests are about."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from se_gym.agents import ProtocolError, Trajectory
+from se_gym.bench import bootstrap_ci
+from se_gym.bench.agents import agent_specs
+from se_gym.bench.report import render, summarize, collect
+from se_gym.cli import main
+from se_gym.errors import CLIError
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = str(ROOT / "examples" / "bench_my_agent.py") + ":CallMemoryAgent"
+AGENTS = str(ROOT / "tests" / "bench_agents.py")
+MINI = ["--tasks", "miniature", "--no-progress"]
+
+
+def _bench(tmp_path, *argv, name="run") -> tuple[int, Path]:
+    out = tmp_path / name
+    return main(["bench", *argv, *MINI, "--out", str(out)]), out
+
+
+def _summary(out: Path) -> dict:
+    return summarize(collect([str(out)]))["agents"]
+
+
+def test_bootstrap_interval_on_hand_computed_data():
+    # one seed, tasks 1,1,1,0: a resample's mean is k/4 with k ~ Binomial(4, 3/4); P(0) = 1/256 < 2.5% <
+    # P(<= 1/4) = 13/256, and P(4/4) = 81/256 > 2.5%: the 95% interval is [0.25, 1.0] around 0.75
+    assert bootstrap_ci({0: [1, 1, 1, 0]}) == pytest.approx((0.75, 0.25, 1.0))
+    # two seeds, one all right and one all wrong: the seeds are resampled too, so the interval is [0, 1]
+    assert bootstrap_ci({0: [1, 1], 1: [0, 0]}) == pytest.approx((0.5, 0.0, 1.0))
+    assert bootstrap_ci({0: [1, 1, 1], 1: [1]}) == pytest.approx((1.0, 1.0, 1.0))
+    # resampling tasks only within a seed would give a zero-width interval here
+    assert bootstrap_ci({0: [1] * 5, 1: [0] * 5})[1:] == pytest.approx((0.0, 1.0))
+
+
+def test_freeze_hash_follows_the_memory_and_frozen_agents_refuse_to_learn(tmp_path):
+    sys.path.insert(0, str(ROOT / "examples"))
+    from bench_my_agent import CallMemoryAgent
+
+    from se_gym.agents import Observation
+    from se_gym.tasks.record import Task
+
+    task = Task("t1", "train", "test", "Return the sum of x.", "def solve(x):", (("x=[1]", "1"),), ("x=[1]", "1"), ("sum",), "")
+    agent = CallMemoryAgent()
+    empty = agent.state_digest()
+    assert empty == CallMemoryAgent().state_digest() and len(empty) == 64
+    agent.learn([Trajectory(Observation(task, "p", "open", "train"), "answer", 1.0, "passed")])
+    learned = agent.state_digest()
+    assert learned != empty and agent.memory_size() == (1, len(json.dumps(agent.notes, sort_keys=True)))
+    again = CallMemoryAgent().load(agent.save(tmp_path / "a"))
+    assert again.state_digest() == learned  # saved and loaded: the same memory, the same hash
+    agent.freeze()
+    with pytest.raises(ProtocolError, match="frozen"):
+        agent.learn([Trajectory(Observation(task, "p", "open", "train"), "answer", 1.0, "passed")])
+    assert agent.state_digest() == learned
+    test_task = Task("t2", "single_test", "test", "q", "def solve(x):", (("x=[1]", "1"),), ("x=[1]", "1"), ("sum",), "")
+    with pytest.raises(ProtocolError, match="split"):
+        CallMemoryAgent().learn([Trajectory(Observation(test_task, "p", "closed", "single_test"), "a", 1.0)])
+
+
+def test_an_agent_in_a_file_outside_the_package_is_benchmarked_through_the_cli(tmp_path, capsys):
+    rc, out = _bench(tmp_path, "--agent", EXAMPLE)
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    row = _summary(out)["CallMemoryAgent"]
+    # its memory of accepted calls answers most held-out questions closed book; one entry per accepted train answer
+    assert row["single_test"]["accuracy"] >= 0.5 and row["single_test"]["tasks"] == 18
+    assert row["memory_entries"] == json.loads((out / "seed0" / "CallMemoryAgent" / "freeze.json").read_text())["memory_entries"] > 0
+    assert row["memory_changed"] == 0 and "| CallMemoryAgent |" in printed and "unchanged" in printed
+    # the agents saw no tests and no solutions
+    rows = [json.loads(x) for x in (out / "seed0" / "CallMemoryAgent" / "learn.jsonl").read_text().splitlines()]
+    assert sum(len(r["rows"]) for r in rows) == 24
+
+
+def test_an_agent_that_learns_from_the_test_split_is_refused_and_reported(tmp_path, capsys):
+    rc, out = _bench(tmp_path, "--agent", f"{AGENTS}:CheatingAgent", "--agent", f"{AGENTS}:ScribblingAgent", "--batch-size", "1")
+    printed = capsys.readouterr().out
+    assert rc == 0
+    rows = _summary(out)
+    cheat, scribble = rows["CheatingAgent"], rows["ScribblingAgent"]
+    assert cheat["protocol_refusals"] == 18 and cheat["single_test"]["accuracy"] == 0.0  # each attempt: refused, scored wrong
+    assert cheat["memory_changed"] == 0  # nothing got in
+    assert "refused attempts to learn during the test phase" in printed and "CheatingAgent 18" in printed
+    assert scribble["memory_changed"] == 1 and "**memory changed during test**" in printed
+    # the online setting: the same change is allowed and reported in its own words
+    rc, out2 = _bench(tmp_path, "--agent", f"{AGENTS}:ScribblingAgent", "--online", name="online")
+    assert rc == 0 and "changed in 1 run(s) (online)" in capsys.readouterr().out
+
+
+def test_an_agent_that_raises_is_an_agent_error_and_the_run_goes_on(tmp_path, capsys):
+    rc, out = _bench(tmp_path, "--agent", f"{AGENTS}:FlakyAgent", "--agent", EXAMPLE)
+    assert rc == 0
+    rows = _summary(out)
+    flaky = rows["FlakyAgent"]
+    sums = sum(1 for line in (out / "seed0" / "FlakyAgent" / "test.jsonl").read_text().splitlines()
+               for r in json.loads(line)["rows"] if r["status"] == "agent_error")
+    assert flaky["agent_errors"] == sums == 6 and flaky["statuses"]["agent_error"] == sums  # one per function: isolated
+    assert 0 < flaky["single_test"]["accuracy"] < rows["CallMemoryAgent"]["single_test"]["accuracy"]  # the rest were answered
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--agent", "no/such/file.py:Agent"], "no file"),
+    (["--agent", "no_such_module_xyz:Agent"], "cannot import 'no_such_module_xyz'"),
+    (["--agent", f"{AGENTS}:NotAnAgent"], "not a subclass of se_gym.agents.base.Agent"),
+    (["--agent", EXAMPLE, "--agent-option", "colour=blue"], "unknown option 'colour'; CallMemoryAgent takes: min_overlap"),
+    (["--agent", "se_gym.bench.http:HTTPAgent"], "missing option 'url'"),
+    (["--agent", "closed-book"], "give --model"),
+    (["--agent", "expl"], "did you mean 'expel'"),
+])
+def test_bad_agents_are_one_line_errors_before_any_work(tmp_path, capsys, argv, message):
+    rc, out = _bench(tmp_path, *argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and err.count("\n") == 1, err
+    assert not list(out.glob("seed0/*/learn.jsonl"))
+
+
+def test_agent_options_go_to_every_agent_or_to_one_label():
+    specs = agent_specs(["expel", "doc-memory", "expel"], ["k=1", "expel#2/k=3", "doc-memory/header=Docs"],
+                        table={"expel": {"insights": "llm"}}, defaults={"expel": {"max_new_tokens": 32}})
+    assert [s.label for s in specs] == ["expel", "doc-memory", "expel#2"]
+    assert dict(specs[0].options) == {"max_new_tokens": 32, "insights": "llm", "k": 1}
+    assert dict(specs[1].options) == {"k": 1, "header": "Docs"}
+    assert dict(specs[2].options) == {"max_new_tokens": 32, "k": 3}
+    with pytest.raises(CLIError, match="no agent labelled 'open'"):
+        agent_specs(["expel"], ["open/k=1"])
+
+
+class _Service(BaseHTTPRequestHandler):
+    """A non-Python agent in miniature: the example's memory behind the HTTP protocol."""
+
+    calls: list = []
+    notes: list = []
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def do_POST(self):
+        import re
+
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).calls.append((self.path, body))
+        words = lambda text: set(re.findall(r"[a-z]+", text.lower()))  # noqa: E731
+        if self.path == "/reset":
+            type(self).notes = []
+            reply = {}
+        elif self.path == "/act":
+            answers = []
+            for o in body["observations"]:
+                q = words(o["query"])
+                if o["docs"]:
+                    doc = max(o["docs"], key=lambda d: len(q & words(d.split(":", 1)[1])))
+                    args = o["function_name"].split("(", 1)[1].rsplit(")", 1)[0]
+                    answers.append(f"```python\n{o['function_name']}\n    return {doc.split('(', 1)[0]}({args})\n```")
+                else:
+                    best = max(self.notes, key=lambda n: len(q & set(n[0])), default=[[], ""])
+                    answers.append(best[1])
+            reply = {"answers": answers, "prompt_tokens": [len(o["prompt"].split()) for o in body["observations"]]}
+        elif self.path == "/learn":
+            for t in body["trajectories"]:
+                if t["reward"] == 1.0:
+                    type(self).notes.append([sorted(words(t["query"])), t["response"]])
+            reply = {"metrics": {"notes": len(self.notes)}}
+        elif self.path == "/state":
+            reply = {"memory": self.notes}
+        else:
+            self.send_error(404)
+            return
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_the_http_agent_protocol_with_a_service_written_here(tmp_path, capsys):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Service)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        rc, out = _bench(tmp_path, "--agent", f"http:http://127.0.0.1:{server.server_port}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+    assert rc == 0, capsys.readouterr()
+    paths = [p for p, _ in _Service.calls]
+    assert paths[0] == "/reset" and paths.count("/reset") == 1 and paths.count("/learn") == 1
+    learned = [t for p, b in _Service.calls if p == "/learn" for t in b["trajectories"]]
+    assert len(learned) == 24 and {t["split"] for t in learned} == {"train"}  # only train trajectories reach /learn
+    test_obs = [o for p, b in _Service.calls if p == "/act" for o in b["observations"] if o["split"] != "train"]
+    assert len(test_obs) == 18 and all(not o["docs"] and "Docs:" not in o["prompt"] for o in test_obs)  # closed book
+    row = _summary(out)["http"]
+    assert row["single_test"]["accuracy"] >= 0.5 and row["memory_entries"] > 0 and row["memory_changed"] == 0
+    assert row["prompt_tokens_per_answer"] > 0  # what the service reported
+
+
+def test_paper_rows_only_beside_official_runs():
+    summary = {"agents": {"expel": {"book": "closed", "single_test": {"accuracy": 0.5, "ci95": [0.4, 0.6]}, "prompt_tokens_per_answer": 10.0,
+                                    "learn_wall_s": 1.0, "learn_tokens": 5, "memory_entries": 3, "memory_bytes": 30, "memory_changed": 0,
+                                    "online": False, "protocol_refusals": 0, "statuses": {"passed": 1}}},
+               "official": False}
+    assert "paper" not in render(summary)
+    md = render({**summary, "official": True})
+    assert "the paper's" in md and "| ExpeL (paper) | 47.1 | 15.5 |" in md and "| Closed-SFT-RL (paper) | 54.4 | 17.9 |" in md
+
+
+def test_resume_after_kill_9_loses_nothing_and_counts_nothing_twice(tmp_path):
+    out, counts = tmp_path / "run", tmp_path / "answers.txt"
+    cmd = [sys.executable, "-m", "se_gym.cli", "bench", "--agent", f"{AGENTS}:SlowAgent", *MINI, "--batch-size", "2", "--out", str(out)]
+    env = {**os.environ, "BENCH_COUNT_FILE": str(counts), "BENCH_SLOW_S": "0.3", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    test_file = out / "seed0" / "SlowAgent" / "test.jsonl"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if test_file.is_file() and len(test_file.read_text().splitlines()) >= 3:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the run and its sandbox workers, mid-test-phase
+        proc.wait(30)
+    done_before = len(test_file.read_text().splitlines())
+    assert 3 <= done_before < 9
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [json.loads(x) for x in test_file.read_text().splitlines()]
+    keys = [(r["split"], r["batch"]) for r in lines]
+    assert len(keys) == len(set(keys)) == 9  # 18 questions in batches of 2, each judged once
+    assert sorted(r["task"] for line in lines for r in line["rows"]) == sorted({r["task"] for line in lines for r in line["rows"]})
+    learn_lines = [json.loads(x) for x in (out / "seed0" / "SlowAgent" / "learn.jsonl").read_text().splitlines()]
+    assert len(learn_lines) == 12 and sum(len(x["rows"]) for x in learn_lines) == 24  # the learn phase was not redone
+    asked = counts.read_text().splitlines()
+    # the rerun asked only what the kill left unanswered: at most the batch in flight was asked twice
+    assert len([a for a in asked if not a.startswith("train")]) <= 18 + 2
+    assert len([a for a in asked if a.startswith("train")]) == 24
+    row = _summary(out)["SlowAgent"]
+    assert row["single_test"]["tasks"] == 18 and sum(row["statuses"].values()) == 18
