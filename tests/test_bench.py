@@ -252,3 +252,17 @@ def test_resume_after_kill_9_loses_nothing_and_counts_nothing_twice(tmp_path):
     assert len([a for a in asked if a.startswith("train")]) == 24
     row = _summary(out)["SlowAgent"]
     assert row["single_test"]["tasks"] == 18 and sum(row["statuses"].values()) == 18
+
+
+def test_agents_see_no_tests_solutions_or_functions():
+    from se_gym.agents import Runner
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.run import observe, world
+
+    w = world(BenchConfig(tasks="miniature"), 0)
+    runner = Runner(scorer=None, renderer=w.renderer, progress=False)
+    for o in observe(runner, w.splits["single_test"][:3], "closed", 2):
+        t = o.task
+        assert t.query and t.function_name and not (t.test_cases or t.library_solution or t.reference_solution or t.functions)
+    shown = observe(runner, w.splits["train"][:1], "open", 1)[0]
+    assert shown.docs and shown.docs[0] in shown.prompt  # the docs are rendered from the real task

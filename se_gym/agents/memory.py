@@ -181,12 +181,12 @@ class DocMemoryAgent(MemoryAgent):
     """Remembers the docs shown on train tasks (nothing else) and, closed book, puts the ``k`` docs
     retrieved for the question before it: ``header`` + one doc per line + the prompt.
 
-    The default header is the miniature's open-book layout (``"Docs:\n"``), which the demo's tiny
-    base learned to read; for a real model the header is a plain instruction.
+    For the demo's tiny base, ``header="Docs:\\n"`` is the miniature's open-book layout, which it
+    learned to read in pre-training (``se-gym bench --quick`` passes it).
     """
 
-    def __init__(self, model: Any, k: int = 2, header: str = "Docs:\n", temperature: float = 0.0, max_new_tokens: int = 512,
-                 embed: Callable[[str], Sequence[float]] | None = None):
+    def __init__(self, model: Any, k: int = 2, header: str = "### Docs remembered from training\n", temperature: float = 0.0,
+                 max_new_tokens: int = 512, embed: Callable[[str], Sequence[float]] | None = None):
         super().__init__(model, k=k, use_docs=True, book="closed", temperature=temperature, max_new_tokens=max_new_tokens, embed=embed)
         self.header = header
 

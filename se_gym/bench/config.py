@@ -74,7 +74,7 @@ def quick_agent_options(demo) -> dict[str, dict]:
     return {
         "closed-book": short, "open-book": short,
         "expel": {**short, "k": 1},
-        "doc-memory": {**short, "k": 1},
+        "doc-memory": {**short, "k": 1, "header": "Docs:\n"},  # the layout the tiny base read docs in
         "closed-sft": {**short, "epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch,
                        "temperature": 0.6, "mixed_precision": "no"},
     }

@@ -48,8 +48,14 @@ class World:
 
 
 def public(task):
-    """The task as an agent may see it: no tests, no solutions (the judge keeps the real one)."""
-    return replace(task, test_cases=(), reference_solution="", library_solution="")
+    """The task as an agent may see it: the question, signature and example, without the tests, the
+    solutions, the functions it needs or the metadata (the judge keeps the real task)."""
+    return replace(task, test_cases=(), reference_solution="", library_solution="", functions=(), metadata={})
+
+
+def observe(runner: Runner, tasks, book: str, repeat: int) -> list[Observation]:
+    """Observations rendered from the real tasks, each carrying the public view of its task."""
+    return [replace(o, task=public(o.task)) for o in runner.observe(tasks, book) for _ in range(repeat)]
 
 
 def world(config: BenchConfig, seed: int) -> World:
@@ -208,7 +214,7 @@ class Bench:
             return {"learns": False, "passes": 0, "wall_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "metrics": []}
         train = w.splits["train"][: cfg.limit]
         real = {t.id: t for t in train}
-        obs = [o for o in runner.observe([public(t) for t in train], cfg.learn_book) for _ in range(cfg.learn_samples)]
+        obs = observe(runner, train, cfg.learn_book, cfg.learn_samples)
         lines = read_lines(adir / "learn.jsonl")
         for p in range(state["passes"], cfg.learn_passes):
             done = {r["batch"]: r for r in lines if r["pass"] == p}
@@ -255,7 +261,7 @@ class Bench:
             if not tasks:
                 continue
             real = {t.id: t for t in tasks}
-            obs = [o for o in runner.observe([public(t) for t in tasks], agent.book) for _ in range(cfg.samples)]
+            obs = observe(runner, tasks, agent.book, cfg.samples)
             b = bar(total=len(obs), desc=f"{spec.label}: {split}", disable=not cfg.progress, leave=False)
             try:
                 for i, start in enumerate(range(0, len(obs), cfg.batch_size)):
