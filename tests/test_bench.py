@@ -266,3 +266,75 @@ def test_agents_see_no_tests_solutions_or_functions():
         assert t.query and t.function_name and not (t.test_cases or t.library_solution or t.reference_solution or t.functions)
     shown = observe(runner, w.splits["train"][:1], "open", 1)[0]
     assert shown.docs and shown.docs[0] in shown.prompt  # the docs are rendered from the real task
+
+
+class _ReaderModel:
+    """A fake model that can read its context: it calls the function of the doc line whose description
+    matches the task best, or else copies the library call of the first answer shown in the prompt,
+    or else answers with a name it makes up (a closed-book guess)."""
+
+    tokenizer = None
+
+    def __init__(self):
+        self.prompts = []
+
+    def sample(self, prompts, n, temperature, max_new_tokens):
+        import re
+
+        out = []
+        for p in prompts:
+            self.prompts.append(p)
+            task = next(line for line in p.splitlines() if line.startswith("Task: "))
+            sig = p[p.index("def solve("):].split("\n", 1)[0]
+            args = sig.split("(", 1)[1].rsplit(")", 1)[0]
+            words = set(re.findall(r"[a-z]+", task.lower()))
+            docs = re.findall(r"^(\w+\.\w+)\(.*?\): (.*)$", p, flags=re.M)
+            shown = re.findall(r"return (\w+\.\w+)\(", p)
+            if docs:
+                call = max(docs, key=lambda d: len(words & set(re.findall(r"[a-z]+", d[1]))))[0]
+            else:
+                call = shown[0] if shown else "lib.guess"
+            out.append([f"```python\n{sig}\n    return {call}({args})\n```"] * n)
+        return out
+
+
+class _FakeModels:
+    def __init__(self):
+        self.model = _ReaderModel()
+
+    def shared(self, label):
+        return self.model
+
+    def tokenizer(self):
+        return None
+
+    def close(self):
+        pass
+
+
+def test_the_built_in_memory_agents_under_the_protocol_with_a_model_that_reads_its_context(tmp_path):
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.run import Bench
+
+    config = BenchConfig(tasks="miniature", out=str(tmp_path / "run"), progress=False)
+    agents = ["closed-book", "open-book", "expel", "doc-memory"]
+    specs = agent_specs(agents, [], defaults={"expel": {"k": 1}, "doc-memory": {"k": 1, "header": "Docs:\n"}})
+    Bench(config, specs, models=_FakeModels()).run()
+    rows = summarize(collect([config.out]))["agents"]
+    acc = {a: rows[a]["single_test"]["accuracy"] for a in agents}
+    assert acc["closed-book"] == 0.0 and acc["open-book"] == 1.0  # the floor and the ceiling
+    assert acc["doc-memory"] >= 0.8 and acc["expel"] >= 0.5  # memory from the learn phase, closed book
+    assert rows["closed-book"]["memory_entries"] is None and rows["closed-book"]["learn_wall_s"] == 0.0  # learns nothing
+    assert rows["doc-memory"]["memory_entries"] == 6 and rows["expel"]["memory_entries"] > 6  # 6 docs; experiences + insights
+    # memory costs context: more prompt tokens per answer than the floor
+    assert rows["expel"]["prompt_tokens_per_answer"] > rows["doc-memory"]["prompt_tokens_per_answer"] > rows["closed-book"]["prompt_tokens_per_answer"]
+    assert rows["open-book"]["book"] == "open" and "not closed book" in render(summarize(collect([config.out])))
+    assert all(r["memory_changed"] == 0 for r in rows.values())
+
+
+def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypatch):
+    from se_gym.bench.agents import Models
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    with pytest.raises(CLIError, match=r"agent closed-sft trains weights and needs torch .*se-gym\[train\]"):
+        Models("some/model", "hf").trainable("closed-sft")

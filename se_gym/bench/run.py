@@ -134,8 +134,9 @@ def _tokens(agent: Agent) -> tuple[int, int]:
 class Bench:
     """Runs the protocol for each (seed, agent) of ``config``; see the module docstring."""
 
-    def __init__(self, config: BenchConfig, specs: Sequence[AgentSpec]):
+    def __init__(self, config: BenchConfig, specs: Sequence[AgentSpec], models: Models | None = None):
         self.config, self.specs = config, list(specs)
+        self.models = models  # given: the agents' models come from here (tests pass a fake sampler)
         self.out = Path(config.out)
         self.protocol_attempts: list[dict] = []
 
@@ -283,8 +284,8 @@ class Bench:
         RunDir(self.out, "bench", cfg.run_config(), restart=cfg.restart)
         model_path, float32 = cfg.model, False
         for spec in self.specs:  # every agent checked before any work
-            check(spec, has_model=bool(model_path or (cfg.quick and not cfg.model)))
-        if cfg.quick and not cfg.model:
+            check(spec, has_model=bool(self.models or model_path or (cfg.quick and not cfg.model)))
+        if cfg.quick and not cfg.model and self.models is None:
             import torch
 
             from ..demo import Demo
@@ -292,7 +293,9 @@ class Bench:
             torch.set_num_threads(bench_demo_config().threads)  # as the demo: more threads lose on a loaded small CPU
 
             model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
-        models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32) if model_path else None
+        models = self.models
+        if models is None and model_path:
+            models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32)
         results = []
         try:
             for seed in cfg.seeds:
