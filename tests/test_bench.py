@@ -212,7 +212,7 @@ def test_the_http_agent_protocol_with_a_service_written_here(tmp_path, capsys):
 
 def test_paper_rows_only_beside_official_runs():
     summary = {"agents": {"expel": {"book": "closed", "single_test": {"accuracy": 0.5, "ci95": [0.4, 0.6]}, "prompt_tokens_per_answer": 10.0,
-                                    "learn_wall_s": 1.0, "learn_tokens": 5, "memory_entries": 3, "memory_bytes": 30, "memory_changed": 0,
+                                    "learn_wall_s": 1.0, "learn_tokens": 5, "test_wall_s": 2.0, "memory_entries": 3, "memory_bytes": 30, "memory_changed": 0,
                                     "online": False, "protocol_refusals": 0, "statuses": {"passed": 1}}},
                "official": False}
     assert "paper" not in render(summary)

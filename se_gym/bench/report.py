@@ -144,19 +144,21 @@ def _cell(row: dict, split: str) -> str:
 
 def render(summary: dict) -> str:
     """The leaderboard as Markdown."""
-    lines = ["| agent | single_test % [95% CI] | multiple_test % [95% CI] | pass@k | prompt tokens / answer | learn (s, tokens) "
-             "| memory (entries, bytes) | memory during test | errors |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["Closed-book accuracy unless marked; wall times are per seed (mean over seeds).", "",
+             "| agent | single_test % [95% CI] | multiple_test % [95% CI] | pass@k | prompt tokens / answer | learn phase "
+             "| test phase | memory (entries, bytes) | memory during test | errors |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in summary["agents"].items():
         label = name + (" (open book: ceiling, not closed book)" if r["book"] == "open" else "")
         pk = "; ".join(f"{s} {k}: {100 * v:.1f}" for s in TEST_SPLITS if s in r for k, v in r[s].items() if k.startswith("pass@")) or "–"
         tok = f"{r['prompt_tokens_per_answer']:.0f}" if r["prompt_tokens_per_answer"] else "–"
-        learn = f"{r['learn_wall_s']:.0f} s, {r['learn_tokens']:.0f}" if r["learn_wall_s"] else "–"
+        learn = (f"{r['learn_wall_s']:.0f} s" + (f", {r['learn_tokens']:.0f} tokens" if r["learn_tokens"] else "")) if r["learn_wall_s"] else "–"
+        test = f"{r['test_wall_s']:.0f} s"
         mem = f"{r['memory_entries'] if r['memory_entries'] is not None else '–'}, {r['memory_bytes']}"
         changed = r["memory_changed"]
         during = ("unchanged" if not changed else (f"changed in {changed} run(s) (online)" if r["online"]
                   else f"**memory changed during test** ({changed} run(s))"))
         errors = ", ".join(f"{k} {v}" for k, v in r["statuses"].items() if k != "passed") or "–"
-        lines.append(f"| {label} | {_cell(r, 'single_test')} | {_cell(r, 'multiple_test')} | {pk} | {tok} | {learn} | {mem} | {during} | {errors} |")
+        lines.append(f"| {label} | {_cell(r, 'single_test')} | {_cell(r, 'multiple_test')} | {pk} | {tok} | {learn} | {test} | {mem} | {during} | {errors} |")
     refused = {n: r["protocol_refusals"] for n, r in summary["agents"].items() if r["protocol_refusals"]}
     if refused:
         lines += ["", "Protocol: refused attempts to learn during the test phase (each answer counted wrong): "
