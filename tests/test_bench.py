@@ -338,3 +338,21 @@ def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypat
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     with pytest.raises(CLIError, match=r"agent closed-sft trains weights and needs torch .*se-gym\[train\]"):
         Models("some/model", "hf").trainable("closed-sft")
+
+
+def test_closed_sft_learns_weights_and_is_tested_closed_book(tmp_path, capsys):
+    from conftest import need_module
+
+    need_module("torch", "closed-sft trains a model (pip install 'se-gym[train]')")
+    need_module("transformers", "closed-sft trains a model (pip install 'se-gym[train]')")
+    from se_gym.training import miniature as mini
+
+    model = mini.build_tiny_model(tmp_path / "tiny", seed=0, hidden=32, layers=1)
+    rc, out = _bench(tmp_path, "--agent", "closed-sft", "--model", str(model), "--device", "cpu", "--limit", "2",
+                     "--agent-option", "epochs=1", "--agent-option", "max_new_tokens=8", "--agent-option", "mixed_precision=no")
+    assert rc == 0, capsys.readouterr().err
+    result = json.loads((out / "seed0" / "closed-sft" / "result.json").read_text())
+    freeze = result["freeze"]
+    assert result["book"] == "closed" and freeze["learns"] and freeze["memory_entries"] > 1000  # parameters
+    assert len(freeze["digest"]) == 64 and not result["memory_changed"]
+    assert freeze["prompt_tokens"] > 0  # counted with the model's tokenizer

@@ -101,6 +101,9 @@ class Agent(abc.ABC):
 
     #: which book the agent is built for; the runner renders observations accordingly
     book: str = "closed"
+    #: the book it is tested with, when that differs from ``book`` (learners roll out with the docs
+    #: and are tested without them); None: ``book``
+    test_book: str | None = None
 
     @abc.abstractmethod
     def act(self, observations: Sequence[Observation]) -> list[str]:
@@ -160,7 +163,7 @@ class Agent(abc.ABC):
             return entries, len(json.dumps(state, sort_keys=True, default=str).encode())
         with tempfile.TemporaryDirectory() as tmp:
             root = self.save(tmp)
-            return None, sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
+            return None, sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file() and p.name != "agent.json")
 
     def save(self, directory: str | os.PathLike) -> Path:
         directory = Path(directory)

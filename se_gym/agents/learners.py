@@ -113,6 +113,8 @@ class SFTAgent(PolicyAgent):
     runner samples ``n`` answers per task at ``temperature`` 0.6 as the paper does.
     """
 
+    test_book = "closed"
+
     def __init__(self, policy, mode: str = "closed", config=None, temperature: float = 0.6, max_new_tokens: int = 512, sampler=None, progress: bool = True):
         super().__init__(policy, book="open", temperature=temperature, max_new_tokens=max_new_tokens, sampler=sampler)
         self.mode = _check_mode(mode)
@@ -146,11 +148,18 @@ class ClosedSFTAgent(SFTAgent):
     with the docs at ``temperature``, the accepted ones trained on under the query-only prompt."""
 
     def __init__(self, policy, epochs: int = 3, learning_rate: float = 1e-5, batch_size: int = 8, temperature: float = 0.6,
-                 max_new_tokens: int = 512, seed: int = 0, mixed_precision: str = "auto", sampler=None, progress: bool = False):
+                 test_temperature: float = 0.0, max_new_tokens: int = 512, seed: int = 0, mixed_precision: str = "auto",
+                 sampler=None, progress: bool = False):
         config = SFTConfig(learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, warmup_ratio=0.1, seed=seed,
                            mixed_precision=mixed_precision)
         super().__init__(policy, mode="closed", config=config, temperature=temperature, max_new_tokens=max_new_tokens,
                          sampler=sampler, progress=progress)
+        self.test_temperature = test_temperature
+
+    def freeze(self) -> None:
+        """Learning samples at ``temperature`` (rejection sampling); the test answers at ``test_temperature``."""
+        super().freeze()
+        self.temperature = self.test_temperature
 
 
 def _byte_dtype():
@@ -161,6 +170,8 @@ def _byte_dtype():
 
 class RLAgent(PolicyAgent):
     """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task."""
+
+    test_book = "closed"
 
     def __init__(self, policy, mode: str = "closed", config=None, sampler=None, rollout_book: str = "open"):
         self.config = config or RLConfig()

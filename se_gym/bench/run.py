@@ -118,6 +118,11 @@ def _append(path: Path, row: dict) -> None:
         os.fsync(fh.fileno())
 
 
+def test_book(agent: Agent) -> str:
+    """The book of the test phase: closed unless the agent is built to read docs at test time (a ceiling)."""
+    return agent.test_book or agent.book
+
+
 def learns(agent: Agent) -> bool:
     """Whether the agent's class learns at all (overrides learn or _learn); the floor does not."""
     return type(agent).learn is not Agent.learn or type(agent)._learn is not Agent._learn
@@ -200,7 +205,7 @@ class Bench:
         agent.freeze()
         self.test_phase(agent, spec, adir, w, runner)
         after = agent.state_digest()
-        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": agent.book, "freeze": freeze,
+        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": test_book(agent), "freeze": freeze,
                   "digest_after": after, "memory_changed": after != freeze["digest"]}
         if result["memory_changed"] and not cfg.online:
             log.warning("agent %s, seed %d: memory changed during test (digest %s -> %s)", spec.label, seed, freeze["digest"][:12], after[:12])
@@ -262,7 +267,7 @@ class Bench:
             if not tasks:
                 continue
             real = {t.id: t for t in tasks}
-            obs = observe(runner, tasks, agent.book, cfg.samples)
+            obs = observe(runner, tasks, test_book(agent), cfg.samples)
             b = bar(total=len(obs), desc=f"{spec.label}: {split}", disable=not cfg.progress, leave=False)
             try:
                 for i, start in enumerate(range(0, len(obs), cfg.batch_size)):
