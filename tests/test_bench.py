@@ -356,3 +356,20 @@ def test_closed_sft_learns_weights_and_is_tested_closed_book(tmp_path, capsys):
     assert result["book"] == "closed" and freeze["learns"] and freeze["memory_entries"] > 1000  # parameters
     assert len(freeze["digest"]) == 64 and not result["memory_changed"]
     assert freeze["prompt_tokens"] > 0  # counted with the model's tokenizer
+
+
+def test_a_config_file_gives_agents_options_and_pass_at_k_comes_with_samples(tmp_path, capsys):
+    config = tmp_path / "bench.toml"
+    config.write_text(f'agent = ["{EXAMPLE}"]\ntasks = "miniature"\nsamples = 2\nlimit = 4\n'
+                      "[agent_options.CallMemoryAgent]\nmin_overlap = 99\n")
+    out = tmp_path / "run"
+    assert main(["bench", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    row = _summary(out)["CallMemoryAgent"]
+    # min_overlap 99: nothing ever matches (neither a doc nor the memory): every answer is empty, 2 samples each
+    assert row["single_test"]["accuracy"] == 0.0 and row["single_test"]["k"] == 2 and row["single_test"]["pass@2"] == 0.0
+    assert "single_test pass@2: 0.0" in printed
+    assert json.loads((out / "seed0" / "CallMemoryAgent" / "run.json").read_text())["config"]["options"] == {"min_overlap": 99}
+    # another option for the same folder is refused, naming it
+    assert main(["bench", "--config", str(config), "--out", str(out), "--no-progress", "--agent-option", "min_overlap=2"]) == 2
+    assert "min_overlap: 99 -> 2" in capsys.readouterr().err

@@ -143,7 +143,6 @@ class Bench:
         self.config, self.specs = config, list(specs)
         self.models = models  # given: the agents' models come from here (tests pass a fake sampler)
         self.out = Path(config.out)
-        self.protocol_attempts: list[dict] = []
 
     # -- answering and judging -------------------------------------------------------------------
     def answer(self, agent: Agent, observations: list[Observation]) -> list[tuple[str, str, str]]:
