@@ -4,6 +4,7 @@ freeze hash, and resume after kill -9.  The agents here need no model: the minia
 judged for real, which is what these tests are about."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -373,3 +374,24 @@ def test_a_config_file_gives_agents_options_and_pass_at_k_comes_with_samples(tmp
     # another option for the same folder is refused, naming it
     assert main(["bench", "--config", str(config), "--out", str(out), "--no-progress", "--agent-option", "min_overlap=2"]) == 2
     assert "min_overlap: 99 -> 2" in capsys.readouterr().err
+
+
+def test_expel_turns_rejected_and_accepted_answers_into_voted_insights(tmp_path):
+    from se_gym.agents import ExpeLAgent, Observation
+    from se_gym.tasks.record import Task
+
+    model = _ReaderModel()
+    task = Task("t1", "train", "test", "Return the running total of x.", "def solve(x):", (("x=[1]", "1"),), ("x=[1]", "1"), ("cumsum",), "")
+    obs = Observation(task, "Task: Return the running total of x.\ndef solve(x):\nAnswer:\n", "open", "train")
+    good, bad = "```python\ndef solve(x):\n    return zwc.qux(x)\n```", "```python\ndef solve(x):\n    return zwc.abs(x)\n```"
+    agent = ExpeLAgent(model, k=1)
+    agent.learn([Trajectory(obs, bad, 0.0, "wrong_answer"), Trajectory(obs, good, 1.0, "passed")])
+    agent.learn([Trajectory(obs, bad, 0.0, "wrong_answer"), Trajectory(obs, good, 1.0, "passed")])
+    assert agent.insights == {"For a task like 'Return the running total of x.', call zwc.qux.": 2,  # found twice: upvoted
+                              "zwc.abs did not solve 'Return the running total of x.'.": 2}
+    held_out = dataclasses.replace(task, id="t2", split="single_test", query="Give the running total of x.")
+    test = Observation(held_out, "Task: Give the running total of x.\ndef solve(x):\nAnswer:\n", "closed", "single_test")
+    prompt = agent.prompts([test])[0]
+    assert "Insight: For a task like" in prompt and "Accepted answer:\n" + good in prompt and prompt.endswith(test.prompt)
+    again = ExpeLAgent(model).load(agent.save(tmp_path / "a"))
+    assert again.insights == agent.insights and again.state_digest() == agent.state_digest()

@@ -164,7 +164,7 @@ class Bench:
         rows = [{"task": t.id, "response": text, "status": status, "reward": 0.0 if status else None, "detail": detail}
                 for t, (text, status, detail) in zip(tasks, answers)]
         todo = [i for i, r in enumerate(rows) if not r["status"]]
-        for attempt in range(3):  # an infrastructure failure is judged again, twice
+        for _ in range(3):  # an infrastructure failure is judged again, twice
             if not todo:
                 break
             verdicts = scorer([tasks[i] for i in todo], [rows[i]["response"] for i in todo])
@@ -245,7 +245,10 @@ class Bench:
             finally:
                 b.close()
             t0 = time.monotonic()
-            metrics = agent.learn(trajectories)
+            try:
+                metrics = agent.learn(trajectories)
+            except Exception as exc:  # the pass's judged batches stay on disk: a rerun learns again from them
+                raise CLIError(f"agent {spec.label}: learn() raised {type(exc).__name__}: {exc} (rerun to retry this pass)") from exc
             learn_s = time.monotonic() - t0
             _tokens(agent)  # (a learner that samples while learning: counted in its wall time only)
             with atomic_dir(adir / "agent") as tmp:
