@@ -101,7 +101,8 @@ def test_an_agent_that_learns_from_the_test_split_is_refused_and_reported(tmp_pa
     assert scribble["memory_changed"] == 1 and "**memory changed during test**" in printed
     # the online setting: the same change is allowed and reported in its own words
     rc, out2 = _bench(tmp_path, "--agent", f"{AGENTS}:ScribblingAgent", "--online", name="online")
-    assert rc == 0 and "changed in 1 run(s) (online)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert rc == 0 and "| ScribblingAgent [online] |" in printed and "| – (online) | in 1 of 1 run(s) |" in printed
 
 
 def test_an_agent_that_raises_is_an_agent_error_and_the_run_goes_on(tmp_path, capsys):

@@ -178,7 +178,10 @@ class Models:
             options = {"gpu_memory_utilization": self.gpu_memory_utilization} if self.backend == "vllm" else {}
             if self.backend == "vllm" and self.float32:
                 options["dtype"] = "float32"
-            self._engine = make_generator(self.backend, str(self.path), **options)
+            try:
+                self._engine = make_generator(self.backend, str(self.path), **options)
+            except (ValueError, ImportError) as exc:  # no server URL, no vllm: say so in one line
+                raise CLIError(f"--backend {self.backend}: {exc}") from None
         return self._engine
 
     def shared(self, label: str):

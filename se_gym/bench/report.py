@@ -81,7 +81,8 @@ def collect(run_dirs: Sequence[str]) -> dict:
             for adir in sorted(p for p in seed_dir.iterdir() if (p / "result.json").is_file()):
                 result = json.loads((adir / "result.json").read_text(encoding="utf-8"))
                 official.append(bool(world.get("official")))
-                key = result["agent"] if not config.get("model") else f"{result['agent']} ({config['model']})"
+                # one row per agent, model and setting (an online run is not mixed with an offline one)
+                key = result["agent"] + (f" ({config['model']})" if config.get("model") else "") + (" [online]" if config.get("online") else "")
                 entry = agents.setdefault(key, {"runs": [], "config": config})
                 entry["runs"].append({"dir": str(path), "seed_key": f"{path}:{result['seed']}", "result": result,
                                       "test": read_lines(adir / "test.jsonl", repair=False)})
@@ -146,7 +147,8 @@ def render(summary: dict) -> str:
     """The leaderboard as Markdown."""
     lines = ["Closed-book accuracy unless marked; wall times are per seed (mean over seeds).", "",
              "| agent | single_test % [95% CI] | multiple_test % [95% CI] | pass@k | prompt tokens / answer | learn phase "
-             "| test phase | memory (entries, bytes) | memory during test | errors |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| test phase | memory (entries, bytes) | memory during test | online: memory changed | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in summary["agents"].items():
         label = name + (" (open book: ceiling, not closed book)" if r["book"] == "open" else "")
         pk = "; ".join(f"{s} {k}: {100 * v:.1f}" for s in TEST_SPLITS if s in r for k, v in r[s].items() if k.startswith("pass@")) or "–"
@@ -155,10 +157,12 @@ def render(summary: dict) -> str:
         test = f"{r['test_wall_s']:.0f} s"
         mem = f"{r['memory_entries'] if r['memory_entries'] is not None else '–'}, {r['memory_bytes']}"
         changed = r["memory_changed"]
-        during = ("unchanged" if not changed else (f"changed in {changed} run(s) (online)" if r["online"]
-                  else f"**memory changed during test** ({changed} run(s))"))
+        if r["online"]:  # the online setting: a change is allowed, and reported in its own column
+            during, online = "– (online)", f"in {changed} of {r['seeds']} run(s)"
+        else:
+            during, online = ("unchanged" if not changed else f"**memory changed during test** ({changed} run(s))"), "–"
         errors = ", ".join(f"{k} {v}" for k, v in r["statuses"].items() if k != "passed") or "–"
-        lines.append(f"| {label} | {_cell(r, 'single_test')} | {_cell(r, 'multiple_test')} | {pk} | {tok} | {learn} | {test} | {mem} | {during} | {errors} |")
+        lines.append(f"| {label} | {_cell(r, 'single_test')} | {_cell(r, 'multiple_test')} | {pk} | {tok} | {learn} | {test} | {mem} | {during} | {online} | {errors} |")
     refused = {n: r["protocol_refusals"] for n, r in summary["agents"].items() if r["protocol_refusals"]}
     if refused:
         lines += ["", "Protocol: refused attempts to learn during the test phase (each answer counted wrong): "
