@@ -59,7 +59,18 @@ def observe(runner: Runner, tasks, book: str, repeat: int) -> list[Observation]:
 
 
 def world(config: BenchConfig, seed: int) -> World:
-    """The library and tasks of ``seed``: minted per seed (builtin, miniature) or the official files."""
+    """The library and tasks of ``seed``: minted per seed (builtin, miniature) or the official files.
+
+    Args:
+        config: the run's configuration (``tasks``, ``out``, ``progress``).
+        seed: the seed; ``builtin`` and ``miniature`` mint a fresh library and task set from it.
+
+    Returns:
+        The :class:`World` (``official`` is True for ``sebench:PATH``).
+
+    Raises:
+        CLIError: the task spec or its files are wrong (one line).
+    """
     from ..agents import default_renderer
 
     if config.tasks == "miniature":
@@ -287,6 +298,15 @@ class Bench:
 
     # -- the whole run ---------------------------------------------------------------------------------
     def run(self) -> list[dict]:
+        """Every (seed, agent) of the configuration, resuming what the run folder holds.
+
+        Returns:
+            The ``result.json`` of each (seed, agent), in order.
+
+        Raises:
+            CLIError: a bad agent (checked before any work), a run folder made with another
+                configuration, tasks that do not load, or an agent whose ``learn()`` raised.
+        """
         cfg = self.config
         RunDir(self.out, "bench", cfg.run_config(), restart=cfg.restart)
         model_path, float32 = cfg.model, False
