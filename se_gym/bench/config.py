@@ -81,7 +81,8 @@ def quick_agent_options(demo) -> dict[str, dict]:
 
 
 def quick(config: BenchConfig) -> BenchConfig:
-    """``config`` with what ``--quick`` implies filled in (flags given explicitly are kept)."""
+    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, the five built-ins unless
+    agents were given, and at least the demo's answers per train question (4)."""
     demo = bench_demo_config()
     return replace(config, agent=config.agent or BUILTIN_QUICK, tasks="miniature", backend="hf",
                    learn_samples=max(config.learn_samples, demo.samples))
