@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("se_gym.demo", "the offline demo: Open-SFT vs Closed-SFT (and RL) on a tiny model"),
     "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
     "doctor": ("se_gym.doctor", "check what this machine's setup can do, and how to fix what it cannot"),
+    "bench": ("se_gym.bench.cli", "benchmark memory-augmented and learning agents under the SE-Bench protocol (and: bench report)"),
     "selfplay": ("se_gym.selfplay.cli", "self-play: the model proposes its own tasks, solves them and internalizes the library (resumable; --ray-address for a cluster)"),
 }
 

@@ -28,7 +28,7 @@ RANK = {
     "training": 7,
     "agents": 8,
     "selfplay": 9, "experience": 9,
-    "demo": 10, "demo_ablation": 10, "doctor": 10, "cli": 10, "cli_reference": 10,
+    "demo": 10, "demo_ablation": 10, "bench": 10, "doctor": 10, "cli": 10, "cli_reference": 10,
 }
 
 

@@ -3,13 +3,16 @@
 Importing this package needs no torch; the parametric learners import it when built.
 """
 from .base import BOOKS, TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajectory, check_learnable
-from .learners import PolicyAgent, RLAgent, SFTAgent
-from .memory import BM25, Memory, MemoryAgent, MemoryEntry
+from .expel import ExpeLAgent
+from .learners import ClosedSFTAgent, PolicyAgent, RLAgent, SFTAgent
+from .memory import BM25, DocMemoryAgent, Memory, MemoryAgent, MemoryEntry
+from .registry import AGENTS
 from .prompting import ClosedBookAgent, OpenBookAgent, PromptAgent, TokenSampler, as_sampler
 from .runner import EvalResult, JudgeScorer, Runner, default_renderer, token_records
 
 __all__ = [
     "BOOKS", "TRAIN_SPLITS", "Agent", "Observation", "ProtocolError", "Trajectory", "check_learnable",
+    "AGENTS", "ClosedSFTAgent", "DocMemoryAgent", "ExpeLAgent",
     "PolicyAgent", "RLAgent", "SFTAgent", "BM25", "Memory", "MemoryAgent", "MemoryEntry",
     "ClosedBookAgent", "OpenBookAgent", "PromptAgent", "TokenSampler", "as_sampler",
     "EvalResult", "JudgeScorer", "Runner", "default_renderer", "token_records",

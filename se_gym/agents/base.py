@@ -12,8 +12,10 @@ the :class:`~se_gym.agents.runner.Runner`, not left to agents' good manners:
 from __future__ import annotations
 
 import abc
+import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -99,6 +101,9 @@ class Agent(abc.ABC):
 
     #: which book the agent is built for; the runner renders observations accordingly
     book: str = "closed"
+    #: the book it is tested with, when that differs from ``book`` (learners roll out with the docs
+    #: and are tested without them); None: ``book``
+    test_book: str | None = None
 
     @abc.abstractmethod
     def act(self, observations: Sequence[Observation]) -> list[str]:
@@ -113,18 +118,78 @@ class Agent(abc.ABC):
         raise TrajectoryError(f"{type(self).__name__} cannot record token ids: give it a se_gym.llm Generator to sample with")
 
     def learn(self, trajectories: Sequence[Trajectory]) -> dict:
-        """Update from judged train-split trajectories; returns metrics.  Raises on test data."""
+        """Update from judged train-split trajectories; returns metrics.  Raises :class:`ProtocolError`
+        on test data, and on any call once the agent is frozen (:meth:`freeze`)."""
+        if getattr(self, "_frozen", False):
+            raise ProtocolError(f"{type(self).__name__} is frozen (the test phase): learn() is refused")
         check_learnable(trajectories)
         return self._learn(list(trajectories))
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
         return {}
 
+    def freeze(self) -> None:
+        """End of the learn phase: from now on :meth:`learn` raises :class:`ProtocolError`."""
+        self._frozen = True
+
+    # -- memory: what an agent learned, for the benchmark's freeze hash and size ------------------
+    def memory_state(self) -> Any:
+        """The agent's learned memory as JSON-able data, or None (then :meth:`state_digest` hashes
+        what :meth:`save` writes).  Agents with a custom memory define this and :meth:`set_memory_state`
+        and get saving, loading, the freeze hash and the size for free."""
+        return None
+
+    def set_memory_state(self, state: Any) -> None:
+        """Restore what :meth:`memory_state` returned (called by the default :meth:`load`)."""
+
+    def state_digest(self) -> str:
+        """A SHA-256 of the agent's memory: of :meth:`memory_state`, else of the files :meth:`save` writes.
+
+        Returns:
+            64 hex digits; equal before and after a phase exactly when the memory did not change.
+        """
+        state = self.memory_state()
+        if state is not None:
+            return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+        with tempfile.TemporaryDirectory() as tmp:
+            return _digest_files(self.save(tmp))
+
+    def memory_size(self) -> tuple[int | None, int]:
+        """(entries or None, bytes) of the memory: entries of a list/dict :meth:`memory_state` and its JSON
+        size, else the bytes :meth:`save` writes."""
+        state = self.memory_state()
+        if state is not None:
+            entries = len(state) if isinstance(state, (list, dict)) else None
+            return entries, len(json.dumps(state, sort_keys=True, default=str).encode())
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.save(tmp)
+            return None, sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file() and p.name != "agent.json")
+
     def save(self, directory: str | os.PathLike) -> Path:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "agent.json").write_text(json.dumps({"class": type(self).__name__, "book": self.book}), encoding="utf-8")
+        state = self.memory_state()
+        if state is not None:
+            from se_gym.storage import write_json_atomic
+
+            write_json_atomic(directory / "memory_state.json", state)
         return directory
 
     def load(self, directory: str | os.PathLike) -> "Agent":
+        path = Path(directory) / "memory_state.json"
+        if path.is_file():
+            self.set_memory_state(json.loads(path.read_text(encoding="utf-8")))
         return self
+
+
+def _digest_files(root: Path) -> str:
+    """SHA-256 over the relative paths and contents of the files under ``root`` (agent.json left out:
+    it names the class, not what was learned)."""
+    h = hashlib.sha256()
+    for p in sorted(q for q in Path(root).rglob("*") if q.is_file() and q.name != "agent.json"):
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()

@@ -50,6 +50,20 @@ class PolicyAgent(Agent):
         self.policy.save(directory / "policy")
         return directory
 
+    def state_digest(self) -> str:
+        """SHA-256 over the model's parameters (names and bytes): the weights are this agent's memory."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for name, p in sorted(self.policy.model.state_dict().items()):
+            h.update(name.encode() + b"\0" + p.detach().cpu().contiguous().view(-1).view(dtype=_byte_dtype()).numpy().tobytes())
+        return h.hexdigest()
+
+    def memory_size(self) -> tuple[int | None, int]:
+        """(parameters, bytes) of the model."""
+        params = list(self.policy.model.parameters())
+        return sum(p.numel() for p in params), sum(p.numel() * p.element_size() for p in params)
+
     def load(self, directory: str | os.PathLike) -> "PolicyAgent":
         path = Path(directory) / "policy"
         if path.is_dir():
@@ -99,6 +113,8 @@ class SFTAgent(PolicyAgent):
     runner samples ``n`` answers per task at ``temperature`` 0.6 as the paper does.
     """
 
+    test_book = "closed"
+
     def __init__(self, policy, mode: str = "closed", config=None, temperature: float = 0.6, max_new_tokens: int = 512, sampler=None, progress: bool = True):
         super().__init__(policy, book="open", temperature=temperature, max_new_tokens=max_new_tokens, sampler=sampler)
         self.mode = _check_mode(mode)
@@ -127,8 +143,35 @@ class SFTAgent(PolicyAgent):
         return {"accepted": len(examples), "infrastructure": infra, "final_loss": metrics["loss"][-1], "steps": metrics["steps"]}
 
 
+class ClosedSFTAgent(SFTAgent):
+    """Closed-SFT with its settings as plain options (the benchmark's ``closed-sft``): answers sampled
+    with the docs at ``temperature``, the accepted ones trained on under the query-only prompt."""
+
+    def __init__(self, policy, epochs: int = 3, learning_rate: float = 1e-5, batch_size: int = 8, temperature: float = 0.6,
+                 test_temperature: float = 0.0, max_new_tokens: int = 512, seed: int = 0, mixed_precision: str = "auto",
+                 sampler=None, progress: bool = False):
+        config = SFTConfig(learning_rate=learning_rate, epochs=epochs, batch_size=batch_size, warmup_ratio=0.1, seed=seed,
+                           mixed_precision=mixed_precision)
+        super().__init__(policy, mode="closed", config=config, temperature=temperature, max_new_tokens=max_new_tokens,
+                         sampler=sampler, progress=progress)
+        self.test_temperature = test_temperature
+
+    def freeze(self) -> None:
+        """Learning samples at ``temperature`` (rejection sampling); the test answers at ``test_temperature``."""
+        super().freeze()
+        self.temperature = self.test_temperature
+
+
+def _byte_dtype():
+    import torch
+
+    return torch.uint8
+
+
 class RLAgent(PolicyAgent):
     """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task."""
+
+    test_book = "closed"
 
     def __init__(self, policy, mode: str = "closed", config=None, sampler=None, rollout_book: str = "open"):
         self.config = config or RLConfig()

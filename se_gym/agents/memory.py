@@ -168,14 +168,38 @@ class MemoryAgent(Agent):
                     added += self.memory.add(MemoryEntry(doc, doc, "doc", getattr(t.observation.task, "id", "")))
         return {"memory_added": added, "memory_size": len(self.memory.entries)}
 
-    def save(self, directory: str | os.PathLike) -> Path:
-        directory = super().save(directory)
-        self.memory.save(directory / "memory.json")
-        return directory
+    def memory_state(self) -> list[dict]:
+        return [asdict(e) for e in self.memory.entries]
 
-    def load(self, directory: str | os.PathLike) -> "MemoryAgent":
-        path = Path(directory) / "memory.json"
-        if path.is_file():
-            self.memory = Memory(self.memory.embed)
-            self.memory.load(path)
-        return self
+    def set_memory_state(self, state: list[dict]) -> None:
+        self.memory = Memory(self.memory.embed)
+        for row in state:
+            self.memory.add(MemoryEntry(**row))
+
+
+class DocMemoryAgent(MemoryAgent):
+    """Remembers the docs shown on train tasks (nothing else) and, closed book, puts the ``k`` docs
+    retrieved for the question before it: ``header`` + one doc per line + the prompt.
+
+    For the demo's tiny base, ``header="Docs:\\n"`` is the miniature's open-book layout, which it
+    learned to read in pre-training (``se-gym bench --quick`` passes it).
+    """
+
+    def __init__(self, model: Any, k: int = 2, header: str = "### Docs remembered from training\n", temperature: float = 0.0,
+                 max_new_tokens: int = 512, embed: Callable[[str], Sequence[float]] | None = None):
+        super().__init__(model, k=k, use_docs=True, book="closed", temperature=temperature, max_new_tokens=max_new_tokens, embed=embed)
+        self.header = header
+
+    def prompts(self, observations: Sequence[Observation]) -> list[str]:
+        out = []
+        for o in observations:
+            docs = [e.value for e in self.memory.search(_query_of(o), self.k, kind="doc")]
+            out.append(f"{self.header}" + "\n".join(docs) + "\n" + o.prompt if docs else o.prompt)
+        return out
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        added = 0
+        for t in trajectories:
+            for doc in t.observation.docs:
+                added += self.memory.add(MemoryEntry(doc, doc, "doc", getattr(t.observation.task, "id", "")))
+        return {"memory_added": added, "memory_size": len(self.memory.entries)}

@@ -1,0 +1,16 @@
+"""The agent registry: built-in names, ``module:Class``, ``file.py:Class`` and the ``se_gym.agents``
+entry-point group of installed packages, every one a subclass of :class:`~se_gym.agents.base.Agent`."""
+from __future__ import annotations
+
+from se_gym.registry import Registry
+
+from .base import Agent
+
+AGENTS = Registry("agent", group="se_gym.agents", base=Agent)
+AGENTS.register("closed-book", "se_gym.agents.prompting:ClosedBookAgent")  # no memory: the floor
+AGENTS.register("open-book", "se_gym.agents.prompting:OpenBookAgent")  # docs at test time: the ceiling, not closed book
+AGENTS.register("expel", "se_gym.agents.expel:ExpeLAgent")
+AGENTS.register("doc-memory", "se_gym.agents.memory:DocMemoryAgent")
+AGENTS.register("closed-sft", "se_gym.agents.learners:ClosedSFTAgent")  # parametric: needs torch
+
+__all__ = ["AGENTS"]

@@ -1,0 +1,91 @@
+"""The benchmark's options (:class:`BenchConfig`, the CLI's flags) and the miniature's settings."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from ..choices import PROFILES, SANDBOXES
+
+BUILTIN_QUICK = ("closed-book", "open-book", "expel", "doc-memory", "closed-sft")
+BACKENDS = ("hf", "vllm", "openai")
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What ``se-gym bench`` runs; every field is a flag (``--field-name``) and a ``--config`` key."""
+
+    agent: tuple[str, ...] = field(default=(), metadata={"help": "an agent to benchmark (repeatable): a built-in name, "
+                                   "module:Class, path/file.py:Class, an entry point of se_gym.agents, or http:URL"})
+    agent_option: tuple[str, ...] = field(default=(), metadata={"help": "KEY=VALUE for every agent, or LABEL/KEY=VALUE for one "
+                                          "(repeatable; VALUE parsed as JSON when it parses, else a string)"})
+    agent_options: Mapping[str, Any] = field(default_factory=dict, metadata={"help": "config file only: {LABEL: {KEY: VALUE}}"})
+    tasks: str = field(default="builtin", metadata={"help": "builtin (a library and tasks minted per seed), sebench:PATH "
+                                                    "(the official names and files), or miniature (the demo's tasks; --quick)"})
+    seeds: tuple[int, ...] = field(default=(0,), metadata={"help": "seeds: a minted library and task set each (builtin, miniature)"})
+    model: str | None = field(default=None, metadata={"help": "model id or path for the agents (--quick: the demo's tiny base)"})
+    backend: str = field(default="hf", metadata={"help": "model backend", "choices": BACKENDS})
+    sandbox: str = field(default="local", metadata={"help": "sandbox backend of the judge", "choices": SANDBOXES})
+    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
+    learn_book: str = field(default="open", metadata={"help": "book the agents see on train tasks in the learn phase",
+                                                      "choices": ("open", "closed")})
+    learn_passes: int = field(default=1, metadata={"help": "passes over the train split in the learn phase"})
+    learn_samples: int = field(default=1, metadata={"help": "answers per train task per pass (judged: execution feedback)"})
+    samples: int = field(default=1, metadata={"help": "answers per test task (pass@k is reported for k up to this)"})
+    batch_size: int = field(default=8, metadata={"help": "observations per act() call; the unit a rerun resumes at"})
+    limit: int | None = field(default=None, metadata={"help": "only the first N tasks of each split"})
+    online: bool = field(default=False, metadata={"help": "the online setting: memory may change during the test phase "
+                                                  "(reported in its own column instead of flagged)"})
+    quick: bool = field(default=False, metadata={"help": "CPU, offline: the demo's tiny base, a fresh minted library, "
+                                                 "the five built-ins unless --agent is given"})
+    out: str = field(default="se_gym_bench", metadata={"help": "run folder (a rerun resumes; another configuration is refused)"})
+    restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
+    device: str | None = field(default=None, metadata={"help": "torch device for hf models (default: cuda if available)"})
+    gpu_memory_utilization: float = field(default=0.5, metadata={"help": "with --backend vllm: share of GPU memory for the engine"})
+    progress: bool = field(default=True, metadata={"help": "progress bars"})
+
+    def __post_init__(self):
+        for name in ("learn_passes", "learn_samples", "samples", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"limit must be >= 1, got {self.limit}")
+        if any(s < 0 for s in self.seeds):
+            raise ValueError("seeds must be non-negative integers")
+
+    def run_config(self) -> dict:
+        """What makes the results (the run folder is bound to it); presentation left out."""
+        skip = {"out", "restart", "progress", "device", "gpu_memory_utilization", "agent", "agent_option", "agent_options", "seeds"}
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
+
+
+def bench_demo_config():
+    """The demo configuration of ``--quick``: the tiny base and the miniature's sizes.
+
+    One place so the base's options (e.g. pre-training on retrieved experience) can change here.
+    """
+    from ..demo import QUICK, SMALL_BASE_QUICK
+
+    return replace(QUICK, **SMALL_BASE_QUICK)
+
+
+def quick_agent_options(demo) -> dict[str, dict]:
+    """Per built-in options for the tiny base (answers are one short line; greedy at test time)."""
+    short = {"max_new_tokens": demo.max_new_tokens}
+    return {
+        "closed-book": short, "open-book": short,
+        "expel": {**short, "k": 1},
+        "doc-memory": {**short, "k": 1, "header": "Docs:\n"},  # the layout the tiny base read docs in
+        "closed-sft": {**short, "epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch,
+                       "temperature": 0.6, "mixed_precision": "no"},
+    }
+
+
+def quick(config: BenchConfig) -> BenchConfig:
+    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, the five built-ins unless
+    agents were given, and at least the demo's answers per train question (4)."""
+    demo = bench_demo_config()
+    return replace(config, agent=config.agent or BUILTIN_QUICK, tasks="miniature", backend="hf",
+                   learn_samples=max(config.learn_samples, demo.samples))
+
+
+__all__ = ["BACKENDS", "BUILTIN_QUICK", "BenchConfig", "bench_demo_config", "quick", "quick_agent_options"]
