@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
+from .errors import SEGymError
 
 __all__ = ["InfrastructureError", "Tally", "is_infrastructure", "pass_at_k", "spread"]
 
 SOLVED = 1.0 - 1e-9  # a reward at least this is a right answer
 
 
-class InfrastructureError(RuntimeError):
+class InfrastructureError(SEGymError, RuntimeError):
     """Every sample of a measurement failed in the infrastructure: there is no accuracy to report."""
 
 

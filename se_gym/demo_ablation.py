@@ -323,17 +323,17 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     return True
 
 
-def _variant_job(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str, log=None) -> str:
+def _variant_job(demo_type, out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str,
+                 log=None) -> str:
     """One RL run in a process of its own (``jobs`` > 1): the same Demo and Ablation, bound to the
-    same folders, train one variant of one seed (resuming like any run); ``log``: the parent's
-    ``--log`` (:func:`se_gym.metrics_log.settings`)."""
+    same folders, train one variant of one seed (resuming like any run); ``demo_type``: the parent's
+    Demo class (passed, not imported: the demo is the room below, and it dispatches to this one);
+    ``log``: the parent's ``--log`` (:func:`se_gym.metrics_log.settings`)."""
     with metrics_log.session(*(log or (None, ""))):
-        return _variant(out, demo_cfg, model, backend, device, config, seed, name)
+        return _variant(demo_type, out, demo_cfg, model, backend, device, config, seed, name)
 
 
-def _variant(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
-    from .demo import Demo
-
+def _variant(Demo, out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
     try:
         import torch
 
@@ -366,7 +366,7 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
         return
     _log(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_variant_job, str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
+        futures = [pool.submit(_variant_job, type(demo), str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
                                metrics_log.settings()) for s, name in todo]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in done if f.exception() is not None]

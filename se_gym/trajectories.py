@@ -22,6 +22,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+from .errors import SEGymError
 
 SCHEMA = "se_gym.trajectory/1"
 TOKEN_FIELDS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs", "policy_version")
@@ -30,7 +31,7 @@ COLUMNS = ("schema", *TOKEN_FIELDS, "task_id", "sample_index", "reward", "infras
            "model", "backend", "prompt", "response")
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(SEGymError, ValueError):
     """A record that is not a token trajectory (names the field)."""
 
 

@@ -340,7 +340,7 @@ def test_run_names_scopes_and_child_processes(tmp_path, monkeypatch):
         metrics_log.log({"loss": 3.0}, 5)
         assert metrics_log.settings() == ("tensorboard", str(tmp_path))
         monkeypatch.setattr(demo_ablation, "_variant", lambda *a: metrics_log.log({"reward": 1.0}, 1) or "child")
-        assert demo_ablation._variant_job("out", None, None, "hf", None, None, 0, "rl_std", ("wandb", str(tmp_path / "w"))) == "child"
+        assert demo_ablation._variant_job(None, "out", None, None, "hf", None, None, 0, "rl_std", ("wandb", str(tmp_path / "w"))) == "child"
     assert seen == [("train", 1, {"loss": 1.0}), ("seed0/sft_selfplay/round1/sft", 1, {"loss": 2.0}),
                     ("seed0/sft_selfplay/rounds", 1, {"valid": 3}), ("base", 5, {"loss": 3.0}),
                     ("train", 1, {"reward": 1.0}), "closed", "closed"]

@@ -37,13 +37,14 @@ import numpy as np
 from .spaces import UnicodeText
 
 from ..choices import BOOKS, PROFILES, REWARDS, SANDBOXES, SPLITS, check
+from ..errors import SEGymError
 
 
-class EnvConfigError(ValueError):
+class EnvConfigError(SEGymError, ValueError):
     """An invalid option for the environment (one line naming the option)."""
 
 
-class InvalidAction(ValueError):
+class InvalidAction(SEGymError, ValueError):
     """An action outside the action space (not text, or longer than its ``max_length``)."""
 
 

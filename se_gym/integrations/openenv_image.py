@@ -33,6 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable
+from ..errors import SEGymError
 
 LEAVE_OUT = {"gradio", "numpy"}  # see the module doc
 ROOTS = ("openenv-core", "fastapi", "uvicorn", "websockets", "gymnasium", "tqdm")
@@ -41,7 +42,7 @@ DEFAULT_TAG = "se-gym/openenv:latest"
 AUTOENV_TAG = "se-gym-env:latest"
 
 
-class ImageError(RuntimeError):
+class ImageError(SEGymError, RuntimeError):
     """Something the image cannot be built without (one line)."""
 
 
@@ -152,7 +153,7 @@ def system_files(reqs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ``reqs`` load (pydantic-core needs librt, for one) and of bubblewrap with its libraries; the
     base image holds only what Python and NumPy load.  Found with ldd on this machine's installed
     copies, which are the same wheels."""
-    from ..sandbox.docker import _shared_libs
+    from ..sandbox.docker import shared_libs
 
     native = []
     for name, _ in reqs:
@@ -169,7 +170,7 @@ def system_files(reqs: list[tuple[str, str]]) -> list[tuple[str, str]]:
             native.append(os.path.realpath(path))
             out.append((os.path.realpath(path), where))
     prefix = str(Path(sys.base_prefix)) + "/"
-    for lib in sorted(_shared_libs(native)):
+    for lib in sorted(shared_libs(native)):
         # the interpreter's own and the wheels' bundled libraries (*.libs/) come with them
         if not lib.startswith(prefix) and "site-packages" not in lib:
             real = os.path.realpath(lib)
@@ -240,9 +241,9 @@ def build_context(ctx: Path, reqs: list[tuple[str, str]], root: Path) -> dict:
 def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=None, quiet: bool = False) -> str:
     """Build the OpenEnv server image unless one built from the same inputs exists; returns its
     content tag (``se-gym/openenv:<hash>``), also tagged ``tag``."""
-    from ..sandbox.docker import _client, _numpy_site, ensure_image
+    from ..sandbox.docker import docker_client, numpy_site, ensure_image
 
-    client = client or _client()  # one clear line when no daemon answers
+    client = client or docker_client()  # one clear line when no daemon answers
     root = source_root()
     base = ensure_image(client)
     reqs = server_requirements()
@@ -260,7 +261,7 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
             print(f"openenv image: building {content_tag} on {base} ({info['wheels']} wheels, offline)", file=sys.stderr, flush=True)
         error, tail = None, []
         for chunk in client.api.build(path=str(ctx), tag=content_tag, rm=True, forcerm=True, pull=False, decode=True,
-                                      buildargs={"BASE": base, "NUMPY_SITE": _numpy_site()}, nocache=rebuild):
+                                      buildargs={"BASE": base, "NUMPY_SITE": numpy_site()}, nocache=rebuild):
             if "error" in chunk:
                 error = chunk["error"].strip()
             elif chunk.get("stream", "").strip():

@@ -10,6 +10,7 @@ import hashlib
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
+from ..errors import SEGymError
 
 Message = Mapping[str, Any]
 Prompt = Union[str, Sequence[Message]]
@@ -22,7 +23,7 @@ BACKENDS: dict[str, tuple[str, str]] = {
 }
 
 
-class GenerationError(RuntimeError):
+class GenerationError(SEGymError, RuntimeError):
     """A backend failed to produce an answer (server error, retries exhausted, engine failure)."""
 
 

@@ -36,6 +36,7 @@ from .base import (
     derive_seed,
     is_chat,
 )
+from ..errors import SEGymError
 
 # the documented defaults; every one is a keyword argument of OpenAIGenerator
 DEFAULT_CONCURRENCY = 8
@@ -45,7 +46,7 @@ DEFAULT_TIMEOUT_S = 120.0
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
-class _Retryable(Exception):
+class _Retryable(SEGymError):
     """A failure worth another try (on another URL)."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandbox_error
+from ..errors import SEGymError
 
 # The worker enforces the limits itself; the pool only waits this much longer before it decides
 # that the worker hangs (killing and replacing it).
@@ -88,7 +89,7 @@ def prompt_threads():
                 sys.setswitchinterval(_switch_state[1])
 
 
-class WorkerDied(Exception):
+class WorkerDied(SEGymError):
     """The worker process is gone or stopped answering."""
 
 

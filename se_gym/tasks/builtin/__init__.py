@@ -30,7 +30,7 @@ from ...choices import SPLITS  # noqa: E402  (one place for the split names)
 DEFAULT_SIZES: Mapping[str, int] = MappingProxyType({"train": 718, "single_test": 278, "multiple_test": 440})
 FAMILIES = ("creation", "shape", "elementwise", "bitwise", "logic", "reduction", "search_sort", "products", "strings", "linalg")
 MAX_ATTEMPTS = 12
-_OFFICIAL_FILES = {
+OFFICIAL_FILES = {
     "train": "datasets/train/train.jsonl",
     "single_test": "datasets/test/single_test.jsonl",
     "multiple_test": "datasets/test/multiple_test.jsonl",
@@ -68,7 +68,7 @@ class Suite:
             raise TaskError(f"output directory {out} is not empty and holds no se-gym suite")
         with atomic_dir(out) as tmp:
             for split, tasks in self.splits.items():
-                path = tmp / _OFFICIAL_FILES[split]
+                path = tmp / OFFICIAL_FILES[split]
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with open(path, "w", encoding="utf-8") as f:
                     for t in tasks:

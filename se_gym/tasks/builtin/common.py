@@ -13,6 +13,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+from ...errors import SEGymError
 
 Gen = Callable[[random.Random, dict], Any]
 
@@ -288,7 +289,7 @@ def parse_input(text: str) -> dict:
     return eval(f"dict({text})", {"__builtins__": {"dict": dict}})  # our own generated text only
 
 
-class BadDraw(Exception):
+class BadDraw(SEGymError):
     """An input draw the reference cannot handle cleanly (warnings, nan, inf): draw again."""
 
 

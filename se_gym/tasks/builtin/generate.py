@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from ..record import Task, TestCase
 from .common import BadDraw, Spec, compile_reference, compose_query, format_input, run_case
+from ...errors import SEGymError
 
 VERSION = "builtin-1"
 DEFAULT_SIZES = {"n": (3, 7), "r": (2, 4), "c": (2, 4), "k": (2, 4), "three": (3, 3)}
@@ -14,7 +15,7 @@ N_CASES = 8
 _CASE_TRIES = 40
 
 
-class GenerationError(RuntimeError):
+class GenerationError(SEGymError, RuntimeError):
     """A spec could not produce a usable task (a bug in the spec table)."""
 
 
