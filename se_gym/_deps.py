@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from importlib import metadata
 from typing import Any
+
 from .errors import SEGymError
 
 CUDA_EXTRAS = ("torchvision", "torchaudio", "torchcodec")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
+
 from .errors import SEGymError
 
 __all__ = ["InfrastructureError", "Tally", "is_infrastructure", "pass_at_k", "spread"]

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
-import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import metrics_log
 from .errors import CLIError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ def _mark(path: Path, info: dict | None = None) -> None:
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    log.info(msg)
 
 
 class Demo:
@@ -175,8 +177,8 @@ class Demo:
 
     # -- per seed ---------------------------------------------------------------------------
     def world(self, seed: int):
-        from .training import miniature as mini
         from .library import mint
+        from .training import miniature as mini
 
         library = mint(100 + seed)
         rng = random.Random(f"demo-functions-{seed}")

@@ -23,13 +23,15 @@ iteration and a rerun continues from it; finished variants are never redone.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 from . import metrics_log
+
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Variant:
@@ -79,10 +81,6 @@ QUICK_ABLATION = AblationConfig(iterations=6)
 REAL_ABLATION = AblationConfig(iterations=20, group=8, learning_rate=1e-6, minibatch=64, ppo_epochs=2, max_new_tokens=1024)
 
 
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 def rl_config(acfg: AblationConfig, v: Variant, seed: int, precision: str = "auto"):
     from .training.rl import RLConfig
 
@@ -115,7 +113,7 @@ class Ablation:
 
         import torch
 
-        from .agents import PolicyAgent, RLAgent
+        from .agents import RLAgent
         from .storage import atomic_dir, write_text_atomic
         from .training.rl import CutSampler, PolicySampler
 
@@ -166,7 +164,7 @@ class Ablation:
                 agent.save(tmp)
                 (tmp / "history.json").write_text(json.dumps(history), encoding="utf-8")
             write_text_atomic(vdir / "iterations.jsonl", "".join(json.dumps(r) + "\n" for r in history))
-            _log(f"[seed {seed}] {name} it {it + 1}/{acfg.iterations}: reward {row['reward']:.2f}, non-zero adv {row['nonzero_adv'] or 0:.2f}, "
+            log.info(f"[seed {seed}] {name} it {it + 1}/{acfg.iterations}: reward {row['reward']:.2f}, non-zero adv {row['nonzero_adv'] or 0:.2f}, "
                  f"clip {row['clip_frac']:.3f}, KL {row['kl_start']:.3f}, closed train {row['closed_train']:.2f}, held-out {row['closed_test']:.2f}")
         final = dict(history[-1]) if history else self.evaluate(agent.policy, runner, train, test)
         info = {"closed_test": final["closed_test"], "closed_train": final["closed_train"], "iterations": len(history),
@@ -197,7 +195,7 @@ class Ablation:
                 if report_only and not self.run_dir.done(f"seed{seed}/{name}"):
                     continue
                 start = base_path if v.start == "base" else self.demo.out / f"seed{seed}" / v.start / "model"
-                _log(f"[seed {seed}] ablation: {v.label}")
+                log.info(f"[seed {seed}] ablation: {v.label}")
                 info = self.run_variant(seed, name, start, runner, train, test)
                 out["methods"][name] = {"closed_test": info["closed_test"], "closed_train": info["closed_train"]}
             return out
@@ -364,7 +362,7 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
             if VARIANTS[name].rl and not abl.run_dir.done(f"seed{s}/{name}")]
     if not todo:
         return
-    _log(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
+    log.info(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_variant_job, type(demo), str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
                                metrics_log.settings()) for s, name in todo]
@@ -375,7 +373,7 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
                 f.cancel()
             raise failed[0].exception()
         for f in futures:
-            _log(f"[ablation] done {f.result()}")
+            log.info(f"[ablation] done {f.result()}")
 
 
 def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False, report_only: bool = False, jobs: int = 1) -> int:

@@ -22,6 +22,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
 from .errors import SEGymError
 
 SCHEMA = "se_gym.trajectory/1"

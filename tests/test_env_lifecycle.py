@@ -9,13 +9,12 @@ import gymnasium as gym
 import pytest
 
 import se_gym  # noqa: F401  (registers SEBench-v0)
+from conftest import REPO
 from se_gym.envs import EnvConfigError, SEBenchEnv
 from se_gym.envs.sebench import InvalidAction
 from se_gym.envs.vector import SEBenchVectorEnv
 from se_gym.judge import Judge
 from se_gym.tasks import build_suite
-
-from conftest import REPO
 
 SMALL = {"train": 0, "single_test": 4, "multiple_test": 0}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -13,11 +12,10 @@ import sys
 import time
 import types
 import urllib.request
-from dataclasses import replace
 
 import pytest
-from conftest import REPO, need, need_module
 
+from conftest import REPO, need, need_module
 from se_gym import metrics_log
 from se_gym.library import mint
 from se_gym.tasks import builtin_tasks

@@ -5,12 +5,10 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import need_module, shared_path
-
 from se_gym.library import mint, official
-from se_gym.tasks import TaskError, load_api_doc, load_sebench
-from se_gym.tasks import sebench
-
+from se_gym.tasks import TaskError, load_api_doc, load_sebench, sebench
 
 
 def row(i: int, **kw) -> dict:

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from ..choices import BOOKS  # one place for the book names
 from ..errors import SEGymError
+
 TRAIN_SPLITS = frozenset({"train", "pretrain"})
 
 

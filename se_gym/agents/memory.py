@@ -15,9 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..retrieval import BM25, words  # noqa: F401  (BM25: still importable from here)
 from .base import Agent, Observation, Trajectory, sample_answers
 from .prompting import as_sampler
-from ..retrieval import BM25, words  # noqa: F401  (BM25: still importable from here)
+
 
 @dataclass(frozen=True)
 class MemoryEntry:

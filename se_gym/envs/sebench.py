@@ -34,10 +34,9 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from .spaces import UnicodeText
-
 from ..choices import BOOKS, PROFILES, REWARDS, SANDBOXES, SPLITS, check
 from ..errors import SEGymError
+from .spaces import UnicodeText
 
 
 class EnvConfigError(SEGymError, ValueError):

@@ -48,8 +48,8 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
-from ._common import Suite
 from ..errors import SEGymError
+from ._common import Suite
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ import threading
 import time
 from typing import Any
 
-from . import parsing
 from ..errors import SEGymError
+from . import parsing
 
 OFFICIAL_TOLERANCE = 1e-2
 # strict structural check: |got - expected| <= ABS + REL * |expected|; the relative part absorbs

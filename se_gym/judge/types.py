@@ -4,8 +4,8 @@ from __future__ import annotations
 import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
-from ..errors import SEGymError
 
+from ..errors import SEGymError
 
 _ABSENT = object()
 

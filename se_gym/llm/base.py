@@ -10,6 +10,7 @@ import hashlib
 import importlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
+
 from ..errors import SEGymError
 
 Message = Mapping[str, Any]

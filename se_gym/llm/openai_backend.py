@@ -24,6 +24,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
+from ..errors import SEGymError
 from .base import (
     Completion,
     Generation,
@@ -36,7 +37,6 @@ from .base import (
     derive_seed,
     is_chat,
 )
-from ..errors import SEGymError
 
 # the documented defaults; every one is a keyword argument of OpenAIGenerator
 DEFAULT_CONCURRENCY = 8

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from .base import Limits
 from .pool import FdTransport, Transport, WorkerDied, WorkerPool
 
+
 def base_image_tag() -> str:
     """The base image made from this interpreter: it holds NumPy at this environment's path (a
     venv's site-packages differs from the base install's), so the tag names that path too."""
@@ -47,7 +48,7 @@ def _build_hash() -> str:
     for f in (_WORKER, _DOCKERFILE):
         try:
             h.update(f.read_bytes())
-        except OSError as exc:  # a broken install: say so rather than build from nothing
+        except OSError:  # a broken install: say so rather than build from nothing
             raise RuntimeError(f"the docker backend's {f.name} is missing from the installed package ({f}): "
                                "reinstall se-gym") from None
     return h.hexdigest()[:10]

@@ -11,20 +11,20 @@ import json
 import marshal
 import os
 import queue
-from collections import deque
 import select
 import struct
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from collections import deque
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import wait as futures_wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandbox_error
 from ..errors import SEGymError
+from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandbox_error
 
 # The worker enforces the limits itself; the pool only waits this much longer before it decides
 # that the worker hangs (killing and replacing it).

@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ..judge.types import TestCase  # the judge owns the record; tasks sit above it
 from ..errors import SEGymError
-
+from ..judge.types import TestCase  # the judge owns the record; tasks sit above it
 
 __all__ = ["Task", "TestCase", "TaskError", "as_test_case", "parse_row"]
 # the official rows' version tag and required fields (the row format is read here and written by Task.to_official_row)

@@ -8,16 +8,17 @@ Without a path the rows come from the hub dataset ``jintailin/SE-Bench`` (extra 
 from __future__ import annotations
 
 import json
+import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..choices import SPLITS  # one place for the split names
 from ..jsonl import iter_jsonl
 from .record import VERSION, Task, TaskError, parse_row  # noqa: F401  (parse_row, VERSION: this module's names too)
 
-from ..choices import SPLITS  # one place for the split names
+log = logging.getLogger(__name__)
 HF_DATASET = "jintailin/SE-Bench"
 _LAYOUT = {
     "train": ("datasets/train/train.jsonl", "train/train.jsonl", "train.jsonl"),
@@ -89,7 +90,7 @@ def tasks_from_rows(
         seen[t.id] = i
     _last_report = LoadReport(source_name, len(tasks), len(skipped), tuple(skipped))
     if skipped:
-        print(f"se-gym: {source_name}: skipped {len(skipped)} row(s) marked is_valid=false", file=sys.stderr)
+        log.info("se-gym: %s: skipped %d row(s) marked is_valid=false", source_name, len(skipped))
     return tasks
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -126,9 +126,9 @@ def train_sft(
     ``stop_after_epochs`` ends early after that many epochs in total (used to test resumption).
     """
     import torch
+
     from .. import metrics_log
     from ..progress import bar as tqdm  # plain lines off a terminal
-
     from .losses import sft_loss
 
     if not examples:

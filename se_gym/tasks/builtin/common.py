@@ -13,6 +13,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
+
 from ...errors import SEGymError
 
 Gen = Callable[[random.Random, dict], Any]

@@ -5,9 +5,9 @@ import random
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ...errors import SEGymError
 from ..record import Task, TestCase
 from .common import BadDraw, Spec, compile_reference, compose_query, format_input, run_case
-from ...errors import SEGymError
 
 VERSION = "builtin-1"
 DEFAULT_SIZES = {"n": (3, 7), "r": (2, 4), "c": (2, 4), "k": (2, 4), "three": (3, 3)}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from .common import S, ascending, bvec, cvec, distinct, fscalar, fvec, indices, iscalar, ivec
+from .common import S, ascending, distinct, indices, iscalar, ivec
 
 FL, IL = "a list of floats", "a list of integers"
 DX = (distinct(), "a list of distinct floats")
