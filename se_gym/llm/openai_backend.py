@@ -24,7 +24,6 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Sequence
 
-from ..errors import SEGymError
 from .base import (
     Completion,
     Generation,
@@ -44,10 +43,6 @@ DEFAULT_MAX_RETRIES = 3
 DEFAULT_BACKOFF_S = 0.5
 DEFAULT_TIMEOUT_S = 120.0
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-
-
-class _Retryable(SEGymError):
-    """A failure worth another try (on another URL)."""
 
 
 class OpenAIGenerator(Generator):

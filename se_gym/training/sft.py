@@ -10,7 +10,6 @@ import math
 import os
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from .checkpoint import has_checkpoint, load_trainer, save_trainer
@@ -182,7 +181,3 @@ def train_sft(
         bar.close()
     model.eval()
     return {"loss": counters["loss"], "steps": counters["step"], "epochs": counters["epoch"], "examples": len(examples)}
-
-
-def checkpoint_path(root: str | os.PathLike, name: str) -> Path:
-    return Path(root) / name

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ...errors import SEGymError
@@ -17,15 +16,6 @@ _CASE_TRIES = 40
 
 class GenerationError(SEGymError, RuntimeError):
     """A spec could not produce a usable task (a bug in the spec table)."""
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A task before validation: the spec it came from and how many attempts it took."""
-
-    task: Task
-    spec: Spec
-    attempt: int
 
 
 def draw_cases(spec: Spec, rng: random.Random, n_cases: int = N_CASES) -> list[TestCase]:
