@@ -346,18 +346,9 @@ class Demo:
 
 
 def summarize(per_seed: list[dict]) -> dict:
-    table: dict = {}
-    for method in METHODS:
-        rows = [r["methods"][method] for r in per_seed if method in r["methods"]]
-        if not rows:
-            continue
-        table[method] = {}
-        for key in rows[0]:
-            vals = [r[key] for r in rows]
-            mean = sum(vals) / len(vals)
-            sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5 if len(vals) > 1 else 0.0
-            table[method][key] = {"mean": mean, "sd": sd, "per_seed": vals}
-    return table
+    from .accuracy import seed_table
+
+    return seed_table(per_seed, METHODS)
 
 
 def verdicts(table: dict, n_seeds: int) -> list[str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import metrics_log
+from .accuracy import seed_table, spread
 
 log = logging.getLogger(__name__)
 
@@ -205,27 +206,12 @@ class Ablation:
 
 # -- summary, verdict, report -------------------------------------------------------------------
 def summarize(per_seed: Sequence[dict]) -> dict:
-    table: dict = {}
-    for method in ["base", *VARIANTS]:
-        rows = [r["methods"][method] for r in per_seed if method in r["methods"]]
-        if not rows:
-            continue
-        table[method] = {}
-        for key in rows[0]:
-            vals = [r[key] for r in rows]
-            table[method][key] = {"mean": _mean(vals), "sd": _sd(vals), "per_seed": vals}
-    return table
+    """The base and every variant: metric -> mean, sd and values over the seeds."""
+    return seed_table(per_seed, ["base", *VARIANTS])
 
 
 def _mean(vals):
     return sum(vals) / len(vals)
-
-
-def _sd(vals):
-    if len(vals) < 2:
-        return 0.0
-    m = _mean(vals)
-    return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
 
 
 MIN_SEEDS = 3
@@ -245,7 +231,7 @@ def verdict(table: dict, min_gap: float) -> str:
         word = f"INCONCLUSIVE (only {len(diffs)} seed(s); the rule needs {MIN_SEEDS}; on these: {word})"
     return (f"clipping/advantage block internalization: {word} "
             f"(closed book, held-out: no clip + no adv. {a['closed_test']['mean']:.2f} vs standard {b['closed_test']['mean']:.2f}; "
-            f"gap {_mean(diffs):+.2f} ± {_sd(diffs):.2f} sd over {len(diffs)} seeds, per seed "
+            f"gap {_mean(diffs):+.2f} ± {spread(diffs)['sd']:.2f} sd over {len(diffs)} seeds, per seed "
             + ", ".join(f"{d:+.2f}" for d in diffs) + f"; ahead on {wins}/{len(diffs)}; rule: ahead on every seed and mean gap >= {min_gap:.2f})")
 
 
@@ -263,13 +249,7 @@ def curves_summary(run_dir: Path, seeds: Sequence[int], variants: Sequence[str])
     """Per variant: mean over seeds of the per-iteration stats at the first and last iteration."""
     keys = ("reward", "nonzero_adv", "clip_frac", "kl_start", "closed_train", "closed_test")
     lines = ["| variant | " + " | ".join(f"{k} (first → last)" for k in keys) + " |", "|---|" + "---|" * len(keys)]
-    for name in variants:
-        if not VARIANTS[name].rl:
-            continue
-        runs = [load_curve(run_dir, s, name) for s in seeds]
-        runs = [r for r in runs if r]
-        if not runs:
-            continue
+    for name, runs in _curves(run_dir, seeds, variants):
         cells = []
         for k in keys:
             first = _mean([float(r[0].get(k) or 0.0) for r in runs])
@@ -277,6 +257,15 @@ def curves_summary(run_dir: Path, seeds: Sequence[int], variants: Sequence[str])
             cells.append(f"{first:.2f} → {last:.2f}")
         lines.append(f"| {VARIANTS[name].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _curves(run_dir: Path, seeds: Sequence[int], variants: Sequence[str]):
+    """(variant, its seeds' iteration records) for each RL variant with at least one recorded run."""
+    for name in variants:
+        if VARIANTS[name].rl:
+            runs = [r for r in (load_curve(run_dir, s, name) for s in seeds) if r]
+            if runs:
+                yield name, runs
 
 
 def load_curve(run_dir: Path, seed: int, name: str) -> list[dict]:
@@ -302,13 +291,7 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     ax1.set_ylim(0, 1)
     ax1.set_ylabel("closed-book accuracy (held-out)")
     ax1.set_title("RL ablation: what internalizes the library")
-    for name in variants:
-        if not VARIANTS[name].rl:
-            continue
-        runs = [load_curve(run_dir, s, name) for s in seeds]
-        runs = [r for r in runs if r]
-        if not runs:
-            continue
+    for name, runs in _curves(run_dir, seeds, variants):
         n = min(len(r) for r in runs)
         ax2.plot(range(1, n + 1), [_mean([r[i]["closed_train"] for r in runs]) for i in range(n)], label=VARIANTS[name].label)
     ax2.set_xlabel("RL iteration")

@@ -136,9 +136,7 @@ def load_api_doc(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
     file = resolve_file("api_doc", path)
     out = []
     for lineno, row in _read_jsonl(file):
-        where = f"{file}:{lineno}"
-        if not isinstance(row, dict):
-            raise TaskError(f"{where}: expected a JSON object")
+        where = f"{file}:{lineno}"  # (iter_jsonl has checked that the row is an object)
         for fld in ("original_name", "curr_name", "func_mapping"):
             if fld not in row:
                 raise TaskError(f"{where}: missing field {fld!r}")
