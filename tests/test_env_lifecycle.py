@@ -163,7 +163,9 @@ def test_step_wait_timeout_keeps_the_job_and_a_later_wait_collects_it(tasks):
 
 
 def test_first_make_says_it_is_building_the_suite(tmp_path):
-    code = ("import gymnasium as gym, se_gym\n"
+    # a program sees se-gym's info lines as it configures logging (the se-gym command does it with -v/-q)
+    code = ("import logging; logging.basicConfig(level=logging.INFO, format='%(message)s')\n"
+            "import gymnasium as gym, se_gym\n"
             "from se_gym.tasks import builtin\n"
             "builtin.DEFAULT_SIZES = dict(train=0, single_test=2, multiple_test=0)  # a tiny suite: the message is the point\n"
             "gym.make('SEBench-v0', tasks='builtin:3')\n")
