@@ -45,9 +45,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import gymnasium as gym  # noqa: E402
-from _openenv_chaos import Mix, client, descendants, judged_round, oracle, rss_mb, run_chaos, threads  # noqa: E402
 
 import se_gym  # noqa: E402,F401
+from _openenv_chaos import Mix, client, descendants, judged_round, oracle, rss_mb, run_chaos, threads  # noqa: E402
 from se_gym.tasks import builtin_tasks  # noqa: E402
 
 
@@ -76,7 +76,7 @@ def start_server(max_sessions: int, log) -> tuple[subprocess.Popen, str]:
             return proc, url
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit("the server exited")
+                raise SystemExit("the server exited") from None
             time.sleep(0.5)
     proc.kill()
     raise SystemExit("the server did not come up")
@@ -156,7 +156,7 @@ def main() -> None:
         try:
             urllib.request.urlopen(url + "/health", timeout=5)
         except OSError as exc:
-            raise SystemExit(f"no OpenEnv server answers at {url}/health ({exc})")
+            raise SystemExit(f"no OpenEnv server answers at {url}/health ({exc})") from None
     else:
         # room for the sessions whose clients left and that the server has not closed yet
         proc, url = start_server(2 * max(sizes), log)

@@ -13,7 +13,6 @@ import importlib.util
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")

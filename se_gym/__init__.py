@@ -5,10 +5,11 @@ and Gymnasium.  torch, vLLM and Ray are imported by the parts that use them.
 """
 __version__ = "0.1.0"
 
-from .library import Library, LibraryError, mint, official  # noqa: E402
 from . import envs  # noqa: E402,F401  (registers SEBench-v0)
+from .errors import SEGymError  # noqa: E402,F401  (the base of every error se-gym raises on purpose)
+from .library import Library, LibraryError, mint, official  # noqa: E402,F401  (the public names, in __all__)
 
-_ALL = ["Library", "LibraryError", "mint", "official", "load_environment", "__version__"]
+_ALL = ["SEGymError", "Library", "LibraryError", "mint", "official", "load_environment", "__version__"]
 # verifiers resolves the environment id "se-gym" to this package (se_gym.integrations.verifiers):
 # 0.3 calls load_environment(); 0.4 takes the Taskset, Env and Harness classes that __all__ names
 _VERIFIERS_V1 = ("SEBenchTaskset", "SEBenchEnv", "SEBenchHarness")

@@ -10,10 +10,12 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Any
 
+from .errors import SEGymError
+
 CUDA_EXTRAS = ("torchvision", "torchaudio", "torchcodec")
 
 
-class DependencyError(ImportError):
+class DependencyError(SEGymError, ImportError):
     """A heavy dependency is missing or cannot import; the message names the fix."""
 
 

@@ -6,7 +6,8 @@ of accuracy, mean reward and pass@k, and counted on its own so that every report
 
 * :class:`Tally` adds samples one by one (a reward, or an infrastructure failure) and gives accuracy
   (share of judged samples with reward 1), mean reward and unbiased pass@k per task.
-* :func:`spread` summarises one number over seeds (mean, sample sd, the values).
+* :func:`spread` summarises one number over seeds (mean, sample sd, the values); :func:`seed_table`
+  a demo's methods and metrics that way.
 """
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from .errors import SEGymError
+
 __all__ = ["InfrastructureError", "Tally", "is_infrastructure", "pass_at_k", "spread"]
 
 SOLVED = 1.0 - 1e-9  # a reward at least this is a right answer
 
 
-class InfrastructureError(RuntimeError):
+class InfrastructureError(SEGymError, RuntimeError):
     """Every sample of a measurement failed in the infrastructure: there is no accuracy to report."""
 
 
@@ -130,3 +133,21 @@ def spread(values: Sequence[float]) -> dict[str, Any]:
     mean = sum(values) / len(values)
     sd = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 if len(values) > 1 else 0.0
     return {"mean": mean, "sd": sd, "per_seed": values}
+
+
+def seed_table(per_seed: Sequence[Mapping[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The demos' results table: method -> metric -> :func:`spread` over the seeds.
+
+    Args:
+        per_seed: one result per seed, each with ``"methods"``: method -> metric -> value.
+        methods: the methods in table order; one no seed has is left out.
+
+    Returns:
+        ``{method: {metric: {"mean", "sd", "per_seed"}}}``, the metrics those of the first seed having the method.
+    """
+    table: dict = {}
+    for method in methods:
+        rows = [r["methods"][method] for r in per_seed if method in r["methods"]]
+        if rows:
+            table[method] = {key: spread([r[key] for r in rows]) for key in rows[0]}
+    return table

@@ -36,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"se-gym {__version__}")
+    # dests of their own: subcommands have --quiet/--verbose flags of their own (progress bar, requests)
+    parser.add_argument("-v", "--verbose", dest="log_more", action="count", default=0, help="show debug log lines too")
+    parser.add_argument("-q", "--quiet", dest="log_less", action="count", default=0,
+                        help="show only warnings and errors (-qq: errors only); a command's results still print")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         mod = importlib.import_module(module)
@@ -46,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from .logs import setup
+
+    setup(args.log_more - args.log_less)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0 if args.command is None else 2

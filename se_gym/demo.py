@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import random
-import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -31,6 +31,8 @@ from pathlib import Path
 from . import metrics_log
 from .configs import add_config_arguments, config_from_args
 from .errors import CLIError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,7 @@ def _mark(path: Path, info: dict | None = None) -> None:
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    log.info(msg)
 
 
 class Demo:
@@ -176,8 +178,8 @@ class Demo:
 
     # -- per seed ---------------------------------------------------------------------------
     def world(self, seed: int):
-        from .training import miniature as mini
         from .library import mint
+        from .training import miniature as mini
 
         library = mint(100 + seed)
         rng = random.Random(f"demo-functions-{seed}")
@@ -345,18 +347,9 @@ class Demo:
 
 
 def summarize(per_seed: list[dict]) -> dict:
-    table: dict = {}
-    for method in METHODS:
-        rows = [r["methods"][method] for r in per_seed if method in r["methods"]]
-        if not rows:
-            continue
-        table[method] = {}
-        for key in rows[0]:
-            vals = [r[key] for r in rows]
-            mean = sum(vals) / len(vals)
-            sd = (sum((v - mean) ** 2 for v in vals) / max(1, len(vals) - 1)) ** 0.5 if len(vals) > 1 else 0.0
-            table[method][key] = {"mean": mean, "sd": sd, "per_seed": vals}
-    return table
+    from .accuracy import seed_table
+
+    return seed_table(per_seed, METHODS)
 
 
 def verdicts(table: dict, n_seeds: int) -> list[str]:

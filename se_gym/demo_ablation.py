@@ -23,13 +23,16 @@ iteration and a rerun continues from it; finished variants are never redone.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 from . import metrics_log
+from .accuracy import seed_table, spread
+
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Variant:
@@ -79,10 +82,6 @@ QUICK_ABLATION = AblationConfig(iterations=6)
 REAL_ABLATION = AblationConfig(iterations=20, group=8, learning_rate=1e-6, minibatch=64, ppo_epochs=2, max_new_tokens=1024)
 
 
-def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 def rl_config(acfg: AblationConfig, v: Variant, seed: int, precision: str = "auto"):
     from .training.rl import RLConfig
 
@@ -115,7 +114,7 @@ class Ablation:
 
         import torch
 
-        from .agents import PolicyAgent, RLAgent
+        from .agents import RLAgent
         from .storage import atomic_dir, write_text_atomic
         from .training.rl import CutSampler, PolicySampler
 
@@ -166,7 +165,7 @@ class Ablation:
                 agent.save(tmp)
                 (tmp / "history.json").write_text(json.dumps(history), encoding="utf-8")
             write_text_atomic(vdir / "iterations.jsonl", "".join(json.dumps(r) + "\n" for r in history))
-            _log(f"[seed {seed}] {name} it {it + 1}/{acfg.iterations}: reward {row['reward']:.2f}, non-zero adv {row['nonzero_adv'] or 0:.2f}, "
+            log.info(f"[seed {seed}] {name} it {it + 1}/{acfg.iterations}: reward {row['reward']:.2f}, non-zero adv {row['nonzero_adv'] or 0:.2f}, "
                  f"clip {row['clip_frac']:.3f}, KL {row['kl_start']:.3f}, closed train {row['closed_train']:.2f}, held-out {row['closed_test']:.2f}")
         final = dict(history[-1]) if history else self.evaluate(agent.policy, runner, train, test)
         info = {"closed_test": final["closed_test"], "closed_train": final["closed_train"], "iterations": len(history),
@@ -197,7 +196,7 @@ class Ablation:
                 if report_only and not self.run_dir.done(f"seed{seed}/{name}"):
                     continue
                 start = base_path if v.start == "base" else self.demo.out / f"seed{seed}" / v.start / "model"
-                _log(f"[seed {seed}] ablation: {v.label}")
+                log.info(f"[seed {seed}] ablation: {v.label}")
                 info = self.run_variant(seed, name, start, runner, train, test)
                 out["methods"][name] = {"closed_test": info["closed_test"], "closed_train": info["closed_train"]}
             return out
@@ -207,27 +206,12 @@ class Ablation:
 
 # -- summary, verdict, report -------------------------------------------------------------------
 def summarize(per_seed: Sequence[dict]) -> dict:
-    table: dict = {}
-    for method in ["base", *VARIANTS]:
-        rows = [r["methods"][method] for r in per_seed if method in r["methods"]]
-        if not rows:
-            continue
-        table[method] = {}
-        for key in rows[0]:
-            vals = [r[key] for r in rows]
-            table[method][key] = {"mean": _mean(vals), "sd": _sd(vals), "per_seed": vals}
-    return table
+    """The base and every variant: metric -> mean, sd and values over the seeds."""
+    return seed_table(per_seed, ["base", *VARIANTS])
 
 
 def _mean(vals):
     return sum(vals) / len(vals)
-
-
-def _sd(vals):
-    if len(vals) < 2:
-        return 0.0
-    m = _mean(vals)
-    return (sum((v - m) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
 
 
 MIN_SEEDS = 3
@@ -247,7 +231,7 @@ def verdict(table: dict, min_gap: float) -> str:
         word = f"INCONCLUSIVE (only {len(diffs)} seed(s); the rule needs {MIN_SEEDS}; on these: {word})"
     return (f"clipping/advantage block internalization: {word} "
             f"(closed book, held-out: no clip + no adv. {a['closed_test']['mean']:.2f} vs standard {b['closed_test']['mean']:.2f}; "
-            f"gap {_mean(diffs):+.2f} ± {_sd(diffs):.2f} sd over {len(diffs)} seeds, per seed "
+            f"gap {_mean(diffs):+.2f} ± {spread(diffs)['sd']:.2f} sd over {len(diffs)} seeds, per seed "
             + ", ".join(f"{d:+.2f}" for d in diffs) + f"; ahead on {wins}/{len(diffs)}; rule: ahead on every seed and mean gap >= {min_gap:.2f})")
 
 
@@ -265,13 +249,7 @@ def curves_summary(run_dir: Path, seeds: Sequence[int], variants: Sequence[str])
     """Per variant: mean over seeds of the per-iteration stats at the first and last iteration."""
     keys = ("reward", "nonzero_adv", "clip_frac", "kl_start", "closed_train", "closed_test")
     lines = ["| variant | " + " | ".join(f"{k} (first → last)" for k in keys) + " |", "|---|" + "---|" * len(keys)]
-    for name in variants:
-        if not VARIANTS[name].rl:
-            continue
-        runs = [load_curve(run_dir, s, name) for s in seeds]
-        runs = [r for r in runs if r]
-        if not runs:
-            continue
+    for name, runs in _curves(run_dir, seeds, variants):
         cells = []
         for k in keys:
             first = _mean([float(r[0].get(k) or 0.0) for r in runs])
@@ -279,6 +257,15 @@ def curves_summary(run_dir: Path, seeds: Sequence[int], variants: Sequence[str])
             cells.append(f"{first:.2f} → {last:.2f}")
         lines.append(f"| {VARIANTS[name].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _curves(run_dir: Path, seeds: Sequence[int], variants: Sequence[str]):
+    """(variant, its seeds' iteration records) for each RL variant with at least one recorded run."""
+    for name in variants:
+        if VARIANTS[name].rl:
+            runs = [r for r in (load_curve(run_dir, s, name) for s in seeds) if r]
+            if runs:
+                yield name, runs
 
 
 def load_curve(run_dir: Path, seed: int, name: str) -> list[dict]:
@@ -304,13 +291,7 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     ax1.set_ylim(0, 1)
     ax1.set_ylabel("closed-book accuracy (held-out)")
     ax1.set_title("RL ablation: what internalizes the library")
-    for name in variants:
-        if not VARIANTS[name].rl:
-            continue
-        runs = [load_curve(run_dir, s, name) for s in seeds]
-        runs = [r for r in runs if r]
-        if not runs:
-            continue
+    for name, runs in _curves(run_dir, seeds, variants):
         n = min(len(r) for r in runs)
         ax2.plot(range(1, n + 1), [_mean([r[i]["closed_train"] for r in runs]) for i in range(n)], label=VARIANTS[name].label)
     ax2.set_xlabel("RL iteration")
@@ -323,17 +304,17 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     return True
 
 
-def _variant_job(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str, log=None) -> str:
+def _variant_job(demo_type, out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str,
+                 log=None) -> str:
     """One RL run in a process of its own (``jobs`` > 1): the same Demo and Ablation, bound to the
-    same folders, train one variant of one seed (resuming like any run); ``log``: the parent's
-    ``--log`` (:func:`se_gym.metrics_log.settings`)."""
+    same folders, train one variant of one seed (resuming like any run); ``demo_type``: the parent's
+    Demo class (passed, not imported: the demo is the room below, and it dispatches to this one);
+    ``log``: the parent's ``--log`` (:func:`se_gym.metrics_log.settings`)."""
     with metrics_log.session(*(log or (None, ""))):
-        return _variant(out, demo_cfg, model, backend, device, config, seed, name)
+        return _variant(demo_type, out, demo_cfg, model, backend, device, config, seed, name)
 
 
-def _variant(out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
-    from .demo import Demo
-
+def _variant(Demo, out: str, demo_cfg, model, backend: str, device, config: AblationConfig, seed: int, name: str) -> str:
     try:
         import torch
 
@@ -364,9 +345,9 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
             if VARIANTS[name].rl and not abl.run_dir.done(f"seed{s}/{name}")]
     if not todo:
         return
-    _log(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
+    log.info(f"[ablation] {len(todo)} RL runs, {min(jobs, len(todo))} at a time in separate processes")
     with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_variant_job, str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
+        futures = [pool.submit(_variant_job, type(demo), str(demo.out), demo.cfg, demo.model_id, demo.backend, demo.device, abl.cfg, s, name,
                                metrics_log.settings()) for s, name in todo]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in done if f.exception() is not None]
@@ -375,7 +356,7 @@ def run_parallel(demo, abl: Ablation, seeds: Sequence[int], jobs: int) -> None:
                 f.cancel()
             raise failed[0].exception()
         for f in futures:
-            _log(f"[ablation] done {f.result()}")
+            log.info(f"[ablation] done {f.result()}")
 
 
 def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = False, report_only: bool = False, jobs: int = 1) -> int:

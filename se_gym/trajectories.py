@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .errors import SEGymError
+
 SCHEMA = "se_gym.trajectory/1"
 TOKEN_FIELDS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs", "policy_version")
 # the columns of a parquet file; every other field of a record goes, as JSON, into its "extra" column
@@ -30,7 +32,7 @@ COLUMNS = ("schema", *TOKEN_FIELDS, "task_id", "sample_index", "reward", "infras
            "model", "backend", "prompt", "response")
 
 
-class TrajectoryError(ValueError):
+class TrajectoryError(SEGymError, ValueError):
     """A record that is not a token trajectory (names the field)."""
 
 

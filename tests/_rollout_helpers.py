@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from conftest import need_module
 
 REPO = Path(__file__).resolve().parents[1]

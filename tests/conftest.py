@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from _procs import descendants  # noqa: F401  (tests import it from here)
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -14,8 +14,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import REPO, need_module
 
+from conftest import REPO, need_module
 from se_gym.tasks import builtin_tasks
 
 TASKS = builtin_tasks("single_test", seed=0)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, need, need_module
 
 # the snippets stand in the README or in docs/ (docs/integrations/README.md has one per stack)

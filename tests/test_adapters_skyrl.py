@@ -5,8 +5,8 @@ import json
 import threading
 
 import pytest
-from conftest import need_module
 
+from conftest import need_module
 from se_gym.tasks import builtin_tasks
 
 

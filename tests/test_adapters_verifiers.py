@@ -21,10 +21,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import REPO, need, need_module
 
 from _llm_helpers import tiny_model_dir
-
+from conftest import REPO, need, need_module
 from se_gym.tasks import builtin_tasks
 
 VF_VENV = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers"))

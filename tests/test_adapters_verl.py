@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import need_module
 
+from conftest import need_module
 from se_gym.integrations import export
 from se_gym.integrations import verl as verl_reward
 from se_gym.library import mint
@@ -82,7 +82,6 @@ def _verl_batch(verl_data, tok, items, answers):
     """The batch verl's reward loop gets after a rollout: the dataset's rows plus left-padded prompt
     ids, right-padded response ids and their attention mask (the layout of verl's agent loop)."""
     import torch
-
     from verl.utils.dataset.rl_dataset import collate_fn
 
     prompts = [tok.apply_chat_template(list(it["raw_prompt"]), add_generation_prompt=True, tokenize=False) for it in items]
@@ -112,11 +111,12 @@ def test_verl_loads_the_module_and_scores_exported_rows(tmp_path, tmp_path_facto
 
     verl = need_module("verl", "verl (pip install --no-deps verl, see scripts/setup/integrations.sh) is the trainer under test")
     need_module("verl.experimental.reward_loop.reward_loop", "verl's reward loop")
-    from _llm_helpers import tiny_model_dir
     from omegaconf import OmegaConf
     from transformers import AutoTokenizer
     from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
     from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from _llm_helpers import tiny_model_dir
 
     model = tiny_model_dir(tmp_path_factory)
     tasks = builtin_tasks("train", seed=0)[:3]

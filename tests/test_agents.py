@@ -9,8 +9,18 @@ import pytest
 
 from se_gym import mint
 from se_gym.agents import (
-    BM25, Agent, ClosedBookAgent, JudgeScorer, Memory, MemoryAgent, MemoryEntry, Observation, OpenBookAgent,
-    ProtocolError, Runner, Trajectory,
+    BM25,
+    Agent,
+    ClosedBookAgent,
+    JudgeScorer,
+    Memory,
+    MemoryAgent,
+    MemoryEntry,
+    Observation,
+    OpenBookAgent,
+    ProtocolError,
+    Runner,
+    Trajectory,
 )
 from se_gym.training import miniature as mini
 

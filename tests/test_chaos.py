@@ -17,7 +17,6 @@ from concurrent.futures import CancelledError
 import pytest
 
 from conftest import descendants, legit_skip
-
 from se_gym.envs.vector import SEBenchVectorEnv
 from se_gym.judge import Judge
 from se_gym.tasks import build_suite
@@ -257,7 +256,7 @@ def test_judges_on_several_threads_parse_in_turn_where_cpython_needs_it(tasks, m
             inside[0] -= 1
 
     with Judge("seed:0", workers=1) as judge:
-        judge.sandbox  # started before the parses are watched
+        _ = judge.sandbox  # started before the parses are watched
         monkeypatch.setattr(ast, "parse", slow_parse)
         items = [(right(t), t.test_cases, t.function_name) for t in tasks] + [(wrong(t), t.test_cases, t.function_name) for t in tasks]
         results: list = []

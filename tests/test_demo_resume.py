@@ -7,7 +7,6 @@ import json
 import os
 
 from conftest import descendants, need_module
-
 from se_gym.cli import main
 from se_gym.demo import QUICK, Demo, DemoConfig
 from se_gym.storage import ConfigMismatch
@@ -35,12 +34,13 @@ def test_quick_then_full_in_the_same_folder_is_refused_naming_the_differences(tm
         assert "seed0" in str(exc) and "functions: 6 -> 10" in str(exc)
 
 
-def test_restart_discards_and_redoes_saying_which(tmp_path, capsys):
+def test_restart_discards_and_redoes_saying_which(tmp_path, caplog):
+    caplog.set_level("INFO", logger="se_gym")
     out = tmp_path / "demo"
     Demo(out, QUICK).bind([0])
     (out / "seed0" / "eval.json").write_text("{}")  # a result of the quick run
     Demo(out, DemoConfig()).bind([0], restart=True)
-    err = capsys.readouterr().err
+    err = caplog.text  # logged (the se-gym command prints it on stderr)
     assert f"discarding {out / 'seed0'}" in err and f"discarding {out / 'base'}" in err
     assert not (out / "seed0" / "eval.json").exists()
     assert json.loads((out / "seed0" / "run.json").read_text())["config"]["demo"]["functions"] == 10
@@ -92,15 +92,16 @@ def test_quick_demo_runs_to_its_table_on_a_cpu(tmp_path, monkeypatch, capsys):
     assert [s["seed"] for s in results["seeds"]] == [0]
 
 
-def test_demo_closes_the_judge_pools_it_opens(tmp_path, capsys):
+def test_demo_closes_the_judge_pools_it_opens(tmp_path, caplog):
     from se_gym.demo import METHODS
 
+    caplog.set_level("INFO", logger="se_gym")
     before = set(descendants(os.getpid()))
     with Demo(tmp_path, QUICK, progress=False, rl=False) as demo:
         demo.bind([0])
         (tmp_path / "seed0" / "eval.json").write_text(json.dumps({"seed": 0, "methods": {m: {} for m in METHODS}}))
         assert demo.run_seed(0, tmp_path / "base")["seed"] == 0  # an evaluated seed: read back
-        assert "[judge] " in capsys.readouterr().err  # its judge's pool did start (to say its isolation)...
+        assert "[judge] " in caplog.text  # its judge's pool did start (to say its isolation)...
         assert set(descendants(os.getpid())) - before == set()  # ...and is closed with the seed
         library, functions, *_ = demo.world(0)
         kept = demo.runner(library, functions)  # a runner handed out stays usable until the demo closes

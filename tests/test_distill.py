@@ -2,6 +2,7 @@
 import math
 
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "context distillation needs torch (pip install 'se-gym[train]')")

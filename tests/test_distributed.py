@@ -13,6 +13,7 @@ import tempfile
 import time
 
 import pytest
+
 from conftest import need_module
 
 ray = need_module("ray", "Ray is not installed (bash scripts/setup/ray.sh)")

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 from conftest import REPO
-
 from se_gym import _deps, doctor
 
 

@@ -9,13 +9,12 @@ import gymnasium as gym
 import pytest
 
 import se_gym  # noqa: F401  (registers SEBench-v0)
+from conftest import REPO
 from se_gym.envs import EnvConfigError, SEBenchEnv
 from se_gym.envs.sebench import InvalidAction
 from se_gym.envs.vector import SEBenchVectorEnv
 from se_gym.judge import Judge
 from se_gym.tasks import build_suite
-
-from conftest import REPO
 
 SMALL = {"train": 0, "single_test": 4, "multiple_test": 0}
 
@@ -164,7 +163,9 @@ def test_step_wait_timeout_keeps_the_job_and_a_later_wait_collects_it(tasks):
 
 
 def test_first_make_says_it_is_building_the_suite(tmp_path):
-    code = ("import gymnasium as gym, se_gym\n"
+    # a program sees se-gym's info lines as it configures logging (the se-gym command does it with -v/-q)
+    code = ("import logging; logging.basicConfig(level=logging.INFO, format='%(message)s')\n"
+            "import gymnasium as gym, se_gym\n"
             "from se_gym.tasks import builtin\n"
             "builtin.DEFAULT_SIZES = dict(train=0, single_test=2, multiple_test=0)  # a tiny suite: the message is the point\n"
             "gym.make('SEBench-v0', tasks='builtin:3')\n")

@@ -3,17 +3,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 
 import gymnasium as gym
-import numpy as np
 import pytest
-from conftest import need_module, shared_path
 from gymnasium.utils.env_checker import check_env
 
 import se_gym  # noqa: F401  (registers SEBench-v0)
+from conftest import need_module, shared_path
 from se_gym.envs import EnvConfigError, SEBenchEnv, UnicodeText
 from se_gym.envs.vector import SEBenchVectorEnv
 
@@ -352,7 +350,6 @@ def test_env_in_a_ray_actor():
 
 
 def test_official_tasks_and_names():
-    from pathlib import Path
 
     shared = shared_path("sebench", "single_test_dev.jsonl").parent
     env = SEBenchEnv(tasks=f"sebench:{shared / 'single_test_dev.jsonl'}", profile="sebench", book="open")

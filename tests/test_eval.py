@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import need_module
 
+from conftest import need_module
 from se_gym.cli import main
 from se_gym.llm.report import pass_at_k, read_rows, summarize, to_markdown
 

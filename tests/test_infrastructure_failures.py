@@ -158,7 +158,7 @@ def test_tally_and_pass_at_k_leave_infrastructure_out():
 def test_rl_advantages_ignore_samples_that_were_not_judged(tmp_path):
     from conftest import need_module
 
-    torch = need_module("torch", "RL needs torch")
+    need_module("torch", "RL needs torch")
     need_module("transformers", "RL needs transformers")
     from se_gym.llm.tiny import build_tiny_model
     from se_gym.training.policy import Policy
@@ -196,7 +196,7 @@ def test_rollout_rows_retry_then_mark_and_count_infrastructure(tmp_path):
 
     require_pipeline()
     from se_gym.judge.core import Judge
-    from se_gym.llm.rollout import RolloutWorker, make_batches, load_tasks, rollout
+    from se_gym.llm.rollout import RolloutWorker, load_tasks, make_batches, rollout
 
     cfg = config(build_tiny(tmp_path), limit=2, batch_size=2)
     worker = RolloutWorker(cfg, infra_retries=1)

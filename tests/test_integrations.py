@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import need_module
 
+from conftest import need_module
 from se_gym.integrations import export
 from se_gym.integrations.trl import SEBenchReward, dataset_rows
 from se_gym.library import mint

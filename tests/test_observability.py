@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -13,11 +12,10 @@ import sys
 import time
 import types
 import urllib.request
-from dataclasses import replace
 
 import pytest
-from conftest import REPO, need, need_module
 
+from conftest import REPO, need, need_module
 from se_gym import metrics_log
 from se_gym.library import mint
 from se_gym.tasks import builtin_tasks
@@ -340,7 +338,7 @@ def test_run_names_scopes_and_child_processes(tmp_path, monkeypatch):
         metrics_log.log({"loss": 3.0}, 5)
         assert metrics_log.settings() == ("tensorboard", str(tmp_path))
         monkeypatch.setattr(demo_ablation, "_variant", lambda *a: metrics_log.log({"reward": 1.0}, 1) or "child")
-        assert demo_ablation._variant_job("out", None, None, "hf", None, None, 0, "rl_std", ("wandb", str(tmp_path / "w"))) == "child"
+        assert demo_ablation._variant_job(None, "out", None, None, "hf", None, None, 0, "rl_std", ("wandb", str(tmp_path / "w"))) == "child"
     assert seen == [("train", 1, {"loss": 1.0}), ("seed0/sft_selfplay/round1/sft", 1, {"loss": 2.0}),
                     ("seed0/sft_selfplay/rounds", 1, {"valid": 3}), ("base", 5, {"loss": 3.0}),
                     ("train", 1, {"reward": 1.0}), "closed", "closed"]

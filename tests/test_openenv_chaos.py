@@ -14,11 +14,11 @@ import subprocess
 import sys
 
 import pytest
+
 from _openenv_chaos import Mix, client, descendants, judged_round, rss_mb, run_chaos, threads
 from conftest import REPO, need_module
-from test_adapters_openenv import _free_port, _get, _wait_for
-
 from se_gym.tasks import builtin_tasks
+from test_adapters_openenv import _free_port, _get, _wait_for
 
 TASKS = builtin_tasks("single_test", seed=0)
 SESSIONS = 64

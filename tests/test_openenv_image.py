@@ -21,8 +21,8 @@ import time
 import urllib.request
 
 import pytest
-from conftest import REPO, need, need_module
 
+from conftest import REPO, need, need_module
 from se_gym.tasks import builtin_tasks
 
 TASKS = builtin_tasks("single_test", seed=0)

@@ -58,7 +58,7 @@ def test_no_clip_no_advantage_is_reward_weighted_likelihood():
     proportional to the ratio beyond it; clipped, it stops at ratio 1 + eps."""
     from se_gym.training.losses import group_advantages, policy_loss
 
-    torch = _torch()
+    _torch()
     old = t([[math.log(0.5), math.log(0.5)]])
     mask = t([[1, 1]])
     adv = group_advantages(t([1.0, 0.0]), 2, mode="reward")  # one accepted sample, one rejected

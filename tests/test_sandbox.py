@@ -12,12 +12,11 @@ import tempfile
 import threading
 import time
 from concurrent.futures import Future
-
-import pytest
 from pathlib import Path
 
-from conftest import descendants, legit_skip, need
+import pytest
 
+from conftest import descendants, legit_skip, need
 from se_gym.sandbox import ExecResult, ExecStatus, Limits, make_sandbox
 from se_gym.sandbox.local import LocalSandbox, bwrap_status
 

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import missing
 
+from conftest import missing
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 
 PROGRAMS = [

@@ -3,6 +3,7 @@ through the response (a tiny locally built model and tokenizer)."""
 import logging
 
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")

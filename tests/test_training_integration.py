@@ -8,6 +8,7 @@ model, which cannot run here); the tiny base reads docs only part of the time, w
 too few accepted answers for a 3-minute test.
 """
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")
@@ -15,8 +16,8 @@ need_module("transformers", "training needs transformers (pip install 'se-gym[tr
 
 from se_gym import mint
 from se_gym.agents import Agent, JudgeScorer, PolicyAgent, Runner, SFTAgent
-from se_gym.training import miniature as mini
 from se_gym.demo import DemoConfig
+from se_gym.training import miniature as mini
 from se_gym.training.policy import Policy
 from se_gym.training.sft import SFTConfig, SFTExample, train_sft
 

@@ -1,6 +1,7 @@
 """A LoRA-trained agent resumes: saved, loaded into a fresh agent built on the base model, it gives the
 same log-probs and generations, and trains on (a tiny locally built model; peft)."""
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")

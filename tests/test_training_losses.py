@@ -2,6 +2,7 @@
 import math
 
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "the losses need torch (pip install 'se-gym[train]')")

@@ -1,5 +1,6 @@
 """Tokenization masks, and checkpoint-then-resume reproducing an uninterrupted run (real tiny models)."""
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-from functools import partial
 
 import pytest
-from conftest import need, need_module
 
+from conftest import need, need_module
 from se_gym.integrations.trl import SEBenchToolEnv, close_environments, dataset_rows, make_dataset
 from se_gym.judge import Status, Verdict
 from se_gym.library import mint

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..choices import BOOKS  # one place for the book names
+from ..errors import SEGymError
+
 TRAIN_SPLITS = frozenset({"train", "pretrain"})
 
 
-class ProtocolError(RuntimeError):
+class ProtocolError(SEGymError, RuntimeError):
     """An action that breaks the experiment's protocol (e.g. learning from a test split)."""
 
 

@@ -10,9 +10,8 @@ At test time the runner evaluates them closed book like any other agent.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from se_gym.training.distill import ContextPair, TeacherSample, offpolicy_examples
 from se_gym.training.rl import PolicySampler, RLConfig, RLPrompt, RLTrainer
@@ -76,6 +75,7 @@ class PolicyAgent(Agent):
             self.sampler.sync(self.policy.model)
             return
         import torch
+
         from .._deps import transformers_names
 
         (AutoModelForCausalLM,) = transformers_names("AutoModelForCausalLM")

@@ -11,20 +11,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
-from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..retrieval import BM25, words  # noqa: F401  (BM25: still importable from here)
 from .base import Agent, Observation, Trajectory, sample_answers
 from .prompting import as_sampler
-
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
-
-
-def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -33,39 +26,6 @@ class MemoryEntry:
     value: str  # what goes into the prompt
     kind: str  # "experience" or "doc"
     source: str  # task id it came from
-
-
-class BM25:
-    """Okapi BM25 over a growing list of documents (k1 = 1.5, b = 0.75)."""
-
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
-        self.k1, self.b = k1, b
-        self.docs: list[Counter] = []
-        self.df: Counter = Counter()
-
-    def add(self, text: str) -> None:
-        tf = Counter(words(text))
-        self.docs.append(tf)
-        self.df.update(tf.keys())
-
-    def scores(self, query: str) -> list[float]:
-        n = len(self.docs)
-        if not n:
-            return []
-        avg = sum(sum(d.values()) for d in self.docs) / n
-        q = words(query)
-        out = []
-        for d in self.docs:
-            length = sum(d.values())
-            s = 0.0
-            for w in q:
-                f = d.get(w, 0)
-                if not f:
-                    continue
-                idf = math.log(1 + (n - self.df[w] + 0.5) / (self.df[w] + 0.5))
-                s += idf * f * (self.k1 + 1) / (f + self.k1 * (1 - self.b + self.b * length / max(avg, 1e-9)))
-            out.append(s)
-        return out
 
 
 class Memory:

@@ -91,12 +91,6 @@ class EvalResult:
     def judged(self) -> int:
         return self.n - self.infrastructure
 
-    def by_status(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for t in self.trajectories:
-            out[t.status] = out.get(t.status, 0) + 1
-        return out
-
 
 class Runner:
     """Builds observations, asks the agent, judges the answers, hands train trajectories to learn()."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..choices import PROFILES, SANDBOXES
+from ..choices import PROFILES
 
 BUILTIN_QUICK = ("closed-book", "open-book", "expel", "doc-memory", "closed-sft")
 BACKENDS = ("hf", "vllm", "openai")
@@ -24,7 +24,7 @@ class BenchConfig:
     seeds: tuple[int, ...] = field(default=(0,), metadata={"help": "seeds: a minted library and task set each (builtin, miniature)"})
     model: str | None = field(default=None, metadata={"help": "model id or path for the agents (--quick: the demo's tiny base)"})
     backend: str = field(default="hf", metadata={"help": "model backend", "choices": BACKENDS})
-    sandbox: str = field(default="local", metadata={"help": "sandbox backend of the judge", "choices": SANDBOXES})
+    sandbox: str = field(default="local", metadata={"help": "sandbox backend of the judge (a name of the sandbox registry: local, docker, http, ray or one registered)"})
     profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
     learn_book: str = field(default="open", metadata={"help": "book the agents see on train tasks in the learn phase",
                                                       "choices": ("open", "closed")})

@@ -5,7 +5,8 @@ sandbox pool per node, :mod:`.sandbox`).
 
 Ray is imported only inside the functions here, so ``import se_gym`` never needs it.
 """
-from .objects import RemoteObject, cluster_nodes, connect, package_runtime_env, shutdown
+from .cluster import cluster_nodes, connect, package_runtime_env, shutdown
+from .objects import RemoteObject
 from .pool import ActorPoolError, OrderedActorPool, run_ordered
 from .sandbox import BatchStats, NodeRefused, RaySandbox
 

@@ -12,33 +12,9 @@ from __future__ import annotations
 import heapq
 from typing import Any, Iterator, Sequence
 
-from ..errors import SandboxUnavailable
+from .cluster import ActorPoolError, connect, hosted, ray_module, shutdown
 
 __all__ = ["ActorPoolError", "OrderedActorPool", "run_ordered"]
-
-
-class ActorPoolError(SandboxUnavailable):
-    """The pool could not finish: actors kept dying (the message holds the last cause)."""
-
-
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise ActorPoolError("Ray is not installed: pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)") from None
-    return ray
-
-
-def _hosted(worker_cls: type) -> type:
-    """``worker_cls`` plus a method telling which Ray node the actor runs on."""
-
-    class Hosted(worker_cls):  # type: ignore[misc, valid-type]
-        def _se_gym_node(self) -> str:
-            return _ray().get_runtime_context().get_node_id()
-
-    Hosted.__name__ = Hosted.__qualname__ = worker_cls.__name__
-    Hosted.__module__ = worker_cls.__module__
-    return Hosted
 
 
 class OrderedActorPool:
@@ -65,11 +41,9 @@ class OrderedActorPool:
     ):
         if num_actors < 1:
             raise ValueError(f"an actor pool needs at least one actor, got {num_actors}")
-        ray = _ray()
+        ray = ray_module()
         self._owns_cluster = False
         if not ray.is_initialized():
-            from .objects import connect
-
             # a local cluster sized to the actors (GPUs left to Ray's detection: num_gpus then
             # places one actor per device); joining a cluster ships this se_gym to its workers
             self._owns_cluster = connect(address) if address else connect(num_cpus=max(1, int(round(num_actors * num_cpus))))
@@ -82,7 +56,7 @@ class OrderedActorPool:
         if runtime_env:
             options["runtime_env"] = runtime_env
         # max_restarts=0: the driver, not Ray, replaces dead actors, so it knows which items to redo
-        self._remote = ray.remote(**options)(_hosted(worker_cls))
+        self._remote = ray.remote(**options)(hosted(worker_cls))
         self.actors: list[Any] = [self._spawn() for _ in range(num_actors)]
         self.in_flight = max(1, in_flight)
         self.replacements = 0
@@ -99,7 +73,7 @@ class OrderedActorPool:
         generator).  Large arguments are put in the object store once.  ``sticky``: actors that
         replace dead ones later get the same call before any work (the latest call of a method
         replaces earlier ones), so a replacement never works with stale state."""
-        ray = _ray()
+        ray = ray_module()
         from ray.exceptions import RayActorError
 
         refs = tuple(a if isinstance(a, ray.ObjectRef) else ray.put(a) for a in args)
@@ -116,12 +90,12 @@ class OrderedActorPool:
 
     def nodes(self) -> list[str]:
         """The Ray node id of every current actor (to check how they are spread)."""
-        ray = _ray()
+        ray = ray_module()
         return ray.get([a._se_gym_node.remote() for a in self.actors])
 
     def map_ordered(self, items: Sequence[Any]) -> Iterator[Any]:
         """``actor.run(item)`` for every item, yielded in item order (items redone after deaths)."""
-        ray = _ray()
+        ray = ray_module()
         from ray.exceptions import RayActorError
 
         queue = list(range(len(items)))  # a heap: redone items go before later ones
@@ -166,13 +140,13 @@ class OrderedActorPool:
         if self.replacements > self.max_replacements:
             first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
             raise ActorPoolError(f"Ray actors died {self.replacements} times; last: {first}")
-        _ray().kill(self.actors[slot], no_restart=True)  # may be alive but unreachable: make sure
+        ray_module().kill(self.actors[slot], no_restart=True)  # may be alive but unreachable: make sure
         self.actors[slot] = self._spawn()
 
     def shutdown(self, close_timeout: float = 30.0) -> None:
         """Let workers with a ``close()`` free what they own (sandboxes, engines), kill the actors,
         and stop the Ray cluster if this pool started it."""
-        ray = _ray()
+        ray = ray_module()
         if not ray.is_initialized():
             return
         if hasattr(self._worker_cls, "close") and self.actors:
@@ -190,8 +164,6 @@ class OrderedActorPool:
                 pass
         self.actors = []
         if self._owns_cluster:
-            from .objects import shutdown
-
             shutdown()
 
     def __enter__(self) -> "OrderedActorPool":

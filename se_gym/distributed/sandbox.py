@@ -223,10 +223,9 @@ class RaySandbox(Sandbox):
                  actors: int | None = None, num_cpus: float | None = None, resources: dict | None = None, depth: int = 2,
                  max_chunk: int = 8, window: int = 4096, hedge_after: float | None = None, max_attempts: int = 3,
                  start_timeout: float = 300.0, runtime_env: dict | None = None, **options: Any):
-        from .objects import connect
-        from .pool import _ray
+        from .cluster import connect, ray_module
 
-        ray = _ray()  # (before the sandbox counts as open: without Ray there is nothing to close)
+        ray = ray_module()  # (before the sandbox counts as open: without Ray there is nothing to close)
         super().__init__()
         if depth < 1 or max_chunk < 1 or window < 1 or max_attempts < 1:
             raise ValueError("depth, max_chunk, window and max_attempts must be at least 1")
@@ -267,7 +266,7 @@ class RaySandbox(Sandbox):
 
     # -- actors ---------------------------------------------------------------------------------------
     def _alive_nodes(self) -> dict[str, dict]:
-        from .objects import cluster_nodes
+        from .cluster import cluster_nodes
 
         need = self._resources
         return {n["id"]: n for n in cluster_nodes()
@@ -623,7 +622,7 @@ class RaySandbox(Sandbox):
                     pass
         self._slots = []
         if self._owns_ray:
-            from .objects import shutdown
+            from .cluster import shutdown
 
             shutdown()
             self._owns_ray = False

@@ -34,18 +34,18 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from .spaces import UnicodeText
-
 from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
+from ..errors import SEGymError
 from ..registry import RegistryError
 from ..sandbox.registry import SANDBOXES, check_sandbox
+from .spaces import UnicodeText
 
 
-class EnvConfigError(ValueError):
+class EnvConfigError(SEGymError, ValueError):
     """An invalid option for the environment (one line naming the option)."""
 
 
-class InvalidAction(ValueError):
+class InvalidAction(SEGymError, ValueError):
     """An action outside the action space (not text, or longer than its ``max_length``)."""
 
 

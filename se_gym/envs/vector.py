@@ -116,7 +116,7 @@ class SEBenchVectorEnv(VectorEnv):
     def step(self, actions: Sequence[str]):
         """Judge all answers in one sandbox batch, then advance every sub-env."""
         actions = self._check_actions(actions)
-        self.judge  # share one judge before judging
+        _ = self.judge  # share one judge before judging
         judged = self.envs[0].judge_answers(actions, [env.task for env in self.envs])
         return self._finish(actions, judged)
 
@@ -126,7 +126,7 @@ class SEBenchVectorEnv(VectorEnv):
         if self._pending is not None:
             raise RuntimeError("step_async called twice without step_wait")
         actions = self._check_actions(actions)
-        self.judge
+        _ = self.judge  # (the shared judge, made here rather than in the worker thread)
         if self._executor is None:
             self._executor = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="se-gym-judge")
         tasks = [env.task for env in self.envs]

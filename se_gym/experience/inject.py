@@ -10,7 +10,7 @@
 
 Both take at most ``budget`` tokens of experience (counted by ``count_tokens``: a tokenizer's, or
 about four characters a token).  Retrieval is BM25 over the lessons' words (the same index as
-:mod:`se_gym.agents.memory`); ties go to the lesson with more support.
+:mod:`se_gym.retrieval`); ties go to the lesson with more support.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class Retriever:
     """Ranks lessons for a state and picks the best that fit a token budget."""
 
     def __init__(self, experiences: Sequence[Experience], count_tokens: Callable[[str], int] = approx_tokens):
-        from ..agents.memory import BM25
+        from ..retrieval import BM25
 
         self.experiences = list(experiences)
         self.count_tokens = count_tokens
@@ -57,7 +57,7 @@ class Retriever:
             self._index.add(f"{e.topic.replace(':', ' ').replace('_', ' ')} {' '.join(e.keys)} {e.text}")
 
     def rank(self, state: str) -> list[tuple[float, Experience]]:
-        from ..agents.memory import words
+        from ..retrieval import words
 
         # underscores split too, so an error type such as library_function_hallucination matches its words;
         # function words match everything and decide nothing

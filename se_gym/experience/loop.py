@@ -20,7 +20,7 @@ line per finished round.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -31,6 +31,8 @@ from ..errors import CLIError
 from .extract import EXTRACTORS
 from .inject import INJECTIONS
 from .regimes import REGIMES
+
+log = logging.getLogger(__name__)
 
 GRID_GRANULARITIES = ("instance", "principle")
 GRID_INJECTIONS = ("global", "stepwise")
@@ -94,7 +96,7 @@ QUICK = dict(functions_per_round=2, train_per_function=2, test_per_function=2, s
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    log.info(msg)
 
 
 class Cell:

@@ -152,7 +152,7 @@ class ReaderTeacher:
     def sample(self, prompts, n, temperature, max_new_tokens):
         import re
 
-        from ..agents.memory import words
+        from ..retrieval import words
         from .inject import STOPWORDS
 
         out = []

@@ -17,11 +17,12 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
+from ..errors import SEGymError
 
 GRANULARITIES = ("instance", "principle", "oracle")
 
 
-class ExperienceError(ValueError):
+class ExperienceError(SEGymError, ValueError):
     """A malformed experience or episode record (one line naming the problem)."""
 
 

@@ -57,13 +57,13 @@ log = logging.getLogger(__name__)
 _CLIENT_LEFT: contextvars.ContextVar[Optional[asyncio.Event]] = contextvars.ContextVar("se_gym_client_left", default=None)
 
 
-class ClientLeft(ConnectionError):
+class ClientLeft(SEGymError, ConnectionError):
     """The client closed its connection before its step's verdict: the step is not judged."""
 
 MAX_ANSWER_CHARS = 200_000  # SEBench-v0's default action space length
 
 
-class SEBenchRequestError(ValueError):
+class SEBenchRequestError(SEGymError, ValueError):
     """A request the environment cannot serve (no episode, an unknown task): HTTP 400, or the
     session's error message."""
 

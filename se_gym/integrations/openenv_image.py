@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import importlib.metadata as md
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -34,6 +35,11 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
+from ..errors import SEGymError
+from ..logs import setup
+
+log = logging.getLogger(__name__)
+
 LEAVE_OUT = {"gradio", "numpy"}  # see the module doc
 ROOTS = ("openenv-core", "fastapi", "uvicorn", "websockets", "gymnasium", "tqdm")
 DEFAULT_TAG = "se-gym/openenv:latest"
@@ -41,7 +47,7 @@ DEFAULT_TAG = "se-gym/openenv:latest"
 AUTOENV_TAG = "se-gym-env:latest"
 
 
-class ImageError(RuntimeError):
+class ImageError(SEGymError, RuntimeError):
     """Something the image cannot be built without (one line)."""
 
 
@@ -106,7 +112,7 @@ def fill_wheelhouse(reqs: list[tuple[str, str]], folder: Path | None = None) -> 
     missing = [(n, v) for n, v in reqs if _wheel_for(folder, n, v) is None]
     if missing:
         pins = [f"{n}=={v}" for n, v in missing]
-        print(f"openenv image: downloading {len(pins)} wheels into {folder}", file=sys.stderr, flush=True)
+        log.info("openenv image: downloading %d wheels into %s", len(pins), folder)
         got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder), *pins],
                              capture_output=True, text=True)
         if got.returncode != 0:  # one at a time: wheels where published, else built from the sdist
@@ -152,7 +158,7 @@ def system_files(reqs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ``reqs`` load (pydantic-core needs librt, for one) and of bubblewrap with its libraries; the
     base image holds only what Python and NumPy load.  Found with ldd on this machine's installed
     copies, which are the same wheels."""
-    from ..sandbox.docker import _shared_libs
+    from ..sandbox.docker import shared_libs
 
     native = []
     for name, _ in reqs:
@@ -169,7 +175,7 @@ def system_files(reqs: list[tuple[str, str]]) -> list[tuple[str, str]]:
             native.append(os.path.realpath(path))
             out.append((os.path.realpath(path), where))
     prefix = str(Path(sys.base_prefix)) + "/"
-    for lib in sorted(_shared_libs(native)):
+    for lib in sorted(shared_libs(native)):
         # the interpreter's own and the wheels' bundled libraries (*.libs/) come with them
         if not lib.startswith(prefix) and "site-packages" not in lib:
             real = os.path.realpath(lib)
@@ -240,9 +246,9 @@ def build_context(ctx: Path, reqs: list[tuple[str, str]], root: Path) -> dict:
 def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=None, quiet: bool = False) -> str:
     """Build the OpenEnv server image unless one built from the same inputs exists; returns its
     content tag (``se-gym/openenv:<hash>``), also tagged ``tag``."""
-    from ..sandbox.docker import _client, _numpy_site, ensure_image
+    from ..sandbox.docker import docker_client, ensure_image, numpy_site
 
-    client = client or _client()  # one clear line when no daemon answers
+    client = client or docker_client()  # one clear line when no daemon answers
     root = source_root()
     base = ensure_image(client)
     reqs = server_requirements()
@@ -257,18 +263,18 @@ def ensure_openenv_image(tag: str = DEFAULT_TAG, rebuild: bool = False, client=N
         ctx = Path(tmp)
         info = build_context(ctx, reqs, root)
         if not quiet:
-            print(f"openenv image: building {content_tag} on {base} ({info['wheels']} wheels, offline)", file=sys.stderr, flush=True)
+            log.info("openenv image: building %s on %s (%s wheels, offline)", content_tag, base, info["wheels"])
         error, tail = None, []
         for chunk in client.api.build(path=str(ctx), tag=content_tag, rm=True, forcerm=True, pull=False, decode=True,
-                                      buildargs={"BASE": base, "NUMPY_SITE": _numpy_site()}, nocache=rebuild):
+                                      buildargs={"BASE": base, "NUMPY_SITE": numpy_site()}, nocache=rebuild):
             if "error" in chunk:
                 error = chunk["error"].strip()
             elif chunk.get("stream", "").strip():
                 tail = (tail + [chunk["stream"].rstrip()])[-20:]
                 if not quiet and chunk["stream"].startswith("Step "):
-                    print("  " + chunk["stream"].strip(), file=sys.stderr, flush=True)
+                    log.info("  %s", chunk["stream"].strip())
         if error:
-            print("\n".join(tail), file=sys.stderr)  # the failing step's own output
+            log.error("\n".join(tail))  # the failing step's own output
             raise ImageError(f"cannot build {content_tag}: {error.splitlines()[-1] if error else '?'}")
     _tag(client, content_tag, tag)
     _remove_older(client, repo, content_tag)
@@ -302,10 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tag", default=DEFAULT_TAG, help=f"also tag the image so (default {DEFAULT_TAG})")
     p.add_argument("--rebuild", action="store_true", help="build again even when an image of the same inputs exists")
     args = p.parse_args(argv)
+    setup()
     try:
         print(ensure_openenv_image(args.tag, rebuild=args.rebuild))
     except (ImageError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        log.error("error: %s", exc)
         return 2
     return 0
 

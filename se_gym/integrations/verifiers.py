@@ -37,8 +37,15 @@ if SERIES == "0.3":
     from ._verifiers_classic import REWARD_NAME, SEBenchMultiTurnEnv, SEBenchRubric, load_environment  # noqa: F401
 elif SERIES == "0.4":
     from ._verifiers_v1 import (  # noqa: F401
-        REWARD_NAME, SEBenchConfig, SEBenchData, SEBenchEnv, SEBenchEnvConfig, SEBenchHarness, SEBenchTask,
-        SEBenchTaskset, load_environment,
+        REWARD_NAME,
+        SEBenchConfig,
+        SEBenchData,
+        SEBenchEnv,
+        SEBenchEnvConfig,
+        SEBenchHarness,
+        SEBenchTask,
+        SEBenchTaskset,
+        load_environment,
     )
 else:
     raise ImportError(f"se_gym.integrations.verifiers supports verifiers 0.3.x (classic API) and 0.4.x "

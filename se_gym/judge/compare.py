@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from ..errors import SEGymError
 from . import parsing
 
 OFFICIAL_TOLERANCE = 1e-2
@@ -32,7 +33,7 @@ STRUCT_REL_TOL = 1e-6
 _MAX_STR_DEPTH = 40  # the official checker recurses on re-parsed strings until they stop changing
 
 
-class _Unsafe(Exception):
+class _Unsafe(SEGymError):
     """The text is not a printed value we evaluate."""
 
 

@@ -7,9 +7,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+# one place for the option names
+from ..choices import PROFILES, REWARDS, check
+from ..prometheus import JudgeMetrics
 from . import compare
 from .extract import entry_function, extract_code, function_name_of
 from . import gates
@@ -18,13 +21,18 @@ from .harness import ChannelReport, channel_program, compiled_unit, official_pro
 from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
-    SEBENCH_EXEC_ERROR, SEBENCH_NUMPY, SEBENCH_RIGHT, SEBENCH_STATIC, SEBENCH_WRONG,
-    CaseResult, ErrorType, JudgeError, Status, TestCase, Verdict,
+    SEBENCH_EXEC_ERROR,
+    SEBENCH_NUMPY,
+    SEBENCH_RIGHT,
+    SEBENCH_STATIC,
+    SEBENCH_WRONG,
+    CaseResult,
+    ErrorType,
+    JudgeError,
+    Status,
+    TestCase,
+    Verdict,
 )
-
-# one place for the option names
-from ..choices import PROFILES, REWARDS, check
-from ..prometheus import JudgeMetrics
 
 # what the worker prints when a program's process could not be set up (se_gym/sandbox/worker.py):
 # the worker alone decides that (it knows whether the set-up finished); a program printing it is
@@ -186,7 +194,6 @@ class Judge:
     def _make_sandbox(self):
         from se_gym.sandbox.registry import make_sandbox
 
-        pkg = self.package
         options: dict = {}
         if self._backend == "http":
             if not self.http_url:

@@ -5,11 +5,12 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from ..errors import SEGymError
 
 _ABSENT = object()
 
 
-class JudgeError(ValueError):
+class JudgeError(SEGymError, ValueError):
     """Bad input to the judge (one line naming the problem)."""
 
 

@@ -17,10 +17,11 @@ from . import naming
 from .catalogue import CATALOGUE, KEYS, entry
 
 from ..choices import PROFILES  # one place for the profile names
+from ..errors import SEGymError
 MANIFEST = "se_gym_library.json"
 
 
-class LibraryError(ValueError):
+class LibraryError(SEGymError, ValueError):
     """Bad input to the minter or the writer (message is one line naming the problem)."""
 
 

@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
 
+from ..errors import SEGymError
 from ..registry import Registry
 
 Message = Mapping[str, Any]
@@ -17,7 +18,7 @@ Prompt = Union[str, Sequence[Message]]
 
 
 
-class GenerationError(RuntimeError):
+class GenerationError(SEGymError, RuntimeError):
     """A backend failed to produce an answer (server error, retries exhausted, engine failure)."""
 
 

@@ -65,6 +65,7 @@ class HFGenerator(Generator):
         trust_remote_code: bool = False,
     ) -> None:
         import torch
+
         from .._deps import transformers_names
 
         AutoModelForCausalLM, AutoTokenizer = transformers_names("AutoModelForCausalLM", "AutoTokenizer")
@@ -138,6 +139,7 @@ class HFGenerator(Generator):
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
         import torch
+
         from ..progress import bar as tqdm  # plain lines off a terminal
 
         prompts = check_prompts(prompts)

@@ -45,10 +45,6 @@ DEFAULT_TIMEOUT_S = 120.0
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
-class _Retryable(Exception):
-    """A failure worth another try (on another URL)."""
-
-
 class OpenAIGenerator(Generator):
     """Client for OpenAI-compatible servers.
 

@@ -26,8 +26,6 @@ __all__ = [
     "plot_error_types",
 ]
 
-GROUP_FIELDS = ("file", "split", "book", "model")
-
 
 def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, row) for every row; a truncated last line (a killed writer) is skipped."""

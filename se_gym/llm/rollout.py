@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..choices import BOOKS, PROFILES, SPLITS
 from ..configs import int_or_none
 from ..errors import CLIError
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "RolloutConfig",
@@ -426,7 +428,7 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     if restart:
         for path in (out, meta, keep_correct):
             if path is not None and path.exists():
-                print(f"se-gym rollout: --restart: discarding {path}", file=sys.stderr, flush=True)
+                log.info("se-gym rollout: --restart: discarding %s", path)
                 path.unlink()
     if meta.is_file():
         try:

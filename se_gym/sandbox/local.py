@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import random
 import shutil
@@ -35,6 +36,8 @@ from typing import Any, Sequence
 
 from .base import Limits
 from .pool import FdTransport, Transport, WorkerPool
+
+log = logging.getLogger(__name__)
 
 _PKG_PARENT = str(Path(__file__).resolve().parents[2])  # folder holding the se_gym package
 _WORKER_SCRIPT = str(Path(__file__).resolve().with_name("worker.py"))
@@ -491,8 +494,8 @@ def _warn_once_if_networked(level: str, why: str) -> None:
     """Once per process, on stderr: programs judged from here can reach the network."""
     if level == "rlimits" and "network" not in _WARNED:
         _WARNED.add("network")
-        print(f"se-gym sandbox: WARNING: programs can reach the network and the host's files here "
-              f"(no bubblewrap, no namespaces: {why}); run `se-gym doctor` for the fix", file=sys.stderr, flush=True)
+        log.warning("se-gym sandbox: WARNING: programs can reach the network and the host's files here "
+                    "(no bubblewrap, no namespaces: %s); run `se-gym doctor` for the fix", why)
 
 
 def _sweep_orphans(folder: Path) -> None:

@@ -11,18 +11,19 @@ import json
 import marshal
 import os
 import queue
-from collections import deque
 import select
 import struct
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from collections import deque
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures import wait as futures_wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from ..errors import SEGymError
 from .base import ExecResult, ExecStatus, Limits, Sandbox, check_programs, sandbox_error
 
 # The worker enforces the limits itself; the pool only waits this much longer before it decides
@@ -88,7 +89,7 @@ def prompt_threads():
                 sys.setswitchinterval(_switch_state[1])
 
 
-class WorkerDied(Exception):
+class WorkerDied(SEGymError):
     """The worker process is gone or stopped answering."""
 
 

@@ -87,11 +87,11 @@ class TaskBuffer:
         layout, plus ``api_doc.jsonl`` when ``library`` is given), loadable by
         :func:`se_gym.tasks.load_sebench` and judged like any other suite."""
         from ..storage import atomic_dir
-        from ..tasks.builtin import API_DOC_FILE, _OFFICIAL_FILES, api_doc_rows
+        from ..tasks.builtin import API_DOC_FILE, OFFICIAL_FILES, api_doc_rows
 
         out = Path(out_dir)
         with atomic_dir(out) as tmp:
-            f = tmp / _OFFICIAL_FILES[split]
+            f = tmp / OFFICIAL_FILES[split]
             f.parent.mkdir(parents=True, exist_ok=True)
             f.write_text("".join(json.dumps(t.to_official_row(), ensure_ascii=False) + "\n" for t in self.tasks()), encoding="utf-8")
             if library is not None:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import random
-import sys
+import logging
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .. import metrics_log
+
+log = logging.getLogger(__name__)
 
 PAPER_RATIO = 22.5 / 39.6  # SE-Bench, Qwen3-8B single-function: Closed-SFT-Self-Play / Closed-SFT
 METHODS = ("base", "curated", "sft_selfplay", "rl_selfplay")
@@ -64,7 +66,7 @@ QUICK = MiniSelfPlayConfig(pretrain_read=8_000, pretrain_propose=3_000, function
 
 
 def _log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    log.info(msg)
 
 
 class MiniSelfPlay:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..judge.extract import extract_code
+from ..errors import SEGymError
 
 MIN_INPUTS = 8
 
@@ -55,7 +56,7 @@ class Proposal:
         return cls(d["question"], tuple(d["inputs"]), d["reference"], tuple(d.get("functions", ())), d.get("raw", ""), dict(d.get("meta", {})))
 
 
-class ProposalError(ValueError):
+class ProposalError(SEGymError, ValueError):
     """A proposal that cannot be read; ``reason`` is the rejection reason it is counted under."""
 
     def __init__(self, reason: str, detail: str):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..choices import BOOKS  # one place for the book names
 from .record import Task, TaskError
 
-from ..choices import BOOKS  # one place for the book names
 FIELDS = ("query", "example_input", "example_output", "function_name", "package", "docs", "requirements")
 
 _REQUIREMENTS = """### Rules

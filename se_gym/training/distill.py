@@ -189,7 +189,7 @@ class OnPolicyDistiller:
         if len(pairs) != len(responses):
             raise ValueError(f"{len(pairs)} pairs but {len(responses)} responses")
         cfg = self.config
-        policy, model = self.policy, self.policy.model
+        model = self.policy.model
         order = list(range(len(pairs)))
         rng = random.Random(cfg.seed * 7919 + self.step_count)
         epoch_kl: list[float] = []

@@ -87,6 +87,7 @@ class Policy:
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str | None = None, dtype: str = "auto", **kwargs) -> "Policy":
         import torch
+
         from .._deps import transformers_names
 
         AutoModelForCausalLM, AutoTokenizer = transformers_names("AutoModelForCausalLM", "AutoTokenizer")
@@ -135,7 +136,6 @@ class Policy:
     def encode(self, prompts: Sequence[str], responses: Sequence[str]) -> Batch:
         """Tokenize pairs; the loss mask covers the response (and its EOS) only.  Pairs longer than
         ``max_length`` are cut by :meth:`truncate_pair`: the response is never dropped."""
-        import torch
 
         if len(prompts) != len(responses):
             raise ValueError(f"{len(prompts)} prompts but {len(responses)} responses")

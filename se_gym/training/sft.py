@@ -9,36 +9,17 @@ from __future__ import annotations
 import math
 import os
 import random
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Sequence
 
 from .checkpoint import has_checkpoint, load_trainer, save_trainer
-
-
-@dataclass(frozen=True)
-class SFTExample:
-    """A (prompt, response) pair; with the token ids of a recorded trajectory
-    (:func:`se_gym.training.trajectories.sft_examples`) training uses those ids as they were
-    sampled instead of tokenizing the text."""
-
-    prompt: str
-    response: str
-    prompt_ids: tuple[int, ...] | None = None
-    completion_ids: tuple[int, ...] | None = None
-    completion_mask: tuple[int, ...] | None = None
-
-    @property
-    def has_ids(self) -> bool:
-        return self.prompt_ids is not None and self.completion_ids is not None
+from .trajectories import SFTExample, sft_batch  # SFTExample lives with the records it is made from
 
 
 def encode_examples(policy, examples: Sequence[SFTExample]):
     """The batch of ``examples``: their recorded ids when they carry them, else the policy's tokenizer."""
     with_ids = [e.has_ids for e in examples]
     if all(with_ids):
-        from .trajectories import sft_batch
-
         records = [{"prompt_ids": list(e.prompt_ids), "completion_ids": list(e.completion_ids),
                     "completion_mask": list(e.completion_mask or [1] * len(e.completion_ids)),
                     "completion_logprobs": None, "policy_version": 0} for e in examples]
@@ -144,9 +125,9 @@ def train_sft(
     ``stop_after_epochs`` ends early after that many epochs in total (used to test resumption).
     """
     import torch
+
     from .. import metrics_log
     from ..progress import bar as tqdm  # plain lines off a terminal
-
     from .losses import sft_loss
 
     if not examples:
@@ -200,7 +181,3 @@ def train_sft(
         bar.close()
     model.eval()
     return {"loss": counters["loss"], "steps": counters["step"], "epochs": counters["epoch"], "examples": len(examples)}
-
-
-def checkpoint_path(root: str | os.PathLike, name: str) -> Path:
-    return Path(root) / name

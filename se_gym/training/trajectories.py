@@ -11,9 +11,27 @@ Nothing is tokenized again: the ids are the ones the model sampled.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..trajectories import check
+
+
+@dataclass(frozen=True)
+class SFTExample:
+    """A (prompt, response) pair for :func:`se_gym.training.sft.train_sft`; with the token ids of a
+    recorded trajectory (:func:`sft_examples`) training uses those ids as they were sampled instead
+    of tokenizing the text."""
+
+    prompt: str
+    response: str
+    prompt_ids: tuple[int, ...] | None = None
+    completion_ids: tuple[int, ...] | None = None
+    completion_mask: tuple[int, ...] | None = None
+
+    @property
+    def has_ids(self) -> bool:
+        return self.prompt_ids is not None and self.completion_ids is not None
 
 
 def _records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -37,11 +55,9 @@ def sft_batch(records: Sequence[Mapping[str, Any]], pad_id: int, max_length: int
 
 
 def sft_examples(records: Sequence[Mapping[str, Any]], accepted_only: bool = True) -> list:
-    """:class:`~se_gym.training.sft.SFTExample` with the recorded ids (``train_sft`` then trains
+    """:class:`SFTExample` with the recorded ids (``train_sft`` then trains
     on them as sampled); ``accepted_only`` keeps the answers the judge accepted (reward 1, not an
     infrastructure failure)."""
-    from .sft import SFTExample
-
     out = []
     for r in _records(records):
         if accepted_only and (r.get("infrastructure") or r.get("reward") is None or float(r["reward"]) < 1.0 - 1e-9):

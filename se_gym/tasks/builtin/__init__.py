@@ -13,24 +13,25 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import os
 import random
-import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...choices import SPLITS  # noqa: E402  (one place for the split names)
 from ...storage import atomic_dir
 from ..record import Task, TaskError
 from .common import BadDraw, Spec
 from .generate import VERSION, GenerationError, make_task
 
-from ...choices import SPLITS  # noqa: E402  (one place for the split names)
+log = logging.getLogger(__name__)
 DEFAULT_SIZES: Mapping[str, int] = MappingProxyType({"train": 718, "single_test": 278, "multiple_test": 440})
 FAMILIES = ("creation", "shape", "elementwise", "bitwise", "logic", "reduction", "search_sort", "products", "strings", "linalg")
 MAX_ATTEMPTS = 12
-_OFFICIAL_FILES = {
+OFFICIAL_FILES = {
     "train": "datasets/train/train.jsonl",
     "single_test": "datasets/test/single_test.jsonl",
     "multiple_test": "datasets/test/multiple_test.jsonl",
@@ -68,7 +69,7 @@ class Suite:
             raise TaskError(f"output directory {out} is not empty and holds no se-gym suite")
         with atomic_dir(out) as tmp:
             for split, tasks in self.splits.items():
-                path = tmp / _OFFICIAL_FILES[split]
+                path = tmp / OFFICIAL_FILES[split]
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with open(path, "w", encoding="utf-8") as f:
                     for t in tasks:
@@ -189,7 +190,7 @@ def _generate_split(split, seed, library, size, keys, specs, validate, progress)
             stats["judge"] = True
     for check in checks:
         if progress and check is check_with_judge:
-            print(f"{split}: validating {len(tasks)} tasks through the judge (strict and sebench)...", file=sys.stderr, flush=True)
+            log.info("%s: validating %d tasks through the judge (strict and sebench)...", split, len(tasks))
         pending = list(range(len(tasks)))
         while pending:
             failures = check([tasks[i] for i in pending], library)
@@ -288,8 +289,8 @@ def builtin_tasks(
         return load_sebench(split, target, library=library)
     if progress:  # the first gym.make / rollout spends its time here: say so
         where = f"; cached in {target} for next time" if cache else ""
-        print(f"se-gym: building the built-in task suite (seed {seed}, library {library.id}, validated through the judge "
-              f"when available), first time only{where}", file=sys.stderr, flush=True)
+        log.info("se-gym: building the built-in task suite (seed %s, library %s, validated through the judge "
+                 "when available), first time only%s", seed, library.id, where)
     suite = build_suite(seed, library, sizes_, functions, progress, validate)
     if cache:
         try:

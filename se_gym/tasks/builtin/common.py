@@ -14,6 +14,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ...errors import SEGymError
+
 Gen = Callable[[random.Random, dict], Any]
 
 # -- random values (plain Python: int, float, bool, complex, nested lists) ------------------
@@ -288,7 +290,7 @@ def parse_input(text: str) -> dict:
     return eval(f"dict({text})", {"__builtins__": {"dict": dict}})  # our own generated text only
 
 
-class BadDraw(Exception):
+class BadDraw(SEGymError):
     """An input draw the reference cannot handle cleanly (warnings, nan, inf): draw again."""
 
 

@@ -1,7 +1,7 @@
 """Building arrays: constructors, filled arrays, ranges and grids."""
 from __future__ import annotations
 
-from .common import S, fvec, iscalar, fscalar, ivec
+from .common import S, fscalar, fvec, iscalar
 
 FL, L2 = "a list of floats", "a 2-D list of floats"
 N = (iscalar(1, 12), "a length (a positive integer)")

@@ -1,7 +1,7 @@
 """Element-wise maths: one value in, one value out, for every element."""
 from __future__ import annotations
 
-from .common import S, fvec, iscalar, ivec
+from .common import S, iscalar, ivec
 
 FL = "a list of floats"
 _UNARY = {  # key: (input kind, what each element becomes)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import Any, Sequence
 
+from ...errors import SEGymError
 from ..record import Task, TestCase
 from .common import BadDraw, Spec, compile_reference, compose_query, format_input, run_case
 
@@ -14,17 +14,8 @@ N_CASES = 8
 _CASE_TRIES = 40
 
 
-class GenerationError(RuntimeError):
+class GenerationError(SEGymError, RuntimeError):
     """A spec could not produce a usable task (a bug in the spec table)."""
-
-
-@dataclass(frozen=True)
-class Draft:
-    """A task before validation: the spec it came from and how many attempts it took."""
-
-    task: Task
-    spec: Spec
-    attempt: int
 
 
 def draw_cases(spec: Spec, rng: random.Random, n_cases: int = N_CASES) -> list[TestCase]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from .common import S, bvec, cvec, fvec, ivec, keep, near
+from .common import S, fvec, ivec, keep, near
 
 BL = "a list of booleans"
 SMALL = (ivec(-3, 3), "a list of small integers")

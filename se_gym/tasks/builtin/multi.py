@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .common import S, Spec, fvec, square
+from .common import S, Spec, square
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from .common import S, fmat, fvec, imat, iscalar, ivec, keep
+from .common import S, fmat, fvec
 
 FL, L2 = "a list of floats", "a 2-D list of floats"
 R2 = "return [[float(v) for v in row] for row in {}]"

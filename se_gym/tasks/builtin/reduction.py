@@ -1,7 +1,7 @@
 """Reductions and statistics: sums, extremes, averages, spreads, differences."""
 from __future__ import annotations
 
-from .common import S, distinct, fscalar, fvec, iscalar, ivec
+from .common import S, distinct, fscalar, iscalar, ivec
 
 FL = "a list of floats"
 SPECS = []

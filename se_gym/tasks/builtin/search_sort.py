@@ -1,20 +1,10 @@
 """Sorting, searching, selecting and counting."""
 from __future__ import annotations
 
-import random
-
-from .common import S, ascending, bvec, cvec, distinct, fscalar, fvec, indices, iscalar, ivec
+from .common import S, ascending, distinct, indices, iscalar, ivec
 
 FL, IL = "a list of floats", "a list of integers"
 DX = (distinct(), "a list of distinct floats")
-
-
-def _poly_from_roots(rng: random.Random, c: dict):
-    roots = rng.sample(range(-6, 7), rng.randint(2, 3))
-    coeffs = [1]
-    for r in roots:  # multiply by (t - r)
-        coeffs = [a - r * b for a, b in zip(coeffs + [0], [0] + coeffs)]
-    return coeffs
 
 
 SPECS = [

@@ -1,7 +1,7 @@
 """Shapes: reshaping, transposing, stacking, splitting and editing arrays."""
 from __future__ import annotations
 
-from .common import S, fmat, fscalar, fvec, iscalar
+from .common import S, fmat, fvec, iscalar
 
 FL, L2 = "a list of floats", "a 2-D list of floats"
 R2 = "return [[float(v) for v in row] for row in {}]"

@@ -1,7 +1,7 @@
 """Text forms of arrays and numbers, and dtype conversion."""
 from __future__ import annotations
 
-from .common import S, fvec, iscalar, ivec
+from .common import S, iscalar
 
 SPECS = [
     S("array2string", "x:i", "return np.array2string(np.array(x), separator=', ')",

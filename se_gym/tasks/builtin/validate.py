@@ -14,10 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from ...choices import PROFILES  # one place for the profile names
 from ..record import Task, TestCase
 from .common import compile_solution, run_case
-
-from ...choices import PROFILES  # one place for the profile names
 
 
 @contextlib.contextmanager
