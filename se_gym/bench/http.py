@@ -17,9 +17,10 @@ import urllib.request
 from typing import Any, Sequence
 
 from ..agents import Agent, Observation, Trajectory
+from ..errors import SEGymError
 
 
-class HTTPAgentError(RuntimeError):
+class HTTPAgentError(SEGymError, RuntimeError):
     """The service failed or answered something that is not the protocol."""
 
 
