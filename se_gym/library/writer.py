@@ -8,8 +8,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..choices import PROFILES
 from ..storage import atomic_dir
 from .catalogue import entry
+
+MANIFEST = "se_gym_library.json"
+
+
+class LibraryError(ValueError):
+    """Bad input to the minter or the writer (message is one line naming the problem)."""
 
 _RUNTIME = Path(__file__).with_name("runtime.py")
 
@@ -42,8 +49,6 @@ def _module_source(lib, keys, docs, profile: str, submodule: str | None) -> str:
 
 def render(lib, profile: str, with_docs: bool = True) -> dict[str, str]:
     """File name -> text of the package folder."""
-    from .core import PROFILES, LibraryError
-
     if profile not in PROFILES:
         raise LibraryError(f"profile must be one of {PROFILES}, got {profile!r}")
     docs = lib.docs() if with_docs else {}
@@ -61,8 +66,6 @@ def render(lib, profile: str, with_docs: bool = True) -> dict[str, str]:
 
 
 def write_package(lib, out_dir: Path, profile: str, with_docs: bool = True) -> Path:
-    from .core import MANIFEST, LibraryError
-
     out_dir = Path(out_dir)
     manifest = {"library": lib.to_json(), "profile": profile}
     if out_dir.exists():
@@ -98,8 +101,6 @@ def cache_root() -> Path:
 
 def cached_package(lib, profile: str, docs: bool = True) -> Path:
     """``<cache>/libraries/<id>-<profile>[-nodocs]``, written once (safe against concurrent writers)."""
-    from .core import MANIFEST
-
     # the runtime's hash is part of the name, so a changed runtime never reuses a stale copy
     rt = hashlib.sha256(_RUNTIME.read_bytes() + Path(__file__).read_bytes()).hexdigest()[:8]
     target = cache_root() / "libraries" / f"{lib.id}-{profile}{'' if docs else '-nodocs'}-{rt}"
