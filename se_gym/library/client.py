@@ -50,33 +50,39 @@ class _Channel:
 
     def __init__(self):
         self.fd = -1
-        self.proc = None
+        self.pid = -1  # the process that made the connection (a fork needs its own server)
+        self.lock = None  # (a spawned server only: the sandbox's programs run no threads)
         self.frees = []
         self.callbacks = []  # the program's callables handed to the server (by position)
 
     def connect(self):
-        if self.fd >= 0:
+        if self.fd >= 0 and self.pid == _os.getpid():
             return
-        try:
-            if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
-                self.fd = SERVER_FD  # the sandbox worker's: a server forked for this program
-                return
-        except OSError:
-            pass
+        if self.fd < 0:
+            try:
+                if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
+                    self.fd, self.pid = SERVER_FD, _os.getpid()  # the sandbox worker's: forked for this program
+                    return
+            except OSError:
+                pass
         self.spawn()
 
     def spawn(self):
-        """No worker gave us a server (the library imported outside the sandbox): start one."""
+        """No worker gave us a server (the library imported outside the sandbox, say in a test):
+        start one, ended when this channel is (or at exit)."""
         import socket
         import subprocess
         import sys
+        import threading
+        import weakref
 
         mine, theirs = socket.socketpair()
         script = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_server.py")
-        self.proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
+        proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
         theirs.close()
-        self.sock = mine  # (kept: closing it would close the fd)
-        self.fd = mine.fileno()
+        self.fd, self.pid, self.lock = mine.fileno(), _os.getpid(), threading.RLock()
+        self.frees, self.callbacks = [], []  # (a fork's copies name the parent's server's objects)
+        weakref.finalize(self, _stop, mine, proc)
 
     def send(self, msg):
         body = _dumps(msg).encode()
@@ -102,6 +108,12 @@ class _Channel:
 
     def request(self, op, *args):
         self.connect()
+        if self.lock is None:
+            return self._request(op, args)
+        with self.lock:
+            return self._request(op, args)
+
+    def _request(self, op, args):
         frees, self.frees = self.frees, []
         self.send([op, frees, *args])
         while True:
@@ -122,6 +134,15 @@ class _Channel:
                 self.send(reply)
             else:
                 raise RuntimeError("library server: unexpected reply")
+
+
+def _stop(sock, proc):
+    sock.close()  # the server reads the end of its input and exits
+    try:
+        proc.wait(timeout=10)
+    except Exception:
+        proc.kill()
+        proc.wait()
 
 
 _CHANNEL = _Channel()

@@ -657,6 +657,12 @@ def _kill_leftovers(child, uid):
     _sweep_uid(uid, child)
 
 
+def _parent(pid):
+    """The parent of process ``pid`` (a /proc name), from its stat line."""
+    with open("/proc/%s/stat" % pid, "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
 def _sweep_uid(uid, child):
     """Fallback without the children file: kill every process of the program's private uid (or, as
     PID 1 of a container, everything but us), then wait until they are gone."""
@@ -665,18 +671,33 @@ def _sweep_uid(uid, child):
     me = os.getpid()
 
     def leftovers():
+        found = []
         for name in os.listdir("/proc"):
             if name.isdigit() and int(name) not in (child, me, _ZYGOTE_PID[0]):
                 try:
                     if uid is None or os.stat("/proc/" + name).st_uid == uid:
-                        return True
+                        if _ZYGOTE_PID[0] > 0 and _parent(name) == _ZYGOTE_PID[0]:
+                            continue  # a library server: the zygote's to end
+                        found.append(int(name))
                 except OSError:
                     pass
-        return False
+        return found
 
     give_up = time.monotonic() + 2.0
-    while leftovers() and time.monotonic() < give_up:
-        pid = os.fork()
+    while time.monotonic() < give_up:
+        left = leftovers()
+        if not left:
+            break
+        if uid is None and _ZYGOTE_PID[0] > 0:
+            # kill -1 would take the zygote too: one by one (what they fork meanwhile, next round)
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            pid = None
+        else:
+            pid = os.fork()
         if pid == 0:
             try:
                 if uid is not None:
@@ -687,7 +708,8 @@ def _sweep_uid(uid, child):
             except BaseException:
                 pass
             os._exit(0)
-        os.waitpid(pid, 0)
+        if pid is not None:
+            os.waitpid(pid, 0)
         while True:  # reap the orphans that died
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
@@ -870,7 +892,10 @@ def run_program(req, uid):
         if server is not None:
             server.close()
             server = None
-            reply["server_cpu_s"] = _end_server()
+            try:
+                reply["server_cpu_s"] = _end_server()
+            except OSError:  # (the program may have killed the zygote: its result stands, we retire)
+                reply["server_cpu_s"] = None
         return reply
     finally:
         if server is not None:  # (something failed on our side: the server goes too)
@@ -1092,7 +1117,8 @@ def _zygote(spec, ctrl, uid):
         found.loader.exec_module(module)
         module.load()
         gc.collect()
-        gc.freeze()
+        gc.freeze()  # (as the worker does: a server's collections copy none of our pages)
+        _collapse_heap()  # (as the worker does: a server's fork copies one entry per 2 MB of our heap)
         _VM[:] = [0, 0]  # (our size, not the worker's, under the servers' memory limit)
         ctrl.send(b"R")
     except BaseException as e:
@@ -1164,6 +1190,10 @@ def _request_server(limits):
     ours, theirs = _SOCKET.socketpair()
     try:
         _SOCKET.send_fds(_ZYGOTE, [b"S" + json.dumps(limits).encode()], [theirs.fileno()])
+    except OSError:
+        ours.close()
+        _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
+        raise
     finally:
         theirs.close()
     return ours
@@ -1171,13 +1201,17 @@ def _request_server(limits):
 
 def _end_server():
     """Kill and reap the program's server (if it is still there); returns its CPU seconds."""
-    word = _ZYGOTE.recv(64)
-    if word[:1] != b"P":
-        raise OSError("library server zygote: no server")
-    _ZYGOTE.send(b"K" + word[1:])
-    word = _ZYGOTE.recv(64)
-    if word[:1] != b"C":
-        raise OSError("library server zygote: no reply")
+    try:
+        word = _ZYGOTE.recv(64)
+        if word[:1] != b"P":
+            raise OSError("library server zygote: no server")
+        _ZYGOTE.send(b"K" + word[1:])
+        word = _ZYGOTE.recv(64)
+        if word[:1] != b"C":
+            raise OSError("library server zygote: no reply")
+    except OSError:
+        _RETIRE[0] = "the library server zygote is gone"
+        raise
     return float(word[1:])
 
 
