@@ -1139,6 +1139,14 @@ def _zygote(spec, ctrl, uid):
                 _server_child(module, fds[0], rl, server_uid)
             os.close(fds[0])
             ctrl.send(b"P%d" % pid)
+        elif msg[:1] == b"W" and fds:
+            # the worker's warm-up, served by the zygote itself (trusted code; its objects are
+            # dropped after): what every server then does first is done once here
+            module.serve(fds[0])
+            gc.collect()
+            gc.freeze()
+            _collapse_heap()
+            ctrl.send(b"D")
         elif msg[:1] == b"K":
             pid = int(msg[1:])
             try:
@@ -1183,6 +1191,30 @@ def _server_child(module, fd, rlimits, uid):
     except BaseException:
         pass
     os._exit(status)
+
+
+def _warm_up_with_server(sources, preload):
+    """The warm-up (see _warm_up) of a worker whose library is a client: its calls are answered by
+    the zygote itself, both sides get warm, and the client forgets the connection afterwards."""
+    global _WARMUP
+    clients = [sys.modules[p + "._client"] for p in preload if p + "._client" in sys.modules]
+    if not clients:
+        return
+    ours, theirs = _SOCKET.socketpair()
+    _SOCKET.send_fds(_ZYGOTE, [b"W"], [theirs.fileno()])
+    theirs.close()
+    channel = clients[0]._CHANNEL
+    channel.fd, channel.pid = ours.fileno(), os.getpid()
+    try:
+        _WARMUP = _warm_up(sources)
+    finally:
+        channel.fd, channel.pid, channel.frees, channel.callbacks = -1, -1, [], []
+        ours.close()
+    if _ZYGOTE.recv(64) != b"D":
+        raise OSError("library server zygote: no warm-up")
+    gc.collect()
+    gc.freeze()
+    _collapse_heap()
 
 
 def _request_server(limits):
@@ -1398,7 +1430,7 @@ def _setup(cfg):
     if _SERVER_SPEC:
         preload = [p for p in preload if p.split(".")[0] != "numpy"]
     errors = _preload(list(_STDLIB) + preload)
-    # (no warm-up with a server: its library calls would need one here, in the worker)
+    # (with a server the warm-up waits for its zygote: see _warm_up_with_server)
     _WARMUP = _warm_up(cfg.get("warmup") or ()) if not _SERVER_SPEC else {}
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chmod(cfg["workdir"], 0o711)
@@ -1562,6 +1594,8 @@ def main():
     errors, uid, hardening = _setup(cfg)
     hardening["errors"] += notes
     server_error = _start_zygote(_SERVER_SPEC, uid) if _SERVER_SPEC else ""
+    if _ZYGOTE and cfg.get("warmup"):
+        _warm_up_with_server(cfg["warmup"], preload=cfg.get("preload", []))
     hello = {
         "hardening": hardening,
         "pid": os.getpid(),
