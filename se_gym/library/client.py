@@ -348,6 +348,11 @@ def fetch(x):
     return _request("list", object.__getattribute__(x, "_h"))
 
 
+def show(x):
+    """``(str(x), fetch(x))`` in one request (the harness reads both of a result)."""
+    return tuple(_request("show", object.__getattribute__(x, "_h")))
+
+
 class Function:
     # A library function: its name goes to the server with the arguments (``_h``: a callable the
     # server made, such as the object ``vectorize`` returns).  (No class docstring: __doc__ is the

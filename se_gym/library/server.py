@@ -261,7 +261,7 @@ class Server:
                 return False
         if op == "dtinfo" and n == 2 and args[1] in ("kind", "itemsize"):
             return getattr(np.dtype(str(args[0])), args[1])
-        if not n or op not in ("attr", "repr", "str", "len", "iter", "get", "set", "op", "list"):
+        if not n or op not in ("attr", "repr", "str", "len", "iter", "get", "set", "op", "list", "show"):
             raise Refused(f"unknown request {op!r}")
         a = self.array(args[0])
         if op == "attr" and n == 2 and args[1] in _ATTRS:
@@ -286,6 +286,8 @@ class Server:
                 return [self.item(v) for v in a]
             if op == "list":
                 return self.encode(a.tolist())
+            if op == "show":
+                return [str(a), self.encode(a.tolist())]
         raise Refused(f"request {op!r} is not valid")
 
     def serve(self):
