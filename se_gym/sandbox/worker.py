@@ -1148,17 +1148,25 @@ def _zygote(spec, ctrl, uid):
             _collapse_heap()
             ctrl.send(b"D")
         elif msg[:1] == b"K":
+            # its CPU time so far (ns; it has seen the end of its input and is exiting), then the
+            # kill; reaped below, later: its exit is not on the worker's way to the next program
             pid = int(msg[1:])
+            try:
+                with open("/proc/%d/schedstat" % pid, "rb") as f:
+                    cpu = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                cpu = -1.0
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-            try:
-                ru = os.wait4(pid, 0)[2]
-                cpu = ru.ru_utime + ru.ru_stime
-            except ChildProcessError:
-                cpu = 0.0
             ctrl.send(b"C%r" % cpu)
+        while True:  # reap the servers gone by now
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
         for fd in fds[1:] if msg[:1] == b"S" else fds:
             os.close(fd)
 
@@ -1244,7 +1252,8 @@ def _end_server():
     except OSError:
         _RETIRE[0] = "the library server zygote is gone"
         raise
-    return float(word[1:])
+    cpu = float(word[1:])
+    return cpu if cpu >= 0 else None
 
 
 _SERVER_SPEC = None
