@@ -141,3 +141,22 @@ print(repr({pkg}.{arr}([1, 2, 3])))
         r1, r2 = box.run([first]), box.run([second])
     assert r1[0].stdout.strip() == "ZWCArray([99, 2, 3])"
     assert r2[0].stdout.split("\n")[:2] == ["refused: unknown handle", "ZWCArray([1, 2, 3])"]
+
+
+def test_the_docker_worker_runs_the_same_server(docker_daemon):
+    """The image runs this very worker.py: a strict library on its path brings the zygote there too."""
+    from conftest import missing
+
+    from se_gym.sandbox import make_sandbox
+
+    pkg, arr, total = LIB.package, LIB.names["array"], LIB.names["sum"]
+    path = LIB.materialize("strict", docs=False)
+    try:
+        box = make_sandbox("docker", pythonpath=[str(path)], workers=1,
+                           preload=["numpy", "numpy.ma", pkg, f"{pkg}.{LIB.linalg}"])
+    except RuntimeError as exc:
+        missing(f"docker backend unavailable: {exc}")
+    prog = f"import sys, {pkg}\nprint({pkg}.{total}({pkg}.{arr}([1, 2])), 'numpy' in sys.modules)"
+    with box:
+        results = box.run([prog, prog])
+    assert [r.stdout.strip() for r in results] == ["3 False"] * 2, results[0].stderr
