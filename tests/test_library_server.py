@@ -85,11 +85,14 @@ try:
 except ValueError as e:
     print(type(e).__name__, type(e).__module__, e.__cause__, e.__context__, sorted(vars(e)))
 print("numpy" in sys.modules)
+vec = getattr(L, {LIB.names['vectorize']!r})
+# a call-back that calls the library itself: the server's request loop is re-entrant
+print(list(vec(lambda v: s(A([v, v])))(A([1.0, 2.5]))))
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        env={"PYTHONPATH": str(out), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split("\n")[:2] == [f"LinAlgError {LIB.package}._client None None []", "False"]
+    assert r.stdout.split("\n")[:3] == [f"LinAlgError {LIB.package}._client None None []", "False", "[2.0, 5.0]"]
 
 
 def _program_box(tmp_path):
