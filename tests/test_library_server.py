@@ -127,6 +127,31 @@ print(mods, len(objs), len(reach))
     assert r.stdout.split("\n")[:2] == ["10.0", "[] 0 0"]
 
 
+def test_a_program_cannot_read_its_library_server(tmp_path):
+    """The server is not dumpable and runs under another uid where the worker can give one: the
+    program can open none of its /proc files that expose memory (nor ptrace it, by the same rule)."""
+    pkg, arr = LIB.package, LIB.names["array"]
+    prog = f"""
+import os, {pkg}
+{pkg}.{arr}([1])  # (its server is up)
+me, seen, opened = os.getpid(), 0, []
+for name in os.listdir("/proc"):
+    if name.isdigit() and int(name) != me:
+        seen += 1
+        for what in ("mem", "environ", "maps"):
+            try:
+                with open("/proc/%s/%s" % (name, what), "rb") as f:
+                    f.read(1)
+                opened.append(what)
+            except OSError:
+                pass
+print(seen > 0, opened)
+"""
+    with _program_box(tmp_path) as box:
+        (r,) = box.run([prog])
+    assert r.stdout.split("\n")[0] == "True []", (r.stdout, r.stderr)
+
+
 def test_no_state_crosses_programs(tmp_path):
     pkg, arr = LIB.package, LIB.names["array"]
     first = f"import {pkg}\na = {pkg}.{arr}([1, 2, 3])\na[0] = 99\nprint(repr(a))"

@@ -13,9 +13,9 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 
 When a preloaded package is a client of a library server (it has a ``_server.py``: the strict
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
-[...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a zygote forked from it imports NumPy and the
-library server module, and forks one server per program, given one end of a socket pair whose
-other end the program finds on fd 4.  The server keeps the worker's hardening, takes the program's
+[...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
+zygote forked from it imports NumPy and the library server module, and forks one server per
+program, given one end of a socket pair whose other end the program finds on fd 4.  The server keeps the worker's hardening, takes the program's
 rlimits, another uid where the worker can give one, and is not dumpable (the program can neither
 trace nor read it); it is killed and reaped once the program is gone.
 """
