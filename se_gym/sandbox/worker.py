@@ -1134,7 +1134,7 @@ def _zygote(spec, ctrl, uid):
             return  # the worker is gone
         if msg[:1] == b"S" and fds:
             rl = _rlimits(json.loads(msg[1:]), server_uid)
-            pid = os.fork()
+            pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
             if pid == 0:
                 _server_child(module, fds[0], rl, server_uid)
             os.close(fds[0])
@@ -1155,11 +1155,17 @@ def _zygote(spec, ctrl, uid):
                 with open("/proc/%d/schedstat" % pid, "rb") as f:
                     cpu = int(f.read().split()[0]) / 1e9
             except (OSError, ValueError, IndexError):
-                cpu = -1.0
+                cpu = None
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+            if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
+                try:
+                    ru = os.wait4(pid, 0)[2]
+                    cpu = ru.ru_utime + ru.ru_stime
+                except ChildProcessError:
+                    cpu = -1.0
             ctrl.send(b"C%r" % cpu)
         while True:  # reap the servers gone by now
             try:
