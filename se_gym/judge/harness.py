@@ -33,6 +33,10 @@ collector's object walks, profile/trace/audit hooks, marshal/pickle, sockets, pr
 ``__array*`` set on a class.  A refusal is written to the channel at once (the verdict is then
 ``forbidden`` even if the answer catches the error).
 
+Under ``strict`` the library is a client of a per-program library server (issue 31, see
+``se_gym/library/client.py``): an array result is a handle, and the harness's trusted code fetches
+its printed form and data from the server in one request (``show``) after the answer has run.
+
 In profile ``sebench`` the answer runs with the official freedoms, so in-process introspection can
 still find the nonce (the harness's frame) and forge its records before exiting; printing,
 replacing ``print`` or ``sys.stdout``, ``atexit`` hooks, exiting early, reading main.py or writing
