@@ -285,7 +285,7 @@ def test_a_node_with_another_library_is_refused(cluster, tmp_path):
         folder = LIB.materialize("strict", docs=False)
     finally:
         os.environ.pop("SE_GYM_CACHE") if old is None else os.environ.__setitem__("SE_GYM_CACHE", old)
-    core = folder / LIB.package / "_core.py"
+    core = folder / LIB.package / "__init__.py"  # (strict: a client package, without _core.py)
     core.write_text(core.read_text() + "\n# edited on this node\n")
     cluster.add_node("node3", cpus=1, env={"SE_GYM_CACHE": str(cache)})
     try:

@@ -33,6 +33,10 @@ collector's object walks, profile/trace/audit hooks, marshal/pickle, sockets, pr
 ``__array*`` set on a class.  A refusal is written to the channel at once (the verdict is then
 ``forbidden`` even if the answer catches the error).
 
+Under ``strict`` the library is a client of a per-program library server (issue 31, see
+``se_gym/library/client.py``): an array result is a handle, and the harness's trusted code fetches
+its printed form and data from the server in one request (``show``) after the answer has run.
+
 In profile ``sebench`` the answer runs with the official freedoms, so in-process introspection can
 still find the nonce (the harness's frame) and forge its records before exiting; printing,
 replacing ``print`` or ``sys.stdout``, ``atexit`` hooks, exiting early, reading main.py or writing
@@ -125,13 +129,18 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         _timers = (sg.ITIMER_REAL, sg.ITIMER_VIRTUAL, sg.ITIMER_PROF)
         _signals = [getattr(sg, n) for n in ("SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGIO", "SIGURG",
                                              "SIGWINCH", "SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT", "SIGCHLD") if hasattr(sg, n)]
-        _Array = _raw = None
-        try:
-            core = __import__(PKG + "._core", fromlist=["_core"])
-            _Array = _type(sys).__getattribute__(core, "Array")
-            _raw = _type(sys).__getattribute__(core, "_arr_data")
+        _Array = _raw = _show = None
+        try:  # a client of a library server (issue 31): an array's data is fetched from the server
+            core = __import__(PKG + "._client", fromlist=["_client"])
+            _Array, _raw, _show = core.Array, core.fetch, core.show
         except _BaseException:
-            pass
+            try:  # the in-process runtime (SE_GYM_STRICT_SERVER=0)
+                core = __import__(PKG + "._core", fromlist=["_core"])
+                _Array = _type(sys).__getattribute__(core, "Array")
+                _raw0 = _type(sys).__getattribute__(core, "_arr_data")
+                _raw = lambda a: _raw0(a).tolist()
+            except _BaseException:
+                pass
 
         class Rejected(Exception):
             pass
@@ -154,7 +163,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             if t is _dict:
                 return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
             if _Array is not None and t is _Array:
-                return canon(_raw(v).tolist(), budget)
+                return canon(_raw(v), budget)
             raise Rejected("unsupported result type " + t.__name__)
 
     else:  # records hold only strings, ints and lists of strings here: written as json.dumps writes
@@ -273,12 +282,17 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         lines = []
         for i, (ran, v) in enumerate(outcomes):
             rec = {"n": NONCE, "i": i}
+            shown = None  # (strict, an array from a library server: its printed form and data in one request)
             if not ran:
                 rec["e"] = v
             else:
                 if STRICT:
                     try:
-                        rec["v"] = canon(v, [%(max_nodes)d])
+                        if _show is not None and _type(v) is _Array:
+                            shown, data = _show(v)
+                            rec["v"] = canon(data, [%(max_nodes)d])
+                        else:
+                            rec["v"] = canon(v, [%(max_nodes)d])
                     except Rejected as r:
                         rec["r"] = r.args[0]
                     except RecursionError:
@@ -290,7 +304,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
                     rec.pop("v", None)
                 else:
                     try:
-                        p = _str(v)
+                        p = _str(v) if shown is None else shown
                         if _type(p) is not _str:
                             raise TypeError("__str__ returned a non-string")
                         rec["p"] = p if _len(p) <= %(max_printed)d else p[:%(max_printed)d]

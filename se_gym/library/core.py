@@ -6,8 +6,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -17,12 +15,8 @@ from . import naming
 from .catalogue import CATALOGUE, KEYS, entry
 
 from ..choices import PROFILES  # one place for the profile names
-from ..errors import SEGymError
-MANIFEST = "se_gym_library.json"
-
-
-class LibraryError(SEGymError, ValueError):
-    """Bad input to the minter or the writer (message is one line naming the problem)."""
+# the writer is the lower module (it never imports this one): the record calls down into it
+from .writer import MANIFEST, LibraryError, cached_package, write_package
 
 
 @dataclass(frozen=True)
@@ -115,15 +109,11 @@ class Library:
         ``out_dir`` must be absent, empty, or hold this same library (then it is rewritten).
         The package appears atomically: it is built in a temporary folder and renamed.
         """
-        from .writer import write_package
-
         return write_package(self, Path(out_dir), profile, with_docs=with_docs)
 
     def materialize(self, profile: str = "sebench", docs: bool = True) -> Path:
         """Write the library once into the cache and return the folder to put on ``sys.path``.
         ``docs=False``: functions without docstrings (the sandbox's copy, see ``se_gym.judge``)."""
-        from .writer import cached_package
-
         return cached_package(self, profile, docs)
 
     def to_json(self) -> dict:

@@ -92,6 +92,7 @@ class ExecResult:
     backend: str
     worker: str | None  # which worker ran it (for debugging flaky infrastructure)
     detail: str = ""  # why: SANDBOX_ERROR cause, which limit, ...
+    server_cpu_s: float | None = None  # CPU of the program's library server (strict, issue 31), where it had one
 
     @property
     def ok(self) -> bool:

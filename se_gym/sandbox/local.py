@@ -445,7 +445,8 @@ class LocalSandbox(WorkerPool):
             "pinned_cpus": [self._cpus[i % len(self._cpus)] for i in range(self.workers)] if self._cpus else None,
             "python": hello.get("python"),
             "executable": sys.executable,
-            "numpy": hello.get("numpy"),
+            "numpy": hello.get("numpy"),  # None where a library server holds it (strict, issue 31)
+            "library_server": bool(hello.get("library_server")),
             "preload": self.preload,
             "pythonpath": self.pythonpath,
             "limits": Limits().to_json(),

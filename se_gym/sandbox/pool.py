@@ -460,6 +460,7 @@ class WorkerPool(Sandbox):
             backend=self.backend,
             worker=worker,
             detail=reply.get("detail", ""),
+            server_cpu_s=reply.get("server_cpu_s"),
         )
 
     # -- the contract --------------------------------------------------------------------------

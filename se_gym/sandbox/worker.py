@@ -10,6 +10,14 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 "site_packages": [...], "wire": "json" | "marshal"}``
 (``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S;
 ``wire``: how frame bodies are encoded, JSON unless marshal is asked for).
+
+When a preloaded package is a client of a library server (it has a ``_server.py``: the strict
+profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
+[...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
+zygote forked from it imports NumPy and the library server module, and forks one server per
+program, given one end of a socket pair whose other end the program finds on fd 4.  The server keeps the worker's hardening, takes the program's
+rlimits, another uid where the worker can give one, and is not dumpable (the program can neither
+trace nor read it); it is killed and reaped once the program is gone.
 """
 import atexit
 import binascii
@@ -394,7 +402,9 @@ def _child(code, compiled, rlimits, uid, fds):
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)  # os.dup2's copies are inheritable: fd 3 is the program's to keep
-        os.closerange(4, 1 << 16)
+        if len(fds) > 3:
+            os.dup2(fds[3], SERVER_FD)  # its library server (strict)
+        os.closerange(SERVER_FD + 1 if len(fds) > 3 else SERVER_FD, 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if _IPC_PER_PROGRAM and _CHILD_UNSHARE(0x08000000) != 0:  # CLONE_NEWIPC: System V objects die with the program
@@ -631,7 +641,7 @@ def _kill_leftovers(child, uid):
     """Kill and reap whatever the program left running, once ``child`` itself is reaped."""
     if _CHILDREN_FILE is not None:
         for _ in range(1000):  # each round kills one generation; fork bombs are capped by NPROC
-            left = [p for p in _children() if p != child]
+            left = [p for p in _children() if p != child and p != _ZYGOTE_PID[0]]
             if not left:
                 return
             for p in left:
@@ -647,6 +657,12 @@ def _kill_leftovers(child, uid):
     _sweep_uid(uid, child)
 
 
+def _parent(pid):
+    """The parent of process ``pid`` (a /proc name), from its stat line."""
+    with open("/proc/%s/stat" % pid, "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
 def _sweep_uid(uid, child):
     """Fallback without the children file: kill every process of the program's private uid (or, as
     PID 1 of a container, everything but us), then wait until they are gone."""
@@ -655,18 +671,33 @@ def _sweep_uid(uid, child):
     me = os.getpid()
 
     def leftovers():
+        found = []
         for name in os.listdir("/proc"):
-            if name.isdigit() and int(name) not in (child, me):
+            if name.isdigit() and int(name) not in (child, me, _ZYGOTE_PID[0]):
                 try:
                     if uid is None or os.stat("/proc/" + name).st_uid == uid:
-                        return True
+                        if _ZYGOTE_PID[0] > 0 and _parent(name) == _ZYGOTE_PID[0]:
+                            continue  # a library server: the zygote's to end
+                        found.append(int(name))
                 except OSError:
                     pass
-        return False
+        return found
 
     give_up = time.monotonic() + 2.0
-    while leftovers() and time.monotonic() < give_up:
-        pid = os.fork()
+    while time.monotonic() < give_up:
+        left = leftovers()
+        if not left:
+            break
+        if uid is None and _ZYGOTE_PID[0] > 0:
+            # kill -1 would take the zygote too: one by one (what they fork meanwhile, next round)
+            for p in left:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            pid = None
+        else:
+            pid = os.fork()
         if pid == 0:
             try:
                 if uid is not None:
@@ -677,7 +708,8 @@ def _sweep_uid(uid, child):
             except BaseException:
                 pass
             os._exit(0)
-        os.waitpid(pid, 0)
+        if pid is not None:
+            os.waitpid(pid, 0)
         while True:  # reap the orphans that died
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
@@ -828,6 +860,9 @@ def run_program(req, uid):
     # What the child would otherwise do first, done here: every page a child writes is copied, and
     # the same writes here cost nothing (these pages are ours again once the last child is gone)
     fds = [w for _, w in pipes]
+    server = _request_server(limits) if _ZYGOTE else None
+    if server is not None:
+        fds.append(server.fileno())
     main = _MAIN.__dict__
     if units is not None:
         main[units[0]] = units[1]  # (see _units; taken out again below)
@@ -853,8 +888,22 @@ def run_program(req, uid):
             exited = _POLL.poll(first_ms)
         else:
             exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
-        return _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
+        reply = _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
+        if server is not None:
+            server.close()
+            server = None
+            try:
+                reply["server_cpu_s"] = _end_server()
+            except OSError:  # (the program may have killed the zygote: its result stands, we retire)
+                reply["server_cpu_s"] = None
+        return reply
     finally:
+        if server is not None:  # (something failed on our side: the server goes too)
+            server.close()
+            try:
+                _end_server()
+            except Exception:
+                pass
         if _SET_ARENA is not None:
             _SET_ARENA(_ARENA_ADDRESSES[1])  # ours again (in between, only the pools at hand are used)
         if units is not None:
@@ -1021,6 +1070,219 @@ def _supervise(pid, pidfd, exited, pipes, sizes, limits, start, uid):
     }
 
 
+# ------------------------------------------------------------------ the library server (strict)
+SERVER_FD = 4  # where a program finds its library server's socket
+_ZYGOTE = None  # the control socket to the library-server zygote, when the config names a server
+_ZYGOTE_PID = [-1]
+_SOCKET = None  # the socket module (imported only for a server)
+
+
+def _start_zygote(spec, uid):
+    """Fork the zygote (clean, hardened like us), which then imports NumPy and the server module;
+    wait for its word that it is ready.  Returns an error text, or "" when it serves."""
+    global _ZYGOTE, _SOCKET
+    import socket
+
+    _SOCKET = socket
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        try:
+            _zygote(spec, theirs, uid)
+        finally:
+            os._exit(0)
+    theirs.close()
+    word = ours.recv(4096)
+    if word != b"R":
+        ours.close()
+        os.waitpid(pid, 0)
+        return word.decode("utf-8", "replace") or "library server zygote died"
+    _ZYGOTE, _ZYGOTE_PID[0] = ours, pid
+    return ""
+
+
+def _zygote(spec, ctrl, uid):
+    """The zygote's life: load, then fork a server per request and kill it when asked."""
+    try:
+        if _PRCTL is not None:
+            _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: it goes when we go
+        sys.path[:] = [p for p in sys.path if p != _WORKDIR]
+        import importlib.util
+
+        for name in spec.get("preload", ()):
+            __import__(name)
+        found = importlib.util.spec_from_file_location("se_gym_library_server", spec["path"])
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)
+        module.load()
+        gc.collect()
+        gc.freeze()  # (as the worker does: a server's collections copy none of our pages)
+        _collapse_heap()  # (as the worker does: a server's fork copies one entry per 2 MB of our heap)
+        _VM[:] = [0, 0]  # (our size, not the worker's, under the servers' memory limit)
+        ctrl.send(b"R")
+    except BaseException as e:
+        ctrl.send(("library server: %s: %s" % (type(e).__name__, e)).encode()[:4000])
+        return
+    server_uid = None if uid is None else uid + 1  # another uid than the program's
+    while True:
+        try:
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 1)
+        except OSError:
+            return
+        if not msg:
+            return  # the worker is gone
+        if msg[:1] == b"S" and fds:
+            rl = _rlimits(json.loads(msg[1:]), server_uid)
+            pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
+            if pid == 0:
+                _server_child(module, fds[0], rl, server_uid)
+            os.close(fds[0])
+            ctrl.send(b"P%d" % pid)
+        elif msg[:1] == b"W" and fds:
+            # the worker's warm-up, served by the zygote itself (trusted code; its objects are
+            # dropped after): what every server then does first is done once here
+            module.serve(fds[0])
+            gc.collect()
+            gc.freeze()
+            _collapse_heap()
+            ctrl.send(b"D")
+        elif msg[:1] == b"K":
+            # its CPU time so far (ns; it has seen the end of its input and is exiting), then the
+            # kill; reaped below, later: its exit is not on the worker's way to the next program
+            pid = int(msg[1:])
+            try:
+                with open("/proc/%d/schedstat" % pid, "rb") as f:
+                    cpu = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                cpu = None
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
+                try:
+                    ru = os.wait4(pid, 0)[2]
+                    cpu = ru.ru_utime + ru.ru_stime
+                except ChildProcessError:
+                    cpu = -1.0
+            ctrl.send(b"C%r" % cpu)
+        while True:  # reap the servers gone by now
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        for fd in fds[1:] if msg[:1] == b"S" else fds:
+            os.close(fd)
+
+
+def _server_child(module, fd, rlimits, uid):
+    """A program's library server; never returns."""
+    status = 1
+    try:
+        os.setsid()
+        os.dup2(fd, SERVER_FD)
+        os.closerange(SERVER_FD + 1, 1 << 16)
+        for what, value in rlimits:
+            resource.setrlimit(what, value)
+        if uid is not None:
+            _become(uid)
+        if _DROP_CAPS:
+            _drop_caps()
+        if _PRCTL is not None:
+            if not _FILTERED:
+                if _PRCTL(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+                    raise OSError("PR_SET_NO_NEW_PRIVS failed")
+                if _SECCOMP is not None and _PRCTL(22, 2, _SECCOMP, 0, 0) != 0:
+                    raise OSError("seccomp filter refused")
+            if _PRCTL(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0: the program cannot trace or read us
+                raise OSError("PR_SET_DUMPABLE failed")
+        elif _HARDEN_REQUIRED:
+            raise OSError("no prctl")
+        module.serve(SERVER_FD)
+        status = 0
+    except BaseException:
+        pass
+    os._exit(status)
+
+
+def _warm_up_with_server(sources, preload):
+    """The warm-up (see _warm_up) of a worker whose library is a client: its calls are answered by
+    the zygote itself, both sides get warm, and the client forgets the connection afterwards."""
+    global _WARMUP
+    clients = [sys.modules[p + "._client"] for p in preload if p + "._client" in sys.modules]
+    if not clients:
+        return
+    ours, theirs = _SOCKET.socketpair()
+    _SOCKET.send_fds(_ZYGOTE, [b"W"], [theirs.fileno()])
+    theirs.close()
+    channel = clients[0]._CHANNEL
+    channel.fd, channel.pid = ours.fileno(), os.getpid()
+    try:
+        _WARMUP = _warm_up(sources)
+    finally:
+        channel.fd, channel.pid, channel.frees, channel.callbacks = -1, -1, [], []
+        ours.close()
+    if _ZYGOTE.recv(64) != b"D":
+        raise OSError("library server zygote: no warm-up")
+    gc.collect()
+    gc.freeze()
+    _collapse_heap()
+
+
+def _request_server(limits):
+    """Ask the zygote for this program's server; returns our end of its socket (the program's)."""
+    ours, theirs = _SOCKET.socketpair()
+    try:
+        _SOCKET.send_fds(_ZYGOTE, [b"S" + json.dumps(limits).encode()], [theirs.fileno()])
+    except OSError:
+        ours.close()
+        _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
+        raise
+    finally:
+        theirs.close()
+    return ours
+
+
+def _end_server():
+    """Kill and reap the program's server (if it is still there); returns its CPU seconds."""
+    try:
+        word = _ZYGOTE.recv(64)
+        if word[:1] != b"P":
+            raise OSError("library server zygote: no server")
+        _ZYGOTE.send(b"K" + word[1:])
+        word = _ZYGOTE.recv(64)
+        if word[:1] != b"C":
+            raise OSError("library server zygote: no reply")
+    except OSError:
+        _RETIRE[0] = "the library server zygote is gone"
+        raise
+    cpu = float(word[1:])
+    return cpu if cpu >= 0 else None
+
+
+_SERVER_SPEC = None
+
+
+def _server_spec(preload):
+    """The library server a preloaded client package names (its ``_server.py``), or None."""
+    import importlib.util
+
+    for name in preload:
+        if "." in name or name == "numpy":
+            continue
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin:
+            path = os.path.join(os.path.dirname(spec.origin), "_server.py")
+            if os.path.exists(path):
+                return {"path": path, "preload": [p for p in preload if p.split(".")[0] == "numpy"] or ["numpy"]}
+    return None
+
+
 def _preload(names):
     errors = []
     for name in names:
@@ -1177,9 +1439,14 @@ def _setup(cfg):
         site.sethelper()
     sys.path[0:0] = list(cfg.get("pythonpath", []))
     os.environ.update(_MIN_ENV)
-    errors = _preload(list(_STDLIB) + list(cfg.get("preload", [])))
-    global _WARMUP
-    _WARMUP = _warm_up(cfg.get("warmup") or ())
+    preload = list(cfg.get("preload", []))
+    global _SERVER_SPEC, _WARMUP
+    _SERVER_SPEC = cfg.get("server") or _server_spec(preload)
+    if _SERVER_SPEC:
+        preload = [p for p in preload if p.split(".")[0] != "numpy"]
+    errors = _preload(list(_STDLIB) + preload)
+    # (with a server the warm-up waits for its zygote: see _warm_up_with_server)
+    _WARMUP = _warm_up(cfg.get("warmup") or ()) if not _SERVER_SPEC else {}
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chmod(cfg["workdir"], 0o711)
     global _SCRATCH, _SCRATCH_KEEP, _WORKBASE
@@ -1341,6 +1608,9 @@ def main():
         _arenas_in_heap()
     errors, uid, hardening = _setup(cfg)
     hardening["errors"] += notes
+    server_error = _start_zygote(_SERVER_SPEC, uid) if _SERVER_SPEC else ""
+    if _ZYGOTE and cfg.get("warmup"):
+        _warm_up_with_server(cfg["warmup"], preload=cfg.get("preload", []))
     hello = {
         "hardening": hardening,
         "pid": os.getpid(),
@@ -1348,6 +1618,8 @@ def main():
         "child_uid": uid if uid is not None else os.getuid(),
         "python": sys.version.split()[0],
         "numpy": getattr(sys.modules.get("numpy"), "__version__", None),
+        "library_server": bool(_ZYGOTE),
+        "library_server_error": server_error,
         "preload_errors": [e for e in errors if not e.split(":")[0] in _STDLIB],
         "warmup": _WARMUP,
         "vm_mb": _vm_bytes() >> 20,

@@ -1,0 +1,312 @@
+"""The strict profile's library server: the one process of a program that holds NumPy.
+
+Copied verbatim into every strict library as ``_server.py`` (the writer prepends ``ARRAY_NAME``
+and ``TABLE``, the library's function names and the NumPy path each stands for).  The sandbox
+worker forks one per program from a zygote that imported NumPy and this module
+(``serve(fd)``); run as a script (``python _server.py FD``) it serves a client that had no worker
+(the library imported outside the sandbox).
+
+It speaks only the library's API (see ``client.py`` for the wire): a function from ``TABLE``, the
+array type's attributes, indexing, ``len``, iteration, its operators and comparisons, ``repr``/
+``str``, and the data of an array for the harness.  Every request is checked: an unknown
+operation, function, attribute, handle or value is the library's ``TypeError``; nothing else is
+ever looked up by name.  Results go back as plain data or handles; errors as a type name and text.
+"""
+import builtins
+import json
+import operator
+import os
+import struct
+import sys
+import warnings
+
+import numpy as np
+
+try:
+    TABLE  # noqa: B018 - set by the writer
+except NameError:  # pragma: no cover - used directly from se_gym (tests)
+    ARRAY_NAME, TABLE = "ZWCArray", {}
+
+MAX_FRAME = 64 << 20  # bytes of one request
+MAX_HANDLES = 1 << 20
+_HEAD = struct.Struct(">I")
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str, "object": object, "bytes": bytes}
+_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv, "pow": operator.pow,
+        "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+_ATTRS = ("shape", "dtype", "size", "ndim", "T")
+_ERRORS = ("TypeError", "ValueError", "IndexError", "KeyError", "ZeroDivisionError", "OverflowError",
+           "FloatingPointError", "ArithmeticError", "MemoryError", "NotImplementedError", "RuntimeError", "AttributeError")
+
+
+class Refused(TypeError):
+    """A request outside the library's API."""
+
+
+def _resolve(path):
+    for option in path.split("|"):
+        obj = np
+        try:
+            for part in option.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        return obj
+    return None
+
+
+FUNCTIONS = {}  # filled by load(): library name -> NumPy callable
+
+
+def load():
+    """Resolve the table once (in the zygote, before any program)."""
+    for name, path in TABLE.items():
+        fn = _resolve(path)
+        if fn is not None:
+            FUNCTIONS[name] = fn
+    warnings.simplefilter("ignore")  # NumPy's warnings would go nowhere useful: the program cannot see them
+
+
+def _error_name(e):
+    if isinstance(e, np.linalg.LinAlgError):
+        return "LinAlgError"
+    if isinstance(e, getattr(np, "exceptions", np).AxisError):
+        return "AxisError"
+    for cls in type(e).__mro__:
+        if cls.__name__ in _ERRORS and cls.__module__ == "builtins":
+            return cls.__name__
+    return "RuntimeError"
+
+
+class Server:
+    def __init__(self, fd):
+        self.fd = fd
+        self.objects = {}  # handle -> ndarray, or a callable NumPy made (vectorize)
+        self.next = 1
+
+    # -- the wire -------------------------------------------------------------------------
+    def send(self, msg):
+        body = _dumps(msg).encode()
+        data = _HEAD.pack(len(body)) + body
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def recv(self):
+        head = self._exact(4)
+        if head is None:
+            return None
+        n = _HEAD.unpack(head)[0]
+        if n > MAX_FRAME:
+            return None  # (the stream cannot be followed past it: the client is cut off)
+        body = self._exact(n)
+        if body is None:
+            return None
+        try:
+            msg = json.loads(body)
+        except (ValueError, RecursionError):
+            raise Refused("request is not valid") from None
+        if type(msg) is not list or not msg or type(msg[0]) is not str:
+            raise Refused("request is not valid")
+        return msg
+
+    def _exact(self, n):
+        buf = b""
+        while len(buf) < n:
+            chunk = os.read(self.fd, n - len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    # -- values ---------------------------------------------------------------------------
+    def decode(self, v):
+        """A request's value: plain data, handles looked up; anything else is refused."""
+        t = type(v)
+        if v is None or t is bool or t is int or t is float or t is str:
+            return v
+        if t is list:
+            return [self.decode(x) for x in v]
+        if t is not dict or len(v) != 1:
+            raise Refused("value not accepted by library functions")
+        (tag, p), = v.items()
+        if tag == "h" or tag == "f":
+            obj = self.objects.get(p) if type(p) is int else None
+            if obj is None or isinstance(obj, np.ndarray) != (tag == "h"):
+                raise Refused("unknown handle")
+            return obj
+        if tag == "t" and type(p) is list:
+            return tuple(self.decode(x) for x in p)
+        if tag == "c" and type(p) is list and len(p) == 2 and all(type(x) in (int, float) for x in p):
+            return complex(p[0], p[1])
+        if tag == "b" and type(p) is str:
+            try:
+                return bytes.fromhex(p)
+            except ValueError:
+                raise Refused("bytes not valid") from None
+        if tag == "s" and type(p) is list and len(p) == 3:
+            return slice(*[self.decode(x) for x in p])
+        if tag == "E" and p == 0:
+            return Ellipsis
+        if tag == "y" and type(p) is str and p in _TYPES:
+            return _TYPES[p]
+        if tag == "k" and type(p) is int and p >= 0:
+            return self.callback(p)
+        raise Refused("value not accepted by library functions")
+
+    def encode(self, x):
+        """A result as the client gets it: arrays and NumPy's callables as handles."""
+        t = type(x)
+        if x is None or t is bool or t is int or t is float or t is str:
+            return x
+        if isinstance(x, np.ndarray):
+            return {"h": self.keep(x)}
+        if isinstance(x, np.generic):
+            return self.encode(x.item())
+        if t is list:
+            return [self.encode(v) for v in x]
+        if isinstance(x, tuple):
+            vals = [self.encode(v) for v in x]
+            fields = getattr(type(x), "_fields", None)
+            if fields and all(type(f) is str for f in fields):
+                return {"n": [list(fields), vals]}
+            return {"t": vals}
+        if isinstance(x, (bool, int, float, str)):  # (subclasses NumPy may hand out)
+            return self.encode(type(x).__mro__[-2](x))
+        if t is complex:
+            return {"c": [x.real, x.imag]}
+        if t is bytes:
+            return {"b": x.hex()}
+        if isinstance(x, np.dtype):
+            return {"d": x.name}
+        if t is slice:
+            return {"s": [self.encode(x.start), self.encode(x.stop), self.encode(x.step)]}
+        if callable(x) and not isinstance(x, type):
+            return {"f": self.keep(x)}
+        raise TypeError(f"a result of type {t.__name__} cannot be returned")
+
+    def item(self, v):
+        """An element taken out of an array: an array, or a scalar for a 0-d result."""
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            v = v.item()
+        return self.encode(v)
+
+    def keep(self, obj):
+        if len(self.objects) >= MAX_HANDLES:
+            raise MemoryError("too many live arrays")
+        h = self.next
+        self.next += 1
+        self.objects[h] = obj
+        return h
+
+    def array(self, h):
+        obj = self.objects.get(h) if type(h) is int else None
+        if not isinstance(obj, np.ndarray):
+            raise Refused("unknown handle")
+        return obj
+
+    def callback(self, k):
+        """A callable of the program's: NumPy's calls to it go back to the client."""
+        def call(*args, **kwargs):
+            self.send(["cb", k, [self.encode(a) for a in args], {str(n): self.encode(v) for n, v in kwargs.items()}])
+            while True:
+                msg = self.recv()
+                if msg is None:
+                    raise SystemExit(0)
+                if msg[0] == "ret" and len(msg) == 2:
+                    return self.decode(msg[1])
+                if msg[0] == "raise" and len(msg) == 3:
+                    name = msg[1] if msg[1] in _ERRORS else "RuntimeError"
+                    raise getattr(builtins, name)(str(msg[2])[:2000])
+                self.handle(msg)  # the callable itself called the library
+
+        return call
+
+    # -- requests -------------------------------------------------------------------------
+    def handle(self, msg):
+        try:
+            reply = ["ok", self.dispatch(msg)]
+        except RecursionError:
+            reply = ["err", "RuntimeError", "nested too deeply"]
+        except Exception as e:
+            reply = ["err", _error_name(e), str(e)[:2000]]
+        try:
+            self.send(reply)
+        except ValueError:  # a result JSON cannot carry (it should not happen)
+            self.send(["err", "TypeError", "result cannot be returned"])
+
+    def dispatch(self, msg):
+        op, frees, args = msg[0], msg[1] if len(msg) > 1 else None, msg[2:]
+        if type(frees) is not list:
+            raise Refused("request is not valid")
+        for h in frees:
+            if type(h) is int:
+                self.objects.pop(h, None)
+        n = len(args)
+        if op == "call" and n == 3 and type(args[0]) is str and type(args[1]) is list and type(args[2]) is dict:
+            fn = FUNCTIONS.get(args[0])
+            if fn is None:
+                raise Refused(f"the library has no function {args[0]!r}")
+            return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+        if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
+            fn = self.objects.get(args[0]) if type(args[0]) is int else None
+            if fn is None or isinstance(fn, np.ndarray):
+                raise Refused("unknown handle")
+            return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+        if op == "new" and n == 1:
+            return self.encode(np.asarray(self.decode(args[0])))
+        if op == "dteq" and n == 2 and type(args[0]) is str:
+            try:
+                return str(np.dtype(args[0])) == str(np.dtype(self.decode(args[1])))
+            except TypeError:
+                return False
+        if op == "dtinfo" and n == 2 and args[1] in ("kind", "itemsize"):
+            return getattr(np.dtype(str(args[0])), args[1])
+        if not n or op not in ("attr", "repr", "str", "len", "iter", "get", "set", "op", "list", "show"):
+            raise Refused(f"unknown request {op!r}")
+        a = self.array(args[0])
+        if op == "attr" and n == 2 and args[1] in _ATTRS:
+            v = getattr(a, args[1])
+            return {"d": v.name} if args[1] == "dtype" else self.encode(v)
+        if op == "get" and n == 2:
+            return self.item(a[self.decode(args[1])])
+        if op == "set" and n == 3:
+            a[self.decode(args[1])] = self.decode(args[2])
+            return None
+        if op == "op" and n == 4 and args[1] in _OPS and type(args[3]) is bool:
+            other, f = self.decode(args[2]), _OPS[args[1]]
+            return self.encode(f(other, a) if args[3] else f(a, other))
+        if n == 1:
+            if op == "repr":
+                return f"{ARRAY_NAME}({a.tolist()!r})"
+            if op == "str":
+                return str(a)
+            if op == "len":
+                return len(a)
+            if op == "iter":
+                return [self.item(v) for v in a]
+            if op == "list":
+                return self.encode(a.tolist())
+            if op == "show":
+                return [str(a), self.encode(a.tolist())]
+        raise Refused(f"request {op!r} is not valid")
+
+    def serve(self):
+        while True:
+            try:
+                msg = self.recv()
+            except Refused as e:
+                self.send(["err", "TypeError", str(e)])
+                continue
+            if msg is None:
+                return
+            self.handle(msg)
+
+
+def serve(fd):
+    """Answer one client on ``fd`` until it closes its end."""
+    Server(fd).serve()
+
+
+if __name__ == "__main__":
+    load()
+    serve(int(sys.argv[1]))
