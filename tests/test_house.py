@@ -24,7 +24,7 @@ import house  # noqa: E402
 PACKAGE = Path(se_gym.__file__).resolve().parent
 # stand-alone files: copied into minted libraries or run as the sandbox's own interpreter, they
 # import nothing of se_gym (their errors are the minted library's, or the worker's protocol)
-STAND_ALONE = {"se_gym.library.runtime", "se_gym.sandbox.worker"}
+STAND_ALONE = {"se_gym.library.runtime", "se_gym.library.client", "se_gym.library.server", "se_gym.sandbox.worker"}
 # circles another engineer is taking apart right now; delete the entry when it is gone
 PENDING_CIRCLES = {("se_gym.library.core", "se_gym.library.writer")}
 
