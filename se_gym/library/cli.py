@@ -20,7 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     b = sub.add_parser("build", help="write an importable library package and its docs")
     _add_source(b)
     b.add_argument("--out", required=True, help="output directory (absent or empty)")
-    b.add_argument("--profile", choices=choices.PROFILES, default="sebench")
+    b.add_argument("--profile", choices=choices.PROFILES, default="sebench",
+                   help="judge profile the library is written for: sebench (the official behaviour) or strict (a thin client of a library server; default sebench)")
     b.set_defaults(func=run_build)
     d = sub.add_parser("doc", help="print one function's doc")
     _add_source(d)
