@@ -21,8 +21,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--extractor", choices=("deterministic", "llm"), default="deterministic", help="extractor kind (default: deterministic)")
     p.add_argument("--extractor-model", default=None, help="model of the llm extractor (with --extractor-backend)")
     p.add_argument("--extractor-backend", choices=("hf", "vllm", "openai"), default="vllm", help="backend of the llm extractor (default vllm)")
-    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from (default: build one in OUT/base; "
-                                                "without --quick that pre-training takes an hour or more on a CPU)")
+    p.add_argument("--base", default=None, help="a pre-trained tiny base model folder to start from, e.g. the demo's base that reads "
+                                                "retrieved experience and injected lessons (`se-gym demo --base experience` writes it to "
+                                                "DEMO_OUT/base/model); default: build one in "
+                                                "OUT/base (without --quick that pre-training takes an hour or more on a CPU)")
     p.add_argument("--model", default=None, help="a real model (HF id or path): the built-in suite instead of the miniature, paper-like "
                                                  "learning rates and full-length answers (the real recipe; needs a GPU)")
     p.add_argument("--backend", choices=("hf", "vllm"), default="hf", help="sampling backend with --model (default hf)")
@@ -182,6 +184,9 @@ def run_grid(args: argparse.Namespace) -> int:
               "", f"Scale: {json.dumps({k: v for k, v in asdict(base_cfg).items() if k not in ('granularity', 'injection', 'regime', 'base')})}"]
     if not args.model:
         header += ["", MINIATURE_NOTE]
+        if args.base:  # e.g. the demo's experience-reading base: the note's word on the built base's reading is not about it
+            header += ["", f"Base: {base} (given with --base, not the one built here; measure its reading with learn.* and "
+                           "heldout_with_experience in each cell's rounds.jsonl)."]
     table = write_report(out, results, walls, header)
     print(table)
     print(f"\nreport: {out / 'report.md'}; wall time {wall:.0f} s")
