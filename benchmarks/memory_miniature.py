@@ -37,9 +37,12 @@ def configs(full: bool) -> dict:
 
 
 def run_seed(demo, base: Path, seed: int, k: int) -> dict:
+    import torch
+
     from se_gym.agents import MemoryAgent, PolicyAgent
 
     cfg = demo.cfg
+    torch.manual_seed(seed)  # the learn phase samples (T = 0.6): the same memory on every run
     library, functions, train, test = demo.world(seed)
     runner = demo.runner(library, functions)
     row: dict = {"seed": seed, "library": library.id, "functions": functions, "n_test": len(test)}
@@ -60,7 +63,11 @@ def run_seed(demo, base: Path, seed: int, k: int) -> dict:
         row["memory"] = result.accuracy
         row["memory_s"] = time.time() - t0
         row["memory_size"] = learned["memory_size"]
-        row["memory_functions"] = len({t.observation.task.functions[0] for t in trajectories if t.judged and t.reward >= 1})
+        remembered = {t.observation.task.functions[0] for t in trajectories if t.judged and t.reward >= 1}
+        row["memory_functions"] = len(remembered)
+        # reading apart from coverage: accuracy on the held-out questions whose function the memory holds
+        covered = [t.reward >= 1 for t in result.trajectories if t.observation.task.functions[0] in remembered]
+        row["memory_on_remembered"] = sum(covered) / len(covered) if covered else None
         row["memory_prompt_tokens"] = sum(len(policy.tokenizer(p)["input_ids"]) for p in agent.prompts([t.observation for t in result.trajectories])) / len(test)
         t0 = time.time()
         row["open"] = runner.evaluate(PolicyAgent(policy, book="open", max_new_tokens=cfg.max_new_tokens), test, "open").accuracy
@@ -84,10 +91,12 @@ def summary(rows: list[dict]) -> dict:
 
 
 def table(results: dict) -> str:
-    lines = ["| base | closed book | memory agent (closed book) | open book | verdict |", "|---|---|---|---|---|"]
+    lines = ["| base | closed book | memory agent (closed book) | open book | memory agent, questions on remembered functions | verdict |",
+             "|---|---|---|---|---|---|"]
     for name, res in results.items():
         s = res["summary"]
         cells = [f"{s[a]['mean']:.2f} ± {s[a]['sd']:.2f} (" + ", ".join(f"{v:.2f}" for v in s[a]["per_seed"]) + ")" for a in ARMS]
+        cells.append(", ".join("–" if r["memory_on_remembered"] is None else f"{r['memory_on_remembered']:.2f}" for r in res["seeds"]))
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {s['verdict']} |")
     return "\n".join(lines)
 
@@ -121,7 +130,8 @@ def main() -> int:
                 rows.append(run_seed(demo, base, seed, args.k))
                 r = rows[-1]
                 print(f"[{name} seed {seed}] closed {r['closed']:.2f}  memory {r['memory']:.2f} ({r['memory_size']} entries on "
-                      f"{r['memory_functions']}/{len(r['functions'])} functions, {r['memory_prompt_tokens']:.0f} prompt tokens)  open {r['open']:.2f}; "
+                      f"{r['memory_functions']}/{len(r['functions'])} functions, {r['memory_prompt_tokens']:.0f} prompt tokens; "
+                      f"{r['memory_on_remembered'] if r['memory_on_remembered'] is None else round(r['memory_on_remembered'], 2)} on their questions)  open {r['open']:.2f}; "
                       f"seconds: closed {r['closed_s']:.0f}, memory learn {r['memory_learn_s']:.0f} + answer {r['memory_s']:.0f}, open {r['open_s']:.0f}",
                       file=sys.stderr, flush=True)
             done = json.loads((out / name / "base" / "DONE").read_text())

@@ -113,3 +113,21 @@ def test_the_experience_mix_trains_a_very_small_model(tmp_path):
     assert metrics["loss"][-1] < 0.8 * metrics["loss"][0], metrics["loss"]
     # the memory prompts fit the tiny model's 256 positions: nothing was cut
     assert policy.truncated == 0
+
+
+def test_the_grid_takes_the_on_policy_scale_from_the_command_line(tmp_path):
+    """The on-policy cells need more updates than --quick's four to move a tiny model (issue 34's
+    measurement): --onpolicy-steps and --onpolicy-lr set them, over the scale's defaults."""
+    import argparse
+
+    from se_gym.cli import main
+    from se_gym.experience.cli import cell_config, configure
+    from se_gym.experience.loop import QUICK
+
+    p = argparse.ArgumentParser()
+    configure(p)
+    args = p.parse_args(["--quick", "--onpolicy-steps", "64", "--onpolicy-lr", "3e-3"])
+    cfg = cell_config(args, **QUICK)
+    assert (cfg.onpolicy_steps, cfg.onpolicy_lr, cfg.functions_per_round) == (64, 3e-3, QUICK["functions_per_round"])
+    assert cell_config(p.parse_args(["--quick"]), **QUICK).onpolicy_steps == QUICK["onpolicy_steps"]
+    assert main(["experience", "--out", str(tmp_path / "o"), "--onpolicy-steps", "0"]) == 2

@@ -36,6 +36,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="off-policy teacher: the model itself with experience (default), or a rule-based reader of the experience "
                         "(a stand-in for a stronger teacher model; miniature only; the default with --quick, whose tiny base "
                         "is not pre-trained long enough to read)")
+    p.add_argument("--onpolicy-steps", type=int, default=None,
+                   help="on-policy distillation updates per round (default: 8; 4 with --quick, too few for a tiny model to move)")
+    p.add_argument("--onpolicy-lr", type=float, default=None, help="on-policy distillation learning rate (default: 1e-3; 1e-6 with --model)")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     p.add_argument("--restart", action="store_true", help="discard what OUT holds and start again")
@@ -127,7 +130,10 @@ REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft
             functions_per_round=8, train_per_function=4, test_per_function=3, budget=512)
 
 
-def _cell_config(args, **over):
+def cell_config(args: argparse.Namespace, **over) -> "CellConfig":
+    """The cell configuration the command line asks for; ``over`` (a scale such as ``loop.QUICK``, or
+    a cell's granularity, injection and regime) wins over the command's defaults, explicit on-policy
+    flags over both."""
     from .loop import CellConfig
 
     teacher = args.teacher or ("reader" if getattr(args, "quick", False) and not args.model else "self")
@@ -139,6 +145,10 @@ def _cell_config(args, **over):
     elif args.backend != "hf":
         raise CLIError("--backend vllm needs --model (the tiny model samples in-process)")
     fields.update(over)
+    if args.onpolicy_steps is not None:  # explicit flags win over the scale's
+        fields["onpolicy_steps"] = args.onpolicy_steps
+    if args.onpolicy_lr is not None:
+        fields["onpolicy_lr"] = args.onpolicy_lr
     return CellConfig(**fields)
 
 
@@ -149,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 
     out = _setup(args)
     scale = QUICK if args.quick and not args.model else {}
-    cfg = _cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime, **scale)
+    cfg = cell_config(args, granularity=args.granularity, injection=args.injection, regime=args.regime, **scale)
     base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
     t0 = time.time()
     cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(args), device=args.device, progress=not args.no_progress, restart=args.restart)
@@ -166,7 +176,7 @@ def run_grid(args: argparse.Namespace) -> int:
     from .loop import QUICK, Cell, CellConfig, grid_cells, write_report
 
     out = _setup(args)
-    base_cfg = _cell_config(args, **(QUICK if args.quick and not args.model else {}))
+    base_cfg = cell_config(args, **(QUICK if args.quick and not args.model else {}))
     base = _base(args, out, QUICK_BASE_EXAMPLES if args.quick else BASE_EXAMPLES)
     gen = _generator(args)
     results, walls = {}, {}
