@@ -46,8 +46,6 @@ class MiniPrompter:
     """``Docs:`` + the experience lines + the miniature's closed prompt (no lines: the closed prompt)."""
 
     def render(self, task, experience, turns):
-        from ..training import miniature as mini
-
         if not experience:
             return mini.closed_prompt(task.query, task.functions[0])
         return mini.docs_prompt([" ".join(e.text.split()) for e in experience], task.query, task.functions[0])
