@@ -72,6 +72,26 @@ QUICK = DemoConfig(pretrain_examples=800 * 64, functions=6, sft_epochs=20, rl_it
 # hours on 2 CPU cores (6.6 s per step measured at load 7; 1,600 steps) and minutes on a GPU.
 SMALL_BASE = dict(hidden=64, layers=2, heads=2, pretrain_examples=102_400, pretrain_lr=3e-3, pretrain_batch=32, pretrain_synthetic=0.0)
 SMALL_BASE_QUICK = {**SMALL_BASE, "pretrain_examples": 51_200}  # --quick on the small base: half the pre-training
+# Issue 34: a base that also learns to read retrieved experience, so memory agents have something to
+# work with in the miniature: a memory agent's retrieved past problems and answers (miniature.MEMORY_CORPUS)
+# and the experience loop's injected lessons (experience.miniworld.LESSONS_CORPUS), shares of the examples.
+EXPERIENCE_EXTRA = (("memory", 0.3), ("experience_lessons", 0.2))
+
+
+def experience_base_config(quick: bool = True) -> DemoConfig:
+    """The demo's small CPU base, pre-trained also on reading retrieved experience (for ``se-gym bench``
+    and ``se-gym demo --base experience``): the same model size, examples and learning rate as the small
+    base (``--quick``: half the pre-training), with :data:`EXPERIENCE_EXTRA` in the mix.
+
+    Args:
+        quick: the quick scale (``QUICK`` and half the pre-training).
+
+    Returns:
+        The configuration; its base is bound (and so built) apart from the plain demo's.
+    """
+    return replace(QUICK if quick else DemoConfig(), **(SMALL_BASE_QUICK if quick else SMALL_BASE), pretrain_extra=EXPERIENCE_EXTRA)
+
+
 METHODS = ("base", "open_sft", "closed_sft", "rl_clip", "rl_noclip")
 LABELS = {
     "base": "Base (no training)",
@@ -140,6 +160,7 @@ class Demo:
 
     # -- stage 0 --------------------------------------------------------------------------
     def base(self) -> Path:
+        from .experience import miniworld  # noqa: F401  (registers its lessons corpus for the pre-training mix)
         from .training import miniature as mini
         from .training.policy import Policy
         from .training.sft import SFTConfig, SFTExample, train_sft
@@ -422,9 +443,10 @@ class DemoOptions:
                 "trained on the same GPU"})
     device: str | None = field(default=None, metadata={"help": "torch device (None: cuda if available, else cpu)"})
     base: str = field(default="auto", metadata={
-        "help": "the tiny base: small (hidden 64, minutes on a CPU, reads docs part of the time) or wide "
-                "(hidden 256, reads every doc, hours on a CPU); auto: small for the plain demo on a CPU, else wide",
-        "choices": ("auto", "small", "wide")})
+        "help": "the tiny base: small (hidden 64, minutes on a CPU, reads docs part of the time), wide "
+                "(hidden 256, reads every doc, hours on a CPU) or experience (small, pre-trained also on reading "
+                "retrieved experience; see docs/results.md); auto: small for the plain demo on a CPU, else wide",
+        "choices": ("auto", "small", "wide", "experience")})
     quick: bool = field(default=False, metadata={"help": "a smaller run (a few minutes; the effect is weaker)"})
     rl: bool = field(default=True, metadata={"help": "the two RL runs (--no-rl skips them)"})
     rl_ablation: bool = field(default=False, metadata={
@@ -466,6 +488,8 @@ def demo_config(args: "DemoOptions | argparse.Namespace", device: str) -> DemoCo
     """The model's scale that the options (or the parsed command line) ask for on ``device``."""
     if isinstance(args, argparse.Namespace):
         args = config_from_args(DemoOptions, args)
+    if args.base == "experience" and not args.model:
+        return replace(experience_base_config(args.quick), threads=args.threads or 1)
     cfg = QUICK if args.quick else DemoConfig()
     # auto: the plain demo on a CPU uses the small base (minutes, not hours); the ablation and
     # self-play stages keep the wide base their documented numbers were measured on

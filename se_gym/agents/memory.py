@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..retrieval import BM25, words  # noqa: F401  (BM25: still importable from here)
+from ..tasks.prompts import memory_context, with_memory
+
 from .base import Agent, Observation, Trajectory, sample_answers
 from .prompting import as_sampler
 
@@ -96,20 +98,12 @@ class MemoryAgent(Agent):
 
     def context(self, observation: Observation) -> str:
         query = _query_of(observation)
-        parts = []
-        for e in self.memory.search(query, self.k, kind="experience"):
-            parts.append(f"Past problem: {e.key}\nAccepted answer:\n{e.value}")
-        if self.use_docs:
-            for e in self.memory.search(query, self.k, kind="doc"):
-                parts.append(f"Remembered doc:\n{e.value}")
-        return "\n\n".join(parts)
+        experiences = [(e.key, e.value) for e in self.memory.search(query, self.k, kind="experience")]
+        docs = [e.value for e in self.memory.search(query, self.k, kind="doc")] if self.use_docs else []
+        return memory_context(experiences, docs)
 
     def prompts(self, observations: Sequence[Observation]) -> list[str]:
-        out = []
-        for o in observations:
-            ctx = self.context(o)
-            out.append(f"### Experience from training\n{ctx}\n\n{o.prompt}" if ctx else o.prompt)
-        return out
+        return [with_memory(self.context(o), o.prompt) for o in observations]
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
         return sample_answers(self.sampler, self.prompts(observations), self.temperature, self.max_new_tokens)

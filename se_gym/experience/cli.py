@@ -26,8 +26,9 @@ class ExperienceOptions:
     extractor_backend: str = field(default="vllm", metadata={"help": "generation backend of the llm extractor",
                                                              "choices": ("hf", "vllm", "openai")})
     base: str | None = field(default=None, metadata={
-        "help": "a pre-trained tiny base model folder to start from (None: build one in OUT/base; without --quick that "
-                "pre-training takes an hour or more on a CPU)"})
+        "help": "a pre-trained tiny base model folder to start from, e.g. the demo's base that reads retrieved experience "
+                "and injected lessons (`se-gym demo --base experience` writes it to DEMO_OUT/base/model); None: build one "
+                "in OUT/base (without --quick that pre-training takes an hour or more on a CPU)"})
     model: str | None = field(default=None, metadata={
         "help": "a real model (HF id or path): the built-in suite instead of the miniature, paper-like learning rates and "
                 "full-length answers (the real recipe; needs a GPU)"})
@@ -41,6 +42,10 @@ class ExperienceOptions:
         "help": "off-policy teacher: the model itself with experience (None: self), or a rule-based reader of the experience "
                 "(a stand-in for a stronger teacher model; miniature only; the default with --quick, whose tiny base "
                 "is not pre-trained long enough to read)", "choices": ("self", "reader")})
+    onpolicy_steps: int | None = field(default=None, metadata={
+        "help": "on-policy distillation updates per round (None: 8; 4 with --quick, too few for a tiny model to move)"})
+    onpolicy_lr: float | None = field(default=None, metadata={
+        "help": "on-policy distillation learning rate (None: 1e-3; 1e-6 with --model)"})
     device: str | None = field(default=None, metadata={"help": "torch device (None: cuda if available, else cpu)"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads"})
     restart: bool = field(default=False, metadata={"help": "discard what OUT holds and start again"})
@@ -149,7 +154,10 @@ REAL = dict(world="builtin", max_new_tokens=1024, sft_lr=1e-5, sft_epochs=3, sft
             functions_per_round=8, train_per_function=4, test_per_function=3, budget=512)
 
 
-def _cell_config(o: ExperienceOptions, **over):
+def cell_config(o: "ExperienceOptions", **over) -> "CellConfig":
+    """The cell configuration the command line asks for; ``over`` (a scale such as ``loop.QUICK``, or
+    a cell's granularity, injection and regime) wins over the command's defaults, explicit on-policy
+    flags over both."""
     from .loop import CellConfig
 
     teacher = o.teacher or ("reader" if o.quick and not o.model else "self")
@@ -161,6 +169,10 @@ def _cell_config(o: ExperienceOptions, **over):
     elif o.backend != "hf":
         raise CLIError("--backend vllm needs --model (the tiny model samples in-process)")
     fields.update(over)
+    if o.onpolicy_steps is not None:  # explicit options win over the scale's
+        fields["onpolicy_steps"] = o.onpolicy_steps
+    if o.onpolicy_lr is not None:
+        fields["onpolicy_lr"] = o.onpolicy_lr
     return CellConfig(**fields)
 
 
@@ -170,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     o = config_from_args(CellOptions, args, also=(GridOptions,))
     out = _setup(args, o)
     scale = QUICK if o.quick and not o.model else {}
-    cfg = _cell_config(o, granularity=o.granularity, injection=o.injection, regime=o.regime, **scale)
+    cfg = cell_config(o, granularity=o.granularity, injection=o.injection, regime=o.regime, **scale)
     base = _base(o, out, QUICK_BASE_EXAMPLES if o.quick else BASE_EXAMPLES)
     t0 = time.time()
     cell = Cell(out / "cell", replace(cfg, base=base), generator=_generator(o), device=o.device, progress=o.progress, restart=o.restart)
@@ -188,7 +200,7 @@ def run_grid(args: argparse.Namespace) -> int:
 
     o = config_from_args(GridOptions, args, also=(CellOptions,))
     out = _setup(args, o)
-    base_cfg = _cell_config(o, **(QUICK if o.quick and not o.model else {}))
+    base_cfg = cell_config(o, **(QUICK if o.quick and not o.model else {}))
     base = _base(o, out, QUICK_BASE_EXAMPLES if o.quick else BASE_EXAMPLES)
     gen = _generator(o)
     results, walls = {}, {}
@@ -206,6 +218,9 @@ def run_grid(args: argparse.Namespace) -> int:
               "", f"Scale: {json.dumps({k: v for k, v in asdict(base_cfg).items() if k not in ('granularity', 'injection', 'regime', 'base')})}"]
     if not o.model:
         header += ["", MINIATURE_NOTE]
+        if o.base:  # e.g. the demo's experience-reading base: the note's word on the built base's reading is not about it
+            header += ["", f"Base: {base} (given with --base, not the one built here; measure its reading with learn.* and "
+                           "heldout_with_experience in each cell's rounds.jsonl)."]
     table = write_report(out, results, walls, header)
     print(table)
     print(f"\nreport: {out / 'report.md'}; wall time {wall:.0f} s")

@@ -85,6 +85,8 @@ class CellConfig:
             raise CLIError(f"--teacher must be self or reader, got {self.teacher!r}")
         if self.max_turns < 1 or self.samples < 1 or self.budget < 1:
             raise CLIError("max_turns, samples and budget must be >= 1")
+        if self.onpolicy_steps < 1 or self.onpolicy_lr <= 0:
+            raise CLIError(f"--onpolicy-steps must be >= 1 and --onpolicy-lr > 0, got {self.onpolicy_steps}, {self.onpolicy_lr}")
 
     @property
     def name(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from ..training import miniature as mini
 from .extract import MISTAKE_LESSONS, DocSource
 
 
@@ -45,12 +46,9 @@ class MiniPrompter:
     """``Docs:`` + the experience lines + the miniature's closed prompt (no lines: the closed prompt)."""
 
     def render(self, task, experience, turns):
-        from ..training import miniature as mini
-
-        closed = mini.closed_prompt(task.query, task.functions[0])
         if not experience:
-            return closed
-        return "Docs:\n" + "\n".join(" ".join(e.text.split()) for e in experience) + "\n" + closed
+            return mini.closed_prompt(task.query, task.functions[0])
+        return mini.docs_prompt([" ".join(e.text.split()) for e in experience], task.query, task.functions[0])
 
 
 def pretraining_corpus(n: int, seed: int, closed_share: float = 0.2, max_lines: int = 3) -> list[tuple[str, str]]:
@@ -58,7 +56,6 @@ def pretraining_corpus(n: int, seed: int, closed_share: float = 0.2, max_lines: 
     every example; see the module docstring."""
     from ..library import naming
     from ..library.core import Library
-    from ..training import miniature as mini
 
     rng = random.Random(f"exp-pretrain-{seed}")
     keys = [k for k in mini.FUNCTIONS if k not in mini.EXPERIMENT_POOL]
@@ -86,8 +83,14 @@ def pretraining_corpus(n: int, seed: int, closed_share: float = 0.2, max_lines: 
         if rng.random() < 0.2:
             lines.append(rng.choice(mistakes))
         rng.shuffle(lines)
-        out.append(("Docs:\n" + "\n".join(lines) + "\n" + mini.closed_prompt(query, key), mini.answer(lib, key)))
+        out.append((mini.docs_prompt(lines, query, key), mini.answer(lib, key)))
     return out
+
+
+# the corpus above as an extra of the demo's pre-training mix, so a demo base (``se_gym.demo.experience_base_config``)
+# also reads lessons injected the way the experience loop injects them
+LESSONS_CORPUS = "experience_lessons"
+mini.register_pretraining_corpus(LESSONS_CORPUS, pretraining_corpus)
 
 
 def build_base(out_dir, examples: int, seed: int = 0, hidden: int = 64, layers: int = 2, lr: float = 3e-3, batch: int = 32,

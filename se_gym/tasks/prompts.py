@@ -5,7 +5,7 @@ The wording is se-gym's own; the layout follows SE-Bench's (see FORMATS.md).  A 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from ..choices import BOOKS  # one place for the book names
 from .record import Task, TaskError
@@ -74,3 +74,30 @@ def render_messages(
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": render_prompt(task, library, book, template)})
     return messages
+
+
+MEMORY_HEADER = "### Experience from training"
+
+
+def memory_context(experiences: Sequence[tuple[str, str]] = (), docs: Sequence[str] = ()) -> str:
+    """Retrieved memory as a memory agent shows it: each past problem with its accepted answer, then
+    each remembered doc.  One function for the agents (:class:`se_gym.agents.MemoryAgent`) and the
+    miniature's pre-training (:func:`se_gym.training.miniature.memory_corpus`), so the tiny base
+    learns to read exactly what the agents write.
+
+    Args:
+        experiences: (past problem, accepted answer) pairs, best first.
+        docs: remembered doc texts, best first.
+
+    Returns:
+        The entries separated by blank lines ("" when there are none).
+    """
+    parts = [f"Past problem: {problem}\nAccepted answer:\n{answer}" for problem, answer in experiences]
+    parts += [f"Remembered doc:\n{doc}" for doc in docs]
+    return "\n\n".join(parts)
+
+
+def with_memory(context: str, prompt: str) -> str:
+    """``prompt`` with the retrieved memory ``context`` (from :func:`memory_context`) above it, under
+    :data:`MEMORY_HEADER`; the prompt alone when the context is empty."""
+    return f"{MEMORY_HEADER}\n{context}\n\n{prompt}" if context else prompt

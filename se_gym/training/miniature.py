@@ -115,11 +115,17 @@ def closed_prompt(query: str, key: str) -> str:
     return f"Task: {query}\n{signature(key)}\nAnswer:\n"
 
 
+def docs_prompt(lines: Sequence[str], query: str, key: str) -> str:
+    """A ``Docs:`` section of one-line entries above the closed prompt: the open-book prompt's layout,
+    and the one the experience loop injects its lessons in (:class:`se_gym.experience.miniworld.MiniPrompter`)."""
+    return "Docs:\n" + "\n".join(lines) + "\n" + closed_prompt(query, key)
+
+
 def open_prompt(library, query: str, key: str, distractor: str | None = None, desc: str | None = None) -> str:
     """The doc of the task's function (plus, optionally, a distractor's), then the closed prompt."""
     docs = [doc_line(library, key, desc)] + ([doc_line(library, distractor)] if distractor else [])
     docs.sort(key=lambda s: zlib.crc32(s.encode()))
-    return "Docs:\n" + "\n".join(docs) + "\n" + closed_prompt(query, key)
+    return docs_prompt(docs, query, key)
 
 
 def _inputs(rng: random.Random, key: str) -> str:
@@ -247,6 +253,48 @@ def register_pretraining_corpus(name: str, fn) -> None:
     PRETRAINING_EXTRAS[name] = fn
 
 
+def memory_corpus(n: int, seed: int, synthetic_share: float = 0.5, absent_share: float = 0.1) -> list[tuple[str, str]]:
+    """(prompt, answer) pairs that teach reading retrieved experience: the closed prompt under the
+    memory a memory agent retrieves (:func:`se_gym.tasks.prompts.memory_context`: 1-2 past problems
+    with their accepted answers, sometimes a remembered doc), the answer the call of the matching past
+    problem.  As in :func:`pretraining_corpus`, only pre-training functions (never the experiment's)
+    and fresh names in every example, so the only skill to learn is matching the question to a past
+    problem (or doc) and copying its call; in ``synthetic_share`` of them the description is made up.
+    In ``absent_share`` no entry is about the question's function (retrieval can miss): the name is
+    then unknowable, as in the closed-book examples.
+
+    Args:
+        n: number of examples.
+        seed: makes the corpus (functions, names, wordings).
+
+    Returns:
+        ``n`` (prompt, answer) pairs.
+    """
+    from ..library import naming
+    from ..library.core import Library
+    from ..tasks.prompts import memory_context, with_memory
+
+    rng = random.Random(f"mini-memory-{seed}")
+    keys = [k for k in FUNCTIONS if k not in EXPERIMENT_POOL]
+    templates = TRAIN_TEMPLATES + HELDOUT_TEMPLATES
+    out = []
+    for i in range(n):
+        chosen = rng.sample(keys, 4)
+        key = chosen[0]
+        lib = Library("zwc", "la", "ZWCArray", {k: naming.candidate(seed, f"memory-{i}-{j}", 0, (3, 3)) for j, k in enumerate(chosen)},
+                      source=f"seed:{seed}")
+        descs = {k: synthetic_description(rng) if rng.random() < synthetic_share else FUNCTIONS[k][1] for k in chosen}
+        # two entries at most (a MemoryAgent's default k), so prompts stay within the tiny model's 256 positions
+        shown = chosen[1 : 1 + rng.randint(1, 2)] if rng.random() < absent_share else [key] + chosen[1 : 1 + rng.randint(0, 1)]
+        rng.shuffle(shown)
+        # the memory holds train questions (their wordings) and the answers accepted for them
+        past = [(rng.choice(TRAIN_TEMPLATES).format(args=_arg_words(k), desc=descs[k]), answer(lib, k)) for k in shown]
+        docs = [doc_line(lib, shown[0], descs[shown[0]])] if rng.random() < 0.3 else []
+        query = rng.choice(templates).format(args=_arg_words(key), desc=descs[key])
+        out.append((with_memory(memory_context(past, docs), closed_prompt(query, key)), answer(lib, key)))
+    return out
+
+
 def pretraining_mix(n: int, seed: int, extra=(), synthetic_share: float = 0.5) -> list[tuple[str, str]]:
     """``n`` pre-training examples: doc reading, plus ``share * n`` from each named extra corpus,
     shuffled together (deterministic in ``seed``)."""
@@ -262,6 +310,10 @@ def pretraining_mix(n: int, seed: int, extra=(), synthetic_share: float = 0.5) -
         out += list(PRETRAINING_EXTRAS[name](count, seed))
     random.Random(f"mini-mix-{seed}").shuffle(out)
     return out
+
+
+MEMORY_CORPUS = "memory"  # reading a memory agent's retrieved experience (issue 34)
+register_pretraining_corpus(MEMORY_CORPUS, memory_corpus)
 
 
 def tokenizer_corpus(seed: int = 0, extra=(), synthetic_share: float = 0.0) -> list[str]:
