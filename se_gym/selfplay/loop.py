@@ -26,6 +26,7 @@ through an *engine*: :class:`LocalEngine` in this process, or the Ray engine
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -34,6 +35,8 @@ from typing import Any, Callable, Sequence
 
 from .. import metrics_log
 from ..errors import CLIError
+
+logger = logging.getLogger(__name__)
 
 REGIMES = ("sft", "rl", "sft+rl")
 
@@ -483,14 +486,20 @@ class SelfPlay:
                 continue  # a sandbox failure is nobody's answer
             rates.setdefault(row["task"], {}).setdefault(row["book"], []).append(row["reward"])  # type: ignore[arg-type]
         mean = {tid: {b: sum(v) / len(v) for b, v in books.items()} for tid, books in rates.items()}
-        proposer, per_kind = [], {k: [] for k in KINDS}
+        proposer: list[float | None] = []
+        per_kind: dict[str, list[float]] = {k: [] for k in KINDS}
+        no_signal = 0
         for o in outcomes:
             if not o.accepted:
                 proposer.append(spec(False))
                 continue
             m = mean.get(o.task.id, {})
             op, cl = m.get("open"), m.get("closed")
-            proposer.append(spec(True, op, cl))
+            try:
+                proposer.append(spec(True, op, cl))
+            except ValueError:  # a book whose samples all failed in the sandbox: no rate, no signal
+                proposer.append(None)
+                no_signal += 1
             for kind in KINDS:
                 try:
                     per_kind[kind].append(spec.raw(op, cl, kind))
@@ -498,8 +507,12 @@ class SelfPlay:
                     pass
         fresh_ids = {o.task.id for o in outcomes if o.accepted}
         hist = {b: histogram([m[b] for tid, m in mean.items() if b in m and tid in fresh_ids]) for b in cfg.books}
+        if no_signal:
+            logger.warning("%d valid task(s) without a solve rate for the %s reward (sandbox failures): no proposer signal",
+                           no_signal, cfg.proposer_reward)
         return {
             "proposer": proposer,
+            "no_signal": no_signal,
             "solve_rates": mean,
             "signal_share": {k: signal_share(v) for k, v in per_kind.items() if v},
             "raw_mean": {k: (sum(v) / len(v) if v else None) for k, v in per_kind.items()},
@@ -544,6 +557,8 @@ class SelfPlay:
                     rewards.append(row["reward"])
                     roles.append("solve")
             for item, reward in zip(items, rew["proposer"]):
+                if reward is None:
+                    continue  # no signal
                 prompts.append(RLPrompt(item["prompt"], item["prompt"]))
                 responses.append(item["text"])
                 rewards.append(reward)
@@ -590,7 +605,8 @@ class SelfPlay:
             "topped_up": solved["topped_up"],
             "train_tasks": len(solved["train"]),
             "solve_rate_histogram": rew["histogram"],
-            "proposer_reward_mean": sum(rew["proposer"]) / len(rew["proposer"]) if rew["proposer"] else None,
+            "proposer_reward_mean": _mean([x for x in rew["proposer"] if x is not None]),
+            "no_signal": rew.get("no_signal", 0),
             "reward_signal_share": rew["signal_share"],
             "reward_raw_mean": rew["raw_mean"],
             "solver_reward_mean": {b: _mean([x["reward"] for x in solved["rows"] if x["book"] == b]) for b in self.config.books},
