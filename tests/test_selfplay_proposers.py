@@ -38,3 +38,153 @@ def test_rewards_with_a_book_of_only_infrastructure_failures_are_no_signal_not_a
     assert rew["no_signal"] == 1
     summary = sp.summary(1, outcomes, {"rows": rows, "train": [], "topped_up": 0}, rew, {}, {"accuracy": None, "n": 0}, {}, 2)
     assert summary["no_signal"] == 1 and summary["proposer_reward_mean"] == -0.25  # None left out
+
+
+RULES = '''
+"""A rule-based proposer outside se_gym: one call of the shown function on eight fixed inputs."""
+import json
+from pathlib import Path
+
+from se_gym.agents.proposal import Proposal
+from se_gym.agents.proposer import ProposerAgent
+from se_gym.training.miniature import FUNCTIONS
+
+
+class RuleProposer(ProposerAgent):
+    def __init__(self, learned=0):
+        self.learned = learned
+
+    def propose(self, docs, references):
+        key, name = docs.functions[0], docs.names[0]
+        base = 10 * self.learned  # new inputs once it has learned: the same question on them is a new task
+        if FUNCTIONS[key][0] == 1:
+            args, inputs = "x", [f"x={[base + i, -i - 1, 2 * i + 3]}" for i in range(8)]
+        else:
+            args, inputs = "x1, x2", [f"x1={[base + i, 2]}, x2={[3, -i]}" for i in range(8)]
+        ref = f"import {docs.package}\\ndef solve({args}):\\n    return {name}({args})\\n"
+        return Proposal(f"Apply {key} to the input.", tuple(inputs), ref)
+
+    def learn(self, feedback):
+        self.learned += sum(f.valid for f in feedback)
+        return {"updated": True, "valid_seen": self.learned}
+
+    def save(self, directory):
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        (Path(directory) / "rules.json").write_text(json.dumps({"learned": self.learned}))
+
+    @classmethod
+    def load(cls, directory, setup):
+        return cls(json.loads((Path(directory) / "rules.json").read_text())["learned"])
+'''
+
+
+def test_a_plugin_proposer_from_a_file_outside_the_package_runs_rounds_through_the_cli(tmp_path):
+    """``se-gym selfplay --proposer rules.py:RuleProposer``: its tasks are validated, solved and
+    learned from; it learns from the feedback, is saved, and a second invocation loads it back."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO, need_module
+
+    need_module("torch", "self-play trains with torch")
+    from se_gym.llm import build_tiny_model
+
+    tiny = build_tiny_model(tmp_path / "tiny", max_position_embeddings=512)
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "rules.py").write_text(RULES)
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+
+    def run(rounds):
+        args = ["selfplay", "--out", str(out), "--model", str(tiny), "--library", LIBRARY, "--prompts", "miniature", "--regime", "sft",
+                "--rounds", str(rounds), "--proposals", "3", "--samples", "1", "--functions", *FUNCTIONS, "--solve-max-tokens", "8",
+                "--eval", "none", "--min-tasks", "3", "--sft-epochs", "1", "--no-progress", "--proposer", str(tmp_path / "plug" / "rules.py") + ":RuleProposer"]
+        p = subprocess.run([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+
+    run(1)
+    run(2)  # a new process: round 2's proposer is the one round 1 saved
+    log = [json.loads(ln) for ln in (out / "log.jsonl").read_text().splitlines()]
+    assert [r["valid"] for r in log[1:]] == [3, 3]
+    assert [r["losses"]["proposer"]["valid_seen"] for r in log[1:]] == [3, 6]
+    assert log[2]["diversity"]["functions"] == 3 and log[2]["coverage"] == 1.0
+
+
+class _Engine:
+    """Generation that records its calls (the policy proposer goes through the run's engine)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def generate(self, prompts, n, temperature, max_tokens, seed):
+        self.calls.append((list(prompts), temperature, max_tokens))
+        return [["Question: q"] * n for _ in prompts]
+
+    def close(self):
+        pass
+
+
+def test_each_built_in_proposer_mode(tmp_path):
+    from se_gym.agents.proposer import FrozenProposer, ModelProposer, PolicyProposer
+    from se_gym.errors import CLIError
+
+    engine = _Engine()
+    sp = _selfplay(tmp_path, propose_temperature=0.7, propose_max_tokens=33)
+    sp.engine = engine
+    policy = sp._proposer_for(1)
+    assert isinstance(policy, PolicyProposer) and policy.shares_policy
+    docs = sp._docs(("abs",), "Docs:\nthe prompt\nWrite a task:\n")
+    assert policy.propose_many([(docs, [])], 5) == ["Question: q"] and engine.calls == [([docs.prompt], 0.7, 33)]
+
+    frozen = _selfplay(tmp_path / "f", proposer="frozen")._proposer_for(3)
+    assert type(frozen) is FrozenProposer and frozen.model == "unused" and not frozen.shares_policy  # the starting model, every round
+    teacher = _selfplay(tmp_path / "m", proposer="model:/models/teacher")._proposer_for(1)
+    assert type(teacher) is ModelProposer and teacher.model == "/models/teacher"
+    with pytest.raises(CLIError, match="proposer must be one of policy, frozen"):
+        _selfplay(tmp_path / "x", proposer="frozn")
+
+
+def test_a_model_proposer_generates_with_its_own_model(tmp_path):
+    from conftest import need_module
+
+    need_module("torch", "the model proposer generates with transformers")
+    from se_gym.agents.proposer import ModelProposer
+    from se_gym.llm import build_tiny_model
+
+    tiny = build_tiny_model(tmp_path / "tiny", max_position_embeddings=512)
+    sp = _selfplay(tmp_path, proposer=f"model:{tiny}", propose_max_tokens=6)
+    agent = sp._proposer_for(1)
+    docs = sp._docs(("abs",), sp.prompts.propose(sp.library, ("abs",), []))
+    texts = agent.propose_many([(docs, []), (docs, [])], 1)
+    assert isinstance(agent, ModelProposer) and len(texts) == 2 and all(isinstance(t, str) for t in texts)
+
+
+@pytest.mark.parametrize("proposer, share, by_role", [("policy", 0.0, {"solve": 4, "propose": 0}),
+                                                      ("policy", 0.5, {"solve": 4, "propose": 4}),
+                                                      ("policy", 0.2, {"solve": 4, "propose": 1}),
+                                                      ("frozen", 0.5, {"solve": 4, "propose": 0})])
+def test_rehearsal_mixes_the_policys_own_valid_proposals_into_the_sft_step(tmp_path, monkeypatch, proposer, share, by_role):
+    """Each SFT step trains on the accepted open-book answers plus, with rehearsal and the policy
+    proposing, its own valid proposals of this round (prompt -> text) at the configured share."""
+    import se_gym.training.sft as sft
+    from se_gym.selfplay.validate import Outcome
+
+    seen = []
+    monkeypatch.setattr(sft, "train_sft", lambda policy, examples, config, progress=True: seen.append(list(examples)) or {"loss": [0.0]})
+    sp = _selfplay(tmp_path, regime="sft", proposer=proposer, rehearsal=share)
+    from se_gym.tasks.record import Task, TestCase
+
+    case = TestCase("x=[1]", "1")
+    tasks = [Task(f"t{i}", "train", "selfplay", f"question {i}", "def solve(x):", (case,), case, ("abs",), "") for i in range(2)]
+    rows = [_row(t.id, "open", 1.0) for t in tasks for _ in range(2)] + [_row(t.id, "closed", 0.0) for t in tasks]
+    items = [{"functions": ["abs"], "prompt": f"propose {i}", "text": f"proposal {i}"} for i in range(3)]
+    outcomes = [Outcome(None, None, task=tasks[0]), Outcome(None, "no_question"), Outcome(None, None, task=tasks[1])]
+    m = sp.learn(1, items, {"proposer": [0.0, -1.0, 0.0]}, {"rows": rows, "train": [t.to_json() for t in tasks]}, outcomes)
+    assert m["sft_examples_by_role"] == by_role and m["sft_examples"] == sum(by_role.values())
+    proposer_examples = [(e.prompt, e.response) for e in seen[0] if e.prompt.startswith("propose")]
+    assert len(proposer_examples) == by_role["propose"]
+    assert set(proposer_examples) <= {("propose 0", "proposal 0"), ("propose 2", "proposal 2")}  # the valid ones only
+    if by_role["propose"] >= 2:
+        assert set(proposer_examples) == {("propose 0", "proposal 0"), ("propose 2", "proposal 2")}

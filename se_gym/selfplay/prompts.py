@@ -1,7 +1,7 @@
 """What the proposer and the solver see, and the curriculum of functions shown to the proposer.
 
-Two prompt sets share one interface (``propose(library, keys, references)`` and
-``solve(library, task, book)``): :class:`SEBenchPrompts` for real models (SE-Bench's own solver
+Two prompt sets share one interface (``docs(library, keys)``, ``propose(library, keys, references)``
+and ``solve(library, task, book)``): :class:`SEBenchPrompts` for real models (SE-Bench's own solver
 prompt, :func:`se_gym.tasks.render_prompt`), and the miniature's (see
 :mod:`se_gym.selfplay.miniature`), short enough for a tiny model trained on a CPU.
 """
@@ -39,8 +39,11 @@ class SEBenchPrompts:
         self.min_inputs = min_inputs
         self.template = template
 
+    def docs(self, library: Any, keys: Sequence[str]) -> str:
+        return "\n\n".join(f"#### {library.qualified(k)}\n{library.doc(k).strip()}" for k in keys)
+
     def propose(self, library: Any, keys: Sequence[str], references: Sequence[Any]) -> str:
-        docs = "\n\n".join(f"#### {library.qualified(k)}\n{library.doc(k).strip()}" for k in keys)
+        docs = self.docs(library, keys)
         examples = ""
         if references:
             shown = [render_proposal(t.query, [c.input for c in t.test_cases], t.library_solution) for t in references]
