@@ -188,3 +188,13 @@ def test_rehearsal_mixes_the_policys_own_valid_proposals_into_the_sft_step(tmp_p
     assert set(proposer_examples) <= {("propose 0", "proposal 0"), ("propose 2", "proposal 2")}  # the valid ones only
     if by_role["propose"] >= 2:
         assert set(proposer_examples) == {("propose 0", "proposal 0"), ("propose 2", "proposal 2")}
+
+
+def test_every_selfplay_flag_has_help():
+    import argparse
+
+    from se_gym.selfplay.cli import configure
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    assert [a.option_strings for a in parser._actions if a.option_strings and not a.help] == []
