@@ -198,3 +198,32 @@ def test_every_selfplay_flag_has_help():
     parser = argparse.ArgumentParser()
     configure(parser)
     assert [a.option_strings for a in parser._actions if a.option_strings and not a.help] == []
+
+
+def test_the_gap_curriculum_covers_first_then_follows_the_gap_then_composes():
+    from se_gym.selfplay.prompts import Curriculum
+
+    c = Curriculum(["a", "b", "c", "d"], 1, seed=0)
+    assert sorted(k for g in c.prefer(4, 0, {}) for k in g) == ["a", "b", "c", "d"]  # nothing tried: each once
+    rates = {"a": {"open": 1.0, "closed": 0.1}, "b": {"open": 1.0, "closed": 1.0}, "c": {"open": 0.5, "closed": 0.0}}
+    counts = {k: 0 for k in "abcd"}
+    for g in c.prefer(24, 1, rates):
+        counts[g[0]] += 1
+    # weights: a 0.9 (gap), b 0.1 (learned: the floor), c 0.5 (gap), d 1.0 (untried)
+    assert counts == {"a": 9, "b": 1, "c": 5, "d": 9}
+    assert c.prefer(24, 1, rates) == Curriculum(["a", "b", "c", "d"], 1, seed=0).prefer(24, 1, rates)  # deterministic
+    learned = {k: {"open": 1.0, "closed": 0.9} for k in "abcd"}
+    groups = c.prefer(4, 2, learned)
+    assert all(len(g) == 2 for g in groups)  # every function learned: compose two
+
+
+def test_function_rates_read_the_earlier_rounds_solver_samples(tmp_path):
+    import json
+
+    sp = _selfplay(tmp_path, curriculum="gap")
+    (sp.rdir(1)).mkdir(parents=True)
+    train = [{"id": "t1", "functions": ["abs"]}, {"id": "t2", "functions": ["abs", "add"]}]
+    rows = [_row("t1", "open", 1.0), _row("t1", "closed", 0.0), _row("t2", "open", 0.0), _row("t2", "closed", 1.0, infra=True)]
+    (sp.rdir(1) / "solve.json").write_text(json.dumps({"train": train, "rows": rows}))
+    assert sp._function_rates(2) == {"abs": {"open": 0.5, "closed": 0.0}, "add": {"open": 0.0}}
+    assert sp._function_rates(1) == {}  # only rounds before

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections import Counter
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -82,12 +83,15 @@ class SelfPlayConfig:
     record_tokens: bool = False  # each round also writes its solver samples as token trajectories
     proposer: str = "policy"  # policy | frozen | model:PATH | module:Class | file.py:Class (se_gym.agents.proposer)
     rehearsal: float = 0.0  # share of the policy proposer's own valid proposals in each SFT step (0: none)
+    curriculum: str = "cover"  # cover (every function in turn) | gap (weighted by open- minus closed-book rate)
 
     def __post_init__(self):
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
             raise CLIError("rounds, proposals, samples and k must be >= 1")
+        if self.curriculum not in ("cover", "gap"):
+            raise CLIError(f"curriculum must be cover or gap, got {self.curriculum!r}")
         if not 0.0 <= self.rehearsal < 1.0:
             raise CLIError(f"rehearsal is a share of the learn step's examples: 0 <= rehearsal < 1, got {self.rehearsal}")
         bad = [b for b in self.books if b not in ("open", "closed")]
@@ -283,7 +287,7 @@ class SelfPlay:
         self.config = config
         # every setting but the number of rounds binds the folder: a finished run can be extended
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
-        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0)):
+        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("curriculum", "cover")):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
         self.run = RunDir(out, "selfplay", bound, restart=restart)
@@ -393,7 +397,10 @@ class SelfPlay:
             t = time.time()
             from ..agents.proposer import proposal_text
 
-            groups = self.curriculum.draw(cfg.proposals, r - 1)
+            if cfg.curriculum == "gap":
+                groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r))
+            else:
+                groups = self.curriculum.draw(cfg.proposals, r - 1)
             requests = []
             for i, keys in enumerate(groups):
                 refs = buffer.references(cfg.references, random.Random(_seed(cfg.seed, r, i)), keys)
@@ -495,6 +502,22 @@ class SelfPlay:
         acc_text = "not evaluated" if acc is None else f"{acc:.3f}"  # eval="none" measures nothing
         self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc_text}, rejected {summary['rejected']}")
         return summary
+
+    def _function_rates(self, r: int) -> dict[str, dict[str, float]]:
+        """Per catalogue key, the solver's mean reward per book over rounds before ``r`` (sandbox
+        failures left out)."""
+        sums: dict[str, dict[str, list[float]]] = {}
+        for q in range(1, r):
+            f = self.rdir(q) / "solve.json"
+            if not f.is_file():
+                continue
+            solved = _read(f)
+            functions = {t["id"]: t.get("functions", ()) for t in solved["train"]}
+            for row in solved["rows"]:
+                if not row.get("infrastructure"):
+                    for key in functions.get(row["task"], ()):
+                        sums.setdefault(key, {}).setdefault(row["book"], []).append(row["reward"])
+        return {key: {b: sum(v) / len(v) for b, v in books.items()} for key, books in sums.items()}
 
     # -- the proposer agent -------------------------------------------------------------------
     def _docs(self, keys: Sequence[str], prompt: str) -> Any:
@@ -719,6 +742,7 @@ class SelfPlay:
             "diversity": {"functions": len(covered), "compositions": len({tuple(sorted(o.task.functions)) for o in valid}),
                           "near_duplicate_rate": sum(1 for o in outcomes if o.reason == "duplicate") / len(outcomes) if outcomes else 0.0},
             "coverage": len(seen & pool) / len(pool) if pool else 0.0,
+            "proposed_functions": dict(Counter(k for o in outcomes if o.proposal is not None for k in o.proposal.functions)),
             "losses": {k: v for k, v in learned.items() if k not in ("wall_s",)},
             "closed_book_acc": ev["accuracy"],
             "eval_n": ev["n"],
