@@ -1,11 +1,11 @@
 """Does self-play keep proposing? The miniature's Closed-SFT-Self-Play per proposer mode, over rounds.
 
     python benchmarks/selfplay_proposers.py --out /tmp/sp --seeds 0 --rounds 6 \
-        --modes policy rehearsal frozen rl [--base PATH] [--rehearsal 0.3]
+        --modes policy rehearsal gap frozen rl [--base PATH] [--rehearsal 0.3] [--no-curated]
 
 Modes: ``policy`` (the learner proposes, no rehearsal: the behaviour before issue 35),
 ``rehearsal`` (the learner proposes, and each SFT step mixes in its own valid proposals at the
-``--rehearsal`` share), ``frozen`` (the starting model proposes throughout), ``rl`` (Self-Play RL,
+``--rehearsal`` share), ``gap`` (rehearsal plus the gap curriculum), ``frozen`` (the starting model proposes throughout), ``rl`` (Self-Play RL,
 both roles, the learner proposing).  Per seed: the miniature's world (a fresh library and its
 functions, see :mod:`se_gym.selfplay.experiment`), curated Closed-SFT once, then one self-play run
 per mode from the same base.  ``--base``: a pre-trained tiny model that writes tasks (default: the
@@ -14,7 +14,8 @@ experiment's own, built in OUT/base, minutes to tens of minutes on a CPU).
 Prints per mode and round: valid proposals, rejection reasons, functions covered, label noise and
 closed-book accuracy on held-out questions, then the final accuracy beside curated Closed-SFT's
 (the paper's ratio is 57%).  Writes OUT/results.json and OUT/plot.png (accuracy, valid rate and
-coverage over rounds per mode).  Every stage is saved: a rerun resumes.
+coverage over rounds per mode).  Every stage is saved (one file per seed and mode): a rerun
+resumes, and invocations with other ``--modes`` can run side by side on one OUT.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 MODES = {
     "policy": ("sft", {"proposer": "policy"}),
     "rehearsal": ("sft", {"proposer": "policy"}),  # the share comes from --rehearsal
+    "gap": ("sft", {"proposer": "policy", "curriculum": "gap"}),  # rehearsal and the gap curriculum
     "frozen": ("sft", {"proposer": "frozen"}),
     "rl": ("rl", {"proposer": "policy"}),
 }
@@ -37,54 +39,75 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds (a library and functions each)")
     ap.add_argument("--rounds", type=int, default=6, help="self-play rounds per run")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES), help="proposer modes to run")
-    ap.add_argument("--rehearsal", type=float, default=0.3, help="share of proposer examples in the rehearsal mode's SFT steps")
+    ap.add_argument("--rehearsal", type=float, default=0.3, help="share of proposer examples in the rehearsal and gap modes' SFT steps")
     ap.add_argument("--base", default=None, help="pre-trained tiny model that writes tasks (default: build OUT/base)")
+    ap.add_argument("--no-curated", action="store_true",
+                    help="skip curated Closed-SFT here (another invocation on the same OUT runs it; the report reads it when there)")
     args = ap.parse_args()
 
     import torch
 
-    from se_gym.selfplay.experiment import PAPER_RATIO, MiniSelfPlay, MiniSelfPlayConfig
+    from se_gym.selfplay.experiment import MiniSelfPlay, MiniSelfPlayConfig
 
     torch.set_num_threads(1)
     out = Path(args.out)
     exp = MiniSelfPlay(out, MiniSelfPlayConfig(), progress=False)
     base = Path(args.base) if args.base else exp.base()
-    results: dict = {"rounds": args.rounds, "rehearsal": args.rehearsal, "seeds": {}}
-    for seed in args.seeds:
+    for seed in args.seeds:  # each result is its own file: invocations with other modes can run side by side
         sdir = out / f"seed{seed}"
         sdir.mkdir(parents=True, exist_ok=True)
         library, functions, train, test = exp.world(seed)
-        t0 = time.time()
-        curated = exp.curated(seed, base, library, train, sdir)
-        res = {"functions": functions, "curated": exp.evaluate(curated, library, test), "curated_s": time.time() - t0, "modes": {}}
+        if not args.no_curated and not (sdir / "curated.json").is_file():
+            t0 = time.time()
+            curated = exp.curated(seed, base, library, train, sdir)
+            _dump(sdir / "curated.json", {"final": exp.evaluate(curated, library, test), "wall_s": time.time() - t0})
         for mode in args.modes:
+            f = sdir / f"{mode}-r{args.rounds}.json"
+            if f.is_file():
+                continue
             regime, overrides = MODES[mode]
-            if mode == "rehearsal":
+            if mode in ("rehearsal", "gap"):
                 overrides = {**overrides, "rehearsal": args.rehearsal}
             t0 = time.time()
             path, summaries = exp.selfplay(seed, base, functions, regime, sdir, name=mode, rounds=args.rounds, **overrides)
-            res["modes"][mode] = {
-                "final": exp.evaluate(path, library, test), "wall_s": time.time() - t0,
-                "rounds": [{k: s.get(k) for k in ("round", "proposed", "valid", "valid_rate", "rejected", "diversity", "coverage",
-                                                   "label_noise_mean", "closed_book_acc", "topped_up", "wall_s")} for s in summaries],
-            }
-            print(f"[seed {seed}] {mode}: " + json.dumps(res["modes"][mode]["rounds"][-1]), flush=True)
-        results["seeds"][str(seed)] = res
-        (out / "results.json").write_text(json.dumps(results, indent=1))
+            rounds = [{k: s.get(k) for k in ("round", "proposed", "valid", "valid_rate", "rejected", "diversity", "coverage", "proposed_functions",
+                                             "label_noise_mean", "closed_book_acc", "topped_up", "losses", "wall_s")} for s in summaries]
+            _dump(f, {"final": exp.evaluate(path, library, test), "wall_s": time.time() - t0, "rounds": rounds, "overrides": overrides})
+    report(out, args)
+
+
+def _dump(path: Path, obj: dict) -> None:
+    from se_gym.storage import write_json_atomic
+
+    write_json_atomic(path, obj)
+
+
+def report(out: Path, args: argparse.Namespace) -> None:
+    from se_gym.selfplay.experiment import PAPER_RATIO
+
+    results: dict = {"rounds": args.rounds, "rehearsal": args.rehearsal, "seeds": {}}
+    for seed in args.seeds:
+        sdir = out / f"seed{seed}"
+        cur = json.loads((sdir / "curated.json").read_text()) if (sdir / "curated.json").is_file() else None
+        modes = {m: json.loads((sdir / f"{m}-r{args.rounds}.json").read_text()) for m in MODES if (sdir / f"{m}-r{args.rounds}.json").is_file()}
+        results["seeds"][str(seed)] = {"curated": cur["final"] if cur else None, "curated_s": cur["wall_s"] if cur else None, "modes": modes}
+    (out / "results.json").write_text(json.dumps(results, indent=1))
 
     print(f"\n{args.rounds} rounds, seeds {args.seeds}; closed book on held-out questions (curated Closed-SFT and final per mode)")
     for seed, res in results["seeds"].items():
-        print(f"seed {seed}: curated Closed-SFT {res['curated']:.2f} ({res['curated_s']:.0f} s)")
+        cur = res["curated"]
+        print(f"seed {seed}: curated Closed-SFT " + ("not run" if cur is None else f"{cur:.2f} ({res['curated_s']:.0f} s)"))
         for mode, m in res["modes"].items():
             valid = " ".join(f"{r['valid']}/{r['proposed']}" for r in m["rounds"][1:])
             acc = " ".join("-" if r["closed_book_acc"] is None else f"{r['closed_book_acc']:.2f}" for r in m["rounds"])
             cov = " ".join(f"{r['coverage']:.2f}" for r in m["rounds"][1:])
-            ratio = f"{m['final'] / res['curated']:.0%}" if res["curated"] else "-"
+            ratio = f"{m['final'] / cur:.0%}" if cur else "-"
             print(f"  {mode:10s} valid per round {valid} | acc per round {acc} | coverage {cov} | final {m['final']:.2f} "
                   f"({ratio} of curated; paper {PAPER_RATIO:.0%}) | {m['wall_s']:.0f} s")
             for r in m["rounds"][1:]:
                 print(f"    round {r['round']}: rejected {r['rejected']}, diversity {r['diversity']}, noise {r['label_noise_mean']}, "
-                      f"topped up {r['topped_up']}, wall " + ", ".join(f"{k} {v:.0f}s" for k, v in r["wall_s"].items()))
+                      f"topped up {r['topped_up']}, examples {r['losses'].get('sft_examples_by_role')}, wall "
+                      + ", ".join(f"{k} {v:.0f}s" for k, v in r["wall_s"].items()))
     if plot(results, out / "plot.png"):
         print(f"plot: {out / 'plot.png'}")
 
@@ -99,7 +122,7 @@ def plot(results: dict, path: Path) -> bool:
     except ImportError:
         return False
     seeds = list(results["seeds"].values())
-    modes = list(seeds[0]["modes"]) if seeds else []
+    modes = list(dict.fromkeys(m for res in seeds for m in res["modes"]))
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
     for ax, key, title in zip(axes, ("closed_book_acc", "valid_rate", "coverage"), ("closed-book accuracy", "valid proposals", "library coverage")):
         for mode in modes:
@@ -110,8 +133,8 @@ def plot(results: dict, path: Path) -> bool:
                         per_round.setdefault(r["round"], []).append(r[key])
             xs = sorted(per_round)
             ax.plot(xs, [sum(per_round[x]) / len(per_round[x]) for x in xs], "o-", label=mode)
-        if key == "closed_book_acc":
-            cur = [res["curated"] for res in seeds]
+        cur = [res["curated"] for res in seeds if res["curated"] is not None]
+        if key == "closed_book_acc" and cur:
             ax.axhline(sum(cur) / len(cur), color="gray", ls="--", label="curated Closed-SFT")
         ax.set_title(title)
         ax.set_xlabel("round")
