@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections import Counter
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
