@@ -41,6 +41,9 @@ def main() -> None:
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES), help="proposer modes to run")
     ap.add_argument("--rehearsal", type=float, default=0.3, help="share of proposer examples in the rehearsal and gap modes' SFT steps")
     ap.add_argument("--base", default=None, help="pre-trained tiny model that writes tasks (default: build OUT/base)")
+    ap.add_argument("--warm-start", type=int, default=0,
+                    help="first fine-tune the base on N examples about this seed's library: half task writing, half open-book "
+                         "answers (a retention check for a base that cannot yet write or read; not the paper's setting)")
     ap.add_argument("--no-curated", action="store_true",
                     help="skip curated Closed-SFT here (another invocation on the same OUT runs it; the report reads it when there)")
     args = ap.parse_args()
@@ -57,9 +60,10 @@ def main() -> None:
         sdir = out / f"seed{seed}"
         sdir.mkdir(parents=True, exist_ok=True)
         library, functions, train, test = exp.world(seed)
+        seed_base = warm_start(base, library, functions, args.warm_start, sdir / "warm", seed) if args.warm_start else base
         if not args.no_curated and not (sdir / "curated.json").is_file():
             t0 = time.time()
-            curated = exp.curated(seed, base, library, train, sdir)
+            curated = exp.curated(seed, seed_base, library, train, sdir)
             _dump(sdir / "curated.json", {"final": exp.evaluate(curated, library, test), "wall_s": time.time() - t0})
         for mode in args.modes:
             f = sdir / f"{mode}-r{args.rounds}.json"
@@ -69,11 +73,41 @@ def main() -> None:
             if mode in ("rehearsal", "gap"):
                 overrides = {**overrides, "rehearsal": args.rehearsal}
             t0 = time.time()
-            path, summaries = exp.selfplay(seed, base, functions, regime, sdir, name=mode, rounds=args.rounds, **overrides)
+            path, summaries = exp.selfplay(seed, seed_base, functions, regime, sdir, name=mode, rounds=args.rounds, **overrides)
             rounds = [{k: s.get(k) for k in ("round", "proposed", "valid", "valid_rate", "rejected", "diversity", "coverage", "proposed_functions",
                                              "label_noise_mean", "closed_book_acc", "topped_up", "losses", "wall_s")} for s in summaries]
             _dump(f, {"final": exp.evaluate(path, library, test), "wall_s": time.time() - t0, "rounds": rounds, "overrides": overrides})
     report(out, args)
+
+
+def warm_start(base: Path, library, functions, n: int, out: Path, seed: int) -> Path:
+    """``base`` fine-tuned on ``n`` examples about ``library``'s ``functions`` (once; reused after):
+    task writing from a doc line, and open-book answers (the docs in the prompt, one call)."""
+    import random
+
+    from se_gym.training import miniature as mini
+    from se_gym.training.policy import Policy
+    from se_gym.training.sft import SFTConfig, SFTExample, train_sft
+    from se_gym.selfplay.miniature import proposal_answer, propose_prompt
+
+    if (out / "DONE").is_file():
+        return out / "model"
+    rng = random.Random(f"warm-{seed}")
+    examples = []
+    for i in range(n):
+        key = functions[(i // 2) % len(functions)]  # each function in both kinds
+        if i % 2 == 0:
+            examples.append(SFTExample(propose_prompt(library, key), proposal_answer(library, key, rng)))
+        else:
+            args = "x" if mini.FUNCTIONS[key][0] == 1 else "x1, x2"
+            question = f"Given {'the list x' if args == 'x' else 'x1 and x2'}, return {mini.FUNCTIONS[key][1]}."
+            prompt = f"Docs:\n{mini.doc_line(library, key)}\nTask: {question}\n{mini.signature(key)}\nAnswer:\n"
+            examples.append(SFTExample(prompt, f"```python\n{mini.signature(key)}\n    return {library.qualified(key)}({args})\n```"))
+    policy = Policy.from_pretrained(base)
+    train_sft(policy, examples, SFTConfig(learning_rate=2e-3, epochs=2, batch_size=16, warmup_ratio=0.05, seed=seed), progress=False)
+    policy.save(out / "model")
+    (out / "DONE").write_text(str(len(examples)))
+    return out / "model"
 
 
 def _dump(path: Path, obj: dict) -> None:
