@@ -5,7 +5,8 @@
 
 Modes: ``policy`` (the learner proposes, no rehearsal: the behaviour before issue 35),
 ``rehearsal`` (the learner proposes, and each SFT step mixes in its own valid proposals at the
-``--rehearsal`` share), ``gap`` (rehearsal plus the gap curriculum), ``frozen`` (the starting model proposes throughout), ``rl`` (Self-Play RL,
+``--rehearsal`` share), ``rehearsal_all`` (the same, drawing on the valid proposals of every
+round so far), ``gap`` (rehearsal plus the gap curriculum), ``frozen`` (the starting model proposes throughout), ``rl`` (Self-Play RL,
 both roles, the learner proposing).  Per seed: the miniature's world (a fresh library and its
 functions, see :mod:`se_gym.selfplay.experiment`), curated Closed-SFT once, then one self-play run
 per mode from the same base.  ``--base``: a pre-trained tiny model that writes tasks (default: the
@@ -27,6 +28,7 @@ from pathlib import Path
 MODES = {
     "policy": ("sft", {"proposer": "policy"}),
     "rehearsal": ("sft", {"proposer": "policy"}),  # the share comes from --rehearsal
+    "rehearsal_all": ("sft", {"proposer": "policy", "rehearsal_rounds": 0}),  # rehearsing every round's valid proposals
     "gap": ("sft", {"proposer": "policy", "curriculum": "gap"}),  # rehearsal and the gap curriculum
     "frozen": ("sft", {"proposer": "frozen"}),
     "rl": ("rl", {"proposer": "policy"}),
@@ -70,7 +72,7 @@ def main() -> None:
             if f.is_file():
                 continue
             regime, overrides = MODES[mode]
-            if mode in ("rehearsal", "gap"):
+            if mode in ("rehearsal", "rehearsal_all", "gap"):
                 overrides = {**overrides, "rehearsal": args.rehearsal}
             t0 = time.time()
             path, summaries = exp.selfplay(seed, seed_base, functions, regime, sdir, name=mode, rounds=args.rounds, **overrides)

@@ -227,3 +227,23 @@ def test_function_rates_read_the_earlier_rounds_solver_samples(tmp_path):
     (sp.rdir(1) / "solve.json").write_text(json.dumps({"train": train, "rows": rows}))
     assert sp._function_rates(2) == {"abs": {"open": 0.5, "closed": 0.0}, "add": {"open": 0.0}}
     assert sp._function_rates(1) == {}  # only rounds before
+
+
+@pytest.mark.parametrize("span, expected", [(1, {"now"}), (0, {"now", "r1", "r2"}), (2, {"now", "r2"})])
+def test_rehearsal_rounds_choose_which_rounds_proposals_are_rehearsed(tmp_path, span, expected):
+    import json
+
+    from se_gym.agents.proposal import Proposal
+    from se_gym.selfplay.validate import Outcome
+
+    sp = _selfplay(tmp_path, regime="sft", rehearsal=0.5, rehearsal_rounds=span)
+    task = SimpleNamespace(to_json=lambda: {"id": "t"})
+    for q in (1, 2):
+        sp.rdir(q).mkdir(parents=True)
+        items = [{"functions": ["abs"], "prompt": f"p{q}", "text": f"r{q}"}, {"functions": ["abs"], "prompt": "bad", "text": "bad"}]
+        outs = [Outcome(Proposal("q", (), ""), None, task=task).to_json(), Outcome(Proposal("q", (), ""), "no_question").to_json()]
+        outs[0]["task"] = None  # read back without a task: only the reason counts here
+        (sp.rdir(q) / "propose.json").write_text(json.dumps({"items": items}))
+        (sp.rdir(q) / "validate.json").write_text(json.dumps({"outcomes": outs}))
+    own = sp._rehearsal(3, [{"prompt": "pnow", "text": "now"}], [Outcome(None, None, task=task)])
+    assert {text for _, text in own} == expected

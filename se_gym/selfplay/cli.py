@@ -37,6 +37,7 @@ _FLAGS = {
     "seed": (int, "seed of the curriculum, sampling and training (default 0)"),
     "proposer": (str, "who writes the tasks: policy (the learner), frozen (the starting model throughout), "
                       "model:PATH (a separate model), or your own ProposerAgent as module:Class or file.py:Class"),
+    "rehearsal_rounds": (int, "rounds whose valid proposals --rehearsal draws from: 1 this round's (default), N the last N, 0 every round so far"),
     "curriculum": (str, "which functions each round's proposals are about: cover (every function in turn) or gap "
                         "(untried first, then by open- minus closed-book solve rate; compositions once all are learned)"),
     "rehearsal": (float, "with --proposer policy: share of its own valid proposals in each SFT step, "

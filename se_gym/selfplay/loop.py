@@ -83,6 +83,7 @@ class SelfPlayConfig:
     record_tokens: bool = False  # each round also writes its solver samples as token trajectories
     proposer: str = "policy"  # policy | frozen | model:PATH | module:Class | file.py:Class (se_gym.agents.proposer)
     rehearsal: float = 0.0  # share of the policy proposer's own valid proposals in each SFT step (0: none)
+    rehearsal_rounds: int = 1  # rounds whose valid proposals rehearsal draws from (1: this one; 0: all so far)
     curriculum: str = "cover"  # cover (every function in turn) | gap (weighted by open- minus closed-book rate)
 
     def __post_init__(self):
@@ -92,6 +93,8 @@ class SelfPlayConfig:
             raise CLIError("rounds, proposals, samples and k must be >= 1")
         if self.curriculum not in ("cover", "gap"):
             raise CLIError(f"curriculum must be cover or gap, got {self.curriculum!r}")
+        if self.rehearsal_rounds < 0:
+            raise CLIError(f"rehearsal_rounds must be >= 0 (0: every round so far), got {self.rehearsal_rounds}")
         if not 0.0 <= self.rehearsal < 1.0:
             raise CLIError(f"rehearsal is a share of the learn step's examples: 0 <= rehearsal < 1, got {self.rehearsal}")
         bad = [b for b in self.books if b not in ("open", "closed")]
@@ -287,7 +290,7 @@ class SelfPlay:
         self.config = config
         # every setting but the number of rounds binds the folder: a finished run can be extended
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
-        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("curriculum", "cover")):
+        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover")):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
         self.run = RunDir(out, "selfplay", bound, restart=restart)
@@ -557,22 +560,24 @@ class SelfPlay:
         return metrics
 
     def _rehearsal(self, r: int, items: list[dict], outcomes: Sequence[Any] | None) -> list[tuple[str, str]]:
-        """The policy's own valid proposals (prompt, text): this round's, else the latest round's that had any."""
+        """The policy's own valid proposals (prompt, text) to rehearse: with ``rehearsal_rounds`` 1,
+        this round's (else the latest round's that had any); with N > 1 those of the last N rounds;
+        with 0 those of every round so far."""
         from .validate import Outcome
 
-        if outcomes is not None:
-            own = [(i["prompt"], i["text"]) for i, o in zip(items, outcomes) if o.accepted]
-            if own:
-                return own
+        own = [(i["prompt"], i["text"]) for i, o in zip(items, outcomes or ()) if o.accepted]
+        span = self.config.rehearsal_rounds
         for q in range(r - 1, 0, -1):
+            if span == 1 and own:
+                break
+            if span > 1 and q <= r - span:
+                break
             d = self.rdir(q)
             if (d / "propose.json").is_file() and (d / "validate.json").is_file():
                 old = _read(d / "propose.json")["items"]
                 outs = [Outcome.from_json(o) for o in _read(d / "validate.json")["outcomes"]]
-                own = [(i["prompt"], i["text"]) for i, o in zip(old, outs) if o.accepted]
-                if own:
-                    return own
-        return []
+                own += [(i["prompt"], i["text"]) for i, o in zip(old, outs) if o.accepted]
+        return own
 
     # -- stages -------------------------------------------------------------------------------
     def rewards(self, items: list[dict], outcomes: list[Any], solved: dict) -> dict:
