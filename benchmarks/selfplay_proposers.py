@@ -6,7 +6,7 @@
 Modes: ``policy`` (the learner proposes, no rehearsal: the behaviour before issue 35),
 ``rehearsal`` (the learner proposes, and each SFT step mixes in its own valid proposals at the
 ``--rehearsal`` share), ``rehearsal_all`` (the same, drawing on the valid proposals of every
-round so far), ``gap`` (rehearsal plus the gap curriculum), ``frozen`` (the starting model proposes throughout), ``rl`` (Self-Play RL,
+round so far), ``gap`` (rehearsal plus the gap curriculum), ``frozen`` (the starting model proposes throughout), ``frozen_gap`` (with the gap curriculum), ``rl`` (Self-Play RL,
 both roles, the learner proposing).  Per seed: the miniature's world (a fresh library and its
 functions, see :mod:`se_gym.selfplay.experiment`), curated Closed-SFT once, then one self-play run
 per mode from the same base.  ``--base``: a pre-trained tiny model that writes tasks (default: the
@@ -31,6 +31,7 @@ MODES = {
     "rehearsal_all": ("sft", {"proposer": "policy", "rehearsal_rounds": 0}),  # rehearsing every round's valid proposals
     "gap": ("sft", {"proposer": "policy", "curriculum": "gap"}),  # rehearsal and the gap curriculum
     "frozen": ("sft", {"proposer": "frozen"}),
+    "frozen_gap": ("sft", {"proposer": "frozen", "curriculum": "gap"}),
     "rl": ("rl", {"proposer": "policy"}),
 }
 
