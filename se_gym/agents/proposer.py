@@ -135,8 +135,11 @@ class ProposerAgent(abc.ABC):
     def learn(self, feedback: Sequence[ProposerFeedback]) -> dict:
         """Learn from this round's proposals and how they fared (default: nothing).
 
+        Args:
+            feedback: one record per proposal of the round, in order.
+
         Returns:
-            metrics (``{"updated": bool, ...}``).
+            JSON-ready metrics (``{"updated": bool, ...}``), logged with the round.
         """
         return {"updated": False}
 
