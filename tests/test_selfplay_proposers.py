@@ -78,34 +78,83 @@ class RuleProposer(ProposerAgent):
 '''
 
 
-def test_a_plugin_proposer_from_a_file_outside_the_package_runs_rounds_through_the_cli(tmp_path):
-    """``se-gym selfplay --proposer rules.py:RuleProposer``: its tasks are validated, solved and
-    learned from; it learns from the feedback, is saved, and a second invocation loads it back."""
+def _cli(tmp_path, out, rounds, tiny, extra=()):
+    """Argument list and environment of a small ``se-gym selfplay`` run with the rule-based plug-in."""
+    import os
+
+    from conftest import REPO
+
+    if not (tmp_path / "plug" / "rules.py").is_file():
+        (tmp_path / "plug").mkdir(exist_ok=True)
+        (tmp_path / "plug" / "rules.py").write_text(RULES)
+    args = ["selfplay", "--out", str(out), "--model", str(tiny), "--library", LIBRARY, "--prompts", "miniature", "--regime", "sft",
+            "--rounds", str(rounds), "--proposals", "3", "--samples", "1", "--functions", *FUNCTIONS, "--solve-max-tokens", "8",
+            "--min-tasks", "3", "--sft-epochs", "1", "--no-progress", "--proposer", str(tmp_path / "plug" / "rules.py") + ":RuleProposer",
+            *extra]
+    return args, {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+
+
+def test_kill_9_in_each_stage_then_rerun_loses_nothing_and_counts_nothing_twice(tmp_path):
+    """Round 1 killed (SIGKILL) just after each stage's file appears, rerun each time: every file is
+    written once, and the plug-in proposer learned from the round once (its state is not doubled by a
+    learn step redone after a kill)."""
     import json
     import os
+    import signal
     import subprocess
     import sys
+    import time
 
-    from conftest import REPO, need_module
+    from conftest import need_module
 
     need_module("torch", "self-play trains with torch")
     from se_gym.llm import build_tiny_model
 
     tiny = build_tiny_model(tmp_path / "tiny", max_position_embeddings=512)
-    (tmp_path / "plug").mkdir()
-    (tmp_path / "plug" / "rules.py").write_text(RULES)
     out = tmp_path / "run"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    rnd = out / "round_001"
+    args, env = _cli(tmp_path, out, 1, tiny, ("--eval", "miniature", "--eval-limit", "2"))
+    stamps: dict = {}
+    for name in ("propose.json", "validate.json", "solve.json", "learn/DONE", "eval.json"):
+        p = subprocess.Popen([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=tmp_path, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while not (rnd / name).exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)  # in the stage after ``name``
+        p.wait()
+        assert (rnd / name).exists(), f"{name} was never written"
+        for f in [*rnd.glob("*.json"), *rnd.glob("learn/DONE")]:  # the stages' outputs (a killed learn step may redo its inside)
+            st = f.stat()
+            assert stamps.setdefault(f, (st.st_ino, st.st_mtime_ns)) == (st.st_ino, st.st_mtime_ns), f"{f.name} was rewritten"
+    p = subprocess.run([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    log = [json.loads(ln) for ln in (out / "log.jsonl").read_text().splitlines()]
+    assert [r["round"] for r in log] == [0, 1] and log[1]["valid"] == 3
+    assert log[1]["losses"]["proposer"]["valid_seen"] == 3  # learned from once
+    assert json.loads((rnd / "learn" / "proposer" / "rules.json").read_text()) == {"learned": 3}
+    assert len((rnd / "buffer.jsonl").read_text().splitlines()) == 3
 
-    def run(rounds):
-        args = ["selfplay", "--out", str(out), "--model", str(tiny), "--library", LIBRARY, "--prompts", "miniature", "--regime", "sft",
-                "--rounds", str(rounds), "--proposals", "3", "--samples", "1", "--functions", *FUNCTIONS, "--solve-max-tokens", "8",
-                "--eval", "none", "--min-tasks", "3", "--sft-epochs", "1", "--no-progress", "--proposer", str(tmp_path / "plug" / "rules.py") + ":RuleProposer"]
+
+def test_a_plugin_proposer_from_a_file_outside_the_package_runs_rounds_through_the_cli(tmp_path):
+    """``se-gym selfplay --proposer rules.py:RuleProposer``: its tasks are validated, solved and
+    learned from; it learns from the feedback, is saved, and a second invocation loads it back."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import need_module
+
+    need_module("torch", "self-play trains with torch")
+    from se_gym.llm import build_tiny_model
+
+    tiny = build_tiny_model(tmp_path / "tiny", max_position_embeddings=512)
+    out = tmp_path / "run"
+    for rounds in (1, 2):  # a new process for round 2: its proposer is the one round 1 saved
+        args, env = _cli(tmp_path, out, rounds, tiny, ("--eval", "none"))
         p = subprocess.run([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
-
-    run(1)
-    run(2)  # a new process: round 2's proposer is the one round 1 saved
     log = [json.loads(ln) for ln in (out / "log.jsonl").read_text().splitlines()]
     assert [r["valid"] for r in log[1:]] == [3, 3]
     assert [r["losses"]["proposer"]["valid_seen"] for r in log[1:]] == [3, 6]
