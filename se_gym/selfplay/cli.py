@@ -13,22 +13,46 @@ from pathlib import Path
 from ..errors import CLIError
 from ..llm.rollout_cli import parse_backend_options
 
-# flag -> config field, for the settings worth a flag (every field can go in --config)
+# flag -> (type, help) of a config field, for the settings worth a flag (every field can go in --config)
 _FLAGS = {
-    "model": str, "library": str, "prompts": str, "regime": str, "rounds": int, "proposals": int, "k": int,
-    "references": int, "samples": int, "proposer_reward": str, "min_tasks": int, "seed_tasks": str, "eval": str,
-    "eval_limit": int, "propose_max_tokens": int, "solve_max_tokens": int, "sft_lr": float, "sft_epochs": int,
-    "rl_lr": float, "seed": int,
+    "model": (str, "the starting model: a checkpoint folder or a HF id (required)"),
+    "library": (str, "the renamed library, e.g. seed:0 (default seed:0)"),
+    "prompts": (str, "prompt set: sebench (real models) or miniature (the tiny model's short prompts)"),
+    "regime": (str, "what learns: sft (Closed-SFT on accepted open-book answers), rl (both roles), sft+rl"),
+    "rounds": (int, "rounds to run (a finished run can be extended; default 3)"),
+    "proposals": (int, "tasks proposed per round (default 32)"),
+    "k": (int, "functions shown per proposal (1: single-function tasks; >= 3: compositions)"),
+    "references": (int, "earlier valid tasks shown to the proposer (default 3)"),
+    "samples": (int, "solver samples per task and book (default 4)"),
+    "proposer_reward": (str, "proposer reward: gap (open minus closed solve rate), learnability or 4p1p"),
+    "min_tasks": (int, "top each round's training tasks up from the buffer to this many (default 8)"),
+    "seed_tasks": (str, "the buffer's start: miniature, a folder in SE-Bench layout or a JSONL file (default empty)"),
+    "eval": (str, "held-out closed-book evaluation: builtin:SPLIT, sebench:PATH:SPLIT, miniature or none"),
+    "eval_limit": (int, "held-out tasks evaluated per round (0: all; default 64)"),
+    "propose_max_tokens": (int, "longest proposal, in tokens (default 1024)"),
+    "solve_max_tokens": (int, "longest solver answer, in tokens (default 1024)"),
+    "sft_lr": (float, "learning rate of each round's SFT (default 1e-5)"),
+    "sft_epochs": (int, "epochs of each round's SFT (default 3)"),
+    "rl_lr": (float, "learning rate of each round's RL update (default 1e-6)"),
+    "seed": (int, "seed of the curriculum, sampling and training (default 0)"),
+    "proposer": (str, "who writes the tasks: policy (the learner), frozen (the starting model throughout), "
+                      "model:PATH (a separate model), or your own ProposerAgent as module:Class or file.py:Class"),
+    "rehearsal_rounds": (int, "rounds whose valid proposals --rehearsal draws from: 1 this round's (default), N the last N, 0 every round so far"),
+    "curriculum": (str, "which functions each round's proposals are about: cover (every function in turn) or gap "
+                        "(untried first, then by open- minus closed-book solve rate; compositions once all are learned)"),
+    "rehearsal": (float, "with --proposer policy: share of its own valid proposals in each SFT step, "
+                         "so solver training keeps its task writing (0 <= share < 1; default 0)"),
 }
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="settings file (JSON or .toml); flags override it")
     parser.add_argument("--out", required=True, help="run folder (reruns resume round by round)")
-    for name, typ in _FLAGS.items():
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=typ, default=None)
+    for name, (typ, help_text) in _FLAGS.items():
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=typ, default=None, help=help_text)
     parser.add_argument("--functions", nargs="+", default=None, help="catalogue keys the curriculum draws from (default: the whole library)")
-    parser.add_argument("--books", nargs="+", default=None, choices=("open", "closed"))
+    parser.add_argument("--books", nargs="+", default=None, choices=("open", "closed"),
+                        help="books the solver answers in (default: open closed; sft needs open, rl closed)")
     parser.add_argument("--ray-address", default=None, help="run on a Ray cluster ('auto' or HOST:PORT); default: in this process")
     parser.add_argument("--generators", type=int, default=2, help="generation actors on Ray (default 2)")
     parser.add_argument("--judges", type=int, default=2, help="Ray nodes with a judge pool, one per node (default 2)")
@@ -44,7 +68,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--restart", action="store_true", help="discard what --out holds and start again")
     parser.add_argument("--record-tokens", action="store_true", default=None,
                         help="each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     from .. import metrics_log
 
     metrics_log.add_flags(parser)

@@ -153,7 +153,10 @@ class MiniSelfPlay:
         write_json_atomic(path / "DONE", metrics)
         return path / "model"
 
-    def selfplay(self, seed: int, base: Path, functions, regime: str, sdir: Path) -> tuple[Path, list[dict]]:
+    def selfplay(self, seed: int, base: Path, functions, regime: str, sdir: Path, name: str | None = None,
+                 **overrides) -> tuple[Path, list[dict]]:
+        """A self-play run from ``base`` in ``sdir/name``; ``overrides``: other SelfPlayConfig settings
+        (``proposer``, ``rehearsal``, ``rounds``, ...)."""
         from .loop import SelfPlay, SelfPlayConfig
 
         cfg = self.cfg
@@ -164,7 +167,8 @@ class MiniSelfPlay:
             solve_max_tokens=cfg.max_new_tokens, sft_lr=cfg.sft_lr, sft_epochs=cfg.sp_sft_epochs, sft_batch=8, rl_lr=cfg.rl_lr,
             rl_ppo_epochs=2, rl_minibatch=32, seed=seed,
         )
-        name = "sft_selfplay" if regime == "sft" else "rl_selfplay"
+        sp_cfg = replace(sp_cfg, **overrides)
+        name = name or ("sft_selfplay" if regime == "sft" else "rl_selfplay")
         sp = SelfPlay(sp_cfg, sdir / name, progress=self.progress, log=_log, device=self.device)
         with metrics_log.scope(f"seed{seed}/{name}"):
             summaries = sp.run_all()

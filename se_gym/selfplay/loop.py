@@ -26,14 +26,18 @@ through an *engine*: :class:`LocalEngine` in this process, or the Ray engine
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import metrics_log
 from ..errors import CLIError
+
+logger = logging.getLogger(__name__)
 
 REGIMES = ("sft", "rl", "sft+rl")
 
@@ -77,12 +81,22 @@ class SelfPlayConfig:
     dedup_threshold: float = 0.5
     seed: int = 0
     record_tokens: bool = False  # each round also writes its solver samples as token trajectories
+    proposer: str = "policy"  # policy | frozen | model:PATH | module:Class | file.py:Class (se_gym.agents.proposer)
+    rehearsal: float = 0.0  # share of the policy proposer's own valid proposals in each SFT step (0: none)
+    rehearsal_rounds: int = 1  # rounds whose valid proposals rehearsal draws from (1: this one; 0: all so far)
+    curriculum: str = "cover"  # cover (every function in turn) | gap (weighted by open- minus closed-book rate)
 
     def __post_init__(self):
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
             raise CLIError("rounds, proposals, samples and k must be >= 1")
+        if self.curriculum not in ("cover", "gap"):
+            raise CLIError(f"curriculum must be cover or gap, got {self.curriculum!r}")
+        if self.rehearsal_rounds < 0:
+            raise CLIError(f"rehearsal_rounds must be >= 0 (0: every round so far), got {self.rehearsal_rounds}")
+        if not 0.0 <= self.rehearsal < 1.0:
+            raise CLIError(f"rehearsal is a share of the learn step's examples: 0 <= rehearsal < 1, got {self.rehearsal}")
         bad = [b for b in self.books if b not in ("open", "closed")]
         if bad or not self.books:
             raise CLIError(f"books must be a non-empty subset of open, closed, got {list(self.books)}")
@@ -276,8 +290,9 @@ class SelfPlay:
         self.config = config
         # every setting but the number of rounds binds the folder: a finished run can be extended
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
-        if not config.record_tokens:
-            bound.pop("record_tokens")  # added later: folders bound before it still resume
+        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover")):
+            if bound[name] == default:
+                bound.pop(name)  # added later: folders bound before them still resume
         self.run = RunDir(out, "selfplay", bound, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
@@ -297,6 +312,14 @@ class SelfPlay:
         self.policy = None
         self.policy_path = None
         self._pushed: str | None = None
+        from ..agents.proposer import proposer_class
+        from ..registry import RegistryError
+
+        try:
+            proposer_class(config.proposer)  # a wrong --proposer fails now, not after round 0's evaluation
+        except RegistryError as exc:
+            raise CLIError(str(exc)) from None
+        self._proposer: tuple[int, Any] | None = None  # (round it is current for, the agent)
 
     # -- state ------------------------------------------------------------------------------
     def rdir(self, r: int) -> Path:
@@ -375,11 +398,22 @@ class SelfPlay:
         f = d / "propose.json"
         if not f.is_file():
             t = time.time()
-            groups = self.curriculum.draw(cfg.proposals, r - 1)
-            prompts = [self.prompts.propose(self.library, keys, buffer.references(cfg.references, random.Random(_seed(cfg.seed, r, i)), keys))
-                       for i, keys in enumerate(groups)]
-            self._log(f"[round {r}] proposing {len(prompts)} tasks")
-            texts = [g[0] for g in self.engine.generate(prompts, 1, cfg.propose_temperature, cfg.propose_max_tokens, _seed(cfg.seed, r, "propose"))]
+            from ..agents.proposer import proposal_text
+
+            if cfg.curriculum == "gap":
+                groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r))
+            else:
+                groups = self.curriculum.draw(cfg.proposals, r - 1)
+            requests = []
+            for i, keys in enumerate(groups):
+                refs = buffer.references(cfg.references, random.Random(_seed(cfg.seed, r, i)), keys)
+                requests.append((self._docs(keys, self.prompts.propose(self.library, keys, refs)), refs))
+            prompts = [docs.prompt for docs, _ in requests]
+            agent = self._proposer_for(r)
+            self._log(f"[round {r}] proposing {len(prompts)} tasks ({cfg.proposer})")
+            texts = [proposal_text(x) for x in agent.propose_many(requests, _seed(cfg.seed, r, "propose"))]
+            if len(texts) != len(prompts):
+                raise RuntimeError(f"proposer {cfg.proposer!r} returned {len(texts)} proposals for {len(prompts)} requests")
             _write(f, {"wall_s": time.time() - t, "items": [{"functions": list(k), "prompt": p, "text": x} for k, p, x in zip(groups, prompts, texts)]})
         proposed = _read(f)
         times["propose"] = proposed["wall_s"]
@@ -441,7 +475,8 @@ class SelfPlay:
             t = time.time()
             self._log(f"[round {r}] learning ({cfg.regime})")
             self._load_policy(start_model)  # a killed update restarts from the round's start
-            metrics = self.learn(r, proposed["items"], rew, solved)
+            metrics = self.learn(r, proposed["items"], rew, solved, outcomes)
+            metrics["proposer"] = self._proposer_learn(r, proposed["items"], outcomes, rew)
             self.policy.save(ldir / "model")
             self.policy_path = str(ldir / "model")
             metrics["wall_s"] = time.time() - t
@@ -471,6 +506,79 @@ class SelfPlay:
         self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc_text}, rejected {summary['rejected']}")
         return summary
 
+    def _function_rates(self, r: int) -> dict[str, dict[str, float]]:
+        """Per catalogue key, the solver's mean reward per book over rounds before ``r`` (sandbox
+        failures left out)."""
+        sums: dict[str, dict[str, list[float]]] = {}
+        for q in range(1, r):
+            f = self.rdir(q) / "solve.json"
+            if not f.is_file():
+                continue
+            solved = _read(f)
+            functions = {t["id"]: t.get("functions", ()) for t in solved["train"]}
+            for row in solved["rows"]:
+                if not row.get("infrastructure"):
+                    for key in functions.get(row["task"], ()):
+                        sums.setdefault(key, {}).setdefault(row["book"], []).append(row["reward"])
+        return {key: {b: sum(v) / len(v) for b, v in books.items()} for key, books in sums.items()}
+
+    # -- the proposer agent -------------------------------------------------------------------
+    def _docs(self, keys: Sequence[str], prompt: str) -> Any:
+        from ..agents.proposer import ProposerDocs
+
+        return ProposerDocs(tuple(keys), tuple(self.library.qualified(k) for k in keys), self.library.package,
+                            self.prompts.docs(self.library, keys), prompt)
+
+    def _proposer_for(self, r: int) -> Any:
+        """The agent that proposes in round ``r``: the one that finished round ``r - 1`` (kept in this
+        process, or loaded from what round ``r - 1`` saved), else a fresh one."""
+        from ..agents.proposer import ProposerSetup, build_proposer
+
+        if self._proposer is not None and self._proposer[0] == r:
+            return self._proposer[1]
+        cfg = self.config
+
+        def generate(prompts: Sequence[str], temperature: float, max_tokens: int, seed: int) -> list[str]:
+            return [g[0] for g in self.engine.generate(prompts, 1, temperature, max_tokens, seed)]
+
+        setup = ProposerSetup(model=cfg.model, generate=generate, temperature=cfg.propose_temperature,
+                              max_tokens=cfg.propose_max_tokens, device=self.device)
+        agent = build_proposer(cfg.proposer, setup, self.rdir(r - 1) / "learn" / "proposer")
+        self._proposer = (r, agent)
+        return agent
+
+    def _proposer_learn(self, r: int, items: list[dict], outcomes: list[Any], rew: dict) -> dict:
+        """The agent learns from how its round-``r`` tasks fared and saves itself for round ``r + 1``."""
+        from ..agents.proposer import ProposerFeedback
+
+        agent = self._proposer_for(r)
+        feedback = [ProposerFeedback(self._docs(i["functions"], i["prompt"]), i["text"], o.accepted, o.reason, reward)
+                    for i, o, reward in zip(items, outcomes, rew["proposer"])]
+        metrics = agent.learn(feedback)
+        agent.save(self.rdir(r) / "learn" / "proposer")
+        self._proposer = (r + 1, agent)
+        return metrics
+
+    def _rehearsal(self, r: int, items: list[dict], outcomes: Sequence[Any] | None) -> list[tuple[str, str]]:
+        """The policy's own valid proposals (prompt, text) to rehearse: with ``rehearsal_rounds`` 1,
+        this round's (else the latest round's that had any); with N > 1 those of the last N rounds;
+        with 0 those of every round so far."""
+        from .validate import Outcome
+
+        own = [(i["prompt"], i["text"]) for i, o in zip(items, outcomes or ()) if o.accepted]
+        span = self.config.rehearsal_rounds
+        for q in range(r - 1, 0, -1):
+            if span == 1 and own:
+                break
+            if span > 1 and q <= r - span:
+                break
+            d = self.rdir(q)
+            if (d / "propose.json").is_file() and (d / "validate.json").is_file():
+                old = _read(d / "propose.json")["items"]
+                outs = [Outcome.from_json(o) for o in _read(d / "validate.json")["outcomes"]]
+                own += [(i["prompt"], i["text"]) for i, o in zip(old, outs) if o.accepted]
+        return own
+
     # -- stages -------------------------------------------------------------------------------
     def rewards(self, items: list[dict], outcomes: list[Any], solved: dict) -> dict:
         from .rewards import KINDS, ProposerReward, histogram, signal_share
@@ -483,14 +591,20 @@ class SelfPlay:
                 continue  # a sandbox failure is nobody's answer
             rates.setdefault(row["task"], {}).setdefault(row["book"], []).append(row["reward"])  # type: ignore[arg-type]
         mean = {tid: {b: sum(v) / len(v) for b, v in books.items()} for tid, books in rates.items()}
-        proposer, per_kind = [], {k: [] for k in KINDS}
+        proposer: list[float | None] = []
+        per_kind: dict[str, list[float]] = {k: [] for k in KINDS}
+        no_signal = 0
         for o in outcomes:
             if not o.accepted:
                 proposer.append(spec(False))
                 continue
             m = mean.get(o.task.id, {})
             op, cl = m.get("open"), m.get("closed")
-            proposer.append(spec(True, op, cl))
+            try:
+                proposer.append(spec(True, op, cl))
+            except ValueError:  # a book whose samples all failed in the sandbox: no rate, no signal
+                proposer.append(None)
+                no_signal += 1
             for kind in KINDS:
                 try:
                     per_kind[kind].append(spec.raw(op, cl, kind))
@@ -498,15 +612,22 @@ class SelfPlay:
                     pass
         fresh_ids = {o.task.id for o in outcomes if o.accepted}
         hist = {b: histogram([m[b] for tid, m in mean.items() if b in m and tid in fresh_ids]) for b in cfg.books}
+        if no_signal:
+            logger.warning("%d valid task(s) without a solve rate for the %s reward (sandbox failures): no proposer signal",
+                           no_signal, cfg.proposer_reward)
         return {
             "proposer": proposer,
+            "no_signal": no_signal,
             "solve_rates": mean,
             "signal_share": {k: signal_share(v) for k, v in per_kind.items() if v},
             "raw_mean": {k: (sum(v) / len(v) if v else None) for k, v in per_kind.items()},
             "histogram": hist,
         }
 
-    def learn(self, r: int, items: list[dict], rew: dict, solved: dict) -> dict:
+    def learn(self, r: int, items: list[dict], rew: dict, solved: dict, outcomes: Sequence[Any] | None = None) -> dict:
+        """The learner's update of round ``r`` (see the regimes above); with ``rehearsal`` and the policy
+        proposing, each SFT step also trains on the policy's own valid proposals (``outcomes``: this
+        round's validation), so training the solver keeps its task writing."""
         cfg = self.config
         metrics: dict[str, Any] = {"updated": False}
         policy = self.policy
@@ -525,7 +646,19 @@ class SelfPlay:
                 pair = ContextPair(row["prompt"], self.prompts.solve(self.library, task, "closed"), task.id)
                 samples.append(TeacherSample(pair, row["response"], row["reward"]))
             examples = offpolicy_examples(samples)
+            by_role = {"solve": len(examples), "propose": 0}
+            if cfg.rehearsal > 0 and self._proposer_shares_policy():
+                from ..training.sft import SFTExample
+
+                own = self._rehearsal(r, items, outcomes)
+                # the share of proposer examples in the mix: n / (n + solver examples) = rehearsal
+                n = round(cfg.rehearsal / (1.0 - cfg.rehearsal) * len(examples)) if examples else len(own)
+                if own and n:
+                    picked = [own[i % len(own)] for i in random.Random(_seed(cfg.seed, r, "rehearsal")).sample(range(max(n, len(own))), n)]
+                    examples = examples + [SFTExample(p, x) for p, x in picked]
+                    by_role["propose"] = n
             metrics["sft_examples"] = len(examples)
+            metrics["sft_examples_by_role"] = by_role
             if examples:
                 metrics_log.set_run(f"round{r}/sft")
                 sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
@@ -544,6 +677,8 @@ class SelfPlay:
                     rewards.append(row["reward"])
                     roles.append("solve")
             for item, reward in zip(items, rew["proposer"]):
+                if reward is None:
+                    continue  # no signal
                 prompts.append(RLPrompt(item["prompt"], item["prompt"]))
                 responses.append(item["text"])
                 rewards.append(reward)
@@ -560,6 +695,11 @@ class SelfPlay:
                 metrics["rl"] = {k: v for k, v in m.items() if isinstance(v, (int, float))}
                 metrics["updated"] = True
         return metrics
+
+    def _proposer_shares_policy(self) -> bool:
+        from ..agents.proposer import proposer_class
+
+        return proposer_class(self.config.proposer).shares_policy
 
     def evaluate(self, r: int) -> dict:
         t = time.time()
@@ -580,6 +720,12 @@ class SelfPlay:
         valid = [o for o in outcomes if o.accepted]
         noise = [o.noise for o in valid if o.noise is not None]
         covered = sorted({k for o in valid for k in o.task.functions})
+        pool = set(self.config.functions or self.library.names)
+        seen = set()  # every function a valid task so far is about (the buffer, this round included)
+        for q in range(1, r + 1):
+            f = self.rdir(q) / "validate.json"
+            if f.is_file():
+                seen |= {k for o in _read(f)["outcomes"] if o.get("task") for k in o["task"].get("functions", ())}
         return {
             "round": r,
             "proposed": len(outcomes),
@@ -590,13 +736,18 @@ class SelfPlay:
             "topped_up": solved["topped_up"],
             "train_tasks": len(solved["train"]),
             "solve_rate_histogram": rew["histogram"],
-            "proposer_reward_mean": sum(rew["proposer"]) / len(rew["proposer"]) if rew["proposer"] else None,
+            "proposer_reward_mean": _mean([x for x in rew["proposer"] if x is not None]),
+            "no_signal": rew.get("no_signal", 0),
             "reward_signal_share": rew["signal_share"],
             "reward_raw_mean": rew["raw_mean"],
             "solver_reward_mean": {b: _mean([x["reward"] for x in solved["rows"] if x["book"] == b]) for b in self.config.books},
             "label_noise_mean": _mean(noise),
             "label_noisy_tasks": sum(1 for n in noise if n > 0),
             "functions_covered": covered,
+            "diversity": {"functions": len(covered), "compositions": len({tuple(sorted(o.task.functions)) for o in valid}),
+                          "near_duplicate_rate": sum(1 for o in outcomes if o.reason == "duplicate") / len(outcomes) if outcomes else 0.0},
+            "coverage": len(seen & pool) / len(pool) if pool else 0.0,
+            "proposed_functions": dict(Counter(k for o in outcomes if o.proposal is not None for k in o.proposal.functions)),
             "losses": {k: v for k, v in learned.items() if k not in ("wall_s",)},
             "closed_book_acc": ev["accuracy"],
             "eval_n": ev["n"],

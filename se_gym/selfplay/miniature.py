@@ -84,9 +84,12 @@ class MiniPrompts:
 
     name = "miniature"
 
+    def docs(self, library: Any, keys: Sequence[str]) -> str:
+        return "\n".join(mini.doc_line(library, k) for k in keys)
+
     def propose(self, library: Any, keys: Sequence[str], references: Sequence[Any]) -> str:
         # the tiny model learned to write from one doc line; references would not fit its context
-        return "Docs:\n" + "\n".join(mini.doc_line(library, k) for k in keys) + "\nWrite a task:\n"
+        return "Docs:\n" + self.docs(library, keys) + "\nWrite a task:\n"
 
     def solve(self, library: Any, task: Any, book: str) -> str:
         closed = f"Task: {task.query}\n{task.function_name}\nAnswer:\n"
