@@ -8,11 +8,6 @@ import pytest
 
 from se_gym import cli
 
-# commands whose parsers other engineers convert in parallel (issue 37); checked once they are done
-OWNED_ELSEWHERE = {
-}
-
-
 def _without_help(parser: argparse.ArgumentParser, path: str):
     """(command, flag) of every option and argument of ``parser`` and its subcommands with no help text."""
     for action in parser._actions:
@@ -30,15 +25,8 @@ def _commands():
 
 
 def test_every_flag_of_every_subcommand_has_a_help_text():
-    missing = [m for name, p in _commands().items() if name not in OWNED_ELSEWHERE for m in _without_help(p, name)]
+    missing = [m for name, p in _commands().items() for m in _without_help(p, name)]
     assert not missing, missing
-
-
-@pytest.mark.parametrize("name", sorted(OWNED_ELSEWHERE))
-def test_every_flag_of_the_commands_converted_elsewhere_has_a_help_text(name):
-    missing = list(_without_help(_commands()[name], name))
-    if missing:
-        pytest.skip(f"{OWNED_ELSEWHERE[name]}; without help so far: {', '.join(f for _, f in missing)}")
 
 
 def test_a_config_file_gives_the_options_and_flags_win(tmp_path):
