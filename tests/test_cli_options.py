@@ -8,6 +8,7 @@ import pytest
 
 from se_gym import cli
 
+
 def _without_help(parser: argparse.ArgumentParser, path: str):
     """(command, flag) of every option and argument of ``parser`` and its subcommands with no help text."""
     for action in parser._actions:

@@ -10,11 +10,13 @@ import sys
 
 import pytest
 
+from conftest import legit_skip
 from se_gym.library import mint
 from se_gym.library.writer import uses_server
 
 LIB = mint(0)
-pytestmark = pytest.mark.skipif(not uses_server("strict"), reason="SE_GYM_STRICT_SERVER=0: strict runs the in-process library")
+if not uses_server("strict"):
+    legit_skip("SE_GYM_STRICT_SERVER=0: strict runs the in-process library")
 
 
 def _frame(sock, msg):
@@ -174,7 +176,6 @@ print(repr({pkg}.{arr}([1, 2, 3])))
 def test_the_docker_worker_runs_the_same_server(docker_daemon):
     """The image runs this very worker.py: a strict library on its path brings the zygote there too."""
     from conftest import missing
-
     from se_gym.sandbox import make_sandbox
 
     pkg, arr, total = LIB.package, LIB.names["array"], LIB.names["sum"]
