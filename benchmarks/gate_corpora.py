@@ -23,7 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _gate_corpus import CASES, block, fuzz_programs, honest_answers, hostile_answers  # noqa: E402
-
 from se_gym.judge import Judge, gates  # noqa: E402
 from se_gym.library import mint  # noqa: E402
 from se_gym.tasks.spec import load_task_spec  # noqa: E402

@@ -16,7 +16,6 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from importlib import metadata
-from pathlib import Path
 from typing import Callable
 
 from ._deps import CUDA_EXTRAS, cuda_extras_beside_cpu_torch

@@ -24,7 +24,6 @@ def test_a_subcommand_whose_module_is_broken_is_an_error_not_a_missing_command(m
 def test_rollout_is_seeded_by_default_and_says_so(monkeypatch, tmp_path, capsys):
     import se_gym.llm.rollout as rollout_module
     import se_gym.llm.rollout_cli as rollout_cli
-
     from se_gym.configs import config_from_args
 
     parser = cli.build_parser()

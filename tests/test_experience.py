@@ -13,9 +13,24 @@ from pathlib import Path
 
 import pytest
 
-from se_gym.experience import (DocSource, Episode, Experience, ExperienceBank, ExperienceError, Injector, InstanceExtractor,
-                               LLMInstanceExtractor, LLMPrincipleExtractor, OracleExtractor, PrincipleExtractor, Provenance, Retriever,
-                               make_extractor, parse_lessons, state_text)
+from se_gym.experience import (
+    DocSource,
+    Episode,
+    Experience,
+    ExperienceBank,
+    ExperienceError,
+    Injector,
+    InstanceExtractor,
+    LLMInstanceExtractor,
+    LLMPrincipleExtractor,
+    OracleExtractor,
+    PrincipleExtractor,
+    Provenance,
+    Retriever,
+    make_extractor,
+    parse_lessons,
+    state_text,
+)
 from se_gym.experience import miniworld as mw
 from se_gym.experience.records import dump_jsonl, load_jsonl
 
@@ -204,7 +219,6 @@ def test_global_injection_retrieves_by_the_question_within_the_budget(recorded):
     tight = Injector("global", lessons, budget=inj.retriever.count_tokens(lessons[1].text))
     assert tight.select(task) == [lessons[1]]
     # global ignores the state: the same lessons on every turn
-    from se_gym.experience.records import Turn
 
     eps = load_jsonl(DATA.read_text(encoding="utf-8"), Episode)
     assert inj.select(task, eps[0].turns[:1]) == chosen

@@ -10,7 +10,6 @@ from dataclasses import asdict
 from types import SimpleNamespace
 
 from conftest import need_module
-
 from se_gym.agents import MemoryAgent, MemoryEntry, Observation
 from se_gym.demo import EXPERIENCE_EXTRA, Demo, DemoConfig, experience_base_config
 from se_gym.experience import miniworld
@@ -91,9 +90,8 @@ def test_the_default_demo_configuration_and_its_base_are_unchanged(tmp_path):
 
 
 def test_the_command_line_builds_the_experience_base_on_request():
-    from test_demo_resume import _args
-
     from se_gym.demo import demo_config
+    from test_demo_resume import _args
 
     assert demo_config(_args("--quick", "--base", "experience"), "cpu") == experience_base_config(True)
     assert demo_config(_args("--base", "experience"), "cpu") == experience_base_config(False)

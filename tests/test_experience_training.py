@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -207,7 +206,6 @@ def test_llm_extractors_run_on_a_real_backend(tmp_path_factory):
     so this checks the plumbing and that noise never breaks the bank, not the lessons' quality)."""
     need_module("torch")
     from _llm_helpers import tiny_model_dir
-
     from se_gym.experience import Episode, Experience, LLMInstanceExtractor, LLMPrincipleExtractor
     from se_gym.experience import miniworld as mw
     from se_gym.experience.records import load_jsonl

@@ -6,8 +6,8 @@ from .base import BOOKS, TRAIN_SPLITS, Agent, Observation, ProtocolError, Trajec
 from .expel import ExpeLAgent
 from .learners import ClosedSFTAgent, PolicyAgent, RLAgent, SFTAgent
 from .memory import BM25, DocMemoryAgent, Memory, MemoryAgent, MemoryEntry
-from .registry import AGENTS
 from .prompting import ClosedBookAgent, OpenBookAgent, PromptAgent, TokenSampler, as_sampler
+from .registry import AGENTS
 from .runner import EvalResult, JudgeScorer, Runner, default_renderer, token_records
 
 __all__ = [

@@ -17,7 +17,6 @@ from typing import Any, Callable, Sequence
 
 from ..retrieval import BM25, words  # noqa: F401  (BM25: still importable from here)
 from ..tasks.prompts import memory_context, with_memory
-
 from .base import Agent, Observation, Trajectory, sample_answers
 from .prompting import as_sampler
 

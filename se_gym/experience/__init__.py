@@ -4,8 +4,17 @@ distillation on :mod:`se_gym.training.distill`) -> K rounds, and the grid of all
 
 Imports nothing heavy: torch loads inside the functions that train.
 """
-from .extract import (DocSource, ExperienceBank, InstanceExtractor, LLMInstanceExtractor, LLMPrincipleExtractor, OracleExtractor,
-                      PrincipleExtractor, make_extractor, parse_lessons)
+from .extract import (
+    DocSource,
+    ExperienceBank,
+    InstanceExtractor,
+    LLMInstanceExtractor,
+    LLMPrincipleExtractor,
+    OracleExtractor,
+    PrincipleExtractor,
+    make_extractor,
+    parse_lessons,
+)
 from .inject import Injector, Retriever, approx_tokens, state_text
 from .records import Episode, Experience, ExperienceError, Provenance, Turn
 

@@ -8,9 +8,13 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
+
+if TYPE_CHECKING:  # (loop imports torch-side modules: only when a command runs)
+    from .loop import CellConfig
 
 BASE_EXAMPLES = 51_200  # pre-training examples of the tiny base (see se_gym.experience.miniworld)
 QUICK_BASE_EXAMPLES = 1_600  # the answer format only: reading docs emerges after thousands of steps (see miniworld)
@@ -196,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_grid(args: argparse.Namespace) -> int:
-    from .loop import QUICK, Cell, CellConfig, grid_cells, write_report
+    from .loop import QUICK, Cell, grid_cells, write_report
 
     o = config_from_args(GridOptions, args, also=(CellOptions,))
     out = _setup(args, o)

@@ -43,10 +43,9 @@ def run_episodes(sampler, tasks: Sequence, library, injector: Injector, prompter
     """``samples`` episodes per task, each of up to ``max_turns`` answers; returns finished episodes in
     task order.  ``sampler``: anything with ``sample(prompts, n, temperature, max_new_tokens)`` (see
     :mod:`se_gym.training.rl`)."""
-    from ..progress import bar as tqdm  # plain lines off a terminal
-
     from ..envs.sebench import SEBenchEnv, feedback_text
     from ..judge import Judge
+    from ..progress import bar as tqdm  # plain lines off a terminal
 
     if max_turns < 1 or samples < 1:
         raise ValueError("max_turns and samples must be >= 1")

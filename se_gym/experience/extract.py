@@ -163,8 +163,8 @@ class OracleExtractor(Extractor):
 
 # -- LLM extractors ---------------------------------------------------------------------------------
 def render_turns(ep: Episode, max_code_chars: int = 1500) -> str:
-    from . import prompts
     from ..judge.extract import extract_code
+    from . import prompts
 
     parts = []
     for i, t in enumerate(ep.turns, 1):
@@ -240,8 +240,8 @@ class LLMPrincipleExtractor(Extractor):
         self.name = f"llm-principle:{getattr(generator, 'model_name', '') or type(generator).__name__}"
 
     def extract(self, episodes, iteration=0, current=()):
-        from . import prompts
         from ..judge.extract import extract_code
+        from . import prompts
 
         lessons = [e for e in current if e.granularity == "principle"]
         for start in range(0, len(episodes), self.batch):

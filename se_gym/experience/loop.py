@@ -24,7 +24,6 @@ import logging
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
 
 from .. import metrics_log
 from ..errors import CLIError

@@ -17,6 +17,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
+
 from ..errors import SEGymError
 
 GRANULARITIES = ("instance", "principle", "oracle")

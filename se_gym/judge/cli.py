@@ -155,9 +155,9 @@ def summarize(out: Path) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from se_gym.library import LibraryError, from_spec
 
+    from ..errors import SandboxUnavailable
     from .core import Judge
     from .types import JudgeError
-    from ..errors import SandboxUnavailable
 
     cfg = config_from_args(JudgeRunConfig, args)
     inp, out = Path(cfg.input), Path(cfg.out)

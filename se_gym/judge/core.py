@@ -13,9 +13,8 @@ from typing import Any
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
-from . import compare
+from . import compare, gates
 from .extract import entry_function, extract_code, function_name_of
-from . import gates
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
 from .parsing import parse

@@ -1,11 +1,11 @@
 """``se-gym library``: build, document and summarize libraries."""
 from __future__ import annotations
 
-from .. import choices
-
 import argparse
 import json
 from pathlib import Path
+
+from .. import choices
 
 
 def _add_source(p: argparse.ArgumentParser) -> None:

@@ -14,9 +14,8 @@ from typing import Mapping
 from . import naming
 from .catalogue import CATALOGUE, KEYS, entry
 
-from ..choices import PROFILES  # one place for the profile names
 # the writer is the lower module (it never imports this one): the record calls down into it
-from .writer import MANIFEST, LibraryError, cached_package, write_package
+from .writer import LibraryError, cached_package, write_package
 
 
 @dataclass(frozen=True)
