@@ -21,8 +21,9 @@
     reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, its result
     called with one argument only, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
 * :func:`open_check` and :func:`library_use` are the permissive ``strict`` gate (issue 31), used when
-  :data:`PERMISSIVE_STRICT` is on: ordinary Python allowed, only what leads out of the answer's own
-  objects refused; safe only once NumPy is out of the answer's process.
+  :data:`PERMISSIVE_STRICT` is on (the default: it follows the out-of-process library): ordinary
+  Python allowed, only what leads out of the answer's own objects refused; safe only because NumPy
+  is out of the answer's process.
 """
 from __future__ import annotations
 
@@ -32,15 +33,16 @@ import re
 import string
 from dataclasses import dataclass
 
+from ..library.writer import STRICT_SERVER
 from .parsing import parse
 
-# THE switch (issue 31): False keeps the closed strict gate below, which forbids much ordinary Python
-# because NumPy lives in the answer's process and every reflective route leads to it.  True gives the
-# permissive gate (ordinary Python allowed; see strict_check), which is safe only once the answer's
-# process holds no NumPy (the out-of-process library, issue 31's main item): flip it then, here and
-# nowhere else.  The harness's run-time wall reads ALLOWED_MODULES, FORBIDDEN_BUILTINS and
-# module_attributes from here, so it follows the switch too.
-PERMISSIVE_STRICT = False
+# THE switch (issue 31): the permissive gate (ordinary Python allowed; see strict_check) is safe only
+# where the answer's process holds no NumPy, so it follows the library's own switch: on with the
+# out-of-process library (the default), off with SE_GYM_STRICT_SERVER=0 (NumPy in the answer's
+# process: the closed gate, which forbids much ordinary Python because every reflective route leads
+# to it).  The harness's run-time wall reads ALLOWED_MODULES, FORBIDDEN_BUILTINS and
+# module_attributes from here, so it follows the switch too (set_permissive changes all three).
+PERMISSIVE_STRICT = STRICT_SERVER
 
 # pure-Python or C modules that cannot reach NumPy, the file system or the process
 CLOSED_MODULES = frozenset(
@@ -64,6 +66,19 @@ OPEN_BUILTINS = frozenset(
 )
 ALLOWED_MODULES = OPEN_MODULES if PERMISSIVE_STRICT else CLOSED_MODULES
 FORBIDDEN_BUILTINS = OPEN_BUILTINS if PERMISSIVE_STRICT else CLOSED_BUILTINS
+
+
+def set_permissive(on: bool) -> None:
+    """Set the switch and the run-time lists it selects, in this process (for a program that
+    changes ``writer.STRICT_SERVER`` after import, as benchmarks/library_server.py does: the gate
+    must follow where the library lives).
+
+    Args:
+        on: the permissive gate (the library out of process) or the closed one."""
+    global PERMISSIVE_STRICT, ALLOWED_MODULES, FORBIDDEN_BUILTINS
+    PERMISSIVE_STRICT = bool(on)
+    ALLOWED_MODULES = OPEN_MODULES if on else CLOSED_MODULES
+    FORBIDDEN_BUILTINS = OPEN_BUILTINS if on else CLOSED_BUILTINS
 FORBIDDEN_ATTRIBUTES = frozenset(
     {"format_map", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "mro",
      "modules", "system", "popen", "environ", "load_module", "exec_module",
