@@ -187,7 +187,7 @@ def test_the_allowances_let_honest_code_run(judge):
     typing.overload and postponed annotations, end to end."""
     code = (f"from __future__ import annotations\nimport {P}\nimport dataclasses\nimport typing\n"
             "@dataclasses.dataclass(frozen=True, order=True)\nclass Job:\n    scale: float = 1.0\n"
-            "    tags: list = dataclasses.field(default_factory=list, compare=False)\n"
+            "    tags: list = dataclasses.field(default_factory=list, compare=False)\n    f_count: int = 0\n"
             "    def run(self, x: list[float]) -> list[float]:\n"
             f"        return [float(v) * self.scale for v in {ABS}(x)]\n"
             "@typing.overload\ndef run(x: list) -> list: ...\n@typing.overload\ndef run(x: tuple) -> list: ...\n"

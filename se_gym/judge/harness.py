@@ -54,7 +54,7 @@ from typing import Any, Sequence
 
 from ..sandbox.base import Program
 from .compare import SEPARATOR
-from .gates import _FRAME_PREFIXES, FRAME_ATTRIBUTES, OPEN_BUILTINS, OPEN_FORBIDDEN_ATTRIBUTES
+from .gates import FRAME_ATTRIBUTES, OPEN_BUILTINS, OPEN_FORBIDDEN_ATTRIBUTES
 from .parsing import parse
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
@@ -237,8 +237,8 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         try:  # a client of a library server (issue 31): an array's data is fetched from the server
             core = __import__(PKG + "._client", fromlist=["_client"])
             _Array, _raw, _show = core.Array, core.fetch, core.show
-            _sealed = _server_reader(_Array, _scan, _write, os.read, os.fstat, _urandom, _str, _type, _int, _len, _list,
-                                     _tuple, _complex, _dict, _BaseException)
+            _sealed = _server_reader(_Array, _scan, _write, os.read, os.fstat, _urandom, _str, _type, _int, _len,
+                                     _list, _tuple, _complex, _dict, _BaseException)
             if _sealed is not None:
                 _show = _sealed
                 _raw = lambda a: _sealed(a)[1]
@@ -470,12 +470,11 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
                             "__qualname__", "__setattr__", "__delattr__", "__post_init__", "__init__", "__repr__",
                             "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
     REFUSED_WORDS = frozenset(%(refused_words)r)
-    FRAME_PREFIXES = %(frame_prefixes)r
 
     def dc_word(w):
         if _startswith(w, "__"):
             return w in DC_DUNDERS
-        return w not in REFUSED_WORDS and not _startswith(w, FRAME_PREFIXES)
+        return w not in REFUSED_WORDS
 
     def dataclass_source(src):
         try:
@@ -701,7 +700,7 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
 
     __import__("sys").addaudithook(hook)
 """ % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
-       "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS), "frame_prefixes": _FRAME_PREFIXES}
+       "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS)}
 
 
 # Compiling in the judge's own process: the worker forks a program after each request, so every page
