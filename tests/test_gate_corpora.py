@@ -90,9 +90,10 @@ def test_the_permissive_rule_for_the_library_refuses_answers_that_do_not_use_it(
         ("def solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
         (f"def helper(x):\n    return {pkg}.abs(x)\ndef solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
         (f"def solve(x):\n    {pkg}.abs(x)\n", "returns no value"),
+        (f"def helper(x):\n    return {LIB7.qualified('array')}(x)\ndef solve(x):\n    return [abs(v) for v in helper(x)]\n", "array constructor"),
         ("def other(x):\n    return x\n", "not found"),
     ):
-        assert why in library_use(ast.parse(code + f"import {pkg}\n"), "solve", pkg), code
+        assert why in library_use(ast.parse(code + f"import {pkg}\n"), "solve", pkg, LIB7.names.get("array", "array")), code
 
 
 def test_the_switch_follows_the_out_of_process_library(monkeypatch):

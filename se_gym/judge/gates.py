@@ -573,16 +573,18 @@ def open_check(code: str, package: str) -> list[Violation]:
     return out
 
 
-def library_use(tree: ast.AST, entry: str, package: str) -> str:
+def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None = None) -> str:
     """The permissive strict gate's rule for using the library, in place of the official one: the
     entry function exists and returns a value, and the library is named in code reachable from it
     (its body, and the module-level functions, classes and assignments it names, transitively).
-    So a helper, a method or ``import PKG.sub as la`` may make the call.
+    So a helper, a method or ``import PKG.sub as la`` may make the call.  As officially, one call
+    to the array constructor alone is not a use (it computes nothing).
 
     Args:
         tree: the parsed answer.
         entry: the entry function's name.
         package: the library's package name.
+        array_ctor: the array constructor's name (None: not checked).
 
     Returns:
         "" when the rule holds, else why not (one line)."""
@@ -612,6 +614,7 @@ def library_use(tree: ast.AST, entry: str, package: str) -> str:
         return f"the entry function {entry} returns no value"
     seen: set[int] = set()
     todo: list[ast.AST] = [fn]
+    named, calls = False, []
     while todo:
         node = todo.pop()
         if id(node) in seen:
@@ -619,7 +622,16 @@ def library_use(tree: ast.AST, entry: str, package: str) -> str:
         seen.add(id(node))
         for n in ast.walk(node):
             if isinstance(n, ast.Name):
-                if n.id in lib_names:
-                    return ""
+                named = named or n.id in lib_names
                 todo.extend(defs.get(n.id, ()))
-    return f"the entry function {entry} does not use {package}, directly or through the code it names"
+            elif isinstance(n, ast.Call):
+                root = n.func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in lib_names:
+                    calls.append(n)
+    if not named:
+        return f"the entry function {entry} does not use {package}, directly or through the code it names"
+    if array_ctor and len(calls) == 1 and array_ctor.lower() in _call_name(calls[0].func).lower():
+        return f"the only {package} call of {entry} is the array constructor"
+    return ""
