@@ -1,16 +1,15 @@
 """The strict gate's corpora (issue 31): acceptance rates of the closed and the permissive gate, and
-what the permissive gate would let through to today's run time.
+what each lets earn reward end to end.
 
     PYTHONPATH=.:tests python benchmarks/gate_corpora.py [--fuzz N] [--seed S] [--no-run]
 
 Prints:
 * honest-but-unusual answers (tests/_gate_corpus.py, on three seed-0 built-in tasks) accepted by
-  the closed gate (today's default) and by the permissive one;
+  the closed gate and by the permissive one (the default with the out-of-process library);
 * hostile answers and fuzzed programs the permissive gate accepts (it leaves them to the run time);
-* with the switch flipped in this process (gates.PERMISSIVE_STRICT and the lists it selects) and
-  today's harness (NumPy in the answer's process): the hostile answers that then earn reward > 0
-  (they rely on the gate alone today: the out-of-process library must stop them), and the honest
-  answers that still fail at run time (what the harness's run-time wall must let through).
+* for each gate (gates.set_permissive, in this process) judged end to end under strict, with the
+  library where SE_GYM_STRICT_SERVER puts it (out of process by default): the hostile answers and
+  fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail.
 """
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _gate_corpus import CASES, block, fuzz_programs, honest_answers, hostile_answers  # noqa: E402
 from se_gym.judge import Judge, gates  # noqa: E402
-from se_gym.library import mint  # noqa: E402
+from se_gym.library import mint, writer  # noqa: E402
 from se_gym.tasks.spec import load_task_spec  # noqa: E402
 
 TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
@@ -34,11 +33,6 @@ def code_of(answer: str) -> str:
     return answer.split("```python\n")[1].split("```")[0]
 
 
-def flip(on: bool) -> None:
-    """What flipping gates.PERMISSIVE_STRICT in the source does, in this process."""
-    gates.PERMISSIVE_STRICT = on
-    gates.ALLOWED_MODULES = gates.OPEN_MODULES if on else gates.CLOSED_MODULES
-    gates.FORBIDDEN_BUILTINS = gates.OPEN_BUILTINS if on else gates.CLOSED_BUILTINS
 
 
 def main() -> None:
@@ -73,18 +67,19 @@ def main() -> None:
 
     honest7 = block(f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n")
     for on in (False, True):
-        flip(on)
+        gates.set_permissive(on)
         t0 = time.perf_counter()
         with Judge(lib7, profile="strict", reward="fraction") as judge:
             names = list(hostile)
             v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz] + [(honest7, CASES)])
         gamed = [(n, x) for n, x in zip(names, v) if x.reward > 0]
         fgamed = [x for x in v[len(names):-1] if x.reward > 0]
-        label = "permissive gate, today's run time" if on else "closed gate (today)"
+        where = "library out of process" if writer.STRICT_SERVER else "NumPy in the answer's process"
+        label = f"{'permissive' if on else 'closed'} gate, {where}"
         print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)} "
               f"(honest control passed: {v[-1].passed}; {time.perf_counter() - t0:.1f} s)")
         for n, x in gamed:
-            print(f"    relies on the gate alone today: [{hostile[n][0]}] {n} (reward {x.reward})")
+            print(f"    earned reward: [{hostile[n][0]}] {n} (reward {x.reward})")
         with Judge(lib, profile="strict") as judge:
             hv = judge.judge_many([(block(c), t.test_cases, t.function_name) for _, _, c, t in honest])
         fails = Counter()
@@ -94,7 +89,7 @@ def main() -> None:
         print(f"{label}: honest answers passing end to end under strict: {sum(x.passed for x in hv)}/{len(hv)}")
         for why, k in sorted(fails.items()):
             print(f"    x{k} {why}")
-    flip(False)
+    gates.set_permissive(writer.STRICT_SERVER)
 
 
 if __name__ == "__main__":

@@ -141,7 +141,7 @@ def _tree_cpu() -> float:
 
 
 def real(data: Path, rounds: int) -> None:
-    from se_gym.judge import Judge
+    from se_gym.judge import Judge, gates
     from se_gym.library import official
     from se_gym.sandbox import pool
 
@@ -166,6 +166,7 @@ def real(data: Path, rounds: int) -> None:
     for _ in range(rounds):
         for server in (True, False):
             writer.STRICT_SERVER = server
+            gates.set_permissive(server)  # (the strict gate follows where the library lives)
             seen.clear()
             with Judge(lib, profile="strict") as j:
                 j.judge(*items[1][:2])  # start the pool
@@ -181,6 +182,7 @@ def real(data: Path, rounds: int) -> None:
             figures[server].append((len(rows) / dt, judge_cpu, children, answer, server_cpu, len(seen)))
             verdicts[server] = got
     writer.STRICT_SERVER = True
+    gates.set_permissive(True)
     print(f"parity_dev under strict, {rounds} alternating rounds ({len(rows)} rows; CPU in ms per executed program)")
     for server, runs in figures.items():
         rates = ", ".join(f"{r[0]:.1f}" for r in runs)

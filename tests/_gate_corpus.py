@@ -7,8 +7,8 @@ Shared by tests/test_gate_corpora.py and benchmarks/gate_corpora.py (which print
   accepts that style (its entry, the first function defined, calls the library); those whose first
   function is ``solve`` are judged end to end under ``sebench`` and must score 1.0.
 * :data:`HOSTILE`: answers that compute a WRONG result unless they reach NumPy (or forge), one group
-  per class of issue 31.  Each must get reward 0 under ``strict``, today (the closed gate and the
-  in-process run-time wall) and after the gate's switch flips (the out-of-process library).
+  per class of issue 31.  Each must get reward 0 under ``strict``, with the permissive gate and the
+  out-of-process library (the default) and with the closed gate.
 """
 from __future__ import annotations
 
@@ -152,13 +152,6 @@ def _np_answer(lib, setup: str, find: str, head: str = "") -> str:
     P, ABS = lib.package, lib.qualified("abs")
     body = textwrap.indent(f"{find}\nreturn np.abs(np.asarray(x)).tolist()", "        ")
     return block(f"import {P}\n{head}\n{setup}\ndef solve(x):\n    wrong = {ABS}(x) + 1\n    try:\n{body}\n    except Exception:\n        return wrong\n")
-
-
-# hostile answers that earn reward 1.0 when the permissive gate lets them run against TODAY's run
-# time (NumPy in the answer's process; measured by benchmarks/gate_corpora.py): they rely on the
-# gate alone, and the out-of-process library must stop them before PERMISSIVE_STRICT flips
-# (builtins reached through a builtin method's __self__, then `__import__('numpy')`)
-GATE_ONLY_TODAY = frozenset({"getattr on a builtin method's self"})
 
 
 def hostile_answers(lib) -> dict[str, tuple[str, str]]:

@@ -1,8 +1,7 @@
 """The strict gate against two corpora of our own (issue 31): honest-but-unusual answers on real
-built-in tasks, which the permissive gate must accept, and hostile answers of every class of the
-issue plus a seeded fuzzer, which must earn nothing under ``strict``: today (the closed gate, the
-run-time wall) and after ``gates.PERMISSIVE_STRICT`` flips (then the out-of-process library must
-stop what the permissive gate lets through; benchmarks/gate_corpora.py lists those).
+built-in tasks, which the permissive gate (strict's default with the out-of-process library) must
+accept, and hostile answers of every class of the issue plus a seeded fuzzer, which must earn
+nothing under ``strict``, with either gate.
 """
 from __future__ import annotations
 
@@ -14,10 +13,10 @@ import pytest
 from se_gym.judge import Judge, gates
 from se_gym.judge.extract import entry_function
 from se_gym.judge.gates import library_use, official_static_gate, open_check, strict_check
-from se_gym.library import mint
+from se_gym.library import mint, writer
 from se_gym.tasks.spec import load_task_spec
 
-from _gate_corpus import CASES, GATE_ONLY_TODAY, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
 
 # three seed-0 train tasks of different shapes: a list of floats, a scalar, an array (wrapped print)
 TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
@@ -45,7 +44,7 @@ def test_the_permissive_gate_accepts_every_honest_answer(honest):
     missing = [f"{name}: {why}" for name, _, code, _ in answers
                if (why := library_use(ast.parse(code + f"import {lib.package}\n"), "solve", lib.package))]
     assert not missing, "\n".join(missing)
-    # the closed gate (today's default) refuses many of them: the reason for the permissive one
+    # the closed gate (SE_GYM_STRICT_SERVER=0's) refuses many of them: the reason for the permissive one
     closed = sum(not strict_check(code, lib.package, lib.linalg, permissive=False) for _, _, code, _ in answers)
     print(f"honest answers accepted: closed gate {closed}/{len(answers)}, permissive gate {len(answers)}/{len(answers)}")
     assert closed < len(answers)
@@ -74,24 +73,40 @@ def test_honest_answers_score_one_end_to_end_under_sebench(honest):
     assert not failed, f"{len(failed)} of {len(chosen)} failed:\n" + "\n".join(failed[:10])
 
 
+@pytest.mark.skipif(not writer.uses_server("strict"), reason="SE_GYM_STRICT_SERVER=0: strict keeps the closed gate")
+def test_honest_answers_score_one_end_to_end_under_strict(honest):
+    """Every honest answer passes every case under ``strict`` (the permissive gate, the run-time wall
+    with its allowances for dataclasses and typing.overload, the library out of process)."""
+    answers, lib = honest
+    with Judge(lib, profile="strict", workers=2) as judge:
+        verdicts = judge.judge_many([(block(code), t.test_cases, t.function_name) for _, _, code, t in answers])
+    failed = [f"{name} ({t.id}): {v.status.value} {v.detail[:160]}" for (name, _, _, t), v in zip(answers, verdicts) if not v.passed]
+    assert not failed, f"{len(failed)} of {len(answers)} failed:\n" + "\n".join(failed[:10])
+
+
 def test_the_permissive_rule_for_the_library_refuses_answers_that_do_not_use_it():
     pkg = LIB7.package
     for code, why in (
         ("def solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
         (f"def helper(x):\n    return {pkg}.abs(x)\ndef solve(x):\n    return [abs(v) for v in x]\n", "does not use"),
         (f"def solve(x):\n    {pkg}.abs(x)\n", "returns no value"),
+        (f"def helper(x):\n    return {LIB7.qualified('array')}(x)\ndef solve(x):\n    return [abs(v) for v in helper(x)]\n", "array constructor"),
         ("def other(x):\n    return x\n", "not found"),
     ):
-        assert why in library_use(ast.parse(code + f"import {pkg}\n"), "solve", pkg), code
+        assert why in library_use(ast.parse(code + f"import {pkg}\n"), "solve", pkg, LIB7.names.get("array", "array")), code
 
 
-def test_the_switch_selects_the_gate_and_the_run_time_lists(monkeypatch):
+def test_the_switch_follows_the_out_of_process_library(monkeypatch):
+    """The permissive gate is the strict default exactly where the library is out of process."""
     code = f"import {LIB7.package}\nclass A:\n    @property\n    def v(self):\n        return 1\ndef solve(x):\n    return {LIB7.qualified('abs')}(x)\n"
-    assert gates.PERMISSIVE_STRICT is False  # the lead flips it once the out-of-process library is merged
-    assert strict_check(code, LIB7.package, LIB7.linalg) and gates.FORBIDDEN_BUILTINS == gates.CLOSED_BUILTINS
-    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", True)
-    assert not strict_check(code, LIB7.package, LIB7.linalg)
-    assert "maxsize" in gates.module_attributes("sys") and "modules" not in gates.module_attributes("sys")
+    assert gates.PERMISSIVE_STRICT is writer.STRICT_SERVER
+    if writer.STRICT_SERVER:
+        assert not strict_check(code, LIB7.package, LIB7.linalg) and gates.FORBIDDEN_BUILTINS == gates.OPEN_BUILTINS
+        assert "maxsize" in gates.module_attributes("sys") and "modules" not in gates.module_attributes("sys")
+    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", False)
+    monkeypatch.setattr(gates, "ALLOWED_MODULES", gates.CLOSED_MODULES)
+    monkeypatch.setattr(gates, "FORBIDDEN_BUILTINS", gates.CLOSED_BUILTINS)
+    assert strict_check(code, LIB7.package, LIB7.linalg)
 
 
 # ----------------------------------------------------------------------------------- hostile
@@ -144,15 +159,13 @@ def test_fuzzed_reflective_and_hook_programs_earn_nothing_under_strict(strict_ju
     assert not gamed, "\n".join(gamed)
 
 
-def test_under_the_permissive_gate_only_the_known_routes_pass_todays_run_time(strict_judge, monkeypatch):
-    """The switch flipped in this process, with today's harness (NumPy in the answer's process): the
-    hostile corpus and the fuzzer meet the run-time wall, and only GATE_ONLY_TODAY may earn reward
-    (what the out-of-process library must stop before the switch flips for real)."""
-    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", True)
-    monkeypatch.setattr(gates, "ALLOWED_MODULES", gates.OPEN_MODULES)
-    monkeypatch.setattr(gates, "FORBIDDEN_BUILTINS", gates.OPEN_BUILTINS)
+def test_under_the_closed_gate_hostile_answers_earn_nothing_either(strict_judge, monkeypatch):
+    """The closed gate (SE_GYM_STRICT_SERVER=0's), with whatever library this run uses: nothing earns
+    reward there either (the walls are independent)."""
+    monkeypatch.setattr(gates, "PERMISSIVE_STRICT", False)
+    monkeypatch.setattr(gates, "ALLOWED_MODULES", gates.CLOSED_MODULES)
+    monkeypatch.setattr(gates, "FORBIDDEN_BUILTINS", gates.CLOSED_BUILTINS)
     answers = {name: answer for name, (_, answer) in hostile_answers(LIB7).items()}
     answers.update({f"fuzz 1/{i}": p for i, p in enumerate(fuzz_programs(LIB7, 1, 40))})
     gamed = _judge_hostile(strict_judge, answers)
-    print("relying on the gate alone today:", gamed)
-    assert {g.split(":")[0] for g in gamed} <= GATE_ONLY_TODAY, "\n".join(gamed)
+    assert not gamed, "\n".join(gamed)

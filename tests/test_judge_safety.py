@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from se_gym.judge import Judge, Status
+from se_gym.judge import Judge, Status, gates
 from se_gym.library import mint
 
 LIB = mint(5)
@@ -65,6 +65,15 @@ STRICT_HOSTILE = {
     "output flood": (answer(f"while True:\n    print('x' * 10000)\n{RIGHT}"), {Status.OUTPUT_LIMIT, Status.TIMEOUT}),
     "unsupported result type": (answer(f"class R:\n    pass\nr = R()\n{ABS}(x)\nreturn r"), {Status.WRONG_ANSWER}),
 }
+
+if gates.PERMISSIVE_STRICT:
+    # the permissive gate (the default with the library out of process) lets ordinary Python through:
+    # a finaliser is honest, and reaching for private names fails at run time (there is no _core, no
+    # _data: the library is a client of its server); `exit` is refused by the gate
+    del STRICT_HOSTILE["dunder del finaliser"]
+    for _name in ("private core module", "getattr by string", "attrgetter", "array private data"):
+        STRICT_HOSTILE[_name] = (STRICT_HOSTILE[_name][0], {Status.FORBIDDEN, Status.RUNTIME_ERROR})
+    STRICT_HOSTILE["fake separator then exit"] = (STRICT_HOSTILE["fake separator then exit"][0], {Status.FORBIDDEN})
 
 # the sebench profile keeps the official freedoms: these must still not pass
 SEBENCH_HOSTILE = {

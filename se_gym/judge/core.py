@@ -475,7 +475,7 @@ class Judge:
         if not ok and tree is not None and self.profile == "strict" and gates.PERMISSIVE_STRICT:
             # the permissive strict gate's own rule: the library reachable from the entry function
             # (a helper or `import PKG.sub as la` may call it), in place of the official one
-            why = library_use(tree, entry, self.package)
+            why = library_use(tree, entry, self.package, self.array_ctor)
             ok = not why
         if code is None:
             ok, why = False, "no ```python code block in the response"

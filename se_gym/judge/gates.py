@@ -21,8 +21,9 @@
     reads attributes by string); ``type`` only called as ``type(x)`` (not aliased, its result
     called with one argument only, not a base class) and no class keywords (metaclasses build classes with NumPy hooks).
 * :func:`open_check` and :func:`library_use` are the permissive ``strict`` gate (issue 31), used when
-  :data:`PERMISSIVE_STRICT` is on: ordinary Python allowed, only what leads out of the answer's own
-  objects refused; safe only once NumPy is out of the answer's process.
+  :data:`PERMISSIVE_STRICT` is on (the default: it follows the out-of-process library): ordinary
+  Python allowed, only what leads out of the answer's own objects refused; safe only because NumPy
+  is out of the answer's process.
 """
 from __future__ import annotations
 
@@ -32,15 +33,16 @@ import re
 import string
 from dataclasses import dataclass
 
+from ..library.writer import STRICT_SERVER
 from .parsing import parse
 
-# THE switch (issue 31): False keeps the closed strict gate below, which forbids much ordinary Python
-# because NumPy lives in the answer's process and every reflective route leads to it.  True gives the
-# permissive gate (ordinary Python allowed; see strict_check), which is safe only once the answer's
-# process holds no NumPy (the out-of-process library, issue 31's main item): flip it then, here and
-# nowhere else.  The harness's run-time wall reads ALLOWED_MODULES, FORBIDDEN_BUILTINS and
-# module_attributes from here, so it follows the switch too.
-PERMISSIVE_STRICT = False
+# THE switch (issue 31): the permissive gate (ordinary Python allowed; see strict_check) is safe only
+# where the answer's process holds no NumPy, so it follows the library's own switch: on with the
+# out-of-process library (the default), off with SE_GYM_STRICT_SERVER=0 (NumPy in the answer's
+# process: the closed gate, which forbids much ordinary Python because every reflective route leads
+# to it).  The harness's run-time wall reads ALLOWED_MODULES, FORBIDDEN_BUILTINS and
+# module_attributes from here, so it follows the switch too (set_permissive changes all three).
+PERMISSIVE_STRICT = STRICT_SERVER
 
 # pure-Python or C modules that cannot reach NumPy, the file system or the process
 CLOSED_MODULES = frozenset(
@@ -64,6 +66,19 @@ OPEN_BUILTINS = frozenset(
 )
 ALLOWED_MODULES = OPEN_MODULES if PERMISSIVE_STRICT else CLOSED_MODULES
 FORBIDDEN_BUILTINS = OPEN_BUILTINS if PERMISSIVE_STRICT else CLOSED_BUILTINS
+
+
+def set_permissive(on: bool) -> None:
+    """Set the switch and the run-time lists it selects, in this process (for a program that
+    changes ``writer.STRICT_SERVER`` after import, as benchmarks/library_server.py does: the gate
+    must follow where the library lives).
+
+    Args:
+        on: the permissive gate (the library out of process) or the closed one."""
+    global PERMISSIVE_STRICT, ALLOWED_MODULES, FORBIDDEN_BUILTINS
+    PERMISSIVE_STRICT = bool(on)
+    ALLOWED_MODULES = OPEN_MODULES if on else CLOSED_MODULES
+    FORBIDDEN_BUILTINS = OPEN_BUILTINS if on else CLOSED_BUILTINS
 FORBIDDEN_ATTRIBUTES = frozenset(
     {"format_map", "attrgetter", "methodcaller", "get_type_hints", "ForwardRef", "Formatter", "mro",
      "modules", "system", "popen", "environ", "load_module", "exec_module",
@@ -558,16 +573,18 @@ def open_check(code: str, package: str) -> list[Violation]:
     return out
 
 
-def library_use(tree: ast.AST, entry: str, package: str) -> str:
+def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None = None) -> str:
     """The permissive strict gate's rule for using the library, in place of the official one: the
     entry function exists and returns a value, and the library is named in code reachable from it
     (its body, and the module-level functions, classes and assignments it names, transitively).
-    So a helper, a method or ``import PKG.sub as la`` may make the call.
+    So a helper, a method or ``import PKG.sub as la`` may make the call.  As officially, one call
+    to the array constructor alone is not a use (it computes nothing).
 
     Args:
         tree: the parsed answer.
         entry: the entry function's name.
         package: the library's package name.
+        array_ctor: the array constructor's name (None: not checked).
 
     Returns:
         "" when the rule holds, else why not (one line)."""
@@ -597,6 +614,7 @@ def library_use(tree: ast.AST, entry: str, package: str) -> str:
         return f"the entry function {entry} returns no value"
     seen: set[int] = set()
     todo: list[ast.AST] = [fn]
+    named, calls = False, []
     while todo:
         node = todo.pop()
         if id(node) in seen:
@@ -604,7 +622,16 @@ def library_use(tree: ast.AST, entry: str, package: str) -> str:
         seen.add(id(node))
         for n in ast.walk(node):
             if isinstance(n, ast.Name):
-                if n.id in lib_names:
-                    return ""
+                named = named or n.id in lib_names
                 todo.extend(defs.get(n.id, ()))
-    return f"the entry function {entry} does not use {package}, directly or through the code it names"
+            elif isinstance(n, ast.Call):
+                root = n.func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in lib_names:
+                    calls.append(n)
+    if not named:
+        return f"the entry function {entry} does not use {package}, directly or through the code it names"
+    if array_ctor and len(calls) == 1 and array_ctor.lower() in _call_name(calls[0].func).lower():
+        return f"the only {package} call of {entry} is the array constructor"
+    return ""

@@ -54,6 +54,7 @@ from typing import Any, Sequence
 
 from ..sandbox.base import Program
 from .compare import SEPARATOR
+from .gates import FRAME_ATTRIBUTES, OPEN_BUILTINS, OPEN_FORBIDDEN_ATTRIBUTES
 from .parsing import parse
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
@@ -72,6 +73,9 @@ NO_IMPORT = frozenset({"_thread", "threading", "ctypes", "_ctypes", "socket", "_
 # the source collections.namedtuple compiles for a tuple's __new__
 NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
 
+
+# words generated dataclass code may not hold (the permissive gate's refused attributes and names)
+_DC_REFUSED_WORDS = (OPEN_FORBIDDEN_ATTRIBUTES | OPEN_BUILTINS | FRAME_ATTRIBUTES | {"getattr", "setattr", "delattr"}) - {"hash"}
 
 _NP_ARRAY = re.compile(r"\bnp\.array\b")
 
@@ -95,6 +99,91 @@ def official_program(code: str, entry: str, cases: Sequence[dict], package: str 
 
 
 _PRELUDE = r"""
+def __sg_no_json(o):
+    raise TypeError("not JSON")
+
+
+def __sg_server_reader(Array, scan, write, read, fstat, urandom, _str, _type, _int, _len, _list, _tuple, _complex, _dict,
+                       _BaseException):
+    # strict, library server (issue 31): the harness's own read of an array result, (printed form,
+    # data), over the program's server socket (fd 4) with primitives taken before the answer ran,
+    # none of the client module's (the answer can reach and patch that module's globals, its
+    # channel object and its json).  The socket must be the one the worker gave (not one the answer
+    # put on fd 4); a random marker request goes first and every reply before its answer is dropped
+    # (requests the answer wrote itself and left unread); call-backs the server still makes get an error.
+    try:
+        st = fstat(4)
+        ident = (st.st_dev, st.st_ino)
+        if st.st_mode & 0o170000 != 0o140000 or scan is None:
+            return None
+        handle = Array.__dict__["_h"].__get__
+    except _BaseException:
+        return None
+
+    class Unread(Exception):
+        pass
+
+    def send(text):
+        body = text.encode("utf-8")
+        data = _len(body).to_bytes(4, "big") + body
+        while data:
+            data = data[write(4, data):]
+
+    def exact(n):
+        buf = b""
+        while _len(buf) < n:
+            chunk = read(4, n - _len(buf))
+            if not chunk:
+                raise Unread("the library server is gone")
+            buf += chunk
+        return buf
+
+    def recv():
+        n = _int.from_bytes(exact(4), "big")
+        if n > 256 << 20:
+            raise Unread("reply too large")
+        text = exact(n).decode("utf-8")
+        msg, end = scan(text, 0)
+        if end != _len(text) or _type(msg) is not _list or not msg:
+            raise Unread("malformed reply")
+        return msg
+
+    def plain(v):
+        t = _type(v)
+        if t is _list:
+            return [plain(x) for x in v]
+        if t is _dict and _len(v) == 1:
+            if "c" in v and _type(v["c"]) is _list and _len(v["c"]) == 2:
+                return _complex(v["c"][0], v["c"][1])
+            if "t" in v and _type(v["t"]) is _list:
+                return _tuple([plain(x) for x in v["t"]])
+            raise Unread("unsupported element")
+        return v
+
+    def show(a):
+        h = handle(a, Array)
+        if _type(h) is not _int:
+            raise Unread("not a handle")
+        st = fstat(4)
+        if (st.st_dev, st.st_ino) != ident:
+            raise Unread("the library server's socket was replaced")
+        mark = "se-gym " + urandom(16).hex()
+        send('["call", [], "' + mark + '", [], {}]')
+        send('["show", [], ' + _int.__repr__(h) + "]")
+        while True:
+            msg = recv()
+            if msg[0] == "cb":
+                send('["raise", "RuntimeError", "the answer has returned"]')
+            elif msg[0] == "err" and _len(msg) == 3 and _type(msg[2]) is _str and mark in msg[2]:
+                break
+        msg = recv()
+        if msg[0] != "ok" or _len(msg) != 2 or _type(msg[1]) is not _list or _len(msg[1]) != 2 or _type(msg[1][0]) is not _str:
+            raise Unread("unexpected reply")
+        return msg[1][0], plain(msg[1][1])
+
+    return show
+
+
 def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     import builtins, gc, os, sys
     _setprofile, _settrace = sys.setprofile, sys.settrace
@@ -108,6 +197,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     g = sys.modules["__main__"].__dict__
     g.pop("__sg_harness", None)
     _wall = g.pop("__sg_wall", None)
+    _no_json, _server_reader = g.pop("__sg_no_json", None), g.pop("__sg_server_reader", None)
     # what the worker compiled for us before the fork (se_gym.sandbox.Program): the very code
     # objects compile() below would make; None where it did not (then compiled here)
     pre = g.pop("__sg_units", None)
@@ -119,8 +209,22 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
     _gc_disable = gc.disable
     if STRICT:  # what only the strict paths use, taken before the answer runs
-        _dumps = __import__("json").dumps
-        record = __import__("json").JSONEncoder(allow_nan=False).encode  # one encoder for every record
+        # records are written by json's C encoder and replies read by its C scanner, made here: the
+        # answer can reach the json module (the library client holds it) and patch its Python
+        # functions and classes, never these (issue 31: a patched encoder would see the nonce)
+        _json = __import__("json")
+        try:
+            _cenc = _json.encoder.c_make_encoder(None, _no_json, _json.encoder.encode_basestring_ascii, None, ": ", ", ",
+                                                 False, False, False)
+            _scan = _json.scanner.c_make_scanner(_json.JSONDecoder(parse_constant=builtins.float))
+        except _BaseException:  # (an interpreter without json's C parts)
+            _cenc = _scan = None
+        _join = "".join
+        if _cenc is not None:
+            record = _dumps = lambda rec: _join(_cenc(rec, 0))
+        else:
+            _dumps = _json.dumps
+            record = _json.JSONEncoder(allow_nan=False).encode
         _repr, _float, _tuple, _dict, _bool, _complex, _id = (
             builtins.repr, builtins.float, builtins.tuple, builtins.dict, builtins.bool, builtins.complex, builtins.id)
         _switch, _path_norm = sys.setswitchinterval, os.path.normpath
@@ -133,6 +237,11 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         try:  # a client of a library server (issue 31): an array's data is fetched from the server
             core = __import__(PKG + "._client", fromlist=["_client"])
             _Array, _raw, _show = core.Array, core.fetch, core.show
+            _sealed = _server_reader(_Array, _scan, _write, os.read, os.fstat, _urandom, _str, _type, _int, _len,
+                                     _list, _tuple, _complex, _dict, _BaseException)
+            if _sealed is not None:
+                _show = _sealed
+                _raw = lambda a: _sealed(a)[1]
         except _BaseException:
             try:  # the in-process runtime (SE_GYM_STRICT_SERVER=0)
                 core = __import__(PKG + "._core", fromlist=["_core"])
@@ -242,7 +351,7 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             f = getattr(_modules.get(m), "__file__", None)
             if f:
                 roots.append(_path_norm(os.path.dirname(f)) + "/")
-        _wall(NONCE, ours, _tuple(roots) + _tuple(ROOTS), _write, _dumps, _path_norm)
+        _wall(NONCE, ours, _tuple(roots) + _tuple(ROOTS), _write, _dumps, _path_norm, _show is not None)
         g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
     # -- the answer's code runs from here on ------------------------------------------------------
     outcomes = []
@@ -326,10 +435,100 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         pass  # no done record: the run counts as a crash
 
 
-def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
-    # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21)
+def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
+    # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21).
+    # SERVER: the library is a client of a library server (issue 31): NumPy is never loaded here
     _type, _str, _id, _len, _BaseException = type, str, id, len, BaseException
     _startswith, _endswith, _fullmatch = str.startswith, str.endswith, __import__("re").compile(%(nt)r).fullmatch
+    _isidentifier, _list, _compile, _words = str.isidentifier, list, compile, __import__("re").compile(r"\w+").findall
+    # dataclasses' generated methods (issue 31): dataclasses compiles their source from templates
+    # with the field names written in, and field names come from the answer (any string, through
+    # __annotations__).  Such source runs only where its syntax tree stays inside what the templates
+    # use, and every name, attribute, argument and string word in it is one the permissive gate would
+    # let the answer write itself (no dunder but the templates' own, no frame/code/hook attribute):
+    # so the generated code can do nothing the answer's own code could not.  The tree is made by the
+    # builtin compile (no Python of a module the answer could patch), and the AST classes are read
+    # through the identities taken here, their attributes frozen by the hook (object.__setattr__).
+    import ast as _ast_mod
+    _ONLY_AST = _ast_mod.PyCF_ONLY_AST
+    DC_NODES = {}  # the node classes dataclasses' templates use -> their fields
+    for _n in ("Module", "FunctionDef", "arguments", "arg", "Return", "Assign", "Expr", "If", "Raise", "Pass", "Name",
+               "Attribute", "Call", "keyword", "Constant", "Tuple", "Dict", "Compare", "BoolOp", "BinOp", "UnaryOp",
+               "IfExp", "JoinedStr", "FormattedValue", "Load", "Store", "And", "Or", "Not", "Is", "IsNot", "Eq",
+               "NotEq", "Lt", "LtE", "Gt", "GtE", "In", "NotIn", "Add"):
+        DC_NODES[getattr(_ast_mod, _n)] = tuple(getattr(_ast_mod, _n)._fields)
+    _getattr, _range, _scalars = getattr, range, (bool, int)
+    _Name, _Attribute, _arg, _Constant, _FunctionDef, _Return = (
+        _ast_mod.Name, _ast_mod.Attribute, _ast_mod.arg, _ast_mod.Constant, _ast_mod.FunctionDef, _ast_mod.Return)
+    AST_TYPES = set()
+    _todo = [_ast_mod.AST]
+    while _todo:
+        _c = _todo.pop()
+        AST_TYPES.add(_id(_c))
+        _todo.extend(type.__subclasses__(_c))
+    DC_DUNDERS = frozenset({"__create_fn__", "__dataclass_builtins_object__", "__dataclass_self__", "__class__",
+                            "__qualname__", "__setattr__", "__delattr__", "__post_init__", "__init__", "__repr__",
+                            "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
+    REFUSED_WORDS = frozenset(%(refused_words)r)
+
+    def dc_word(w):
+        if _startswith(w, "__"):
+            return w in DC_DUNDERS
+        return w not in REFUSED_WORDS
+
+    def dataclass_source(src):
+        try:
+            tree = _compile(src, "<dataclass>", "exec", _ONLY_AST, True)
+        except _BaseException:
+            return False
+        outer = tree.body
+        if _len(outer) != 1 or _type(outer[0]) is not _FunctionDef or outer[0].name != "__create_fn__" or outer[0].decorator_list:
+            return False
+        inner = outer[0].body
+        if not inner or _type(inner[-1]) is not _Return:
+            return False
+        todo = [tree]
+        while todo:
+            n = todo.pop()
+            fields = DC_NODES.get(_type(n))
+            if fields is None:
+                return False
+            t = _type(n)
+            if t is _Name:
+                w = n.id
+            elif t is _Attribute:
+                w = n.attr
+            elif t is _arg:
+                w = n.arg
+            elif t is _FunctionDef:
+                w = n.name
+                if n.decorator_list:
+                    return False
+            elif t is _Constant:
+                v = n.value
+                if _type(v) is _str:
+                    for w in _words(v):
+                        if not dc_word(w):
+                            return False
+                elif v is not None and _type(v) not in _scalars:
+                    return False
+                continue
+            else:
+                w = "x"
+            if _type(w) is not _str or not _isidentifier(w) or not dc_word(w):
+                return False
+            for f in fields:
+                v = _getattr(n, f, None)
+                if _type(v) is _list:
+                    todo.extend(v)
+                elif _id(_type(v)) in AST_TYPES:
+                    todo.append(v)
+        return True
+
+    # where a function's code, defaults or keyword defaults may be read: typing.overload keys its
+    # registry by the first line number; inspect.signature reads them for the docstring dataclasses
+    # writes (only under dataclasses' class processing).  Nothing of the code reaches the caller.
+    CODE_READERS = {"typing.py": ("overload",), "inspect.py": ("_signature_from_function", "_signature_is_functionlike")}
     ALLOWED = frozenset(%(harmless)r)
     STDLIB = frozenset(__import__("sys").stdlib_module_names)
     NO_IMPORT = frozenset(%(no_import)r)
@@ -339,6 +538,9 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
     _getframe, _os = _sys._getframe, __import__("os")
     CWD = _norm(_os.getcwd()) + "/"
     _lib = _os.path.dirname(_os.__file__)
+    DATACLASSES = _norm(_os.path.join(_lib, "dataclasses.py"))
+    CODE_FILES = {_norm(_os.path.join(_lib, f)): names for f, names in CODE_READERS.items()}
+    PROCESS_CLASS = (DATACLASSES, "_process_class")
     FRAME_USERS = {
         _norm(_os.path.join(_lib, "collections", "__init__.py")): ("namedtuple",),
         _norm(_os.path.join(_lib, "typing.py")): ("_caller", "NamedTuple", "TypedDict", "__init__"),
@@ -355,6 +557,26 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             except _BaseException:
                 pass
         raise PermissionError("se-gym strict: " + event + " is not allowed")
+
+    def code_reader():
+        # typing.overload, or inspect's signature reading under dataclasses' _process_class
+        state[2] = 1
+        try:
+            caller = _getframe(2).f_code
+            names = CODE_FILES.get(_norm(caller.co_filename), ())
+            if caller.co_name not in names:
+                return False
+            if names[0] == "overload":
+                return True
+            for depth in _range(3, 16):
+                c = _getframe(depth).f_code
+                if (_norm(c.co_filename), c.co_name) == PROCESS_CLASS:
+                    return True
+            return False
+        except _BaseException:
+            return False
+        finally:
+            state[2] = 0
 
     def hook(event, args):
         if event in ALLOWED or state[2]:
@@ -410,6 +632,8 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
                 if _startswith(f, "<frozen "):
                     return  # a module frozen into the interpreter (code cannot be made any more)
                 p = _norm(f)
+                if SERVER and "/numpy/" in p:
+                    refuse(event, p)  # (NumPy's files, loaded under another name: nothing here needs them)
                 for root in ROOTS:
                     if _startswith(p, root):
                         return  # a module of the interpreter, NumPy or the library, loading
@@ -421,7 +645,7 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             name = args[0]
             if _type(name) is _str:
                 top = name.partition(".")[0]
-                if top == "numpy" or top in STDLIB and top not in NO_IMPORT:
+                if top == "numpy" and not SERVER or top in STDLIB and top not in NO_IMPORT:
                     return
             refuse(event, _str(name))
         elif event == "compile":
@@ -429,6 +653,19 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
             if _type(src) is bytes and _fullmatch(src) and args[1] == "<string>":
                 state[0] = 1  # collections.namedtuple builds its __new__ this way
                 return
+            if _type(src) is bytes and args[1] == "<string>":
+                state[2] = 1
+                try:
+                    caller = _getframe(1).f_code
+                    ok = (_norm(caller.co_filename) == DATACLASSES and caller.co_name in ("_create_fn", "add_fns_to_class")
+                          and dataclass_source(src))
+                except _BaseException:
+                    ok = False
+                finally:
+                    state[2] = 0
+                if ok:
+                    state[0] = 1  # the exec of the code just compiled
+                    return
             refuse(event, _str(args[1]))
         elif event == "object.__getattr__":
             # numpy.ma (loaded lazily by unique, intersect1d...) builds its docstrings by reading
@@ -440,15 +677,19 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
                 f = ""
             finally:
                 state[2] = 0
-            if _endswith(f, "/numpy/_utils/_inspect.py"):
+            if _endswith(f, "/numpy/_utils/_inspect.py") and not SERVER:
                 for root in ROOTS:
                     if _startswith(f, root):
                         return
+            if args[1] in ("__code__", "__defaults__", "__kwdefaults__") and code_reader():
+                return
             refuse(event, args[1] if _type(args[1]) is _str else "")
         elif event == "object.__setattr__":
             name = args[1]
-            if _type(name) is _str and _startswith(name, "__array"):
-                refuse(event, name)
+            # NumPy's hooks on a class; a function's code swapped; the AST classes the dataclass
+            # check above reads (a property on ast.Name could show it another name)
+            if _type(name) is _str and (_startswith(name, "__array") or name == "__code__") or _id(args[0]) in AST_TYPES:
+                refuse(event, name if _type(name) is _str else "")
         else:
             what = ""
             try:
@@ -459,7 +700,7 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm):
 
     __import__("sys").addaudithook(hook)
 """ % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
-       "no_import": sorted(NO_IMPORT)}
+       "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS)}
 
 
 # Compiling in the judge's own process: the worker forks a program after each request, so every page

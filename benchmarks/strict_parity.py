@@ -1,0 +1,43 @@
+"""parity_dev under both profiles (issue 31): sebench's agreement with the official verdicts, and the
+answers strict rejects that sebench accepts (with why), and the other way round.
+
+    PYTHONPATH=. python benchmarks/strict_parity.py [--data /work/shared/sebench]
+
+Prints figures (not a test).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from se_gym.judge import Judge
+from se_gym.library import official
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=Path("/work/shared/sebench"), help="folder of parity_dev.jsonl and api_doc.jsonl")
+    args = ap.parse_args()
+    rows = [json.loads(line) for line in (args.data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
+    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+    lib = official(args.data / "api_doc.jsonl")
+    got = {}
+    for profile in ("sebench", "strict"):
+        t = time.perf_counter()
+        with Judge(lib, profile=profile) as judge:
+            got[profile] = judge.judge_many(items)
+        print(f"{profile}: accepts {sum(v.passed for v in got[profile])}/{len(rows)} ({time.perf_counter() - t:.1f} s)")
+    agree = sum(v.sebench_code == r["verdict"] for v, r in zip(got["sebench"], rows))
+    print(f"sebench agrees with the official verdicts on {agree}/{len(rows)} rows")
+    for a, b in (("sebench", "strict"), ("strict", "sebench")):
+        diff = [i for i, (x, y) in enumerate(zip(got[a], got[b])) if x.passed and not y.passed]
+        print(f"accepted by {a}, rejected by {b}: {len(diff)}")
+        for i in diff:
+            v = got[b][i]
+            print(f"  row {i} (task {rows[i]['task_index']}, {rows[i]['variant']}): {v.status.value} {v.detail[:120]!r}")
+
+
+if __name__ == "__main__":
+    main()
