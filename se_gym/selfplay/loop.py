@@ -30,7 +30,7 @@ import logging
 import random
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -143,14 +143,6 @@ class SelfPlayConfig:
                 parse_task_spec(ev)
             except TaskError as exc:
                 raise CLIError(f"eval must be {EVAL_KINDS}: {exc}") from None
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "SelfPlayConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise CLIError(f"unknown self-play setting(s): {', '.join(unknown)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
 _WARNED_EVAL: set[str] = set()
