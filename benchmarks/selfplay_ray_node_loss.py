@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -110,6 +111,7 @@ def main() -> None:
         walls = ", ".join(f"{k} {v:.0f}" for k, v in s["wall_s"].items())
         print(f"{s['round']:5d}  {files}/{len(STAGES):<10d}  {s['proposed']:8d}  {s['valid']:5d}  {len(keys):6d} ({want:3d})      "
               f"{len(keys) - len(set(keys)):10d}  {s['buffer']:6d} ({buffer:3d})   {walls} s")
+    shutil.rmtree(tmp, ignore_errors=True)  # the tiny model, and the run unless --out kept it elsewhere
 
 
 if __name__ == "__main__":
