@@ -75,6 +75,9 @@ def test_kill_mid_round_then_rerun_loses_nothing_and_counts_nothing_twice(world,
     assert p.returncode == 0, text[-3000:]
     for f, stamp in before.items():  # what was done before the kill was reused, not redone
         assert _stamp(f) == stamp, f"{f.name} was rewritten"
+    ends = [ln for ln in text.splitlines() if ln.startswith("[round ") and " valid " in ln]
+    assert len(ends) == 2, text[-3000:]  # each round's last line splits its wall time by stage
+    assert all(ln.split("; wall ", 1)[1].startswith("propose ") and "learn " in ln and "eval " in ln for ln in ends), ends
     log = [json.loads(ln) for ln in (out / "log.jsonl").read_text().splitlines()]
     assert [r["round"] for r in log] == [0, 1, 2]
     for r in log[1:]:
@@ -134,6 +137,13 @@ def test_learn_stage_of_each_regime_on_judged_samples(world, tmp_path):
             assert m["rl_nonzero_advantage"] == {"solve": 6, "propose": 3}
 
 
+def test_a_rounds_log_line_splits_its_wall_time_by_stage():
+    from se_gym.selfplay.loop import stage_times
+
+    line = stage_times({"propose": 1.25, "validate": 0.5, "solve": 3.0, "rewards": 0.0, "learn": 10.0, "eval": 2.0})
+    assert line == "propose 1.2 s, validate 0.5 s, solve 3.0 s, rewards 0.0 s, learn 10.0 s, eval 2.0 s, total 16.8 s"
+
+
 def test_curriculum_covers_the_library_before_repeating():
     from se_gym.library import from_spec
     from se_gym.selfplay.prompts import Curriculum
@@ -164,6 +174,73 @@ def test_config_file_and_flags(tmp_path):
         build_config(parser.parse_args(["--config", str(tmp_path / "bad.json"), "--out", "x"]))
     with pytest.raises(CLIError, match="gap reward needs both"):
         build_config(parser.parse_args(["--out", "x", "--model", "m", "--books", "open"]))
+
+
+def test_the_cli_is_built_from_the_config_dataclasses(tmp_path):
+    """One source: every SelfPlayConfig and SelfPlayRunOptions field is a flag with its help, and
+    nothing given yields the dataclass defaults; --config may hold options of both."""
+    import argparse
+    import dataclasses
+
+    from se_gym.errors import CLIError
+    from se_gym.selfplay.cli import SelfPlayRunOptions, build_config, configure, run_options
+    from se_gym.selfplay.loop import SelfPlayConfig
+
+    parser = argparse.ArgumentParser()
+    configure(parser)
+    by_dest = {a.dest: a for a in parser._actions if a.option_strings}
+    for cls in (SelfPlayConfig, SelfPlayRunOptions):
+        for f in dataclasses.fields(cls):
+            assert f.name in by_dest and by_dest[f.name].help.startswith(f.metadata["help"]), f.name
+    assert build_config(parser.parse_args(["--out", "x"])) == SelfPlayConfig()
+    assert run_options(parser.parse_args(["--out", "x"])) == SelfPlayRunOptions(out="x")
+    # the spellings of before: store-true flags, --no-progress, nargs lists
+    args = parser.parse_args(["--out", "x", "--no-progress", "--restart", "--record-tokens", "--books", "open", "closed",
+                              "--functions", "abs", "add", "--eval", "builtin:3", "--eval-split", "single_train"])
+    cfg, job = build_config(args), run_options(args)
+    assert cfg.record_tokens and cfg.books == ("open", "closed") and cfg.functions == ("abs", "add")
+    assert (cfg.eval, cfg.eval_split) == ("builtin:3", "single_train")
+    assert not job.progress and job.restart
+    (tmp_path / "c.toml").write_text('model = "m"\nout = "runs/x"\ngenerators = 3\n')
+    args = parser.parse_args(["--config", str(tmp_path / "c.toml"), "--generators", "4"])
+    assert build_config(args).model == "m" and run_options(args) == SelfPlayRunOptions(out="runs/x", generators=4)
+    with pytest.raises(CLIError, match="--out is required"):
+        run_options(parser.parse_args(["--model", "m"]))
+    with pytest.raises(CLIError, match="eval must be"):
+        build_config(parser.parse_args(["--out", "x", "--eval", "held-out"]))
+
+
+def test_eval_is_a_task_spec_with_its_own_split(tmp_path, monkeypatch, caplog):
+    """--eval builtin:N is the seed N (as in every other task spec), the split is --eval-split, and
+    the tasks come from se_gym.tasks.spec.load_task_spec with the library's seed as the default;
+    the old builtin:SPLIT still works, with one deprecation warning."""
+    import logging
+
+    import se_gym.tasks.spec as spec_mod
+    from se_gym.library import from_spec
+    from se_gym.selfplay import loop
+    from se_gym.selfplay.loop import SelfPlayConfig, load_eval_tasks
+
+    calls = []
+
+    def fake_load(spec, split, library=None, default_seed=0, progress=True):
+        calls.append((spec, split, library.source, default_seed))
+        return [], library
+
+    monkeypatch.setattr(spec_mod, "load_task_spec", fake_load)
+    lib = from_spec("seed:7")
+    load_eval_tasks("builtin", lib, SelfPlayConfig())
+    load_eval_tasks("builtin:3", lib, SelfPlayConfig(eval="builtin:3", eval_split="single_train"))
+    assert calls == [("builtin", "single_test", "seed:7", 7), ("builtin:3", "single_train", "seed:7", 7)]
+    monkeypatch.setattr(loop, "_WARNED_EVAL", set())
+    with caplog.at_level(logging.WARNING, logger="se_gym.selfplay.loop"):
+        old = SelfPlayConfig(eval="builtin:multi_test")
+        SelfPlayConfig(eval="builtin:multi_test")
+    assert (old.eval, old.eval_split) == ("builtin", "multi_test")
+    assert sum("deprecated" in r.getMessage() for r in caplog.records) == 1
+    (tmp_path / "suite").mkdir()
+    old = SelfPlayConfig(eval=f"sebench:{tmp_path / 'suite'}:single_train")
+    assert (old.eval, old.eval_split) == (f"sebench:{tmp_path / 'suite'}", "single_train")
 
 
 def test_backend_flags_need_ray(tmp_path):

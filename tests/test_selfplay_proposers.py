@@ -13,8 +13,8 @@ FUNCTIONS = ("abs", "cumsum", "add")
 def _selfplay(tmp_path, **kw):
     from se_gym.selfplay.loop import SelfPlay, SelfPlayConfig
 
-    cfg = SelfPlayConfig(model="unused", library=LIBRARY, prompts="miniature", rounds=1, proposals=3, functions=FUNCTIONS,
-                         samples=2, eval="none", **kw)
+    cfg = SelfPlayConfig(**{"model": "unused", "library": LIBRARY, "prompts": "miniature", "rounds": 1, "proposals": 3,
+                            "functions": FUNCTIONS, "samples": 2, "eval": "none", **kw})
     return SelfPlay(cfg, tmp_path / "run", progress=False, log=lambda m: None)
 
 
@@ -296,3 +296,19 @@ def test_rehearsal_rounds_choose_which_rounds_proposals_are_rehearsed(tmp_path, 
         (sp.rdir(q) / "validate.json").write_text(json.dumps({"outcomes": outs}))
     own = sp._rehearsal(3, [{"prompt": "pnow", "text": "now"}], [Outcome(None, None, task=task)])
     assert {text for _, text in own} == expected
+
+
+def test_a_run_folder_bound_before_eval_split_still_resumes(tmp_path):
+    """The default evaluation binds the folder as before --eval-split (eval 'builtin:single_test', no
+    eval_split), so runs started before the task-spec grammar resume; another split is another run."""
+    import json
+
+    from se_gym.errors import CLIError
+    from se_gym.storage import RUN_FILE
+
+    sp = _selfplay(tmp_path, eval="builtin")
+    bound = json.loads((sp.out / RUN_FILE).read_text())["config"]
+    assert bound["eval"] == "builtin:single_test" and "eval_split" not in bound
+    _selfplay(tmp_path, eval="builtin:single_test")  # the old spelling: the same run
+    with pytest.raises(CLIError, match="eval_split"):
+        _selfplay(tmp_path, eval="builtin", eval_split="multi_test")

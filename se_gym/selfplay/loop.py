@@ -30,7 +30,7 @@ import logging
 import random
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -42,49 +42,67 @@ logger = logging.getLogger(__name__)
 REGIMES = ("sft", "rl", "sft+rl")
 
 
+def _opt(default: Any, help: str, **meta: Any) -> Any:
+    """A config field with its flag's help (``se_gym.configs.add_config_arguments``)."""
+    return field(default=default, metadata={"help": help, **meta})
+
+
+EVAL_KINDS = "builtin, builtin:SEED, sebench:PATH, miniature or none"
+
+
 @dataclass(frozen=True)
 class SelfPlayConfig:
-    """Everything that changes results (the run folder is bound to it)."""
+    """Everything that changes results (the run folder is bound to it).  Each field is also a flag
+    of ``se-gym selfplay`` (``--field-name``) with the help text below."""
 
-    model: str = ""
-    library: str = "seed:0"
-    prompts: str = "sebench"  # or "miniature"
-    regime: str = "sft"
-    rounds: int = 3
-    proposals: int = 32  # per round
-    k: int = 1  # functions shown per proposal (1: single-function; >= 3: compositions)
-    functions: tuple[str, ...] = ()  # the curriculum's pool (empty: the whole library)
-    references: int = 3  # buffer tasks shown to the proposer (Absolute Zero: 6)
-    min_inputs: int = 8
-    samples: int = 4  # solver samples per task and book
-    books: tuple[str, ...] = ("open", "closed")
-    proposer_reward: str = "gap"  # learnability | 4p1p | gap
-    rate_book: str = "closed"
-    invalid_penalty: float = -1.0
-    zero_reward: float = 0.0
-    min_tasks: int = 8  # top up from the buffer to this many training tasks
-    seed_tasks: str = ""  # "" | "miniature" | path of an SE-Bench-layout folder or JSONL: the buffer's start
-    propose_temperature: float = 1.0
-    solve_temperature: float = 0.6
-    propose_max_tokens: int = 1024
-    solve_max_tokens: int = 1024
-    sft_lr: float = 1e-5
-    sft_epochs: int = 3
-    sft_batch: int = 8
-    rl_lr: float = 1e-6
-    rl_ppo_epochs: int = 1
-    rl_minibatch: int = 16
-    rl_clip: bool = True
-    eval: str = "builtin:single_test"  # builtin:SPLIT | sebench:PATH:SPLIT | miniature | none
-    eval_limit: int = 64
-    wall_s: float = 3.0
-    dedup_threshold: float = 0.5
-    seed: int = 0
-    record_tokens: bool = False  # each round also writes its solver samples as token trajectories
-    proposer: str = "policy"  # policy | frozen | model:PATH | module:Class | file.py:Class (se_gym.agents.proposer)
-    rehearsal: float = 0.0  # share of the policy proposer's own valid proposals in each SFT step (0: none)
-    rehearsal_rounds: int = 1  # rounds whose valid proposals rehearsal draws from (1: this one; 0: all so far)
-    curriculum: str = "cover"  # cover (every function in turn) | gap (weighted by open- minus closed-book rate)
+    model: str = _opt("", "the starting model: a checkpoint folder or a HF id (required: the empty default is refused)")
+    library: str = _opt("seed:0", "the renamed library, e.g. seed:0")
+    prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the tiny model's short prompts)",
+                        choices=("sebench", "miniature"))
+    regime: str = _opt("sft", "what learns: sft (Closed-SFT on accepted open-book answers), rl (both roles), sft+rl",
+                       choices=REGIMES)
+    rounds: int = _opt(3, "rounds to run (a finished run can be extended)")
+    proposals: int = _opt(32, "tasks proposed per round")
+    k: int = _opt(1, "functions shown per proposal (1: single-function tasks; >= 3: compositions)")
+    functions: tuple[str, ...] = _opt((), "catalogue keys the curriculum draws from (empty: the whole library)")
+    references: int = _opt(3, "earlier valid tasks shown to the proposer (Absolute Zero: 6)")
+    min_inputs: int = _opt(8, "test inputs a valid proposal must have")
+    samples: int = _opt(4, "solver samples per task and book")
+    books: tuple[str, ...] = _opt(("open", "closed"), "books the solver answers in (sft needs open, rl closed)",
+                                  choices=("open", "closed"))
+    proposer_reward: str = _opt("gap", "proposer reward: gap (open minus closed solve rate), learnability or 4p1p")
+    rate_book: str = _opt("closed", "the book whose solve rate the learnability and 4p1p rewards read")
+    invalid_penalty: float = _opt(-1.0, "proposer reward of an invalid proposal")
+    zero_reward: float = _opt(0.0, "proposer reward of a task nobody or everybody solves")
+    min_tasks: int = _opt(8, "top each round's training tasks up from the buffer to this many")
+    seed_tasks: str = _opt("", "the buffer's start: miniature, a folder in SE-Bench layout or a JSONL file (empty: none)")
+    propose_temperature: float = _opt(1.0, "sampling temperature of the proposals")
+    solve_temperature: float = _opt(0.6, "sampling temperature of the solver's answers")
+    propose_max_tokens: int = _opt(1024, "longest proposal, in tokens")
+    solve_max_tokens: int = _opt(1024, "longest solver answer, in tokens")
+    sft_lr: float = _opt(1e-5, "learning rate of each round's SFT")
+    sft_epochs: int = _opt(3, "epochs of each round's SFT")
+    sft_batch: int = _opt(8, "batch size of each round's SFT")
+    rl_lr: float = _opt(1e-6, "learning rate of each round's RL update")
+    rl_ppo_epochs: int = _opt(1, "PPO epochs of each round's RL update")
+    rl_minibatch: int = _opt(16, "minibatch size of each round's RL update")
+    rl_clip: bool = _opt(True, "clip the RL update's ratio (PPO)")
+    eval: str = _opt("builtin", f"held-out closed-book evaluation: {EVAL_KINDS} (a task spec, se_gym.tasks.spec; "
+                                "builtin: the library's own seed)")
+    eval_split: str = _opt("single_test", "the split --eval reads (builtin and sebench)")
+    eval_limit: int = _opt(64, "held-out tasks evaluated per round (0: all)")
+    wall_s: float = _opt(3.0, "wall-time limit of a proposal's reference run, in seconds")
+    dedup_threshold: float = _opt(0.5, "similarity above which a proposal is a near-duplicate of a buffer task")
+    seed: int = _opt(0, "seed of the curriculum, sampling and training")
+    record_tokens: bool = _opt(False, "each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
+    proposer: str = _opt("policy", "who writes the tasks: policy (the learner), frozen (the starting model throughout), "
+                                   "model:PATH (a separate model), or your own ProposerAgent as module:Class or file.py:Class")
+    rehearsal: float = _opt(0.0, "with --proposer policy: share of its own valid proposals in each SFT step, "
+                                 "so solver training keeps its task writing (0 <= share < 1)")
+    rehearsal_rounds: int = _opt(1, "rounds whose valid proposals --rehearsal draws from: 1 this round's, N the last N, 0 every round so far")
+    curriculum: str = _opt("cover", "which functions each round's proposals are about: cover (every function in turn) or gap "
+                                    "(untried first, then by open- minus closed-book solve rate; compositions once all are learned)",
+                           choices=("cover", "gap"))
 
     def __post_init__(self):
         if self.regime not in REGIMES:
@@ -114,14 +132,40 @@ class SelfPlayConfig:
             raise CLIError(str(exc)) from None
         object.__setattr__(self, "functions", tuple(self.functions))
         object.__setattr__(self, "books", tuple(self.books))
+        ev, split = _legacy_eval(self.eval, self.eval_split)
+        object.__setattr__(self, "eval", ev)
+        object.__setattr__(self, "eval_split", split)
+        if ev not in ("", "none", "miniature"):
+            from ..tasks.record import TaskError
+            from ..tasks.spec import parse_task_spec
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "SelfPlayConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise CLIError(f"unknown self-play setting(s): {', '.join(unknown)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+            try:
+                parse_task_spec(ev)
+            except TaskError as exc:
+                raise CLIError(f"eval must be {EVAL_KINDS}: {exc}") from None
+
+
+_WARNED_EVAL: set[str] = set()
+
+
+def _legacy_eval(spec: str, split: str) -> tuple[str, str]:
+    """``(eval, eval_split)`` with the old spellings ``builtin:SPLIT`` and ``sebench:PATH:SPLIT``
+    (the split inside the spec) turned into the task-spec grammar, warning once per spelling."""
+    kind, _, arg = spec.partition(":")
+    new = None
+    if kind == "builtin" and arg and not arg.isdigit():
+        new = ("builtin", arg)
+    elif kind == "sebench" and arg and not Path(arg).exists():
+        path, _, old_split = arg.rpartition(":")
+        if path and old_split and Path(path).exists():
+            new = (f"sebench:{path}", old_split)
+    if new is None:
+        return spec, split
+    if spec not in _WARNED_EVAL:
+        _WARNED_EVAL.add(spec)
+        logger.warning("eval %r is deprecated: the split is its own option now (eval %r, eval_split %r); "
+                       "builtin:N means the seed N as everywhere else", spec, new[0], new[1])
+    return new
 
 
 # -- engines ------------------------------------------------------------------------------------------
@@ -198,6 +242,13 @@ def sample_records(generation: Any) -> list[dict]:
     return [{"text": c.text, "finish_reason": c.finish_reason, **token_fields(c)} for c in generation.completions]
 
 
+def stage_times(times: dict[str, float]) -> str:
+    """A round's wall time split by stage, for its log line: ``propose 1.2 s, validate 0.8 s, ...,
+    total 9.9 s`` (the times a rerun read from the stage files are the times the stage first took)."""
+    parts = [f"{k} {v:.1f} s" for k, v in times.items()]
+    return ", ".join(parts + [f"total {sum(times.values()):.1f} s"])
+
+
 def _seed(*parts: Any) -> int:
     from ..llm.base import derive_seed
 
@@ -233,31 +284,32 @@ def load_seed_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any
     raise CLIError(f"seed_tasks: no such file or folder {spec!r}")
 
 
+def library_seed(library: Any) -> int:
+    """The seed of a minted library (``seed:N``), 0 for any other."""
+    kind, _, arg = library.source.partition(":")
+    return int(arg) if kind == "seed" and arg.isdigit() else 0
+
+
 def load_eval_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
+    """The held-out tasks of ``spec`` (``config.eval``): none, the miniature's, or a task spec
+    (:func:`se_gym.tasks.spec.load_task_spec`, split ``config.eval_split``; ``builtin`` is the
+    library's own seed) against ``library``, at most ``config.eval_limit`` of them."""
     if spec in ("", "none"):
         return []
     if spec == "miniature":
         from .miniature import eval_tasks
 
         return eval_tasks(library, config)
-    kind, _, rest = spec.partition(":")
-    if kind == "builtin":
-        from ..tasks import builtin_tasks
+    from ..tasks.record import TaskError
+    from ..tasks.spec import load_task_spec
 
-        split = rest or "single_test"
-        seed = int(library.source.split(":")[1]) if library.source.startswith("seed:") else 0
-        tasks = builtin_tasks(split, seed=seed, library=library)
-        if config.functions:
-            tasks = [t for t in tasks if set(t.functions) <= set(config.functions)] or tasks
-    elif kind == "sebench":
-        from ..tasks import load_sebench
-
-        path, _, split = rest.rpartition(":")
-        if not path:
-            path, split = rest, "single_test"
-        tasks = list(load_sebench(split, path, library=library))
-    else:
-        raise CLIError(f"eval must be builtin:SPLIT, sebench:PATH:SPLIT, miniature or none, got {spec!r}")
+    spec, split = _legacy_eval(spec, config.eval_split)
+    try:
+        tasks, _ = load_task_spec(spec, split, library, default_seed=library_seed(library), progress=False)
+    except TaskError as exc:
+        raise CLIError(f"eval {spec!r} (split {split!r}): {exc}") from None
+    if config.functions and spec.partition(":")[0] == "builtin":
+        tasks = [t for t in tasks if set(t.functions) <= set(config.functions)] or tasks
     rng = random.Random(f"selfplay-eval-{config.seed}")
     return sorted(rng.sample(list(tasks), min(config.eval_limit, len(tasks))), key=lambda t: t.id) if config.eval_limit else list(tasks)
 
@@ -290,9 +342,12 @@ class SelfPlay:
         self.config = config
         # every setting but the number of rounds binds the folder: a finished run can be extended
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
-        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover")):
+        for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
+                              ("eval_split", "single_test")):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
+        if "eval_split" not in bound and bound["eval"] == "builtin":
+            bound["eval"] = "builtin:single_test"  # the same evaluation, as folders bound before eval_split spell it
         self.run = RunDir(out, "selfplay", bound, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
@@ -503,7 +558,8 @@ class SelfPlay:
         self.run.mark_done(d.name, summary)
         acc = summary["closed_book_acc"]
         acc_text = "not evaluated" if acc is None else f"{acc:.3f}"  # eval="none" measures nothing
-        self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc_text}, rejected {summary['rejected']}")
+        self._log(f"[round {r}] valid {summary['valid']}/{summary['proposed']}, closed-book acc {acc_text}, rejected {summary['rejected']}; "
+                  f"wall {stage_times(times)}")
         return summary
 
     def _function_rates(self, r: int) -> dict[str, dict[str, float]]:
