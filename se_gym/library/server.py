@@ -6,6 +6,13 @@ worker forks one per program from a zygote that imported NumPy and this module
 (``serve(fd)``); run as a script (``python _server.py FD``) it serves a client that had no worker
 (the library imported outside the sandbox).
 
+A server may serve several programs of one worker in turn (``serve`` then ``reset``): every handle
+is dropped between them, NumPy's global state is put back as ``load`` left it, and no function
+hands out uninitialised memory (``empty`` and ``empty_like`` give zeros, ``pad``'s ``"empty"`` mode
+pads with zeros, a ufunc's ``where=`` without ``out=`` leaves zeros), so nothing of an earlier
+program shows.  ``serve`` says whether the server is still fit for reuse: after an error, a
+call-back or a refused request it is not, and the worker forks a fresh one.
+
 It speaks only the library's API (see ``client.py`` for the wire): a function from ``TABLE``, the
 array type's attributes, indexing, ``len``, iteration, its operators and comparisons, ``repr``/
 ``str``, and the data of an array for the harness.  Every request is checked: an unknown
@@ -56,15 +63,51 @@ def _resolve(path):
 
 
 FUNCTIONS = {}  # filled by load(): library name -> NumPy callable
+_STATE = {}  # NumPy's global state as load() left it (what reset() puts back)
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
+    # mode "empty" leaves the padding uninitialised: zeros instead
+    return np.pad(array, pad_width, "constant" if isinstance(mode, str) and mode == "empty" else mode, **kwargs)
+
+
+def _ufunc_call(fn, args, kwargs):
+    """A ufunc call; where ``where=`` leaves outputs it has no ``out=`` for, those start as zeros
+    (NumPy would leave them uninitialised: memory an earlier program may have written)."""
+    if "where" in kwargs and not (len(args) > fn.nin and "out" in kwargs):
+        given = kwargs["out"] if "out" in kwargs else (tuple(args[fn.nin:]) or None)
+        given = given if type(given) is tuple else (given,) * fn.nout
+        if any(g is None for g in given):
+            probe = fn(*args[:fn.nin], **{k: v for k, v in kwargs.items() if k not in ("where", "out")})
+            probes = probe if type(probe) is tuple else (probe,)
+            kwargs = dict(kwargs, out=tuple(np.zeros_like(p) if g is None else g for g, p in zip(given, probes)))
+            out = fn(*args[:fn.nin], **kwargs)
+            if all(isinstance(p, np.generic) for p in probes):  # (scalars in, scalars out, as without out=)
+                out = tuple(o[()] for o in out) if type(out) is tuple else out[()]
+            return out
+    return fn(*args, **kwargs)
 
 
 def load():
     """Resolve the table once (in the zygote, before any program)."""
+    safe = {id(np.empty): np.zeros, id(np.empty_like): np.zeros_like, id(np.pad): _pad}
     for name, path in TABLE.items():
         fn = _resolve(path)
         if fn is not None:
-            FUNCTIONS[name] = fn
+            FUNCTIONS[name] = safe.get(id(fn), fn)
     warnings.simplefilter("ignore")  # NumPy's warnings would go nowhere useful: the program cannot see them
+    _STATE.update(err=np.geterr(), errcall=np.geterrcall(), bufsize=np.getbufsize(), print=np.get_printoptions(),
+                  random=np.random.get_state())
+
+
+def reset():
+    """Between two programs: NumPy's global state as load() left it (no table function sets any of
+    it today; this keeps it so if one ever does)."""
+    np.seterr(**_STATE["err"])
+    np.seterrcall(_STATE["errcall"])
+    np.setbufsize(_STATE["bufsize"])
+    np.set_printoptions(**_STATE["print"])
+    np.random.set_state(_STATE["random"])
 
 
 def _error_name(e):
@@ -83,6 +126,7 @@ class Server:
         self.fd = fd
         self.objects = {}  # handle -> ndarray, or a callable NumPy made (vectorize)
         self.next = 1
+        self.fit = True  # fit to serve another program after this one (see serve)
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -97,6 +141,7 @@ class Server:
             return None
         n = _HEAD.unpack(head)[0]
         if n > MAX_FRAME:
+            self.fit = False
             return None  # (the stream cannot be followed past it: the client is cut off)
         body = self._exact(n)
         if body is None:
@@ -104,8 +149,10 @@ class Server:
         try:
             msg = json.loads(body)
         except (ValueError, RecursionError):
+            self.fit = False
             raise Refused("request is not valid") from None
         if type(msg) is not list or not msg or type(msg[0]) is not str:
+            self.fit = False
             raise Refused("request is not valid")
         return msg
 
@@ -206,6 +253,8 @@ class Server:
 
     def callback(self, k):
         """A callable of the program's: NumPy's calls to it go back to the client."""
+        self.fit = False  # (the program's code runs in the middle of our requests: no reuse after)
+
         def call(*args, **kwargs):
             self.send(["cb", k, [self.encode(a) for a in args], {str(n): self.encode(v) for n, v in kwargs.items()}])
             while True:
@@ -226,8 +275,10 @@ class Server:
         try:
             reply = ["ok", self.dispatch(msg)]
         except RecursionError:
+            self.fit = False
             reply = ["err", "RuntimeError", "nested too deeply"]
         except Exception as e:
+            self.fit = False  # (an error may leave what a reset does not see: a fresh server next)
             reply = ["err", _error_name(e), str(e)[:2000]]
         try:
             self.send(reply)
@@ -246,7 +297,8 @@ class Server:
             fn = FUNCTIONS.get(args[0])
             if fn is None:
                 raise Refused(f"the library has no function {args[0]!r}")
-            return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+            a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
+            return self.encode(_ufunc_call(fn, a, kw) if type(fn) is np.ufunc else fn(*a, **kw))
         if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
             fn = self.objects.get(args[0]) if type(args[0]) is int else None
             if fn is None or isinstance(fn, np.ndarray):
@@ -303,8 +355,23 @@ class Server:
 
 
 def serve(fd):
-    """Answer one client on ``fd`` until it closes its end."""
-    Server(fd).serve()
+    """Answer one client on ``fd`` until it closes its end.
+
+    Args:
+        fd: the socket of the program's end.
+
+    Returns:
+        True when nothing happened that ``reset`` might not undo (no error, call-back or refused
+        request): the server may serve another program after ``reset()``.
+    """
+    server = Server(fd)
+    try:
+        server.serve()
+    except BrokenPipeError:  # (the program went away before reading a reply)
+        server.fit = False
+    finally:
+        server.objects.clear()  # every handle goes now, cycles or not
+    return server.fit
 
 
 if __name__ == "__main__":

@@ -1125,6 +1125,8 @@ def _zygote(spec, ctrl, uid):
         ctrl.send(("library server: %s: %s" % (type(e).__name__, e)).encode()[:4000])
         return
     server_uid = None if uid is None else uid + 1  # another uid than the program's
+    reusable = getattr(module, "reset", None) is not None
+    live = None  # the server kept between programs: [pid, its control socket, the limits it got]
     while True:
         try:
             msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 1)
@@ -1133,39 +1135,56 @@ def _zygote(spec, ctrl, uid):
         if not msg:
             return  # the worker is gone
         if msg[:1] == b"S" and fds:
-            rl = _rlimits(json.loads(msg[1:]), server_uid)
-            pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
-            if pid == 0:
-                _server_child(module, fds[0], rl, server_uid)
+            if live is not None and live[2] != msg[1:]:
+                live = _retire_server(live)  # (other limits: a fresh server gets them)
+            if live is not None:
+                try:
+                    _SOCKET.send_fds(live[1], [b"P"], [fds[0]])
+                except OSError:  # (it died meanwhile)
+                    live = _retire_server(live)
+            if live is None:
+                limits = json.loads(msg[1:])
+                rl = _rlimits(limits, server_uid)
+                mine = theirs = None
+                if reusable:
+                    mine, theirs = _SOCKET.socketpair(_SOCKET.AF_UNIX, _SOCKET.SOCK_SEQPACKET)
+                    mine.settimeout(_SERVER_IDLE_S)
+                    cpu = dict(rl)[resource.RLIMIT_CPU][0]
+                    rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
+                pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
+                if pid == 0:
+                    _server_child(module, fds[0], rl, server_uid, theirs)
+                if theirs is not None:
+                    theirs.close()
+                live = [pid, mine, msg[1:]]
             os.close(fds[0])
-            ctrl.send(b"P%d" % pid)
+            ctrl.send(b"P%d" % live[0])
         elif msg[:1] == b"W" and fds:
             # the worker's warm-up, served by the zygote itself (trusted code; its objects are
             # dropped after): what every server then does first is done once here
             module.serve(fds[0])
+            if reusable:
+                module.reset()
             gc.collect()
             gc.freeze()
             _collapse_heap()
             ctrl.send(b"D")
         elif msg[:1] == b"K":
-            # its CPU time so far (ns; it has seen the end of its input and is exiting), then the
-            # kill; reaped below, later: its exit is not on the worker's way to the next program
-            pid = int(msg[1:])
-            try:
-                with open("/proc/%d/schedstat" % pid, "rb") as f:
-                    cpu = int(f.read().split()[0]) / 1e9
-            except (OSError, ValueError, IndexError):
-                cpu = None
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
+            # the program is gone: its server says it is idle again ("I", kept for the next
+            # program), or that it is no longer fit to serve ("X"), or nothing in time; then it is
+            # killed (reaped below, later: its exit is not on the worker's way to the next program)
+            pid, word = int(msg[1:]), b""
+            if live is not None and live[0] == pid and live[1] is not None:
                 try:
-                    ru = os.wait4(pid, 0)[2]
-                    cpu = ru.ru_utime + ru.ru_stime
-                except ChildProcessError:
-                    cpu = -1.0
+                    word = live[1].recv(64)
+                except OSError:
+                    pass
+            if word[:1] == b"I":
+                cpu = float(word[1:])
+            else:
+                if live is not None and live[0] == pid:
+                    live = _retire_server(live)
+                cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
             ctrl.send(b"C%r" % cpu)
         while True:  # reap the servers gone by now
             try:
@@ -1177,13 +1196,61 @@ def _zygote(spec, ctrl, uid):
             os.close(fd)
 
 
-def _server_child(module, fd, rlimits, uid):
-    """A program's library server; never returns."""
+_SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle again, once the program is gone
+_SERVER_CPU_SPAN = 16  # a kept server's CPU hard limit, in programs' CPU limits (each program gets one on top of what it used)
+_SERVER_PROGRAMS = 1000  # programs one server serves at most
+_SERVER_GROWTH = 64 << 20  # bytes a server may grow by (what it keeps of its programs' memory) before it is replaced
+
+
+def _retire_server(live):
+    """Kill a kept server (reaped later by the zygote's loop); returns None."""
+    if live[1] is not None:
+        live[1].close()
+    try:
+        os.kill(live[0], signal.SIGKILL)
+    except OSError:
+        pass
+    return None
+
+
+def _server_cpu(pid):
+    """The CPU seconds of a server about to be killed (then killed), or -1.0 where unknown."""
+    try:
+        with open("/proc/%d/schedstat" % pid, "rb") as f:
+            cpu = int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        cpu = None
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
+        try:
+            ru = os.wait4(pid, 0)[2]
+            cpu = ru.ru_utime + ru.ru_stime
+        except ChildProcessError:
+            cpu = -1.0
+    return cpu
+
+
+def _server_child(module, fd, rlimits, uid, ctrl):
+    """A program's library server; never returns.  With ``ctrl`` (the zygote's control socket; the
+    server module has a ``reset``) it serves program after program: after each it resets, says
+    "I" and its CPU seconds for that program, and waits for the next program's socket; when it is
+    no longer fit to serve (see the module's ``serve``; too much CPU used, memory kept or programs
+    served) it says "X" instead and exits."""
     status = 1
     try:
         os.setsid()
-        os.dup2(fd, SERVER_FD)
-        os.closerange(SERVER_FD + 1, 1 << 16)
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 64)  # (out of the way of the two numbers below)
+        os.close(fd)
+        if ctrl is not None:
+            cfd = fcntl.fcntl(ctrl.fileno(), fcntl.F_DUPFD, 64)
+            ctrl.close()
+            os.dup2(cfd, SERVER_FD + 1)
+            ctrl = _SOCKET.socket(fileno=SERVER_FD + 1)
+        os.dup2(moved, SERVER_FD)
+        os.closerange(SERVER_FD + (2 if ctrl is not None else 1), 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if uid is not None:
@@ -1200,7 +1267,30 @@ def _server_child(module, fd, rlimits, uid):
                 raise OSError("PR_SET_DUMPABLE failed")
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl")
-        module.serve(SERVER_FD)
+        if ctrl is None:
+            module.serve(SERVER_FD)
+            os._exit(0)
+        cpu_limit, cpu_hard = dict(rlimits)[resource.RLIMIT_CPU]
+        size, served, start = _vm_bytes(), 0, 0.0
+        while True:
+            fit = module.serve(SERVER_FD) is True
+            os.close(SERVER_FD)
+            module.reset()
+            served += 1
+            used = time.process_time()
+            fit = (fit and served < _SERVER_PROGRAMS and used + cpu_limit + 1 < cpu_hard
+                   and _vm_bytes() - size < _SERVER_GROWTH)
+            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start))
+            if not fit:
+                break
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 1)
+            if msg != b"P" or len(fds) != 1:
+                break  # (the zygote is gone)
+            start = time.process_time()
+            if fds[0] != SERVER_FD:  # (the lowest free number: usually it is)
+                os.dup2(fds[0], SERVER_FD)
+                os.close(fds[0])
+            resource.setrlimit(resource.RLIMIT_CPU, (int(start) + 1 + cpu_limit, cpu_hard))  # this program's CPU on top
         status = 0
     except BaseException:
         pass
