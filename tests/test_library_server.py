@@ -56,7 +56,14 @@ def test_the_server_speaks_only_the_library_api(server):
     for req in refused:
         reply = _frame(server, req)
         assert reply[0] == "err" and reply[1] == "TypeError", (req, reply)
-    assert _frame(server, b"not json")[:2] == ["err", "TypeError"]
+    for bad in (b"not json", b'["len",[],1] x', b' ["len",[],1]', b'["len",[],\xff]', b"[" * 100_000):
+        assert _frame(server, bad)[:2] == ["err", "TypeError"], bad
+    # two frames in one write (the server reads ahead): both answered, in order
+    body = json.dumps(["len", [], h]).encode()
+    server.sendall((struct.pack(">I", len(body)) + body) * 2)
+    for _ in range(2):
+        head = server.recv(4, socket.MSG_WAITALL)
+        assert json.loads(server.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL)) == ["ok", 2]
     # NumPy's errors cross as a type name and text, never as objects
     sing = _frame(server, ["call", [], array, [[[0.0, 0.0], [0.0, 0.0]]], {}])[1]
     reply = _frame(server, ["call", [], inv, [sing], {}])

@@ -28,8 +28,39 @@ except NameError:  # used directly from se_gym (tests)
 SERVER_FD = 4  # where the sandbox worker puts this program's server socket
 MAX_FRAME = 256 << 20
 _HEAD = _struct.Struct(">I")
-_dumps = _json.JSONEncoder(separators=(",", ":")).encode
-_loads = _json.loads
+_CHUNK = 16384  # bytes asked of one read: a whole reply, as a rule
+
+
+def _not_plain(obj):
+    raise TypeError(f"values of type {type(obj).__name__} are not accepted by library functions")
+
+
+def _json_codec():
+    # json's C encoder and scanner called directly (see the server's _json_codec: the same frames)
+    make = _json.encoder.c_make_encoder
+    if make is None:
+        dumps = _json.JSONEncoder(separators=(",", ":"), default=_not_plain).encode
+    else:
+        enc = make(None, _not_plain, _json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+        def dumps(msg):
+            return "".join(enc(msg, 0))
+    scan = _json.scanner.make_scanner(_json.JSONDecoder())
+
+    def loads(body):
+        text = body.decode("utf-8")
+        try:
+            obj, end = scan(text, 0)
+        except StopIteration:
+            raise RuntimeError("library server: reply is not valid") from None
+        if end != len(text):
+            raise RuntimeError("library server: reply is not valid")
+        return obj
+
+    return dumps, loads
+
+
+_dumps, _loads = _json_codec()
 
 
 class LinAlgError(ValueError):
@@ -53,6 +84,7 @@ class _Channel:
         self.pid = -1  # the process that made the connection (a fork needs its own server)
         self.lock = None  # (a spawned server only: the sandbox's programs run no threads)
         self.frees = []
+        self.buf = b""  # what was read of the next reply
         self.callbacks = []  # the program's callables handed to the server (by position)
 
     def connect(self):
@@ -61,7 +93,7 @@ class _Channel:
         if self.fd < 0:
             try:
                 if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
-                    self.fd, self.pid = SERVER_FD, _os.getpid()  # the sandbox worker's: forked for this program
+                    self.fd, self.pid, self.buf = SERVER_FD, _os.getpid(), b""  # the sandbox worker's: forked for this program
                     return
             except OSError:
                 pass
@@ -81,7 +113,7 @@ class _Channel:
         proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
         theirs.close()
         self.fd, self.pid, self.lock = mine.fileno(), _os.getpid(), threading.RLock()
-        self.frees, self.callbacks = [], []  # (a fork's copies name the parent's server's objects)
+        self.frees, self.callbacks, self.buf = [], [], b""  # (a fork's copies name the parent's server's objects)
         weakref.finalize(self, _stop, mine, proc)
 
     def send(self, msg):
@@ -91,20 +123,24 @@ class _Channel:
             data = data[_os.write(self.fd, data):]
 
     def recv(self):
-        head = self._exact(4)
-        n = _HEAD.unpack(head)[0]
+        buf = self.buf
+        while len(buf) < 4:
+            buf = self._more(buf, _CHUNK)
+        n = _HEAD.unpack_from(buf)[0]
         if n > MAX_FRAME:
             raise RuntimeError("library server: reply too large")
-        return _loads(self._exact(n))
+        end = 4 + n
+        while len(buf) < end:
+            buf = self._more(buf, max(end - len(buf), _CHUNK))
+        self.buf = buf[end:]
+        return _loads(buf[4:end])
 
-    def _exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = _os.read(self.fd, n - len(buf))
-            if not chunk:
-                raise RuntimeError("library server is gone")
-            buf += chunk
-        return buf
+    def _more(self, buf, n):
+        """``buf`` and what one read brings (up to ``n`` bytes): a reply in one read, as a rule."""
+        chunk = _os.read(self.fd, n)
+        if not chunk:
+            raise RuntimeError("library server is gone")
+        return buf + chunk
 
     def request(self, op, *args):
         self.connect()

@@ -37,7 +37,41 @@ except NameError:  # pragma: no cover - used directly from se_gym (tests)
 MAX_FRAME = 64 << 20  # bytes of one request
 MAX_HANDLES = 1 << 20
 _HEAD = struct.Struct(">I")
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_CHUNK = 16384  # bytes asked of one read: a whole frame, as a rule
+
+
+def _not_plain(obj):
+    raise TypeError(f"a result of type {type(obj).__name__} cannot be returned")
+
+
+def _json_codec():
+    """The frames' JSON, with json's C encoder and scanner called directly: what json.dumps and
+    json.loads add around them (an encoder and its checks made per call, the bytes' encoding
+    guessed, whitespace matched) was half of a small frame's cost."""
+    make = json.encoder.c_make_encoder
+    if make is None:  # (no C accelerator: the pure-Python json)
+        dumps = json.JSONEncoder(separators=(",", ":"), default=_not_plain).encode
+    else:
+        enc = make(None, _not_plain, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+        def dumps(msg):
+            return "".join(enc(msg, 0))
+    scan = json.scanner.make_scanner(json.JSONDecoder())
+
+    def loads(body):
+        text = body.decode("utf-8")
+        try:
+            obj, end = scan(text, 0)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        if end != len(text):
+            raise ValueError("not one JSON value")
+        return obj
+
+    return dumps, loads
+
+
+_dumps, _loads = _json_codec()
 _TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str, "object": object, "bytes": bytes}
 _OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv, "pow": operator.pow,
         "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
@@ -127,6 +161,7 @@ class Server:
         self.objects = {}  # handle -> ndarray, or a callable NumPy made (vectorize)
         self.next = 1
         self.fit = True  # fit to serve another program after this one (see serve)
+        self.buf = b""  # what was read of the next frame
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -136,18 +171,23 @@ class Server:
             data = data[os.write(self.fd, data):]
 
     def recv(self):
-        head = self._exact(4)
-        if head is None:
-            return None
-        n = _HEAD.unpack(head)[0]
+        buf = self.buf
+        while len(buf) < 4:
+            buf = self._more(buf, _CHUNK)
+            if buf is None:
+                return None
+        n = _HEAD.unpack_from(buf)[0]
         if n > MAX_FRAME:
             self.fit = False
             return None  # (the stream cannot be followed past it: the client is cut off)
-        body = self._exact(n)
-        if body is None:
-            return None
+        end = 4 + n
+        while len(buf) < end:
+            buf = self._more(buf, max(end - len(buf), _CHUNK))
+            if buf is None:
+                return None
+        self.buf = buf[end:]  # (an honest client sends nothing more before our reply)
         try:
-            msg = json.loads(body)
+            msg = _loads(buf[4:end])
         except (ValueError, RecursionError):
             self.fit = False
             raise Refused("request is not valid") from None
@@ -156,14 +196,10 @@ class Server:
             raise Refused("request is not valid")
         return msg
 
-    def _exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = os.read(self.fd, n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
+    def _more(self, buf, n):
+        """``buf`` and what one read brings (up to ``n`` bytes), or None at the end of the input."""
+        chunk = os.read(self.fd, n)
+        return buf + chunk if chunk else None
 
     # -- values ---------------------------------------------------------------------------
     def decode(self, v):
