@@ -1126,7 +1126,6 @@ def _zygote(spec, ctrl, uid):
         return
     server_uid = None if uid is None else uid + 1  # another uid than the program's
     reusable = getattr(module, "reset", None) is not None
-    live = None  # the server kept between programs: [pid, its control socket, the limits it got]
     while True:
         try:
             msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 1)
@@ -1135,30 +1134,26 @@ def _zygote(spec, ctrl, uid):
         if not msg:
             return  # the worker is gone
         if msg[:1] == b"S" and fds:
-            if live is not None and live[2] != msg[1:]:
-                live = _retire_server(live)  # (other limits: a fresh server gets them)
-            if live is not None:
-                try:
-                    _SOCKET.send_fds(live[1], [b"P"], [fds[0]])
-                except OSError:  # (it died meanwhile)
-                    live = _retire_server(live)
-            if live is None:
-                limits = json.loads(msg[1:])
-                rl = _rlimits(limits, server_uid)
-                mine = theirs = None
-                if reusable:
-                    mine, theirs = _SOCKET.socketpair(_SOCKET.AF_UNIX, _SOCKET.SOCK_SEQPACKET)
-                    mine.settimeout(_SERVER_IDLE_S)
-                    cpu = dict(rl)[resource.RLIMIT_CPU][0]
-                    rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
-                pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
-                if pid == 0:
-                    _server_child(module, fds[0], rl, server_uid, theirs)
-                if theirs is not None:
-                    theirs.close()
-                live = [pid, mine, msg[1:]]
+            rl = _rlimits(json.loads(msg[1:]), server_uid)
+            mine = theirs = None
+            if reusable:
+                # the server's own control socket, for the worker: it hands the server each next
+                # program's socket directly, and hears from it when it is idle again
+                mine, theirs = _SOCKET.socketpair(_SOCKET.AF_UNIX, _SOCKET.SOCK_SEQPACKET)
+                cpu = dict(rl)[resource.RLIMIT_CPU][0]
+                rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
+            pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
+            if pid == 0:
+                _server_child(module, fds[0], rl, server_uid, theirs)
             os.close(fds[0])
-            ctrl.send(b"P%d" % live[0])
+            if mine is None:
+                ctrl.send(b"P%d" % pid)
+            else:
+                theirs.close()
+                try:
+                    _SOCKET.send_fds(ctrl, [b"P%d" % pid], [mine.fileno()])
+                finally:
+                    mine.close()
         elif msg[:1] == b"W" and fds:
             # the worker's warm-up, served by the zygote itself (trusted code; its objects are
             # dropped after): what every server then does first is done once here
@@ -1170,23 +1165,10 @@ def _zygote(spec, ctrl, uid):
             _collapse_heap()
             ctrl.send(b"D")
         elif msg[:1] == b"K":
-            # the program is gone: its server says it is idle again ("I", kept for the next
-            # program), or that it is no longer fit to serve ("X"), or nothing in time; then it is
-            # killed (reaped below, later: its exit is not on the worker's way to the next program)
-            pid, word = int(msg[1:]), b""
-            if live is not None and live[0] == pid and live[1] is not None:
-                try:
-                    word = live[1].recv(64)
-                except OSError:
-                    pass
-            if word[:1] == b"I":
-                cpu = float(word[1:])
-            else:
-                if live is not None and live[0] == pid:
-                    live = _retire_server(live)
-                cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
-            ctrl.send(b"C%r" % cpu)
-        while True:  # reap the servers gone by now
+            # (a server that serves one program): its CPU time, then the kill; reaped below, later:
+            # its exit is not on the worker's way to the next program
+            ctrl.send(b"C%r" % _server_cpu(int(msg[1:])))
+        while True:  # reap the servers gone by now (killed by us or by the worker)
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
                     break
@@ -1200,17 +1182,6 @@ _SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle a
 _SERVER_CPU_SPAN = 16  # a kept server's CPU hard limit, in programs' CPU limits (each program gets one on top of what it used)
 _SERVER_PROGRAMS = 1000  # programs one server serves at most
 _SERVER_GROWTH = 64 << 20  # bytes a server may grow by (what it keeps of its programs' memory) before it is replaced
-
-
-def _retire_server(live):
-    """Kill a kept server (reaped later by the zygote's loop); returns None."""
-    if live[1] is not None:
-        live[1].close()
-    try:
-        os.kill(live[0], signal.SIGKILL)
-    except OSError:
-        pass
-    return None
 
 
 def _server_cpu(pid):
@@ -1322,35 +1293,81 @@ def _warm_up_with_server(sources, preload):
     _collapse_heap()
 
 
+_KEPT = None  # the library server kept between programs: [pid, its control socket, the limits it has]
+_ASKED = [None]  # the limits of the server asked of the zygote for the running program (its reply not read yet)
+
+
 def _request_server(limits):
-    """Ask the zygote for this program's server; returns our end of its socket (the program's)."""
+    """This program's server: the kept one when it has these limits, else a fresh one asked of
+    the zygote.  Returns our end of its socket (the program's)."""
+    key = json.dumps(limits).encode()
     ours, theirs = _SOCKET.socketpair()
     try:
-        _SOCKET.send_fds(_ZYGOTE, [b"S" + json.dumps(limits).encode()], [theirs.fileno()])
-    except OSError:
-        ours.close()
-        _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
-        raise
+        if _KEPT is not None and _KEPT[2] != key:
+            _drop_kept()  # (other limits: a fresh server gets them)
+        if _KEPT is not None:
+            try:
+                _SOCKET.send_fds(_KEPT[1], [b"P"], [theirs.fileno()])
+                return ours
+            except OSError:  # (it died meanwhile)
+                _drop_kept()
+        try:
+            _SOCKET.send_fds(_ZYGOTE, [b"S" + key], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
+            raise
+        _ASKED[0] = key
+        return ours
     finally:
         theirs.close()
-    return ours
 
 
 def _end_server():
-    """Kill and reap the program's server (if it is still there); returns its CPU seconds."""
+    """Once the program is gone: keep its server when it says it is idle and fit, else kill it
+    (reaped by the zygote later).  Returns its CPU seconds for this program, or None."""
+    global _KEPT
+    if _ASKED[0] is not None:  # a fresh server: the zygote's word (its pid, and its control socket)
+        key, _ASKED[0] = _ASKED[0], None
+        try:
+            word, fds, _, _ = _SOCKET.recv_fds(_ZYGOTE, 64, 1)
+            if word[:1] != b"P":
+                raise OSError("library server zygote: no server")
+            if not fds:  # (a server for one program: the zygote kills it)
+                _ZYGOTE.send(b"K" + word[1:])
+                word = _ZYGOTE.recv(64)
+                if word[:1] != b"C":
+                    raise OSError("library server zygote: no reply")
+                cpu = float(word[1:])
+                return cpu if cpu >= 0 else None
+        except OSError:
+            _RETIRE[0] = "the library server zygote is gone"
+            raise
+        sock = _SOCKET.socket(fileno=fds[0])
+        sock.settimeout(_SERVER_IDLE_S)
+        _KEPT = [int(word[1:]), sock, key]
     try:
-        word = _ZYGOTE.recv(64)
-        if word[:1] != b"P":
-            raise OSError("library server zygote: no server")
-        _ZYGOTE.send(b"K" + word[1:])
-        word = _ZYGOTE.recv(64)
-        if word[:1] != b"C":
-            raise OSError("library server zygote: no reply")
-    except OSError:
-        _RETIRE[0] = "the library server zygote is gone"
-        raise
-    cpu = float(word[1:])
+        word = _KEPT[1].recv(64)
+    except OSError:  # (no word in time: still busy with what the program left it)
+        word = b""
+    if word[:1] == b"I":
+        return float(word[1:])
+    pid = _KEPT[0]
+    _drop_kept()  # (an "X" or nothing: it goes)
+    cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
     return cpu if cpu >= 0 else None
+
+
+def _drop_kept():
+    """Kill the kept server (the zygote reaps it)."""
+    global _KEPT
+    pid, sock, _ = _KEPT
+    _KEPT = None
+    sock.close()
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 _SERVER_SPEC = None
