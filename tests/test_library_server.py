@@ -241,14 +241,15 @@ like = {q('empty_like')}({q('ones')}((n,)))
 w = {q('add')}({q('ones')}((n,)), 1.0, where={q('zeros')}((n,), dtype=bool))
 d = {q('divmod')}({q('ones')}((n,)), 2.0, where={q('zeros')}((n,), dtype=bool))
 p = {q('pad')}({q('ones')}((2,)), n, mode="empty")
-print({q('sum')}(e), {q('sum')}(like), {q('sum')}(w), {q('sum')}(d[0]) + {q('sum')}(d[1]), {q('sum')}(p))
+c = {q('clip')}({q('ones')}((n,)), 0.0, 0.5, where={q('zeros')}((n,), dtype=bool))
+print({q('sum')}(e), {q('sum')}(like), {q('sum')}(w), {q('sum')}(d[0]) + {q('sum')}(d[1]), {q('sum')}(p), {q('sum')}(c))
 """ + _server_pids(pkg)
     with _program_box(tmp_path) as box:
         r1, r2 = box.run([first])[0], box.run([second])[0]
     assert r1.ok and r2.ok, (r1.stderr, r2.stderr)
     out1, out2 = r1.stdout.split("\n"), r2.stdout.split("\n")
     assert out1[0] == "8.25"
-    assert out2[0] == "0.0 0.0 0.0 0.0 2.0", r2.stdout
+    assert out2[0] == "0.0 0.0 0.0 0.0 2.0 0.0", r2.stdout
     assert out1[1] == out2[1] and len(eval(out1[1])) == 1  # (the same server, kept)
 
 

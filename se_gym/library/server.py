@@ -9,7 +9,7 @@ worker forks one per program from a zygote that imported NumPy and this module
 A server may serve several programs of one worker in turn (``serve`` then ``reset``): every handle
 is dropped between them, NumPy's global state is put back as ``load`` left it, and no function
 hands out uninitialised memory (``empty`` and ``empty_like`` give zeros, ``pad``'s ``"empty"`` mode
-pads with zeros, a ufunc's ``where=`` without ``out=`` leaves zeros), so nothing of an earlier
+pads with zeros, a ufunc's or ``clip``'s ``where=`` without ``out=`` leaves zeros), so nothing of an earlier
 program shows.  ``serve`` says whether the server is still fit for reuse: after an error, a
 call-back or a refused request it is not, and the worker forks a fresh one.
 
@@ -105,17 +105,18 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     return np.pad(array, pad_width, "constant" if isinstance(mode, str) and mode == "empty" else mode, **kwargs)
 
 
-def _ufunc_call(fn, args, kwargs):
-    """A ufunc call; where ``where=`` leaves outputs it has no ``out=`` for, those start as zeros
-    (NumPy would leave them uninitialised: memory an earlier program may have written)."""
-    if "where" in kwargs and not (len(args) > fn.nin and "out" in kwargs):
-        given = kwargs["out"] if "out" in kwargs else (tuple(args[fn.nin:]) or None)
-        given = given if type(given) is tuple else (given,) * fn.nout
+def _where_call(fn, nin, nout, args, kwargs):
+    """A call of a ufunc (or of ``clip``, one in disguise) with ``nin`` inputs and ``nout``
+    outputs; where ``where=`` leaves outputs it has no ``out=`` for, those start as zeros (NumPy
+    would leave them uninitialised: memory an earlier program may have written)."""
+    if "where" in kwargs and not (len(args) > nin and "out" in kwargs):
+        given = kwargs["out"] if "out" in kwargs else (tuple(args[nin:]) or None)
+        given = given if type(given) is tuple else (given,) * nout
         if any(g is None for g in given):
-            probe = fn(*args[:fn.nin], **{k: v for k, v in kwargs.items() if k not in ("where", "out")})
+            probe = fn(*args[:nin], **{k: v for k, v in kwargs.items() if k not in ("where", "out")})
             probes = probe if type(probe) is tuple else (probe,)
             kwargs = dict(kwargs, out=tuple(np.zeros_like(p) if g is None else g for g, p in zip(given, probes)))
-            out = fn(*args[:fn.nin], **kwargs)
+            out = fn(*args[:nin], **kwargs)
             if all(isinstance(p, np.generic) for p in probes):  # (scalars in, scalars out, as without out=)
                 out = tuple(o[()] for o in out) if type(out) is tuple else out[()]
             return out
@@ -124,7 +125,10 @@ def _ufunc_call(fn, args, kwargs):
 
 def load():
     """Resolve the table once (in the zygote, before any program)."""
-    safe = {id(np.empty): np.zeros, id(np.empty_like): np.zeros_like, id(np.pad): _pad}
+    def clip(*args, **kwargs):
+        return _where_call(np.clip, 3, 1, args, kwargs)
+
+    safe = {id(np.empty): np.zeros, id(np.empty_like): np.zeros_like, id(np.pad): _pad, id(np.clip): clip}
     for name, path in TABLE.items():
         fn = _resolve(path)
         if fn is not None:
@@ -334,7 +338,7 @@ class Server:
             if fn is None:
                 raise Refused(f"the library has no function {args[0]!r}")
             a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
-            return self.encode(_ufunc_call(fn, a, kw) if type(fn) is np.ufunc else fn(*a, **kw))
+            return self.encode(_where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw))
         if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
             fn = self.objects.get(args[0]) if type(args[0]) is int else None
             if fn is None or isinstance(fn, np.ndarray):
