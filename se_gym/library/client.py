@@ -2,7 +2,7 @@
 
 Copied verbatim into every strict library as ``_client.py`` (the writer prepends ``ARRAY_NAME``).
 NumPy is never imported here: every call crosses to a library server (``server.py``, a process of
-its own that holds NumPy, one per program) over a socket, one request and one reply at a time.
+its own that holds NumPy, reset between programs) over a socket, one request and one reply at a time.
 Arrays are opaque handles (numbers the server gives out); arguments are turned into plain data
 (numbers, strings, bytes, lists/tuples, None, slices, builtin types, handles) and anything else
 is a ``TypeError`` here, and again on the server.  Errors come back as text in the library's own

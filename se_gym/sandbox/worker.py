@@ -14,10 +14,16 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 When a preloaded package is a client of a library server (it has a ``_server.py``: the strict
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
 [...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
-zygote forked from it imports NumPy and the library server module, and forks one server per
-program, given one end of a socket pair whose other end the program finds on fd 4.  The server keeps the worker's hardening, takes the program's
-rlimits, another uid where the worker can give one, and is not dumpable (the program can neither
-trace nor read it); it is killed and reaped once the program is gone.
+zygote forked from it imports NumPy and the library server module, and forks a server when the
+worker asks for one.  Each program finds one end of a socket pair on fd 4; the worker hands the
+other to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
+CPU limit per program, on top of what it used before), another uid where the worker can give one,
+and is not dumpable (the program can neither trace nor read it).  Once the program is gone the
+server drops every handle and resets NumPy's state, and says so on a control socket of its own to
+the worker, which keeps it for the next program; after an error, a call-back, a refused request,
+other limits, no word within _SERVER_IDLE_S (still busy with what the program left it), or a
+bound on its programs, CPU or memory, the worker kills it (the zygote reaps it) and a fresh one
+is forked.
 """
 import atexit
 import binascii
