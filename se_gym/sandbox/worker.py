@@ -894,9 +894,12 @@ def run_program(req, uid):
             exited = _POLL.poll(first_ms)
         else:
             exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
+        if server is not None:
+            # the program has its own copy: its server sees the end of its input as soon as the
+            # program is gone, and resets while we collect the program's output
+            server.close()
         reply = _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
         if server is not None:
-            server.close()
             server = None
             try:
                 reply["server_cpu_s"] = _end_server()
