@@ -1112,7 +1112,8 @@ def _start_zygote(spec, uid):
 
 
 def _zygote(spec, ctrl, uid):
-    """The zygote's life: load, then fork a server per request and kill it when asked."""
+    """The zygote's life: load, then fork a server per request (and kill a server of one program
+    when asked: a kept server is the worker's to keep or kill)."""
     try:
         if _PRCTL is not None:
             _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: it goes when we go
@@ -1214,11 +1215,11 @@ def _server_cpu(pid):
 
 
 def _server_child(module, fd, rlimits, uid, ctrl):
-    """A program's library server; never returns.  With ``ctrl`` (the zygote's control socket; the
-    server module has a ``reset``) it serves program after program: after each it resets, says
-    "I" and its CPU seconds for that program, and waits for the next program's socket; when it is
-    no longer fit to serve (see the module's ``serve``; too much CPU used, memory kept or programs
-    served) it says "X" instead and exits."""
+    """A program's library server; never returns.  With ``ctrl`` (its control socket, which the
+    zygote hands the worker; the server module has a ``reset``) it serves program after program:
+    after each it resets, says "I" and its CPU seconds for that program, and waits for the next
+    program's socket; when it is no longer fit to serve (see the module's ``serve``; too much CPU
+    used, memory kept or programs served) it says "X" instead and exits."""
     status = 1
     try:
         os.setsid()
@@ -1265,7 +1266,7 @@ def _server_child(module, fd, rlimits, uid, ctrl):
                 break
             msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 1)
             if msg != b"P" or len(fds) != 1:
-                break  # (the zygote is gone)
+                break  # (the worker is gone)
             start = time.process_time()
             if fds[0] != SERVER_FD:  # (the lowest free number: usually it is)
                 os.dup2(fds[0], SERVER_FD)
