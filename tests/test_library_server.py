@@ -297,3 +297,36 @@ print((np.geterr(), np.get_printoptions(), np.getbufsize(), np.random.random()) 
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "True", r.stderr
+
+
+def test_arrays_of_plain_numbers_go_with_the_next_request(tmp_path):
+    """``array(...)`` of a rectangular list of numbers cannot fail: it makes no round trip of its
+    own (it is sent with the next request, under a handle the client chose); anything that could
+    fail (a ragged list, strings, keywords) is made at once, where its error belongs."""
+    out = LIB.write(tmp_path / "lib", profile="strict", with_docs=False)
+    code = f"""
+import {LIB.package} as L
+from {LIB.package} import _client
+A, s = getattr(L, {LIB.names['array']!r}), getattr(L, {LIB.names['sum']!r})
+sent = []
+send = _client._CHANNEL.send
+_client._CHANNEL.send = lambda msg: (sent.append(msg[0]), send(msg))[1]
+x, y, gone = A([[1, 2], [3, 4]]), A([0.5, True]), A([9])
+del gone
+print(len(sent), s(x) + s(y), repr(y), sent)
+for bad in ([[1, 2], [3]], ["a"], [2 ** 70]):
+    try:
+        A(bad)
+        print("made", bad)
+    except ValueError as e:
+        print("ValueError")
+print(repr(A([[]])), repr(A([1], dtype=float)), sent[3:])
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(out), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0] == "0 11.5 ZWCArray([0.5, 1.0]) ['defs', 'call', 'repr']", r.stdout
+    # a ragged list is NumPy's ValueError at once; strings and big ints are made at once too
+    assert lines[1:4] == ["ValueError", "made ['a']", "made [1180591620717411303424]"], r.stdout
+    assert lines[4] == "ZWCArray([[]]) ZWCArray([1.0]) ['call', 'call', 'call', 'defs', 'call', 'repr']", r.stdout

@@ -24,6 +24,10 @@ try:
     ARRAY_NAME  # noqa: B018 - set by the writer
 except NameError:  # used directly from se_gym (tests)
     ARRAY_NAME = "ZWCArray"
+try:
+    ARRAY_FUNCTIONS  # noqa: B018 - set by the writer: the library's names of np.array/np.asarray
+except NameError:
+    ARRAY_FUNCTIONS = ()
 
 SERVER_FD = 4  # where the sandbox worker puts this program's server socket
 MAX_FRAME = 256 << 20
@@ -85,6 +89,9 @@ class _Channel:
         self.lock = None  # (a spawned server only: the sandbox's programs run no threads)
         self.frees = []
         self.buf = b""  # what was read of the next reply
+        self.defs = []  # arrays made here, sent with the next request (see _deferred)
+        self.local = 0  # the last handle we gave out ourselves (negative numbers)
+        self.depth = 0  # requests under way (a call-back's own requests make it 2 or more)
         self.callbacks = []  # the program's callables handed to the server (by position)
 
     def connect(self):
@@ -94,6 +101,7 @@ class _Channel:
             try:
                 if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
                     self.fd, self.pid, self.buf = SERVER_FD, _os.getpid(), b""  # the sandbox worker's: forked for this program
+                    self.defs, self.local, self.depth = [], 0, 0
                     return
             except OSError:
                 pass
@@ -114,6 +122,7 @@ class _Channel:
         theirs.close()
         self.fd, self.pid, self.lock = mine.fileno(), _os.getpid(), threading.RLock()
         self.frees, self.callbacks, self.buf = [], [], b""  # (a fork's copies name the parent's server's objects)
+        self.defs, self.local, self.depth = [], 0, 0
         weakref.finalize(self, _stop, mine, proc)
 
     def send(self, msg):
@@ -150,8 +159,25 @@ class _Channel:
             return self._request(op, args)
 
     def _request(self, op, args):
+        if op == "call" and not self.depth and args[0] in ARRAY_FUNCTIONS and not args[2] and _deferred(args[1]):
+            # an array of plain numbers that NumPy cannot fail to make: no round trip of its own,
+            # it goes with the next request under a handle of ours
+            self.local -= 1
+            self.defs.append([self.local, args[0], args[1]])
+            return _array(self.local)
         frees, self.frees = self.frees, []
-        self.send([op, frees, *args])
+        if self.defs:
+            defs, self.defs = self.defs, []
+            self.send(["defs", [], defs, [op, frees, *args]])  # (frees after defs: one may name a def)
+        else:
+            self.send([op, frees, *args])
+        self.depth += 1
+        try:
+            return self._replies()
+        finally:
+            self.depth -= 1
+
+    def _replies(self):
         while True:
             msg = self.recv()
             kind = msg[0]
@@ -170,6 +196,34 @@ class _Channel:
                 self.send(reply)
             else:
                 raise RuntimeError("library server: unexpected reply")
+
+
+_DEFER_MAX = 4096  # numbers in one deferred array at most
+
+
+def _deferred(args):
+    """Whether ``array(*args)`` (already encoded) is certain to succeed on the server: one nested
+    list, rectangular, of ints within int64, floats and bools, small.  Anything else (ragged
+    lists, strings, keywords, handles...) is made at once, where its errors belong."""
+    if len(args) != 1 or type(args[0]) is not list:
+        return False
+    level, count = [args[0]], 0
+    while level:
+        if type(level[0]) is list:
+            n = len(level[0])
+            if any(type(x) is not list or len(x) != n for x in level):
+                return False
+            level = [y for x in level for y in x]
+        else:
+            for x in level:
+                t = type(x)
+                if not (t is float or t is bool or (t is int and -(1 << 62) < x < (1 << 62))):
+                    return False
+            count += len(level)
+            break
+        if len(level) > _DEFER_MAX:
+            return False
+    return count <= _DEFER_MAX
 
 
 def _stop(sock, proc):

@@ -348,6 +348,20 @@ class Server:
             if fn is None or isinstance(fn, np.ndarray):
                 raise Refused("unknown handle")
             return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+        if op == "defs" and n == 2 and type(args[0]) is list and type(args[1]) is list and args[1] and args[1][0] != "defs":
+            # arrays the client made under handles of its own (negative), then its request
+            for d in args[0]:
+                if (type(d) is not list or len(d) != 3 or type(d[0]) is not int or d[0] >= 0 or d[0] in self.objects
+                        or type(d[1]) is not str or type(d[2]) is not list):
+                    raise Refused("request is not valid")
+                fn = FUNCTIONS.get(d[1])
+                if fn is None:
+                    raise Refused(f"the library has no function {d[1]!r}")
+                made = fn(*[self.decode(a) for a in d[2]])
+                if not isinstance(made, np.ndarray) or len(self.objects) >= MAX_HANDLES:
+                    raise Refused("request is not valid")
+                self.objects[d[0]] = made
+            return self.dispatch(args[1])
         if op == "new" and n == 1:
             return self.encode(np.asarray(self.decode(args[0])))
         if op == "dteq" and n == 2 and type(args[0]) is str:

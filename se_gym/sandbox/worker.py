@@ -1294,7 +1294,7 @@ def _warm_up_with_server(sources, preload):
         _WARMUP = _warm_up(sources)
     finally:
         channel.fd, channel.pid, channel.frees, channel.callbacks = -1, -1, [], []
-        channel.buf = b""
+        channel.buf, channel.defs, channel.local, channel.depth = b"", [], 0, 0
         ours.close()
     if _ZYGOTE.recv(64) != b"D":
         raise OSError("library server zygote: no warm-up")
