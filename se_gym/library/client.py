@@ -9,10 +9,12 @@ is a ``TypeError`` here, and again on the server.  Errors come back as text in t
 exception types.  Callables given to the library (``piecewise``, ``vectorize``) stay here: the
 server calls them back through the same socket (a re-entrant request loop).
 
-Wire: a frame is a 4-byte big-endian length and a JSON body.  Requests ``[op, frees, *args]``;
-replies ``["ok", value]`` or ``["err", type, text]``; the server's call-backs ``["cb", id, args,
-kwargs]``, answered by ``["ret", value]`` or ``["raise", type, text]``.  Values: JSON's own, and
-single-key objects for the rest (see ``_encode``).
+Wire: a frame is a 4-byte big-endian length and a JSON body.  Requests ``[op, frees, *args]``,
+or ``["defs", [], [[handle, function, args], ...], request]``: arrays made with handles of the
+client's own (negative) before the request (see ``_deferred``).  Replies ``["ok", value]`` or
+``["err", type, text]``; the server's call-backs ``["cb", id, args, kwargs]``, answered by
+``["ret", value]`` or ``["raise", type, text]``.  Values: JSON's own, and single-key objects for
+the rest (see ``_encode``).
 """
 import collections as _collections
 import json as _json
