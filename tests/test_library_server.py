@@ -58,7 +58,14 @@ def test_the_server_speaks_only_the_library_api(server):
     for req in refused:
         reply = _frame(server, req)
         assert reply[0] == "err" and reply[1] == "TypeError", (req, reply)
-    assert _frame(server, b"not json")[:2] == ["err", "TypeError"]
+    for bad in (b"not json", b'["len",[],1] x', b' ["len",[],1]', b'["len",[],\xff]', b"[" * 100_000):
+        assert _frame(server, bad)[:2] == ["err", "TypeError"], bad
+    # two frames in one write (the server reads ahead): both answered, in order
+    body = json.dumps(["len", [], h]).encode()
+    server.sendall((struct.pack(">I", len(body)) + body) * 2)
+    for _ in range(2):
+        head = server.recv(4, socket.MSG_WAITALL)
+        assert json.loads(server.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL)) == ["ok", 2]
     # NumPy's errors cross as a type name and text, never as objects
     sing = _frame(server, ["call", [], array, [[[0.0, 0.0], [0.0, 0.0]]], {}])[1]
     reply = _frame(server, ["call", [], inv, [sing], {}])
@@ -189,3 +196,138 @@ def test_the_docker_worker_runs_the_same_server(docker_daemon):
     with box:
         results = box.run([prog, prog])
     assert [r.stdout.strip() for r in results] == ["3 False"] * 2, results[0].stderr
+
+
+def _server_pids(pkg):
+    """A program's text that prints the pids of its worker's library servers (the zygote's children)."""
+    return f"""
+import os
+def kids(pid):
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    if int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                        found.append(int(name))
+            except OSError:
+                pass
+    return found
+zygote = [p for p in kids(os.getppid()) if p != os.getpid()]
+print(sorted(p for z in zygote for p in kids(z)))
+"""
+
+
+def test_a_kept_server_shows_nothing_of_the_previous_program(tmp_path):
+    """One server serves a worker's programs in turn: every handle, and every byte an earlier
+    program's arrays held, is gone for the next (no function hands out uninitialised memory)."""
+    pkg, q = LIB.package, LIB.qualified
+    first = f"""
+import {pkg}
+keep = [{q('full')}((4096,), 7.25) for _ in range(8)]
+print(repr({q('add')}(keep[0], 1.0)[0]))
+""" + _server_pids(pkg)
+    second = f"""
+import {pkg}
+from {pkg} import _client
+for h in range(1, 12):  # the first program's handles
+    try:
+        _client._array(h).shape
+        print("handle", h, "seen")
+    except TypeError:
+        pass
+n = 4096
+e = {q('empty')}((n,))
+like = {q('empty_like')}({q('ones')}((n,)))
+w = {q('add')}({q('ones')}((n,)), 1.0, where={q('zeros')}((n,), dtype=bool))
+d = {q('divmod')}({q('ones')}((n,)), 2.0, where={q('zeros')}((n,), dtype=bool))
+p = {q('pad')}({q('ones')}((2,)), n, mode="empty")
+c = {q('clip')}({q('ones')}((n,)), 0.0, 0.5, where={q('zeros')}((n,), dtype=bool))
+print({q('sum')}(e), {q('sum')}(like), {q('sum')}(w), {q('sum')}(d[0]) + {q('sum')}(d[1]), {q('sum')}(p), {q('sum')}(c))
+""" + _server_pids(pkg)
+    with _program_box(tmp_path) as box:
+        r1, r2 = box.run([first])[0], box.run([second])[0]
+    assert r1.ok and r2.ok, (r1.stderr, r2.stderr)
+    out1, out2 = r1.stdout.split("\n"), r2.stdout.split("\n")
+    assert out1[0] == "8.25"
+    assert out2[0] == "0.0 0.0 0.0 0.0 2.0 0.0", r2.stdout
+    assert out1[1] == out2[1] and len(eval(out1[1])) == 1  # (the same server, kept)
+
+
+def test_a_server_after_an_error_or_a_program_gone_mid_request_is_replaced(tmp_path):
+    """After an error reply (here LinAlgError) or a program that left its server computing, the
+    next program gets a fresh server, and works."""
+    from se_gym.sandbox import Limits
+
+    pkg, q = LIB.package, LIB.qualified
+    failing = f"""
+import {pkg}
+try:
+    {q('linalg.inv')}({q('zeros')}((2, 2)))
+except ValueError as e:
+    print(type(e).__name__)
+""" + _server_pids(pkg)
+    # (seconds of the server's CPU: its program is killed at its wall limit long before)
+    busy = f"import {pkg}\n{q('linalg.inv')}({q('ones')}((3000, 3000)) + {q('eye')}(3000))\nprint('done')"
+    plain = f"import {pkg}\nprint({q('sum')}({q('array')}([1, 2])))\n" + _server_pids(pkg)
+    limits = Limits(wall_s=1.0)  # (the same for all: other limits alone get a fresh server)
+    with _program_box(tmp_path) as box:
+        r1, r2, r3, r4 = (box.run([p], limits)[0] for p in (failing, plain, busy, plain))
+    assert r1.stdout.split("\n")[0] == "LinAlgError", r1.stderr
+    assert r2.stdout.split("\n")[0] == "3" and r4.stdout.split("\n")[0] == "3", (r2.stderr, r4.stderr)
+    assert r3.status == "timeout"
+    # each next program has a server the one before did not (the one replaced may still be dying)
+    servers = [set(eval(r.stdout.split("\n")[1])) for r in (r1, r2, r4)]
+    assert servers[1] - servers[0] and servers[2] - servers[1], servers
+
+
+def test_reset_puts_numpy_global_state_back():
+    """What the library's table could one day set (error state, print options, the legacy random
+    state, buffer size) is as ``load`` left it after ``reset``."""
+    code = """
+import numpy as np
+from se_gym.library import server
+server.TABLE["seed"] = "random.seed"  # (the random state is put back where the table reaches it)
+server.load()
+state = (np.geterr(), np.get_printoptions(), np.getbufsize(), np.random.random())
+server.reset()
+np.seterr(all="raise"); np.set_printoptions(precision=2, threshold=5); np.setbufsize(16384); np.random.seed(1)
+np.random.random()
+server.reset()
+print((np.geterr(), np.get_printoptions(), np.getbufsize(), np.random.random()) == state)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "True", r.stderr
+
+
+def test_arrays_of_plain_numbers_go_with_the_next_request(tmp_path):
+    """``array(...)`` of a rectangular list of numbers cannot fail: it makes no round trip of its
+    own (it is sent with the next request, under a handle the client chose); anything that could
+    fail (a ragged list, strings, keywords) is made at once, where its error belongs."""
+    out = LIB.write(tmp_path / "lib", profile="strict", with_docs=False)
+    code = f"""
+import {LIB.package} as L
+from {LIB.package} import _client
+A, s = getattr(L, {LIB.names['array']!r}), getattr(L, {LIB.names['sum']!r})
+sent = []
+send = _client._CHANNEL.send
+_client._CHANNEL.send = lambda msg: (sent.append(msg[0]), send(msg))[1]
+x, y, gone = A([[1, 2], [3, 4]]), A([0.5, True]), A([9])
+del gone
+print(len(sent), s(x) + s(y), repr(y), sent)
+for bad in ([[1, 2], [3]], ["a"], [2 ** 70]):
+    try:
+        A(bad)
+        print("made", bad)
+    except ValueError as e:
+        print("ValueError")
+print(repr(A([[]])), repr(A([1], dtype=float)), sent[3:])
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(out), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert lines[0] == "0 11.5 ZWCArray([0.5, 1.0]) ['defs', 'call', 'repr']", r.stdout
+    # a ragged list is NumPy's ValueError at once; strings and big ints are made at once too
+    assert lines[1:4] == ["ValueError", "made ['a']", "made [1180591620717411303424]"], r.stdout
+    assert lines[4] == "ZWCArray([[]]) ZWCArray([1.0]) ['call', 'call', 'call', 'defs', 'call', 'repr']", r.stdout

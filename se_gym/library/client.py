@@ -2,17 +2,19 @@
 
 Copied verbatim into every strict library as ``_client.py`` (the writer prepends ``ARRAY_NAME``).
 NumPy is never imported here: every call crosses to a library server (``server.py``, a process of
-its own that holds NumPy, one per program) over a socket, one request and one reply at a time.
+its own that holds NumPy, reset between programs) over a socket, one request and one reply at a time.
 Arrays are opaque handles (numbers the server gives out); arguments are turned into plain data
 (numbers, strings, bytes, lists/tuples, None, slices, builtin types, handles) and anything else
 is a ``TypeError`` here, and again on the server.  Errors come back as text in the library's own
 exception types.  Callables given to the library (``piecewise``, ``vectorize``) stay here: the
 server calls them back through the same socket (a re-entrant request loop).
 
-Wire: a frame is a 4-byte big-endian length and a JSON body.  Requests ``[op, frees, *args]``;
-replies ``["ok", value]`` or ``["err", type, text]``; the server's call-backs ``["cb", id, args,
-kwargs]``, answered by ``["ret", value]`` or ``["raise", type, text]``.  Values: JSON's own, and
-single-key objects for the rest (see ``_encode``).
+Wire: a frame is a 4-byte big-endian length and a JSON body.  Requests ``[op, frees, *args]``,
+or ``["defs", [], [[handle, function, args], ...], request]``: arrays made with handles of the
+client's own (negative) before the request (see ``_deferred``).  Replies ``["ok", value]`` or
+``["err", type, text]``; the server's call-backs ``["cb", id, args, kwargs]``, answered by
+``["ret", value]`` or ``["raise", type, text]``.  Values: JSON's own, and single-key objects for
+the rest (see ``_encode``).
 """
 import collections as _collections
 import json as _json
@@ -24,12 +26,47 @@ try:
     ARRAY_NAME  # noqa: B018 - set by the writer
 except NameError:  # used directly from se_gym (tests)
     ARRAY_NAME = "ZWCArray"
+try:
+    ARRAY_FUNCTIONS  # noqa: B018 - set by the writer: the library's names of np.array/np.asarray
+except NameError:
+    ARRAY_FUNCTIONS = ()
 
 SERVER_FD = 4  # where the sandbox worker puts this program's server socket
 MAX_FRAME = 256 << 20
 _HEAD = _struct.Struct(">I")
-_dumps = _json.JSONEncoder(separators=(",", ":")).encode
-_loads = _json.loads
+_CHUNK = 16384  # bytes asked of one read: a whole reply, as a rule
+
+
+def _not_plain(obj):
+    raise TypeError(f"values of type {type(obj).__name__} are not accepted by library functions")
+
+
+def _json_codec():
+    # json's C encoder and scanner called directly (see the server's _json_codec: the same frames)
+    make = _json.encoder.c_make_encoder
+    if make is None:
+        dumps = _json.JSONEncoder(separators=(",", ":"), default=_not_plain).encode
+    else:
+        enc = make(None, _not_plain, _json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+        def dumps(msg):
+            return "".join(enc(msg, 0))
+    scan = _json.scanner.make_scanner(_json.JSONDecoder())
+
+    def loads(body):
+        text = body.decode("utf-8")
+        try:
+            obj, end = scan(text, 0)
+        except StopIteration:
+            raise RuntimeError("library server: reply is not valid") from None
+        if end != len(text):
+            raise RuntimeError("library server: reply is not valid")
+        return obj
+
+    return dumps, loads
+
+
+_dumps, _loads = _json_codec()
 
 
 class LinAlgError(ValueError):
@@ -53,6 +90,10 @@ class _Channel:
         self.pid = -1  # the process that made the connection (a fork needs its own server)
         self.lock = None  # (a spawned server only: the sandbox's programs run no threads)
         self.frees = []
+        self.buf = b""  # what was read of the next reply
+        self.defs = []  # arrays made here, sent with the next request (see _deferred)
+        self.local = 0  # the last handle we gave out ourselves (negative numbers)
+        self.depth = 0  # requests under way (a call-back's own requests make it 2 or more)
         self.callbacks = []  # the program's callables handed to the server (by position)
 
     def connect(self):
@@ -61,7 +102,8 @@ class _Channel:
         if self.fd < 0:
             try:
                 if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
-                    self.fd, self.pid = SERVER_FD, _os.getpid()  # the sandbox worker's: forked for this program
+                    self.fd, self.pid, self.buf = SERVER_FD, _os.getpid(), b""  # the sandbox worker's: forked for this program
+                    self.defs, self.local, self.depth = [], 0, 0
                     return
             except OSError:
                 pass
@@ -81,7 +123,8 @@ class _Channel:
         proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
         theirs.close()
         self.fd, self.pid, self.lock = mine.fileno(), _os.getpid(), threading.RLock()
-        self.frees, self.callbacks = [], []  # (a fork's copies name the parent's server's objects)
+        self.frees, self.callbacks, self.buf = [], [], b""  # (a fork's copies name the parent's server's objects)
+        self.defs, self.local, self.depth = [], 0, 0
         weakref.finalize(self, _stop, mine, proc)
 
     def send(self, msg):
@@ -91,20 +134,24 @@ class _Channel:
             data = data[_os.write(self.fd, data):]
 
     def recv(self):
-        head = self._exact(4)
-        n = _HEAD.unpack(head)[0]
+        buf = self.buf
+        while len(buf) < 4:
+            buf = self._more(buf, _CHUNK)
+        n = _HEAD.unpack_from(buf)[0]
         if n > MAX_FRAME:
             raise RuntimeError("library server: reply too large")
-        return _loads(self._exact(n))
+        end = 4 + n
+        while len(buf) < end:
+            buf = self._more(buf, max(end - len(buf), _CHUNK))
+        self.buf = buf[end:]
+        return _loads(buf[4:end])
 
-    def _exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = _os.read(self.fd, n - len(buf))
-            if not chunk:
-                raise RuntimeError("library server is gone")
-            buf += chunk
-        return buf
+    def _more(self, buf, n):
+        """``buf`` and what one read brings (up to ``n`` bytes): a reply in one read, as a rule."""
+        chunk = _os.read(self.fd, n)
+        if not chunk:
+            raise RuntimeError("library server is gone")
+        return buf + chunk
 
     def request(self, op, *args):
         self.connect()
@@ -114,8 +161,25 @@ class _Channel:
             return self._request(op, args)
 
     def _request(self, op, args):
+        if op == "call" and not self.depth and args[0] in ARRAY_FUNCTIONS and not args[2] and _deferred(args[1]):
+            # an array of plain numbers that NumPy cannot fail to make: no round trip of its own,
+            # it goes with the next request under a handle of ours
+            self.local -= 1
+            self.defs.append([self.local, args[0], args[1]])
+            return _array(self.local)
         frees, self.frees = self.frees, []
-        self.send([op, frees, *args])
+        if self.defs:
+            defs, self.defs = self.defs, []
+            self.send(["defs", [], defs, [op, frees, *args]])  # (frees after defs: one may name a def)
+        else:
+            self.send([op, frees, *args])
+        self.depth += 1
+        try:
+            return self._replies()
+        finally:
+            self.depth -= 1
+
+    def _replies(self):
         while True:
             msg = self.recv()
             kind = msg[0]
@@ -134,6 +198,34 @@ class _Channel:
                 self.send(reply)
             else:
                 raise RuntimeError("library server: unexpected reply")
+
+
+_DEFER_MAX = 4096  # numbers in one deferred array at most
+
+
+def _deferred(args):
+    """Whether ``array(*args)`` (already encoded) is certain to succeed on the server: one nested
+    list, rectangular, of ints within int64, floats and bools, small.  Anything else (ragged
+    lists, strings, keywords, handles...) is made at once, where its errors belong."""
+    if len(args) != 1 or type(args[0]) is not list:
+        return False
+    level, count = [args[0]], 0
+    while level:
+        if type(level[0]) is list:
+            n = len(level[0])
+            if any(type(x) is not list or len(x) != n for x in level):
+                return False
+            level = [y for x in level for y in x]
+        else:
+            for x in level:
+                t = type(x)
+                if not (t is float or t is bool or (t is int and -(1 << 62) < x < (1 << 62))):
+                    return False
+            count += len(level)
+            break
+        if len(level) > _DEFER_MAX:
+            return False
+    return count <= _DEFER_MAX
 
 
 def _stop(sock, proc):

@@ -2,9 +2,16 @@
 
 Copied verbatim into every strict library as ``_server.py`` (the writer prepends ``ARRAY_NAME``
 and ``TABLE``, the library's function names and the NumPy path each stands for).  The sandbox
-worker forks one per program from a zygote that imported NumPy and this module
-(``serve(fd)``); run as a script (``python _server.py FD``) it serves a client that had no worker
+worker forks one from a zygote that imported NumPy and this module, and keeps it for its next
+programs while it stays fit (``serve(fd)``, then ``reset()``); run as a script (``python _server.py FD``) it serves a client that had no worker
 (the library imported outside the sandbox).
+
+A server may serve several programs of one worker in turn (``serve`` then ``reset``): every handle
+is dropped between them, NumPy's global state is put back as ``load`` left it, and no function
+hands out uninitialised memory (``empty`` and ``empty_like`` give zeros, ``pad``'s ``"empty"`` mode
+pads with zeros, a ufunc's or ``clip``'s ``where=`` without ``out=`` leaves zeros), so nothing of an earlier
+program shows.  ``serve`` says whether the server is still fit for reuse: after an error, a
+call-back or a refused request it is not, and the worker forks a fresh one.
 
 It speaks only the library's API (see ``client.py`` for the wire): a function from ``TABLE``, the
 array type's attributes, indexing, ``len``, iteration, its operators and comparisons, ``repr``/
@@ -30,7 +37,41 @@ except NameError:  # pragma: no cover - used directly from se_gym (tests)
 MAX_FRAME = 64 << 20  # bytes of one request
 MAX_HANDLES = 1 << 20
 _HEAD = struct.Struct(">I")
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_CHUNK = 16384  # bytes asked of one read: a whole frame, as a rule
+
+
+def _not_plain(obj):
+    raise TypeError(f"a result of type {type(obj).__name__} cannot be returned")
+
+
+def _json_codec():
+    """The frames' JSON, with json's C encoder and scanner called directly: what json.dumps and
+    json.loads add around them (an encoder and its checks made per call, the bytes' encoding
+    guessed, whitespace matched) was half of a small frame's cost."""
+    make = json.encoder.c_make_encoder
+    if make is None:  # (no C accelerator: the pure-Python json)
+        dumps = json.JSONEncoder(separators=(",", ":"), default=_not_plain).encode
+    else:
+        enc = make(None, _not_plain, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, True)
+
+        def dumps(msg):
+            return "".join(enc(msg, 0))
+    scan = json.scanner.make_scanner(json.JSONDecoder())
+
+    def loads(body):
+        text = body.decode("utf-8")
+        try:
+            obj, end = scan(text, 0)
+        except StopIteration:
+            raise ValueError("not JSON") from None
+        if end != len(text):
+            raise ValueError("not one JSON value")
+        return obj
+
+    return dumps, loads
+
+
+_dumps, _loads = _json_codec()
 _TYPES = {"int": int, "float": float, "bool": bool, "complex": complex, "str": str, "object": object, "bytes": bytes}
 _OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv, "pow": operator.pow,
         "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
@@ -56,15 +97,59 @@ def _resolve(path):
 
 
 FUNCTIONS = {}  # filled by load(): library name -> NumPy callable
+_STATE = {}  # NumPy's global state as load() left it (what reset() puts back)
+
+
+def _pad(array, pad_width, mode="constant", **kwargs):
+    # mode "empty" leaves the padding uninitialised: zeros instead
+    return np.pad(array, pad_width, "constant" if isinstance(mode, str) and mode == "empty" else mode, **kwargs)
+
+
+def _where_call(fn, nin, nout, args, kwargs):
+    """A call of a ufunc (or of ``clip``, one in disguise) with ``nin`` inputs and ``nout``
+    outputs; where ``where=`` leaves outputs it has no ``out=`` for, those start as zeros (NumPy
+    would leave them uninitialised: memory an earlier program may have written)."""
+    if "where" in kwargs and not (len(args) > nin and "out" in kwargs):
+        given = kwargs["out"] if "out" in kwargs else (tuple(args[nin:]) or None)
+        given = given if type(given) is tuple else (given,) * nout
+        if any(g is None for g in given):
+            probe = fn(*args[:nin], **{k: v for k, v in kwargs.items() if k not in ("where", "out")})
+            probes = probe if type(probe) is tuple else (probe,)
+            kwargs = dict(kwargs, out=tuple(np.zeros_like(p) if g is None else g for g, p in zip(given, probes)))
+            out = fn(*args[:nin], **kwargs)
+            if all(isinstance(p, np.generic) for p in probes):  # (scalars in, scalars out, as without out=)
+                out = tuple(o[()] for o in out) if type(out) is tuple else out[()]
+            return out
+    return fn(*args, **kwargs)
 
 
 def load():
     """Resolve the table once (in the zygote, before any program)."""
+    def clip(*args, **kwargs):
+        return _where_call(np.clip, 3, 1, args, kwargs)
+
+    safe = {id(np.empty): np.zeros, id(np.empty_like): np.zeros_like, id(np.pad): _pad, id(np.clip): clip}
     for name, path in TABLE.items():
         fn = _resolve(path)
         if fn is not None:
-            FUNCTIONS[name] = fn
+            FUNCTIONS[name] = safe.get(id(fn), fn)
     warnings.simplefilter("ignore")  # NumPy's warnings would go nowhere useful: the program cannot see them
+    # (the legacy random state only where the table reaches np.random: putting it back costs 0.1 ms)
+    uses_random = any(option.startswith("random.") for path in TABLE.values() for option in path.split("|"))
+    _STATE.update(err=np.geterr(), errcall=np.geterrcall(), bufsize=np.getbufsize(), print=np.get_printoptions(),
+                  random=np.random.get_state() if uses_random else None)
+
+
+def reset():
+    """Between two programs: NumPy's global state as load() left it (no table function sets any of
+    it today; this keeps it so if one ever does: the legacy random state, once the table has
+    ``random.*`` functions)."""
+    np.seterr(**_STATE["err"])
+    np.seterrcall(_STATE["errcall"])
+    np.setbufsize(_STATE["bufsize"])
+    np.set_printoptions(**_STATE["print"])
+    if _STATE["random"] is not None:
+        np.random.set_state(_STATE["random"])
 
 
 def _error_name(e):
@@ -83,6 +168,8 @@ class Server:
         self.fd = fd
         self.objects = {}  # handle -> ndarray, or a callable NumPy made (vectorize)
         self.next = 1
+        self.fit = True  # fit to serve another program after this one (see serve)
+        self.buf = b""  # what was read of the next frame
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -92,31 +179,35 @@ class Server:
             data = data[os.write(self.fd, data):]
 
     def recv(self):
-        head = self._exact(4)
-        if head is None:
-            return None
-        n = _HEAD.unpack(head)[0]
+        buf = self.buf
+        while len(buf) < 4:
+            buf = self._more(buf, _CHUNK)
+            if buf is None:
+                return None
+        n = _HEAD.unpack_from(buf)[0]
         if n > MAX_FRAME:
+            self.fit = False
             return None  # (the stream cannot be followed past it: the client is cut off)
-        body = self._exact(n)
-        if body is None:
-            return None
+        end = 4 + n
+        while len(buf) < end:
+            buf = self._more(buf, max(end - len(buf), _CHUNK))
+            if buf is None:
+                return None
+        self.buf = buf[end:]  # (an honest client sends nothing more before our reply)
         try:
-            msg = json.loads(body)
+            msg = _loads(buf[4:end])
         except (ValueError, RecursionError):
+            self.fit = False
             raise Refused("request is not valid") from None
         if type(msg) is not list or not msg or type(msg[0]) is not str:
+            self.fit = False
             raise Refused("request is not valid")
         return msg
 
-    def _exact(self, n):
-        buf = b""
-        while len(buf) < n:
-            chunk = os.read(self.fd, n - len(buf))
-            if not chunk:
-                return None
-            buf += chunk
-        return buf
+    def _more(self, buf, n):
+        """``buf`` and what one read brings (up to ``n`` bytes), or None at the end of the input."""
+        chunk = os.read(self.fd, n)
+        return buf + chunk if chunk else None
 
     # -- values ---------------------------------------------------------------------------
     def decode(self, v):
@@ -206,6 +297,8 @@ class Server:
 
     def callback(self, k):
         """A callable of the program's: NumPy's calls to it go back to the client."""
+        self.fit = False  # (the program's code runs in the middle of our requests: no reuse after)
+
         def call(*args, **kwargs):
             self.send(["cb", k, [self.encode(a) for a in args], {str(n): self.encode(v) for n, v in kwargs.items()}])
             while True:
@@ -226,8 +319,10 @@ class Server:
         try:
             reply = ["ok", self.dispatch(msg)]
         except RecursionError:
+            self.fit = False
             reply = ["err", "RuntimeError", "nested too deeply"]
         except Exception as e:
+            self.fit = False  # (an error may leave what a reset does not see: a fresh server next)
             reply = ["err", _error_name(e), str(e)[:2000]]
         try:
             self.send(reply)
@@ -246,12 +341,27 @@ class Server:
             fn = FUNCTIONS.get(args[0])
             if fn is None:
                 raise Refused(f"the library has no function {args[0]!r}")
-            return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+            a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
+            return self.encode(_where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw))
         if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
             fn = self.objects.get(args[0]) if type(args[0]) is int else None
             if fn is None or isinstance(fn, np.ndarray):
                 raise Refused("unknown handle")
             return self.encode(fn(*[self.decode(a) for a in args[1]], **{str(k): self.decode(v) for k, v in args[2].items()}))
+        if op == "defs" and n == 2 and type(args[0]) is list and type(args[1]) is list and args[1] and args[1][0] != "defs":
+            # arrays the client made under handles of its own (negative), then its request
+            for d in args[0]:
+                if (type(d) is not list or len(d) != 3 or type(d[0]) is not int or d[0] >= 0 or d[0] in self.objects
+                        or type(d[1]) is not str or type(d[2]) is not list):
+                    raise Refused("request is not valid")
+                fn = FUNCTIONS.get(d[1])
+                if fn is None:
+                    raise Refused(f"the library has no function {d[1]!r}")
+                made = fn(*[self.decode(a) for a in d[2]])
+                if not isinstance(made, np.ndarray) or len(self.objects) >= MAX_HANDLES:
+                    raise Refused("request is not valid")
+                self.objects[d[0]] = made
+            return self.dispatch(args[1])
         if op == "new" and n == 1:
             return self.encode(np.asarray(self.decode(args[0])))
         if op == "dteq" and n == 2 and type(args[0]) is str:
@@ -303,8 +413,23 @@ class Server:
 
 
 def serve(fd):
-    """Answer one client on ``fd`` until it closes its end."""
-    Server(fd).serve()
+    """Answer one client on ``fd`` until it closes its end.
+
+    Args:
+        fd: the socket of the program's end.
+
+    Returns:
+        True when nothing happened that ``reset`` might not undo (no error, call-back or refused
+        request): the server may serve another program after ``reset()``.
+    """
+    server = Server(fd)
+    try:
+        server.serve()
+    except BrokenPipeError:  # (the program went away before reading a reply)
+        server.fit = False
+    finally:
+        server.objects.clear()  # every handle goes now, cycles or not
+    return server.fit
 
 
 if __name__ == "__main__":

@@ -86,7 +86,8 @@ def render(lib, profile: str, with_docs: bool = True) -> dict[str, str]:
     if uses_server(profile):
         table = {(f"{lib.linalg}." if entry(k).in_linalg else "") + lib.names[k]: _successor_path(k) for k in lib.names}
         files = {
-            "_client.py": f"ARRAY_NAME = {lib.array_type!r}\n" + _CLIENT.read_text(encoding="utf-8"),
+            "_client.py": f"ARRAY_NAME = {lib.array_type!r}\nARRAY_FUNCTIONS = {tuple(lib.names[k] for k in ('array', 'asarray') if k in lib.names)!r}\n"
+            + _CLIENT.read_text(encoding="utf-8"),
             "_server.py": f"ARRAY_NAME = {lib.array_type!r}\nTABLE = {table!r}\n" + _SERVER.read_text(encoding="utf-8"),
             "__init__.py": _client_source(lib, main_keys, docs, None),
             f"{lib.linalg}.py": _client_source(lib, linalg_keys, docs, lib.linalg),

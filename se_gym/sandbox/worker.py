@@ -14,10 +14,16 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 When a preloaded package is a client of a library server (it has a ``_server.py``: the strict
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
 [...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
-zygote forked from it imports NumPy and the library server module, and forks one server per
-program, given one end of a socket pair whose other end the program finds on fd 4.  The server keeps the worker's hardening, takes the program's
-rlimits, another uid where the worker can give one, and is not dumpable (the program can neither
-trace nor read it); it is killed and reaped once the program is gone.
+zygote forked from it imports NumPy and the library server module, and forks a server when the
+worker asks for one.  Each program finds one end of a socket pair on fd 4; the worker hands the
+other to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
+CPU limit per program, on top of what it used before), another uid where the worker can give one,
+and is not dumpable (the program can neither trace nor read it).  Once the program is gone the
+server drops every handle and resets NumPy's state, and says so on a control socket of its own to
+the worker, which keeps it for the next program; after an error, a call-back, a refused request,
+other limits, no word within _SERVER_IDLE_S (still busy with what the program left it), or a
+bound on its programs, CPU or memory, the worker kills it (the zygote reaps it) and a fresh one
+is forked.
 """
 import atexit
 import binascii
@@ -888,9 +894,12 @@ def run_program(req, uid):
             exited = _POLL.poll(first_ms)
         else:
             exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
+        if server is not None:
+            # the program has its own copy: its server sees the end of its input as soon as the
+            # program is gone, and resets while we collect the program's output
+            server.close()
         reply = _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
         if server is not None:
-            server.close()
             server = None
             try:
                 reply["server_cpu_s"] = _end_server()
@@ -1103,7 +1112,8 @@ def _start_zygote(spec, uid):
 
 
 def _zygote(spec, ctrl, uid):
-    """The zygote's life: load, then fork a server per request and kill it when asked."""
+    """The zygote's life: load, then fork a server per request (and kill a server of one program
+    when asked: a kept server is the worker's to keep or kill)."""
     try:
         if _PRCTL is not None:
             _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: it goes when we go
@@ -1125,6 +1135,7 @@ def _zygote(spec, ctrl, uid):
         ctrl.send(("library server: %s: %s" % (type(e).__name__, e)).encode()[:4000])
         return
     server_uid = None if uid is None else uid + 1  # another uid than the program's
+    reusable = getattr(module, "reset", None) is not None
     while True:
         try:
             msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 1)
@@ -1134,40 +1145,40 @@ def _zygote(spec, ctrl, uid):
             return  # the worker is gone
         if msg[:1] == b"S" and fds:
             rl = _rlimits(json.loads(msg[1:]), server_uid)
+            mine = theirs = None
+            if reusable:
+                # the server's own control socket, for the worker: it hands the server each next
+                # program's socket directly, and hears from it when it is idle again
+                mine, theirs = _SOCKET.socketpair(_SOCKET.AF_UNIX, _SOCKET.SOCK_SEQPACKET)
+                cpu = dict(rl)[resource.RLIMIT_CPU][0]
+                rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
             pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
             if pid == 0:
-                _server_child(module, fds[0], rl, server_uid)
+                _server_child(module, fds[0], rl, server_uid, theirs)
             os.close(fds[0])
-            ctrl.send(b"P%d" % pid)
+            if mine is None:
+                ctrl.send(b"P%d" % pid)
+            else:
+                theirs.close()
+                try:
+                    _SOCKET.send_fds(ctrl, [b"P%d" % pid], [mine.fileno()])
+                finally:
+                    mine.close()
         elif msg[:1] == b"W" and fds:
             # the worker's warm-up, served by the zygote itself (trusted code; its objects are
             # dropped after): what every server then does first is done once here
             module.serve(fds[0])
+            if reusable:
+                module.reset()
             gc.collect()
             gc.freeze()
             _collapse_heap()
             ctrl.send(b"D")
         elif msg[:1] == b"K":
-            # its CPU time so far (ns; it has seen the end of its input and is exiting), then the
-            # kill; reaped below, later: its exit is not on the worker's way to the next program
-            pid = int(msg[1:])
-            try:
-                with open("/proc/%d/schedstat" % pid, "rb") as f:
-                    cpu = int(f.read().split()[0]) / 1e9
-            except (OSError, ValueError, IndexError):
-                cpu = None
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-            if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
-                try:
-                    ru = os.wait4(pid, 0)[2]
-                    cpu = ru.ru_utime + ru.ru_stime
-                except ChildProcessError:
-                    cpu = -1.0
-            ctrl.send(b"C%r" % cpu)
-        while True:  # reap the servers gone by now
+            # (a server that serves one program): its CPU time, then the kill; reaped below, later:
+            # its exit is not on the worker's way to the next program
+            ctrl.send(b"C%r" % _server_cpu(int(msg[1:])))
+        while True:  # reap the servers gone by now (killed by us or by the worker)
             try:
                 if os.waitpid(-1, os.WNOHANG)[0] == 0:
                     break
@@ -1177,13 +1188,50 @@ def _zygote(spec, ctrl, uid):
             os.close(fd)
 
 
-def _server_child(module, fd, rlimits, uid):
-    """A program's library server; never returns."""
+_SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle again, once the program is gone
+_SERVER_CPU_SPAN = 16  # a kept server's CPU hard limit, in programs' CPU limits (each program gets one on top of what it used)
+_SERVER_PROGRAMS = 1000  # programs one server serves at most
+_SERVER_GROWTH = 64 << 20  # bytes a server may grow by (what it keeps of its programs' memory) before it is replaced
+
+
+def _server_cpu(pid):
+    """The CPU seconds of a server about to be killed (then killed), or -1.0 where unknown."""
+    try:
+        with open("/proc/%d/schedstat" % pid, "rb") as f:
+            cpu = int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        cpu = None
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if cpu is None:  # (no schedstat to read: wait for it, and take its rusage)
+        try:
+            ru = os.wait4(pid, 0)[2]
+            cpu = ru.ru_utime + ru.ru_stime
+        except ChildProcessError:
+            cpu = -1.0
+    return cpu
+
+
+def _server_child(module, fd, rlimits, uid, ctrl):
+    """A program's library server; never returns.  With ``ctrl`` (its control socket, which the
+    zygote hands the worker; the server module has a ``reset``) it serves program after program:
+    after each it resets, says "I" and its CPU seconds for that program, and waits for the next
+    program's socket; when it is no longer fit to serve (see the module's ``serve``; too much CPU
+    used, memory kept or programs served) it says "X" instead and exits."""
     status = 1
     try:
         os.setsid()
-        os.dup2(fd, SERVER_FD)
-        os.closerange(SERVER_FD + 1, 1 << 16)
+        moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 64)  # (out of the way of the two numbers below)
+        os.close(fd)
+        if ctrl is not None:
+            cfd = fcntl.fcntl(ctrl.fileno(), fcntl.F_DUPFD, 64)
+            ctrl.close()
+            os.dup2(cfd, SERVER_FD + 1)
+            ctrl = _SOCKET.socket(fileno=SERVER_FD + 1)
+        os.dup2(moved, SERVER_FD)
+        os.closerange(SERVER_FD + (2 if ctrl is not None else 1), 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if uid is not None:
@@ -1200,7 +1248,30 @@ def _server_child(module, fd, rlimits, uid):
                 raise OSError("PR_SET_DUMPABLE failed")
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl")
-        module.serve(SERVER_FD)
+        if ctrl is None:
+            module.serve(SERVER_FD)
+            os._exit(0)
+        cpu_limit, cpu_hard = dict(rlimits)[resource.RLIMIT_CPU]
+        size, served, start = _vm_bytes(), 0, 0.0
+        while True:
+            fit = module.serve(SERVER_FD) is True
+            os.close(SERVER_FD)
+            module.reset()
+            served += 1
+            used = time.process_time()
+            fit = (fit and served < _SERVER_PROGRAMS and used + cpu_limit + 1 < cpu_hard
+                   and _vm_bytes() - size < _SERVER_GROWTH)
+            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start))
+            if not fit:
+                break
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 1)
+            if msg != b"P" or len(fds) != 1:
+                break  # (the worker is gone)
+            start = time.process_time()
+            if fds[0] != SERVER_FD:  # (the lowest free number: usually it is)
+                os.dup2(fds[0], SERVER_FD)
+                os.close(fds[0])
+            resource.setrlimit(resource.RLIMIT_CPU, (int(start) + 1 + cpu_limit, cpu_hard))  # this program's CPU on top
         status = 0
     except BaseException:
         pass
@@ -1223,6 +1294,7 @@ def _warm_up_with_server(sources, preload):
         _WARMUP = _warm_up(sources)
     finally:
         channel.fd, channel.pid, channel.frees, channel.callbacks = -1, -1, [], []
+        channel.buf, channel.defs, channel.local, channel.depth = b"", [], 0, 0
         ours.close()
     if _ZYGOTE.recv(64) != b"D":
         raise OSError("library server zygote: no warm-up")
@@ -1231,35 +1303,81 @@ def _warm_up_with_server(sources, preload):
     _collapse_heap()
 
 
+_KEPT = None  # the library server kept between programs: [pid, its control socket, the limits it has]
+_ASKED = [None]  # the limits of the server asked of the zygote for the running program (its reply not read yet)
+
+
 def _request_server(limits):
-    """Ask the zygote for this program's server; returns our end of its socket (the program's)."""
+    """This program's server: the kept one when it has these limits, else a fresh one asked of
+    the zygote.  Returns our end of its socket (the program's)."""
+    key = json.dumps(limits).encode()
     ours, theirs = _SOCKET.socketpair()
     try:
-        _SOCKET.send_fds(_ZYGOTE, [b"S" + json.dumps(limits).encode()], [theirs.fileno()])
-    except OSError:
-        ours.close()
-        _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
-        raise
+        if _KEPT is not None and _KEPT[2] != key:
+            _drop_kept()  # (other limits: a fresh server gets them)
+        if _KEPT is not None:
+            try:
+                _SOCKET.send_fds(_KEPT[1], [b"P"], [theirs.fileno()])
+                return ours
+            except OSError:  # (it died meanwhile)
+                _drop_kept()
+        try:
+            _SOCKET.send_fds(_ZYGOTE, [b"S" + key], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
+            raise
+        _ASKED[0] = key
+        return ours
     finally:
         theirs.close()
-    return ours
 
 
 def _end_server():
-    """Kill and reap the program's server (if it is still there); returns its CPU seconds."""
+    """Once the program is gone: keep its server when it says it is idle and fit, else kill it
+    (reaped by the zygote later).  Returns its CPU seconds for this program, or None."""
+    global _KEPT
+    if _ASKED[0] is not None:  # a fresh server: the zygote's word (its pid, and its control socket)
+        key, _ASKED[0] = _ASKED[0], None
+        try:
+            word, fds, _, _ = _SOCKET.recv_fds(_ZYGOTE, 64, 1)
+            if word[:1] != b"P":
+                raise OSError("library server zygote: no server")
+            if not fds:  # (a server for one program: the zygote kills it)
+                _ZYGOTE.send(b"K" + word[1:])
+                word = _ZYGOTE.recv(64)
+                if word[:1] != b"C":
+                    raise OSError("library server zygote: no reply")
+                cpu = float(word[1:])
+                return cpu if cpu >= 0 else None
+        except OSError:
+            _RETIRE[0] = "the library server zygote is gone"
+            raise
+        sock = _SOCKET.socket(fileno=fds[0])
+        sock.settimeout(_SERVER_IDLE_S)
+        _KEPT = [int(word[1:]), sock, key]
     try:
-        word = _ZYGOTE.recv(64)
-        if word[:1] != b"P":
-            raise OSError("library server zygote: no server")
-        _ZYGOTE.send(b"K" + word[1:])
-        word = _ZYGOTE.recv(64)
-        if word[:1] != b"C":
-            raise OSError("library server zygote: no reply")
-    except OSError:
-        _RETIRE[0] = "the library server zygote is gone"
-        raise
-    cpu = float(word[1:])
+        word = _KEPT[1].recv(64)
+    except OSError:  # (no word in time: still busy with what the program left it)
+        word = b""
+    if word[:1] == b"I":
+        return float(word[1:])
+    pid = _KEPT[0]
+    _drop_kept()  # (an "X" or nothing: it goes)
+    cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
     return cpu if cpu >= 0 else None
+
+
+def _drop_kept():
+    """Kill the kept server (the zygote reaps it)."""
+    global _KEPT
+    pid, sock, _ = _KEPT
+    _KEPT = None
+    sock.close()
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 _SERVER_SPEC = None
