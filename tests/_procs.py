@@ -17,3 +17,20 @@ def descendants(pid: int) -> list[int]:
         for kid in map(int, kids):
             out += [kid] + descendants(kid)
     return out
+
+
+LIBRARY_SERVER_NAMES = ("se-gym-zygote", "se-gym-libsrv")  # (sandbox/worker.py names them so)
+
+
+def workers_only(pids: list[int]) -> list[int]:
+    """``pids`` without the strict library's zygotes and servers (one zygote per worker; a server per
+    program or kept between programs, so their number moves while the pool does not)."""
+    out = []
+    for pid in pids:
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if name not in LIBRARY_SERVER_NAMES:
+            out.append(pid)
+    return out

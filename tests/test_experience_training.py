@@ -111,7 +111,8 @@ def test_refuses_to_internalize_test_split_episodes(tiny):
 
 
 CELL_SCRIPT = """
-import sys, torch
+import logging, sys, torch
+logging.basicConfig(level=logging.INFO)  # (the loop's 'round k/K' lines are log records)
 torch.set_num_threads(1)
 from pathlib import Path
 from se_gym.experience.loop import Cell, CellConfig

@@ -331,3 +331,19 @@ print(repr(A([[]])), repr(A([1], dtype=float)), sent[3:])
     # a ragged list is NumPy's ValueError at once; strings and big ints are made at once too
     assert lines[1:4] == ["ValueError", "made ['a']", "made [1180591620717411303424]"], r.stdout
     assert lines[4] == "ZWCArray([[]]) ZWCArray([1.0]) ['call', 'call', 'call', 'defs', 'call', 'repr']", r.stdout
+
+
+def test_an_array_returned_straight_from_the_constructor_is_read():
+    """``array()`` of plain numbers makes no round trip of its own (it goes with the next request);
+    one returned as the result, with no request after it, must still reach the server before the
+    harness reads the results (it read 'wrong answer' before the client's flush)."""
+    from se_gym.judge import Judge
+    from se_gym.judge.types import TestCase
+
+    a, ab = LIB.names["array"], LIB.names["abs"]
+    cases = [TestCase(input="x=[1.5, 2.0, 3.0]", output="[1.5 2.  3. ]"), TestCase(input="x=[4, 5]", output="[4 5]")]
+    answers = [f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return zwc.{a}(x)\n```",
+               f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return (zwc.{a}(x), 0)[0]\n```"]
+    with Judge(LIB, profile="strict") as judge:
+        verdicts = judge.judge_many([(r, cases) for r in answers])
+    assert [v.reward for v in verdicts] == [1.0, 1.0], [(v.status, v.error_type) for v in verdicts]

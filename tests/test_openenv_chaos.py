@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from _openenv_chaos import Mix, client, descendants, judged_round, rss_mb, run_chaos, threads
+from _procs import workers_only
 from conftest import REPO, need_module
 from se_gym.tasks import builtin_tasks
 from test_adapters_openenv import _free_port, _get, _wait_for
@@ -79,7 +80,7 @@ def test_chaos_leaves_right_verdicts_and_no_leaks(chaos_server):
     warm, _ = asyncio.run(run_chaos(url, TASKS, SESSIONS, WARM_S, Mix.chaos(), seed=1))
     assert warm.errors == []
     _quiet(url)
-    before = {"threads": threads(pid), "children": len(descendants(pid)), "rss": rss_mb(pid)}
+    before = {"threads": threads(pid), "children": len(workers_only(descendants(pid))), "rss": rss_mb(pid)}
 
     tally, took = asyncio.run(run_chaos(url, TASKS, SESSIONS, CHAOS_S, Mix.chaos()))
     print(f"chaos {took:.0f} s: {tally.sessions} sessions, {tally.judged} judged, {tally.cancelled} cancelled, "
@@ -93,9 +94,9 @@ def test_chaos_leaves_right_verdicts_and_no_leaks(chaos_server):
     assert _get(url + "/health")["status"] == "healthy"
 
     # the leaks: worker processes (a fixed pool), threads (one per open session), memory
-    _wait_for(lambda: len(descendants(pid)) == before["children"], "the pool's worker count to settle", 30)
+    _wait_for(lambda: len(workers_only(descendants(pid))) == before["children"], "the pool's worker count to settle", 30)
     _wait_for(lambda: threads(pid) <= before["threads"] + THREAD_SLACK, "the server's threads to settle", 30)
-    after = {"threads": threads(pid), "children": len(descendants(pid)), "rss": rss_mb(pid)}
+    after = {"threads": threads(pid), "children": len(workers_only(descendants(pid))), "rss": rss_mb(pid)}
     print(f"server before/after chaos: {before} / {after}")
     assert after["rss"] - before["rss"] < RSS_SLACK_MB, (before, after)
     log = log_path.read_text()

@@ -440,6 +440,14 @@ def fetch(x):
     return _request("list", object.__getattribute__(x, "_h"))
 
 
+def flush():
+    """Send the arrays made here and not sent yet (see :func:`_deferred`): the harness reads results
+    from the server itself, after every case has run, so an array returned straight from ``array()``
+    must be there by then."""
+    if _CHANNEL.defs:
+        _request("sync")
+
+
 def show(x):
     """``(str(x), fetch(x))`` in one request (the harness reads both of a result)."""
     return tuple(_request("show", object.__getattribute__(x, "_h")))

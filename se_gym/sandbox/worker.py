@@ -1117,6 +1117,7 @@ def _zygote(spec, ctrl, uid):
     try:
         if _PRCTL is not None:
             _PRCTL(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: it goes when we go
+            _PRCTL(15, b"se-gym-zygote", 0, 0, 0)  # PR_SET_NAME: told apart from workers in ps and /proc
         sys.path[:] = [p for p in sys.path if p != _WORKDIR]
         import importlib.util
 
@@ -1223,6 +1224,8 @@ def _server_child(module, fd, rlimits, uid, ctrl):
     status = 1
     try:
         os.setsid()
+        if _PRCTL is not None:
+            _PRCTL(15, b"se-gym-libsrv", 0, 0, 0)  # PR_SET_NAME (see _zygote)
         moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 64)  # (out of the way of the two numbers below)
         os.close(fd)
         if ctrl is not None:
