@@ -319,19 +319,66 @@ def test_the_built_in_memory_agents_under_the_protocol_with_a_model_that_reads_i
     from se_gym.bench.run import Bench
 
     config = BenchConfig(tasks="miniature", out=str(tmp_path / "run"), progress=False)
-    agents = ["closed-book", "open-book", "expel", "doc-memory"]
-    specs = agent_specs(agents, [], defaults={"expel": {"k": 1}, "doc-memory": {"k": 1, "header": "Docs:\n"}})
+    agents = ["closed-book", "open-book", "expel", "memory", "doc-memory"]
+    specs = agent_specs(agents, [], defaults={"expel": {"k": 1}, "memory": {"k": 1, "use_docs": False},
+                                              "doc-memory": {"k": 1, "header": "Docs:\n"}})
     Bench(config, specs, models=_FakeModels()).run()
     rows = summarize(collect([config.out]))["agents"]
     acc = {a: rows[a]["single_test"]["accuracy"] for a in agents}
     assert acc["closed-book"] == 0.0 and acc["open-book"] == 1.0  # the floor and the ceiling
-    assert acc["doc-memory"] >= 0.8 and acc["expel"] >= 0.5  # memory from the learn phase, closed book
+    assert acc["doc-memory"] >= 0.8 and acc["expel"] >= 0.5 and acc["memory"] >= 0.5  # memory from the learn phase, closed book
     assert rows["closed-book"]["memory_entries"] is None and rows["closed-book"]["learn_wall_s"] == 0.0  # learns nothing
     assert rows["doc-memory"]["memory_entries"] == 6 and rows["expel"]["memory_entries"] > 6  # 6 docs; experiences + insights
     # memory costs context: more prompt tokens per answer than the floor
     assert rows["expel"]["prompt_tokens_per_answer"] > rows["doc-memory"]["prompt_tokens_per_answer"] > rows["closed-book"]["prompt_tokens_per_answer"]
     assert rows["open-book"]["book"] == "open" and "not closed book" in render(summarize(collect([config.out])))
     assert all(r["memory_changed"] == 0 for r in rows.values())
+
+
+def test_memory_built_ins_show_past_solutions_in_the_layout_the_base_is_pretrained_on():
+    """The quick run's memory and expel put retrieved train solutions before the closed prompt exactly
+    as the experience base's pre-training examples do (``miniature.memory_corpus``): ``with_memory(
+    memory_context(past problems), closed prompt)``; expel's insights come after those entries."""
+    from se_gym.agents import Runner
+    from se_gym.agents.registry import AGENTS
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.config import bench_demo_config, quick_agent_options
+    from se_gym.bench.run import observe, world
+    from se_gym.tasks.prompts import memory_context, with_memory
+    from se_gym.training import miniature as mini
+
+    w = world(BenchConfig(tasks="miniature"), 0)
+    runner = Runner(scorer=None, renderer=w.renderer, progress=False)
+    train, test = w.splits["train"], w.splits["single_test"][0]
+    learned = [Trajectory(o, mini.answer(w.library, t.functions[0]), 1.0, "passed")  # what the judge accepts
+               for o, t in zip(observe(runner, train, "open", 1), train)]
+    seen = observe(runner, [test], "closed", 1)[0]
+    assert seen.prompt == mini.closed_prompt(test.query, test.functions[0])  # the pre-training's closed prompt
+    options = quick_agent_options(bench_demo_config())
+    for name in ("memory", "expel"):
+        agent = AGENTS.load(name)(_ReaderModel(), **options[name])
+        agent.learn(learned)
+        past = [(e.key, e.value) for e in agent.memory.search(test.query, 2, kind="experience")]
+        assert len(past) == 2 and all(key in {t.query for t in train} for key, _ in past)
+        expected = memory_context(past)
+        if name == "expel":
+            (insight,) = agent.relevant_insights(test.query)
+            expected += f"\n\nInsight: {insight}"
+        assert agent.prompts([seen])[0] == with_memory(expected, seen.prompt)
+
+
+def test_quick_runs_the_memory_built_ins_on_the_base_that_reads_experience():
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.agents import check
+    from se_gym.bench.config import bench_demo_config
+    from se_gym.bench.run import resolve
+    from se_gym.demo import experience_base_config
+
+    assert bench_demo_config() == experience_base_config(quick=True)
+    config, defaults = resolve(BenchConfig(quick=True))
+    assert {"closed-book", "open-book", "expel", "memory", "doc-memory", "closed-sft"} <= set(config.agent)
+    for spec in agent_specs(config.agent, [], defaults=defaults):  # every built-in takes its quick options
+        check(spec, has_model=True)
 
 
 def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypatch):
