@@ -20,7 +20,7 @@ import pytest
 from se_gym.agents import ProtocolError, Trajectory
 from se_gym.bench import bootstrap_ci
 from se_gym.bench.agents import agent_specs
-from se_gym.bench.report import render, summarize, collect
+from se_gym.bench.report import collect, render, summarize
 from se_gym.cli import main
 from se_gym.errors import CLIError
 

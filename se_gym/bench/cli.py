@@ -5,7 +5,6 @@ import argparse
 import logging
 
 from ..configs import add_config_arguments, config_from_args
-from ..errors import CLIError
 from .config import BenchConfig
 
 
@@ -26,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .agents import agent_specs
-    from .report import render, summarize, collect
+    from .report import collect, render, summarize
     from .run import Bench, resolve
 
     config, defaults = resolve(config_from_args(BenchConfig, args))
