@@ -381,6 +381,24 @@ def test_quick_runs_the_memory_built_ins_on_the_base_that_reads_experience():
         check(spec, has_model=True)
 
 
+def test_the_report_gives_the_memory_size_as_the_mean_over_seeds(tmp_path):
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.run import Bench
+
+    config = BenchConfig(tasks="miniature", seeds=(0, 1), limit=2, out=str(tmp_path / "run"), progress=False)
+    Bench(config, agent_specs(["doc-memory", "closed-book"], []), models=_FakeModels()).run()
+    for seed, (entries, size) in ((0, (2, 100)), (1, (5, 400))):  # hand-made sizes per seed
+        path = tmp_path / "run" / f"seed{seed}" / "doc-memory" / "result.json"
+        result = json.loads(path.read_text())
+        result["freeze"].update(memory_entries=entries, memory_bytes=size)
+        path.write_text(json.dumps(result))
+    summary = summarize(collect([config.out]))
+    row = summary["agents"]["doc-memory"]
+    assert (row["memory_entries"], row["memory_bytes"]) == (3.5, 250.0)  # not the last seed's (5, 400)
+    assert summary["agents"]["closed-book"]["memory_entries"] is None
+    assert "| 4, 250 |" in render(summary) and "| –, 0 |" in render(summary)
+
+
 def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypatch):
     from se_gym.bench.agents import Models
 
