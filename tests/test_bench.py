@@ -399,6 +399,21 @@ def test_the_report_gives_the_memory_size_as_the_mean_over_seeds(tmp_path):
     assert "| 4, 250 |" in render(summary) and "| –, 0 |" in render(summary)
 
 
+def test_the_command_logs_each_line_once_and_quiet_hides_them(tmp_path):
+    # a program of its own: in pytest the root logger already has handlers, which hides a doubled one
+    def run(*flags):
+        argv = [sys.executable, "-m", "se_gym.cli", *flags, "bench", "--agent", EXAMPLE, *MINI, "--limit", "2",
+                "--out", str(tmp_path / f"run{len(flags)}")]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+
+    done = run()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("seed 0: agent CallMemoryAgent done in") == 1
+    quiet = run("-q")
+    assert quiet.returncode == 0 and "agent CallMemoryAgent" not in quiet.stderr
+
+
 def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypatch):
     from se_gym.bench.agents import Models
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
 from ..configs import add_config_arguments, config_from_args
 from .config import BenchConfig
@@ -30,7 +29,6 @@ def run(args: argparse.Namespace) -> int:
 
     config, defaults = resolve(config_from_args(BenchConfig, args))
     specs = agent_specs(config.agent, config.agent_option, config.agent_options, defaults)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     Bench(config, specs).run()
     print(render(summarize(collect([config.out]))), end="")
     print(f"\nrun folder: {config.out} (se-gym bench report {config.out} --out leaderboard.md)")
