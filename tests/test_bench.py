@@ -440,6 +440,25 @@ def test_closed_sft_learns_weights_and_is_tested_closed_book(tmp_path, capsys):
     assert freeze["prompt_tokens"] > 0  # counted with the model's tokenizer
 
 
+def test_quick_with_a_given_model_answers_on_the_demo_s_thread_count(tmp_path, capsys):
+    from conftest import need_module
+
+    torch = need_module("torch", "--quick answers with a torch model (pip install 'se-gym[train]')")
+    need_module("transformers", "--quick answers with a torch model (pip install 'se-gym[train]')")
+    from se_gym.bench.config import bench_demo_config
+    from se_gym.training import miniature as mini
+
+    model = mini.build_tiny_model(tmp_path / "tiny", seed=0, hidden=32, layers=1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(bench_demo_config().threads + 1)
+    try:
+        rc, _ = _bench(tmp_path, "--quick", "--model", str(model), "--agent", "closed-book", "--limit", "2", "--device", "cpu")
+        assert rc == 0, capsys.readouterr().err
+        assert torch.get_num_threads() == bench_demo_config().threads  # as with the base --quick builds
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_a_config_file_gives_agents_options_and_pass_at_k_comes_with_samples(tmp_path, capsys):
     config = tmp_path / "bench.toml"
     config.write_text(f'agent = ["{EXAMPLE}"]\ntasks = "miniature"\nsamples = 2\nlimit = 4\n'
