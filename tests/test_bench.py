@@ -20,7 +20,7 @@ import pytest
 from se_gym.agents import ProtocolError, Trajectory
 from se_gym.bench import bootstrap_ci
 from se_gym.bench.agents import agent_specs
-from se_gym.bench.report import render, summarize, collect
+from se_gym.bench.report import collect, render, summarize
 from se_gym.cli import main
 from se_gym.errors import CLIError
 
@@ -319,19 +319,99 @@ def test_the_built_in_memory_agents_under_the_protocol_with_a_model_that_reads_i
     from se_gym.bench.run import Bench
 
     config = BenchConfig(tasks="miniature", out=str(tmp_path / "run"), progress=False)
-    agents = ["closed-book", "open-book", "expel", "doc-memory"]
-    specs = agent_specs(agents, [], defaults={"expel": {"k": 1}, "doc-memory": {"k": 1, "header": "Docs:\n"}})
+    agents = ["closed-book", "open-book", "expel", "memory", "doc-memory"]
+    specs = agent_specs(agents, [], defaults={"expel": {"k": 1}, "memory": {"k": 1, "use_docs": False},
+                                              "doc-memory": {"k": 1, "header": "Docs:\n"}})
     Bench(config, specs, models=_FakeModels()).run()
     rows = summarize(collect([config.out]))["agents"]
     acc = {a: rows[a]["single_test"]["accuracy"] for a in agents}
     assert acc["closed-book"] == 0.0 and acc["open-book"] == 1.0  # the floor and the ceiling
-    assert acc["doc-memory"] >= 0.8 and acc["expel"] >= 0.5  # memory from the learn phase, closed book
+    assert acc["doc-memory"] >= 0.8 and acc["expel"] >= 0.5 and acc["memory"] >= 0.5  # memory from the learn phase, closed book
     assert rows["closed-book"]["memory_entries"] is None and rows["closed-book"]["learn_wall_s"] == 0.0  # learns nothing
     assert rows["doc-memory"]["memory_entries"] == 6 and rows["expel"]["memory_entries"] > 6  # 6 docs; experiences + insights
     # memory costs context: more prompt tokens per answer than the floor
     assert rows["expel"]["prompt_tokens_per_answer"] > rows["doc-memory"]["prompt_tokens_per_answer"] > rows["closed-book"]["prompt_tokens_per_answer"]
     assert rows["open-book"]["book"] == "open" and "not closed book" in render(summarize(collect([config.out])))
     assert all(r["memory_changed"] == 0 for r in rows.values())
+
+
+def test_memory_built_ins_show_past_solutions_in_the_layout_the_base_is_pretrained_on():
+    """The quick run's memory and expel put retrieved train solutions before the closed prompt exactly
+    as the experience base's pre-training examples do (``miniature.memory_corpus``): ``with_memory(
+    memory_context(past problems), closed prompt)``; expel's insights come after those entries."""
+    from se_gym.agents import Runner
+    from se_gym.agents.registry import AGENTS
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.config import bench_demo_config, quick_agent_options
+    from se_gym.bench.run import observe, world
+    from se_gym.tasks.prompts import memory_context, with_memory
+    from se_gym.training import miniature as mini
+
+    w = world(BenchConfig(tasks="miniature"), 0)
+    runner = Runner(scorer=None, renderer=w.renderer, progress=False)
+    train, test = w.splits["train"], w.splits["single_test"][0]
+    learned = [Trajectory(o, mini.answer(w.library, t.functions[0]), 1.0, "passed")  # what the judge accepts
+               for o, t in zip(observe(runner, train, "open", 1), train)]
+    seen = observe(runner, [test], "closed", 1)[0]
+    assert seen.prompt == mini.closed_prompt(test.query, test.functions[0])  # the pre-training's closed prompt
+    options = quick_agent_options(bench_demo_config())
+    for name in ("memory", "expel"):
+        agent = AGENTS.load(name)(_ReaderModel(), **options[name])
+        agent.learn(learned)
+        past = [(e.key, e.value) for e in agent.memory.search(test.query, 2, kind="experience")]
+        assert len(past) == 2 and all(key in {t.query for t in train} for key, _ in past)
+        expected = memory_context(past)
+        if name == "expel":
+            (insight,) = agent.relevant_insights(test.query)
+            expected += f"\n\nInsight: {insight}"
+        assert agent.prompts([seen])[0] == with_memory(expected, seen.prompt)
+
+
+def test_quick_runs_the_memory_built_ins_on_the_base_that_reads_experience():
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.agents import check
+    from se_gym.bench.config import bench_demo_config
+    from se_gym.bench.run import resolve
+    from se_gym.demo import experience_base_config
+
+    assert bench_demo_config() == experience_base_config(quick=True)
+    config, defaults = resolve(BenchConfig(quick=True))
+    assert {"closed-book", "open-book", "expel", "memory", "doc-memory", "closed-sft"} <= set(config.agent)
+    for spec in agent_specs(config.agent, [], defaults=defaults):  # every built-in takes its quick options
+        check(spec, has_model=True)
+
+
+def test_the_report_gives_the_memory_size_as_the_mean_over_seeds(tmp_path):
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.run import Bench
+
+    config = BenchConfig(tasks="miniature", seeds=(0, 1), limit=2, out=str(tmp_path / "run"), progress=False)
+    Bench(config, agent_specs(["doc-memory", "closed-book"], []), models=_FakeModels()).run()
+    for seed, (entries, size) in ((0, (2, 100)), (1, (5, 400))):  # hand-made sizes per seed
+        path = tmp_path / "run" / f"seed{seed}" / "doc-memory" / "result.json"
+        result = json.loads(path.read_text())
+        result["freeze"].update(memory_entries=entries, memory_bytes=size)
+        path.write_text(json.dumps(result))
+    summary = summarize(collect([config.out]))
+    row = summary["agents"]["doc-memory"]
+    assert (row["memory_entries"], row["memory_bytes"]) == (3.5, 250.0)  # not the last seed's (5, 400)
+    assert summary["agents"]["closed-book"]["memory_entries"] is None
+    assert "| 4, 250 |" in render(summary) and "| –, 0 |" in render(summary)
+
+
+def test_the_command_logs_each_line_once_and_quiet_hides_them(tmp_path):
+    # a program of its own: in pytest the root logger already has handlers, which hides a doubled one
+    def run(*flags):
+        argv = [sys.executable, "-m", "se_gym.cli", *flags, "bench", "--agent", EXAMPLE, *MINI, "--limit", "2",
+                "--out", str(tmp_path / f"run{len(flags)}")]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+
+    done = run()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("seed 0: agent CallMemoryAgent done in") == 1
+    quiet = run("-q")
+    assert quiet.returncode == 0 and "agent CallMemoryAgent" not in quiet.stderr
 
 
 def test_closed_sft_without_torch_is_a_one_line_error_naming_the_extra(monkeypatch):
@@ -358,6 +438,25 @@ def test_closed_sft_learns_weights_and_is_tested_closed_book(tmp_path, capsys):
     assert result["book"] == "closed" and freeze["learns"] and freeze["memory_entries"] > 1000  # parameters
     assert len(freeze["digest"]) == 64 and not result["memory_changed"]
     assert freeze["prompt_tokens"] > 0  # counted with the model's tokenizer
+
+
+def test_quick_with_a_given_model_answers_on_the_demo_s_thread_count(tmp_path, capsys):
+    from conftest import need_module
+
+    torch = need_module("torch", "--quick answers with a torch model (pip install 'se-gym[train]')")
+    need_module("transformers", "--quick answers with a torch model (pip install 'se-gym[train]')")
+    from se_gym.bench.config import bench_demo_config
+    from se_gym.training import miniature as mini
+
+    model = mini.build_tiny_model(tmp_path / "tiny", seed=0, hidden=32, layers=1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(bench_demo_config().threads + 1)
+    try:
+        rc, _ = _bench(tmp_path, "--quick", "--model", str(model), "--agent", "closed-book", "--limit", "2", "--device", "cpu")
+        assert rc == 0, capsys.readouterr().err
+        assert torch.get_num_threads() == bench_demo_config().threads  # as with the base --quick builds
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_a_config_file_gives_agents_options_and_pass_at_k_comes_with_samples(tmp_path, capsys):

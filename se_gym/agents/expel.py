@@ -3,7 +3,9 @@
 Learning compares, per train task, the answers the judge rejected with those it accepted and turns
 the difference into insights (ExpeL's ADD / UPVOTE: an insight found again gains a vote; the pool
 keeps the ``max_insights`` with most votes).  At answer time the insights most relevant to the
-question and the ``k`` most similar accepted trajectories go before the prompt.
+question and the ``k`` most similar accepted trajectories go before the prompt: the trajectories in
+the shared memory layout (:func:`se_gym.tasks.prompts.memory_context` under ``with_memory``, the one
+the demo's experience base is pre-trained on), the insights below them (``k_insights=0``: none).
 
 Insights come from one of two extractors: ``"rules"`` (the default; library calls present in the
 accepted answer and absent from the rejected ones, and the reverse: deterministic, works with a
@@ -94,9 +96,11 @@ class ExpeLAgent(MemoryAgent):
         return [texts[i] for i in ranked if scores[i] > 0][: self.k_insights]
 
     def context(self, observation: Observation) -> str:
-        parts = [f"Insight: {t}" for t in self.relevant_insights(_query_of(observation))]
+        # the retrieved trajectories first, in the shared layout a base learns to read in pre-training
+        # (tasks.prompts.memory_context); the insights after them, so they do not shift that layout
         experience = super().context(observation)
-        return "\n".join(parts) + ("\n\n" + experience if experience and parts else experience)
+        insights = "\n".join(f"Insight: {t}" for t in self.relevant_insights(_query_of(observation)))
+        return "\n\n".join(part for part in (experience, insights) if part)
 
     def memory_state(self) -> list[dict]:
         return super().memory_state() + [{"insight": t, "votes": v} for t, v in sorted(self.insights.items())]

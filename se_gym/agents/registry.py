@@ -10,6 +10,7 @@ AGENTS = Registry("agent", group="se_gym.agents", base=Agent)
 AGENTS.register("closed-book", "se_gym.agents.prompting:ClosedBookAgent")  # no memory: the floor
 AGENTS.register("open-book", "se_gym.agents.prompting:OpenBookAgent")  # docs at test time: the ceiling, not closed book
 AGENTS.register("expel", "se_gym.agents.expel:ExpeLAgent")
+AGENTS.register("memory", "se_gym.agents.memory:MemoryAgent")  # retrieved past solutions (and docs, use_docs)
 AGENTS.register("doc-memory", "se_gym.agents.memory:DocMemoryAgent")
 AGENTS.register("closed-sft", "se_gym.agents.learners:ClosedSFTAgent")  # parametric: needs torch
 

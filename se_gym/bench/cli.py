@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
 from ..configs import add_config_arguments, config_from_args
-from ..errors import CLIError
 from .config import BenchConfig
 
 
@@ -26,12 +24,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .agents import agent_specs
-    from .report import render, summarize, collect
+    from .report import collect, render, summarize
     from .run import Bench, resolve
 
     config, defaults = resolve(config_from_args(BenchConfig, args))
     specs = agent_specs(config.agent, config.agent_option, config.agent_options, defaults)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
     Bench(config, specs).run()
     print(render(summarize(collect([config.out]))), end="")
     print(f"\nrun folder: {config.out} (se-gym bench report {config.out} --out leaderboard.md)")

@@ -6,7 +6,7 @@ from typing import Any, Mapping
 
 from ..choices import PROFILES
 
-BUILTIN_QUICK = ("closed-book", "open-book", "expel", "doc-memory", "closed-sft")
+BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "closed-sft")
 BACKENDS = ("hf", "vllm", "openai")
 
 
@@ -36,7 +36,7 @@ class BenchConfig:
     online: bool = field(default=False, metadata={"help": "the online setting: memory may change during the test phase "
                                                   "(reported in its own column instead of flagged)"})
     quick: bool = field(default=False, metadata={"help": "CPU, offline: the demo's tiny base, a fresh minted library, "
-                                                 "the five built-ins unless --agent is given"})
+                                                 "the six built-ins unless --agent is given"})
     out: str = field(default="se_gym_bench", metadata={"help": "run folder (a rerun resumes; another configuration is refused)"})
     restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
     device: str | None = field(default=None, metadata={"help": "torch device for hf models (default: cuda if available)"})
@@ -59,21 +59,27 @@ class BenchConfig:
 
 
 def bench_demo_config():
-    """The demo configuration of ``--quick``: the tiny base and the miniature's sizes.
-
-    One place so the base's options (e.g. pre-training on retrieved experience) can change here.
+    """The demo configuration of ``--quick``: the demo's small base at the quick scale, pre-trained also
+    on reading retrieved experience (:func:`se_gym.demo.experience_base_config`), so the memory
+    built-ins have a base that can use what they retrieve; the miniature's sizes.
     """
-    from ..demo import QUICK, SMALL_BASE_QUICK
+    from ..demo import experience_base_config
 
-    return replace(QUICK, **SMALL_BASE_QUICK)
+    return experience_base_config(quick=True)
 
 
 def quick_agent_options(demo) -> dict[str, dict]:
-    """Per built-in options for the tiny base (answers are one short line; greedy at test time)."""
+    """Per built-in options for the tiny base (answers are one short line; greedy at test time).
+
+    The memory built-ins show what they retrieve in the layouts the base was pre-trained on: past
+    problems with their accepted answers in the shared memory layout, at most two (the pre-training
+    shows 1-2, within the model's 256 positions); remembered docs as the open-book ``Docs:`` section.
+    """
     short = {"max_new_tokens": demo.max_new_tokens}
     return {
         "closed-book": short, "open-book": short,
-        "expel": {**short, "k": 1},
+        "expel": {**short, "k": 2, "k_insights": 1},  # one insight below them: prompts within 256 positions
+        "memory": {**short, "k": 2, "use_docs": False},  # past solutions only, as the pre-training shows them
         "doc-memory": {**short, "k": 1, "header": "Docs:\n"},  # the layout the tiny base read docs in
         "closed-sft": {**short, "epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch,
                        "temperature": 0.6, "mixed_precision": "no"},
@@ -81,7 +87,7 @@ def quick_agent_options(demo) -> dict[str, dict]:
 
 
 def quick(config: BenchConfig) -> BenchConfig:
-    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, the five built-ins unless
+    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, the six built-ins unless
     agents were given, and at least the demo's answers per train question (4)."""
     demo = bench_demo_config()
     return replace(config, agent=config.agent or BUILTIN_QUICK, tasks="miniature", backend="hf",

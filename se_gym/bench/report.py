@@ -91,6 +91,12 @@ def collect(run_dirs: Sequence[str]) -> dict:
     return {"agents": agents, "official": bool(official) and all(official)}
 
 
+def _mean(values) -> float | None:
+    """The mean of the values that are not None (a memory size per seed), None when there are none."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
 def summarize(collected: dict) -> dict:
     """The leaderboard rows (JSON-ready): accuracy with intervals, pass@k, costs, memory, errors."""
     rows = {}
@@ -126,7 +132,7 @@ def summarize(collected: dict) -> dict:
             "learn_wall_s": sum(f.get("wall_s", 0.0) for f in freezes) / len(freezes),
             "learn_tokens": sum(f.get("prompt_tokens", 0) + f.get("completion_tokens", 0) for f in freezes) / len(freezes),
             "test_wall_s": test_wall / len(entry["runs"]),
-            "memory_entries": freezes[-1].get("memory_entries"), "memory_bytes": freezes[-1].get("memory_bytes"),
+            "memory_entries": _mean(f.get("memory_entries") for f in freezes), "memory_bytes": _mean(f.get("memory_bytes") for f in freezes),
             "memory_changed": sum(run["result"]["memory_changed"] for run in entry["runs"]),
             "online": bool(entry["config"].get("online")),
             "protocol_refusals": statuses.get(PROTOCOL_ERROR, 0), "agent_errors": statuses.get(AGENT_ERROR, 0),
@@ -145,7 +151,7 @@ def _cell(row: dict, split: str) -> str:
 
 def render(summary: dict) -> str:
     """The leaderboard as Markdown."""
-    lines = ["Closed-book accuracy unless marked; wall times are per seed (mean over seeds).", "",
+    lines = ["Closed-book accuracy unless marked; wall times and memory sizes are per seed (mean over seeds).", "",
              "| agent | single_test % [95% CI] | multiple_test % [95% CI] | pass@k | prompt tokens / answer | learn phase "
              "| test phase | memory (entries, bytes) | memory during test | online: memory changed | errors |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -155,7 +161,7 @@ def render(summary: dict) -> str:
         tok = f"{r['prompt_tokens_per_answer']:.0f}" if r["prompt_tokens_per_answer"] else "–"
         learn = (f"{r['learn_wall_s']:.0f} s" + (f", {r['learn_tokens']:.0f} tokens" if r["learn_tokens"] else "")) if r["learn_wall_s"] else "–"
         test = f"{r['test_wall_s']:.0f} s"
-        mem = f"{r['memory_entries'] if r['memory_entries'] is not None else '–'}, {r['memory_bytes']}"
+        mem = ", ".join(f"{v:.0f}" if v is not None else "–" for v in (r["memory_entries"], r["memory_bytes"]))
         changed = r["memory_changed"]
         if r["online"]:  # the online setting: a change is allowed, and reported in its own column
             during, online = "– (online)", f"in {changed} of {r['seeds']} run(s)"

@@ -312,14 +312,15 @@ class Bench:
         model_path, float32 = cfg.model, False
         for spec in self.specs:  # every agent checked before any work
             check(spec, has_model=bool(self.models or model_path or (cfg.quick and not cfg.model)))
-        if cfg.quick and not cfg.model and self.models is None:
+        if cfg.quick and self.models is None:
             import torch
 
             from ..demo import Demo
 
-            torch.set_num_threads(bench_demo_config().threads)  # as the demo: more threads lose on a loaded small CPU
-
-            model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
+            # as the demo, with the built base or one given (--model): more threads lose on a loaded small CPU
+            torch.set_num_threads(bench_demo_config().threads)
+            if not cfg.model:
+                model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
         models = self.models
         if models is None and model_path:
             models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32)
