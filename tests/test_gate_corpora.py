@@ -10,13 +10,13 @@ import os
 
 import pytest
 
+from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.judge.extract import entry_function
 from se_gym.judge.gates import library_use, official_static_gate, open_check, strict_check
 from se_gym.library import mint, writer
 from se_gym.tasks.spec import load_task_spec
-
-from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
 
 # three seed-0 train tasks of different shapes: a list of floats, a scalar, an array (wrapped print)
 TASK_IDS = ("builtin/s0/train/0000", "builtin/s0/train/0001", "builtin/s0/train/0012")
@@ -73,10 +73,11 @@ def test_honest_answers_score_one_end_to_end_under_sebench(honest):
     assert not failed, f"{len(failed)} of {len(chosen)} failed:\n" + "\n".join(failed[:10])
 
 
-@pytest.mark.skipif(not writer.uses_server("strict"), reason="SE_GYM_STRICT_SERVER=0: strict keeps the closed gate")
 def test_honest_answers_score_one_end_to_end_under_strict(honest):
     """Every honest answer passes every case under ``strict`` (the permissive gate, the run-time wall
     with its allowances for dataclasses and typing.overload, the library out of process)."""
+    if not writer.uses_server("strict"):
+        legit_skip("SE_GYM_STRICT_SERVER=0: strict keeps the closed gate")
     answers, lib = honest
     with Judge(lib, profile="strict", workers=2) as judge:
         verdicts = judge.judge_many([(block(code), t.test_cases, t.function_name) for _, _, code, t in answers])

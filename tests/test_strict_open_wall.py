@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import pytest
 
+from _gate_corpus import CASES, block
+from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.library import mint, writer
 
-from _gate_corpus import CASES, block
-
-pytestmark = pytest.mark.skipif(not writer.uses_server("strict"), reason="SE_GYM_STRICT_SERVER=0: strict runs the in-process library")
+if not writer.uses_server("strict"):
+    legit_skip("SE_GYM_STRICT_SERVER=0: strict runs the in-process library")
 
 LIB = mint(7)
 P, ABS, ARR = LIB.package, LIB.qualified("abs"), LIB.qualified("array")
