@@ -88,10 +88,10 @@ def warm_start(base: Path, library, functions, n: int, out: Path, seed: int) -> 
     task writing from a doc line, and open-book answers (the docs in the prompt, one call)."""
     import random
 
+    from se_gym.selfplay.miniature import proposal_answer, propose_prompt
     from se_gym.training import miniature as mini
     from se_gym.training.policy import Policy
     from se_gym.training.sft import SFTConfig, SFTExample, train_sft
-    from se_gym.selfplay.miniature import proposal_answer, propose_prompt
 
     if (out / "DONE").is_file():
         return out / "model"

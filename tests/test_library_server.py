@@ -200,7 +200,7 @@ def test_the_docker_worker_runs_the_same_server(docker_daemon):
 
 def _server_pids(pkg):
     """A program's text that prints the pids of its worker's library servers (the zygote's children)."""
-    return f"""
+    return """
 import os
 def kids(pid):
     found = []

@@ -10,8 +10,21 @@ import pytest
 
 from se_gym.library import mint
 from se_gym.selfplay import (
-    DedupIndex, ProposalError, ProposerReward, TaskBuffer, ValidationConfig, Validator, four_p, gap, histogram,
-    learnability, parse_proposal, rejection_counts, render_proposal, signal_share, task_relative_advantages,
+    DedupIndex,
+    ProposalError,
+    ProposerReward,
+    TaskBuffer,
+    ValidationConfig,
+    Validator,
+    four_p,
+    gap,
+    histogram,
+    learnability,
+    parse_proposal,
+    rejection_counts,
+    render_proposal,
+    signal_share,
+    task_relative_advantages,
 )
 from se_gym.selfplay.oracle import label_noise, to_numpy, used_functions
 from se_gym.selfplay.validate import REASONS, returns_library_value

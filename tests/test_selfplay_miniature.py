@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 from conftest import need_module
-
 from se_gym.library import mint
 from se_gym.selfplay import Validator, parse_proposal
 from se_gym.selfplay import miniature as spm

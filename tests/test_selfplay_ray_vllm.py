@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import need_module
 
 torch = need_module("torch", "needs torch (scripts/setup/llm.sh installs it)")

@@ -1741,7 +1741,7 @@ def main():
         "numpy": getattr(sys.modules.get("numpy"), "__version__", None),
         "library_server": bool(_ZYGOTE),
         "library_server_error": server_error,
-        "preload_errors": [e for e in errors if not e.split(":")[0] in _STDLIB],
+        "preload_errors": [e for e in errors if e.split(":")[0] not in _STDLIB],
         "warmup": _WARMUP,
         "vm_mb": _vm_bytes() >> 20,
         "huge_pages_mb": _COLLAPSED[1],

@@ -17,8 +17,8 @@ Stages, each saved under ``--out`` (reruns resume; see :mod:`se_gym.selfplay.min
 from __future__ import annotations
 
 import json
-import random
 import logging
+import random
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -193,9 +193,7 @@ class MiniSelfPlay:
         return sum(1 for r, _ in verdicts if r >= 1.0) / len(verdicts)
 
     def run_seed(self, seed: int, base: Path) -> dict:
-        from ..storage import write_json_atomic
-
-        from ..storage import RunDir
+        from ..storage import RunDir, write_json_atomic
 
         sdir = RunDir(self.out / f"seed{seed}", "selfplay-miniature-seed", {**asdict(self.cfg), "seed": seed, "base": str(base)},
                       restart=self.restart).path  # another scale (or base) is refused, or with --restart redone

@@ -446,7 +446,6 @@ class SelfPlay:
             buffer = self.engine.make_buffer(buffer.tasks()[::-1])
         start_model = self._model_after(r - 1)
         self._load_policy(start_model)
-        rng = random.Random(_seed(cfg.seed, r, "round"))
         times: dict[str, float] = {}
 
         # 1. propose

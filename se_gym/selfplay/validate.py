@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from ..judge.types import Status
@@ -348,7 +348,6 @@ class Validator:
         return judge.judge_many(items)
 
     def _check_runs(self, o: Outcome, verdicts: Sequence[Any]) -> None:
-        first = verdicts[0]
         for v in verdicts:
             if v.status not in (Status.PASSED, Status.WRONG_ANSWER):
                 o.reason, o.detail = _STATUS_REASON.get(v.status, "runtime_error"), v.detail
@@ -374,7 +373,7 @@ class Validator:
 
     def _task(self, o: Outcome, sig: str) -> Any:
         from ..tasks.record import Task, TestCase
-        from .oracle import used_functions, to_numpy
+        from .oracle import to_numpy, used_functions
 
         lib = self.library
         p = o.proposal
