@@ -14,7 +14,6 @@ from global injection only by *which* lessons it retrieves after a failed turn.
 from __future__ import annotations
 
 import random
-from typing import Sequence
 
 from ..training import miniature as mini
 from .extract import MISTAKE_LESSONS, DocSource
@@ -135,13 +134,6 @@ def world(seed: int, rounds: int, functions_per_round: int, train_per_function: 
     train, test = mini.experiment_tasks(library, [k for g in groups for k in g], (train_per_function, test_per_function), seed)
     per_round = [[t for t in train if t.functions[0] in g] for g in groups]
     return library, groups, per_round, test
-
-
-def answers_for(library, tasks: Sequence) -> list[str]:
-    """The accepted one-call answer of each task (for tests and the oracle teacher)."""
-    from ..training import miniature as mini
-
-    return [mini.answer(library, t.functions[0]) for t in tasks]
 
 
 class ReaderTeacher:

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from . import naming
-from .catalogue import CATALOGUE, KEYS, entry
+from .catalogue import KEYS, entry
 
 # the writer is the lower module (it never imports this one): the record calls down into it
 from .writer import LibraryError, cached_package, write_package
@@ -234,7 +234,3 @@ def from_spec(spec: str | Library | int | None) -> Library:
         if kind == "official" and arg:
             return official(arg)
     raise LibraryError(f"library must be 'seed:N', 'official:PATH', an int seed or a Library, got {spec!r}")
-
-
-def catalogue_size() -> int:
-    return len(CATALOGUE)

@@ -28,13 +28,6 @@ _STRICT = PROFILE == "strict"
 _ATTRS = ("shape", "dtype", "size", "ndim", "T")
 
 
-def _scalar(v):
-    """A NumPy scalar as the library hands it out."""
-    if _STRICT and isinstance(v, _np.generic):
-        return v.item()
-    return v
-
-
 class DType(str):
     """(strict) a dtype as its name: compares equal to ``"int64"`` and to NumPy's dtype."""
 

@@ -155,9 +155,6 @@ class Sandbox(abc.ABC):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.run, list(programs), limits)
 
-    def run_one(self, program: str, limits: Limits | None = None) -> ExecResult:
-        return self.run([program], limits)[0]
-
     @property
     def has_channel(self) -> bool:
         """Whether results carry the program's result channel (fd 3).  A judge chooses its harness

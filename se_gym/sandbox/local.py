@@ -39,7 +39,6 @@ from .pool import FdTransport, Transport, WorkerPool
 
 log = logging.getLogger(__name__)
 
-_PKG_PARENT = str(Path(__file__).resolve().parents[2])  # folder holding the se_gym package
 _WORKER_SCRIPT = str(Path(__file__).resolve().with_name("worker.py"))
 _WORKER_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import random
 import zlib
-from dataclasses import dataclass
 from typing import Sequence
 
 # catalogue key -> (arity, description).  Arity 1 takes ``x``; arity 2 takes ``x1, x2``.
@@ -78,16 +77,6 @@ HELDOUT_TEMPLATES = (
     "We need {desc}; the input is {args}.",
     "Take {args} and give back {desc}.",
 )
-
-
-@dataclass(frozen=True)
-class MiniTask:
-    """A miniature question: ``task`` is a :class:`se_gym.tasks.record.Task` for the judge."""
-
-    key: str
-    query: str
-    signature: str
-    test_inputs: tuple[str, ...]
 
 
 def _args(key: str) -> str:
