@@ -18,6 +18,7 @@ import pytest
 
 from conftest import descendants, legit_skip, need
 from se_gym.sandbox import ExecResult, ExecStatus, Limits, make_sandbox
+from se_gym.sandbox.base import worker_fast_paths
 from se_gym.sandbox.local import LocalSandbox, bwrap_status
 
 SECRET = "se-gym-test-secret-4f1d"
@@ -767,11 +768,14 @@ def test_folders_of_killed_sandboxes_are_reclaimed():
         assert sb._tmp.is_dir()  # its own, alive, kept
 
 
+@pytest.mark.perf_internals
 def test_worker_heap_stays_in_huge_pages_while_programs_run():
     """The worker collapses its heap into 2 MB pages (fewer page-table entries for each fork to
     copy and each program's exit to drop) and keeps them: it runs no Python between a fork and
     the wait on the child, where a write would split its own huge page.  Programs that write all
     over the memory they share with it (and get it right) change nothing of that."""
+    if not worker_fast_paths():
+        legit_skip("SE_GYM_WORKER_FAST_PATHS=0: the worker runs its plain path")
     import platform
 
     with LocalSandbox(workers=1) as sb:
@@ -812,12 +816,15 @@ def test_worker_heap_stays_in_huge_pages_while_programs_run():
             assert heap[0] >= heap[1] - 2048, f"heap: {heap[0]} KB in 2 MB pages of {heap[1]} KB possible"
 
 
+@pytest.mark.perf_internals
 def test_worker_arenas_come_from_the_heap_and_each_program_gets_the_default_back():
     """The worker takes pymalloc's arenas from malloc, so that they lie in the heap it collapses
     into 2 MB pages; each program starts with CPython's own arena allocator (the worker puts it back
     for each fork and takes its own again once it has waited on the child).  Without
     that, memory a program releases would never go back: deep recursion allocating and releasing
     data-stack chunks over and over then dies past the memory limit (seen: SystemError at 256 MB)."""
+    if not worker_fast_paths():
+        legit_skip("SE_GYM_WORKER_FAST_PATHS=0: the worker runs its plain path")
     with LocalSandbox(workers=1) as sb:
         where = sb.worker_info.get("arenas")
         assert isinstance(where, str) and where, sb.worker_info
@@ -985,3 +992,14 @@ def test_a_failed_worker_start_does_not_disable_its_slot():
         assert failed
         assert [r.stdout for r in sb.run(["print(1)", "print(2)"], FAST)] == ["1\n", "2\n"]
         assert [r.stdout for r in sb.run(["print(3)"], FAST)] == ["3\n"]
+
+
+def test_the_plain_worker_path_gives_the_same_results(monkeypatch):
+    """SE_GYM_WORKER_FAST_PATHS=0: no arenas in the heap, no huge pages, os.fork: the same results."""
+    prog = "import numpy as np, random\nprint(int(np.arange(10).sum()), len({random.random() for _ in range(3)}))\n"
+    monkeypatch.setenv("SE_GYM_WORKER_FAST_PATHS", "0")
+    with LocalSandbox(workers=1) as sb:
+        info = sb.worker_info
+        plain = sb.run([prog] * 3)
+    assert info.get("huge_pages_mb") in (None, 0) and info.get("arenas") in (None, "default"), info
+    assert [r.stdout.strip() for r in plain] == ["45 3"] * 3, plain

@@ -14,6 +14,7 @@ import abc
 import asyncio
 import atexit
 import enum
+import os
 import weakref
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Sequence
@@ -248,3 +249,11 @@ def isolation_line(box: "Sandbox") -> str:
     net = info.get("network")
     net_text = "network REACHABLE by programs" if net else "no network" if net is False else "network unknown"
     return f"sandbox {backend}, isolation {level}" + (f" ({reason})" if reason else "") + f"; {net_text}"
+
+
+def worker_fast_paths() -> bool:
+    """Whether sandbox workers use their CPython-internal fast paths (pymalloc's arenas in the heap,
+    the heap collapsed into huge pages, fork(2) straight from libc): on unless
+    ``SE_GYM_WORKER_FAST_PATHS=0``, the one switch for an interpreter where they misbehave.  The
+    plain path gives the same verdicts, at a higher cost per program (docs/benchmarks.md)."""
+    return os.environ.get("SE_GYM_WORKER_FAST_PATHS", "1") != "0"

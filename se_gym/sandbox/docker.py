@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .base import Limits
+from .base import Limits, worker_fast_paths
 from .pool import FdTransport, Transport, WorkerDied, WorkerPool
 
 
@@ -337,7 +337,7 @@ class DockerSandbox(WorkerPool):
     def _spawn(self, slot: int) -> Transport:
         uid = self._uids.randrange(200_000, 2_000_000_000)  # private: NPROC counts per uid host-wide
         cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": f"{_RUN_DIR}/work", "uid": None,
-               "site_packages": [numpy_site()]}
+               "site_packages": [numpy_site()], "fast_paths": worker_fast_paths()}
         container = self._client.containers.create(
             self.image,
             command=[json.dumps(cfg)],

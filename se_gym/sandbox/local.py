@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from .base import Limits
+from .base import Limits, worker_fast_paths
 from .pool import FdTransport, Transport, WorkerPool
 
 log = logging.getLogger(__name__)
@@ -377,7 +377,8 @@ class LocalSandbox(WorkerPool):
             self.program_uids.add(uid)
         private = self.level != "rlimits"
         workdir = "/tmp/se-gym-run" if private else str(self._tmp / f"w{slot}-{n}")
-        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid, "wire": "marshal"}
+        cfg = {"preload": self.preload, "pythonpath": self.pythonpath, "workdir": workdir, "uid": uid, "wire": "marshal",
+               "fast_paths": worker_fast_paths()}
         if self.warmup:
             cfg["warmup"] = self.warmup
         if self._cpus:

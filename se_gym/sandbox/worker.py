@@ -9,7 +9,8 @@ a body (JSON, or marshal when the config's ``wire`` asks for it).  The first fra
 ``{"preload": [...], "pythonpath": [...], "workdir": str, "uid": int | null, "name": str, "cpu": int,
 "site_packages": [...], "wire": "json" | "marshal"}``
 (``cpu``, optional: the one CPU to run on; ``site_packages``: folders to add when started with -S;
-``wire``: how frame bodies are encoded, JSON unless marshal is asked for).
+``wire``: how frame bodies are encoded, JSON unless marshal is asked for; ``fast_paths``, default
+true: false turns off the CPython-internal speed-ups, see main()).
 
 When a preloaded package is a client of a library server (it has a ``_server.py``: the strict
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
@@ -1449,7 +1450,7 @@ def _harden(cfg):
             _CHILDREN_FD = os.open(path, os.O_RDONLY)
     else:
         errors.append("PR_SET_CHILD_SUBREAPER: errno %d" % ctypes.get_errno())
-    if len(os.listdir("/proc/self/task")) == 1:
+    if len(os.listdir("/proc/self/task")) == 1 and cfg.get("fast_paths", True):
         # a handle of its own without use_errno: ctypes' errno bookkeeping around the call
         # writes to (so faults in) pages on both sides of the fork
         fork = _FORK_HANDLE
@@ -1724,6 +1725,10 @@ def main():
         except OSError:
             pass
     notes = build_root(cfg["mounts"]) if cfg.get("mounts") else []
+    if not cfg.get("fast_paths", True):
+        # the plain fallback (SE_GYM_WORKER_FAST_PATHS=0): none of the CPython-internal speed-ups
+        # (pymalloc's arenas moved into the heap, huge pages, libc's fork); verdicts are the same
+        cfg["huge_pages"] = False
     if cfg.get("huge_pages", True):
         _early_handles()
         _arenas_in_heap()
