@@ -322,6 +322,16 @@ def _format_fields_safe(fmt: str) -> bool:
     return True
 
 
+def _parsed(code: str):
+    """The syntax tree of ``code``, or the one violation saying why there is none."""
+    try:
+        return parse(code)
+    except SyntaxError as exc:
+        return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [Violation(0, f"unparsable code: {exc}")]
+
+
 def strict_check(code: str, package: str, linalg: str, permissive: bool | None = None) -> list[Violation]:
     """Everything the ``strict`` profile refuses in the answer's code.
 
@@ -335,12 +345,9 @@ def strict_check(code: str, package: str, linalg: str, permissive: bool | None =
         The violations, in the order found (empty: allowed)."""
     if PERMISSIVE_STRICT if permissive is None else permissive:
         return open_check(code, package)
-    try:
-        tree = parse(code)
-    except SyntaxError as exc:
-        return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return [Violation(0, f"unparsable code: {exc}")]
+    tree = _parsed(code)
+    if type(tree) is list:
+        return tree
     allowed_mods = CLOSED_MODULES | {package, f"{package}.{linalg}"}
     out: list[Violation] = []
 
@@ -463,12 +470,9 @@ def open_check(code: str, package: str) -> list[Violation]:
 
     Returns:
         The violations (empty: allowed)."""
-    try:
-        tree = parse(code)
-    except SyntaxError as exc:
-        return [Violation(exc.lineno or 0, f"syntax error: {exc.msg}")]
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return [Violation(0, f"unparsable code: {exc}")]
+    tree = _parsed(code)
+    if type(tree) is list:
+        return tree
     out: list[Violation] = []
 
     def bad(node: ast.AST, what: str) -> None:
