@@ -74,6 +74,19 @@ def child_venv(path: Path, install: tuple[str, ...] = ()) -> Path:
 
 
 @pytest.fixture(scope="module")
+def init_dir(tmp_path_factory):
+    """A freshly initialised tiny model (hidden 32, one layer, one head, 400 tokens), one per module."""
+    import torch
+
+    from se_gym.training import miniature as mini
+
+    torch.set_num_threads(1)
+    path = tmp_path_factory.mktemp("tiny") / "init"
+    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=1, vocab=400)
+    return path
+
+
+@pytest.fixture(scope="module")
 def docker_daemon():
     """A Docker daemon that answers: the one running, else one started with scripts/docker_daemon.sh
     (root and docker.io needed) and stopped after the module; missing (skip/fail) otherwise."""

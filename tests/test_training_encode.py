@@ -2,27 +2,16 @@
 through the response (a tiny locally built model and tokenizer)."""
 import logging
 
-import pytest
-
 from conftest import need_module
 
 torch = need_module("torch", "training needs torch (pip install 'se-gym[train]')")
 need_module("transformers", "training needs transformers (pip install 'se-gym[train]')")
 
-from se_gym.training import miniature as mini
 from se_gym.training.losses import sft_loss
 from se_gym.training.policy import Policy
 
 PROMPT = "Task: sort the array along its last axis, then flip it and return the sum of the first row.\nAnswer:\n"
 RESPONSE = "```python\nimport zwc\nx = zwc.sort(a)\n```"
-
-
-@pytest.fixture(scope="module")
-def init_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    path = tmp_path_factory.mktemp("tiny") / "init"
-    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=1, vocab=400)
-    return path
 
 
 def _policy(init_dir, max_length):

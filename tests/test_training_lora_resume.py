@@ -21,14 +21,6 @@ LORA = SFTConfig(learning_rate=3e-2, epochs=1, batch_size=4, warmup_ratio=0.0, l
 
 
 @pytest.fixture(scope="module")
-def init_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    path = tmp_path_factory.mktemp("tiny") / "init"
-    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=1, vocab=400)
-    return path
-
-
-@pytest.fixture(scope="module")
 def trajectories():
     train, _ = mini.experiment_tasks(LIB, ["abs", "sort"], (2, 1), seed=0)
     out = []

@@ -16,14 +16,6 @@ LIB = mint(9)
 
 
 @pytest.fixture(scope="module")
-def init_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    path = tmp_path_factory.mktemp("tiny") / "init"
-    mini.build_tiny_model(path, seed=0, hidden=32, layers=1, heads=1, vocab=400)
-    return path
-
-
-@pytest.fixture(scope="module")
 def examples():
     train, _ = mini.experiment_tasks(LIB, ["abs", "sort", "flip"], (3, 1), seed=0)
     return [SFTExample(mini.render(LIB, t, "closed", []), t.library_solution) for t in train]
