@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -50,22 +51,22 @@ def server_log(tmp_path_factory):
     return tmp_path_factory.mktemp("openenv") / "server.log"
 
 
-@pytest.fixture(scope="module")
-def server(server_log):
-    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
-    log = open(server_log, "w+")
+@contextlib.contextmanager
+def openenv_server(log_path, *flags: str):
+    """A live ``se-gym serve openenv`` on a free port (its output in ``log_path``): yields (process, url)
+    once /health says healthy; stopped with SIGINT (killed after 30 s) on the way out."""
+    log = open(log_path, "w+")
     port = _free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "se_gym.cli", "serve", "openenv", "--host", "127.0.0.1", "--port", str(port),
-         "--max-sessions", "32", "--max-turns", "2"],
+        [sys.executable, "-m", "se_gym.cli", "serve", "openenv", "--host", "127.0.0.1", "--port", str(port), *flags],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_for(lambda: proc.poll() is not None or _get(url + "/health")["status"] == "healthy", "the server")
-        assert proc.poll() is None, open(log.name).read()
-        yield url
+        assert proc.poll() is None, open(log_path).read()
+        yield proc, url
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -74,8 +75,15 @@ def server(server_log):
             proc.kill()
             proc.wait()
         log.close()
-        tail = open(log.name).read()
-        assert tail.count("Traceback") == 0, tail[-3000:]  # the server logged no crash while serving
+
+
+@pytest.fixture(scope="module")
+def server(server_log):
+    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
+    with openenv_server(server_log, "--max-sessions", "32", "--max-turns", "2") as (_, url):
+        yield url
+    tail = open(server_log).read()
+    assert tail.count("Traceback") == 0, tail[-3000:]  # the server logged no crash while serving
 
 
 def _client(url):

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
-import time
 import types
 import urllib.request
 
 import pytest
 
-from conftest import REPO, need, need_module
+from conftest import need, need_module
 from se_gym import metrics_log
 from se_gym.library import mint
 from se_gym.tasks import builtin_tasks
@@ -26,12 +23,6 @@ TASKS = builtin_tasks("single_test", seed=0)
 
 def _ok(task) -> str:
     return f"```python\n{task.library_solution}\n```"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get_text(url: str) -> tuple[str, str]:
@@ -132,21 +123,9 @@ def test_se_gym_serve_openenv_publishes_the_judge_counters(tmp_path):
     """A live ``se-gym serve openenv``: GET /metrics, two judged steps over openenv's own client, GET again."""
     need_module("openenv.core", "the 'openenv' extra (openenv-core) serves the endpoint")
     from se_gym.integrations.openenv import SEBenchAction, SEBenchClient
+    from test_adapters_openenv import openenv_server
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = open(tmp_path / "server.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "serve", "openenv", "--host", "127.0.0.1", "--port", str(port), "--max-turns", "2"],
-                            cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1"), stdout=log, stderr=subprocess.STDOUT)
-    try:
-        end = time.monotonic() + 120  # a bound for a server that never comes up, not a speed check
-        while True:
-            try:
-                _get_text(url + "/health")
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < end, open(log.name).read()
-                time.sleep(0.2)
+    with openenv_server(tmp_path / "server.log", "--max-turns", "2") as (_, url):
         text, ctype = _get_text(url + "/metrics")
         assert ctype.startswith("text/plain; version=0.0.4")
         before = _samples(text)
@@ -156,14 +135,6 @@ def test_se_gym_serve_openenv_publishes_the_judge_counters(tmp_path):
             assert env.step(SEBenchAction(answer="```python\ndef solve(x):\n    return undefined_name\n```")).reward == 0.0
             assert env.step(SEBenchAction(answer=_ok(t))).reward == 1.0
         after = _samples(_get_text(url + "/metrics")[0])
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
     passed = 'se_gym_judge_verdicts_total{status="passed"}'
     assert before[passed] == 0 and after[passed] == 1
     assert sum(v for k, v in after.items() if k.startswith("se_gym_judge_verdicts_total")) == 2

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 
 import pytest
 
 from _openenv_chaos import Mix, client, descendants, judged_round, rss_mb, run_chaos, threads
 from _procs import workers_only
-from conftest import REPO, need_module
+from conftest import need_module
 from se_gym.tasks import builtin_tasks
-from test_adapters_openenv import _free_port, _get, _wait_for
+from test_adapters_openenv import _get, _wait_for, openenv_server
 
 TASKS = builtin_tasks("single_test", seed=0)
 SESSIONS = 64
@@ -38,28 +35,9 @@ THREAD_SLACK = 8
 def chaos_server(tmp_path_factory):
     need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
     log_path = tmp_path_factory.mktemp("chaos") / "server.log"
-    log = open(log_path, "w+")
-    port = _free_port()
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     # room for the sessions whose clients left and that the server has not closed yet
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "se_gym.cli", "serve", "openenv", "--host", "127.0.0.1", "--port", str(port),
-         "--max-sessions", str(4 * SESSIONS)],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for(lambda: proc.poll() is not None or _get(url + "/health")["status"] == "healthy", "the server")
-        assert proc.poll() is None, log_path.read_text()
+    with openenv_server(log_path, "--max-sessions", str(4 * SESSIONS)) as (proc, url):
         yield proc, url, log_path
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def _round(url: str, n: int) -> list[str]:
