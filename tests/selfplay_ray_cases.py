@@ -12,9 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -24,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from _ray_helpers import free_port, process_tree, ray_start, signal_tree
 from conftest import need_module
 
 # the driver (this process) must use the throw-away cluster's auth mode (no token); Ray reads it
@@ -36,39 +34,6 @@ from se_gym.library import from_spec  # noqa: E402
 
 LIBRARY = "seed:100"
 FUNCTIONS = ("abs", "cumsum", "add")
-
-
-def _tree(marker: str) -> list[int]:
-    """Pids of processes whose command line mentions ``marker`` (a node's temp dir), and their descendants."""
-    procs = {}
-    for p in os.listdir("/proc"):
-        if not p.isdigit() or int(p) == os.getpid():
-            continue
-        try:
-            cmd = Path(f"/proc/{p}/cmdline").read_bytes()
-            ppid = int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        procs[int(p)] = (ppid, cmd)
-    out = {p for p, (_, c) in procs.items() if marker.encode() in c}
-    grew = True
-    while grew:
-        grew = False
-        for p, (pp, _) in procs.items():
-            if pp in out and p not in out:
-                out.add(p)
-                grew = True
-    return sorted(out)
-
-
-def _kill_tree(marker: str, sig=signal.SIGKILL) -> int:
-    pids = _tree(marker)
-    for p in pids:
-        try:
-            os.kill(p, sig)
-        except OSError:
-            pass
-    return len(pids)
 
 
 def _diagnostics(root: Path) -> str:
@@ -105,26 +70,6 @@ def _diagnostics(root: Path) -> str:
     return "\n".join(out)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _ray_start(args: list[str], marker: str, env: dict, tries: int = 3) -> None:
-    """``ray start ...``; Ray gives a raylet a fixed 30 s to register, which a loaded machine can
-    miss: then the half-started node is killed and started again."""
-    for attempt in range(1, tries + 1):
-        # this interpreter's Ray CLI: the nodes' workers then run the driver's Python and packages
-        # (a `ray` found on PATH may belong to another interpreter)
-        p = subprocess.run([sys.executable, "-m", "ray.scripts.scripts", "start", *args], capture_output=True, text=True, timeout=400, env=env)
-        if p.returncode == 0:
-            return
-        _kill_tree(marker)
-        time.sleep(2)
-    raise AssertionError(f"ray start failed {tries} times: {(p.stderr or p.stdout)[-1500:]}")
-
-
 @pytest.fixture(scope="module")
 def cluster():
     root = Path(tempfile.mkdtemp(prefix="sgsp", dir="/tmp"))  # short: Ray's socket paths are limited
@@ -133,11 +78,11 @@ def cluster():
     # it could not take a token set now); nodes bind to 127.0.0.1
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # nothing preloaded into the nodes
     env.update(RAY_AUTH_MODE="disabled", RAY_USAGE_STATS_ENABLED="0")
-    port = _free_port()
+    port = free_port()
     common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats"]
     try:
-        _ray_start(["--head", f"--port={port}", "--num-cpus=3", f"--temp-dir={head_dir}", "--include-dashboard=false", *common], str(head_dir), env)
-        _ray_start([f"--address=127.0.0.1:{port}", "--num-cpus=2", '--resources={"node2": 2}', f"--temp-dir={node_dir}", *common], str(node_dir), env)
+        ray_start(["--head", f"--port={port}", "--num-cpus=3", f"--temp-dir={head_dir}", "--include-dashboard=false", *common], str(head_dir), env)
+        ray_start([f"--address=127.0.0.1:{port}", "--num-cpus=2", '--resources={"node2": 2}', f"--temp-dir={node_dir}", *common], str(node_dir), env)
         yield {"address": f"127.0.0.1:{port}", "head": str(head_dir), "node": str(node_dir), "root": root}
     finally:
         if RAY.is_initialized():
@@ -146,9 +91,9 @@ def cluster():
             Path(os.environ["SE_GYM_RAY_DIAG_FILE"]).write_text(_diagnostics(root))
         # Ray's daemons do not all stop on SIGTERM: kill the trees of the nodes we started
         for marker in (str(node_dir), str(head_dir)):
-            _kill_tree(marker)
+            signal_tree(marker, signal.SIGKILL)
         deadline = time.monotonic() + 20
-        while (left := _tree(str(head_dir)) + _tree(str(node_dir))) and time.monotonic() < deadline:
+        while (left := process_tree(str(head_dir)) + process_tree(str(node_dir))) and time.monotonic() < deadline:
             time.sleep(0.5)
         shutil.rmtree(root, ignore_errors=True)
         assert not left, f"Ray processes of the test cluster still alive: {left}"
@@ -274,7 +219,7 @@ def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, 
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not any(slots[s] in node2 for s in engine.gen.busy() if s < len(slots)):
             time.sleep(0.005)
-        _kill_tree(cluster["node"])
+        signal_tree(cluster["node"], signal.SIGKILL)
         killed.set()
 
     lines: list[str] = []
