@@ -61,11 +61,11 @@ class TaskBuffer:
             picked += self.sample(k - len(picked), rng, exclude=[t.id for t in picked])
         return picked
 
-    def top_up(self, fresh: Sequence[Any], minimum: int, rng: random.Random) -> tuple[list[Any], int]:
-        """``fresh`` plus older buffer tasks until there are ``minimum`` (so training never runs dry);
-        returns the tasks and how many came from the buffer."""
+    def top_up(self, fresh: Sequence[Any], minimum: int, rng: random.Random, exclude: Iterable[str] = ()) -> tuple[list[Any], int]:
+        """``fresh`` plus older buffer tasks (none of ``exclude``) until there are ``minimum`` (so
+        training never runs dry); returns the tasks and how many came from the buffer."""
         need = max(0, minimum - len(fresh))
-        extra = self.sample(need, rng, exclude=[t.id for t in fresh]) if need else []
+        extra = self.sample(need, rng, exclude=[t.id for t in fresh] + list(exclude)) if need else []
         return list(fresh) + extra, len(extra)
 
     # -- files ----------------------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""Which self-written data trains what: the switches that keep self-play going (issue 45).
+
+* **Validation split** (:func:`is_validation`): a fixed share of the valid self-written tasks, picked
+  by a hash of the task id and the run's seed, is held out. Those tasks are solved (their solve rates
+  feed the proposer reward) but never trained on, never replayed and never rehearsed. The learn step
+  scores the solver on them closed book after every SFT epoch (:class:`EpochPicker`) and keeps the
+  best epoch, or the round's starting weights when no epoch beats them. The held-out test split is
+  never read for this.
+* **Band filter** (:func:`in_band`): a fresh task trains the solver, and its proposal enters the
+  proposer's replay, only when the solver answers it with the docs (open-book solve rate at least
+  ``band_open``) and its closed-book solve rate lies in the band (a task the solver already knows
+  closed book teaches nothing).
+* **Novelty** (:func:`novelty_weights`, :func:`pick`): the proposer's replay of its own earlier valid
+  proposals prefers the ones least like the others (the same question on overlapping inputs) and
+  balances functions, so replay teaches the format without teaching the model to repeat a few tasks.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from typing import Any, Callable, Mapping, Sequence
+
+from .dedup import jaccard, normalize_inputs, normalize_question
+
+
+def is_validation(task_id: str, share: float, seed: int) -> bool:
+    """True when the task belongs to the validation split (a stable share of the valid tasks).
+
+    Args:
+        task_id: the validator's task id.
+        share: the validation share in [0, 1).
+        seed: the run's seed (another seed holds out other tasks).
+
+    Returns:
+        whether the task is held out.
+    """
+    if share <= 0:
+        return False
+    h = int(hashlib.sha256(f"val-{seed}-{task_id}".encode()).hexdigest()[:8], 16)
+    return h / 16**8 < share
+
+
+def solve_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean reward per task and book over solver rows (sandbox failures left out)."""
+    acc: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        if row.get("infrastructure"):
+            continue  # a sandbox failure is nobody's answer
+        acc.setdefault(row["task"], {}).setdefault(row["book"], []).append(float(row["reward"]))
+    return {tid: {b: sum(v) / len(v) for b, v in books.items()} for tid, books in acc.items()}
+
+
+def in_band(rates: Mapping[str, float] | None, band_open: float, band: Sequence[float]) -> bool:
+    """Whether a task with these solve rates is in the training band: open-book rate at least
+    ``band_open`` and closed-book rate within ``band`` (inclusive). A book without a rate (not
+    solved, or only sandbox failures) passes only a bound that asks nothing of it."""
+    rates = rates or {}
+    lo, hi = band
+    op, cl = rates.get("open"), rates.get("closed")
+    if band_open > 0 and (op is None or op < band_open):
+        return False
+    if (lo > 0 or hi < 1) and (cl is None or not lo <= cl <= hi):
+        return False
+    return True
+
+
+def novelty_weights(items: Sequence[Mapping[str, Any]]) -> list[float]:
+    """A weight per replay candidate (``question``, ``inputs``, ``functions``): its novelty, 1 minus
+    its largest input overlap with another candidate asking the same (normalized) question, floored
+    at 0.05, divided by how many candidates share its functions."""
+    keys = [normalize_question(i["question"]) for i in items]
+    ins = [normalize_inputs(i["inputs"]) for i in items]
+    fn_count = Counter(tuple(sorted(i["functions"])) for i in items)
+    out = []
+    for a in range(len(items)):
+        sim = max((jaccard(ins[a], ins[b]) for b in range(len(items)) if b != a and keys[b] == keys[a]), default=0.0)
+        out.append(max(0.05, 1.0 - sim) / fn_count[tuple(sorted(items[a]["functions"]))])
+    return out
+
+
+def pick(items: Sequence[Any], n: int, rng: random.Random, weights: Sequence[float] | None = None) -> list[Any]:
+    """``n`` of ``items``: every item once before any twice. Each pass is a weighted order without
+    replacement (Efraimidis-Spirakis keys ``u ** (1 / w)``: heavier first), or uniform with no
+    weights; deterministic for a given ``rng``."""
+    if not items or n <= 0:
+        return []
+    out: list[Any] = []
+    while len(out) < n:
+        if weights is None:
+            order = rng.sample(range(len(items)), len(items))
+        else:
+            keyed = [(rng.random() ** (1.0 / max(w, 1e-9)), i) for i, w in enumerate(weights)]
+            order = [i for _, i in sorted(keyed, reverse=True)]
+        out += [items[i] for i in order[: n - len(out)]]
+    return out
+
+
+class EpochPicker:
+    """Early stopping on the validation split: ``score()`` is the solver's closed-book accuracy on
+    it. The starting weights are epoch 0; after each epoch (:meth:`after_epoch`, handed to
+    :func:`se_gym.training.sft.train_sft`) a strictly better score keeps a copy of the weights,
+    ``patience`` epochs without one stop training. :meth:`restore` puts the best weights back (the
+    starting ones when no epoch beat them) and says which epoch they are."""
+
+    def __init__(self, model: Any, score: Callable[[], float], patience: int):
+        self.model, self.score, self.patience = model, score, max(1, patience)
+        self.scores = [score()]
+        self.best_epoch = 0
+        self._best = self._copy()
+
+    def _copy(self) -> dict:
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+    def after_epoch(self, epoch: int) -> bool:
+        s = self.score()
+        self.scores.append(s)
+        if s > max(self.scores[:-1]):
+            self.best_epoch = epoch
+            self._best = self._copy()
+        return epoch - self.best_epoch >= self.patience
+
+    def restore(self) -> int:
+        self.model.load_state_dict(self._best)
+        self._best = {}
+        return self.best_epoch
+
+    def metrics(self) -> dict:
+        return {"scores": self.scores, "best_epoch": self.best_epoch, "best": self.scores[self.best_epoch]}
