@@ -6,16 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-LIBRARY = "seed:100"
-FUNCTIONS = ("abs", "cumsum", "add")
-
-
-def _selfplay(tmp_path, **kw):
-    from se_gym.selfplay.loop import SelfPlay, SelfPlayConfig
-
-    cfg = SelfPlayConfig(**{"model": "unused", "library": LIBRARY, "prompts": "miniature", "rounds": 1, "proposals": 3,
-                            "functions": FUNCTIONS, "samples": 2, "eval": "none", **kw})
-    return SelfPlay(cfg, tmp_path / "run", progress=False, log=lambda m: None)
+from _selfplay_helpers import FUNCTIONS, LIBRARY
+from _selfplay_helpers import selfplay as _selfplay
 
 
 def _row(task, book, reward, infra=False):
