@@ -99,13 +99,18 @@ def test_epoch_picker_keeps_the_best_epoch_or_the_starting_weights():
 
     model = torch.nn.Linear(2, 1)
     start = model.weight.detach().clone()
-    scores = iter([0.5, 0.5, 0.3])
+    scores = iter([0.5, 0.5, 0.3, 0.5, 0.4])
     picker = EpochPicker(model, lambda: next(scores), patience=2)
-    for epoch in (1, 2):
+    stops = []
+    for epoch in (1, 2, 3, 4):
         with torch.no_grad():
             model.weight.add_(1.0)
-        stop = picker.after_epoch(epoch)
-    assert stop and picker.restore() == 0 and torch.equal(model.weight, start)  # nothing beat the start: no update
+        stops.append(picker.after_epoch(epoch))
+    assert stops == [False] * 4  # patience counts only once an epoch has beaten the start: all epochs run
+    assert picker.restore() == 0 and torch.equal(model.weight, start)  # nothing beat the start: no update
+
+    picker = EpochPicker(model, lambda: 1.0, patience=2)
+    assert picker.saturated and picker.restore() == 0  # a start that solves the whole split: nothing to train
 
 
 def test_train_sft_stops_when_after_epoch_says_so(init_dir):

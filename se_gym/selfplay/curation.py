@@ -99,15 +99,19 @@ def pick(items: Sequence[Any], n: int, rng: random.Random, weights: Sequence[flo
 class EpochPicker:
     """Early stopping on the validation split: ``score()`` is the solver's closed-book accuracy on
     it. The starting weights are epoch 0; after each epoch (:meth:`after_epoch`, handed to
-    :func:`se_gym.training.sft.train_sft`) a strictly better score keeps a copy of the weights,
-    ``patience`` epochs without one stop training. :meth:`restore` puts the best weights back (the
-    starting ones when no epoch beat them) and says which epoch they are."""
+    :func:`se_gym.training.sft.train_sft`) a strictly better score keeps a copy of the weights, and
+    once some epoch has beaten the start, ``patience`` epochs without a better one stop training
+    (before that, training goes on: a few epochs may pass before the first answer comes out right).
+    :meth:`restore` puts the best weights back (the starting ones when no epoch beat them) and says
+    which epoch they are. A start that already scores 1.0 cannot be beaten: :attr:`saturated`, and
+    the caller need not train at all."""
 
     def __init__(self, model: Any, score: Callable[[], float], patience: int):
         self.model, self.score, self.patience = model, score, max(1, patience)
         self.scores = [score()]
         self.best_epoch = 0
-        self._best = self._copy()
+        self.saturated = self.scores[0] >= 1.0
+        self._best = {} if self.saturated else self._copy()
 
     def _copy(self) -> dict:
         return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
@@ -118,10 +122,11 @@ class EpochPicker:
         if s > max(self.scores[:-1]):
             self.best_epoch = epoch
             self._best = self._copy()
-        return epoch - self.best_epoch >= self.patience
+        return self.best_epoch > 0 and epoch - self.best_epoch >= self.patience
 
     def restore(self) -> int:
-        self.model.load_state_dict(self._best)
+        if self._best:
+            self.model.load_state_dict(self._best)
         self._best = {}
         return self.best_epoch
 

@@ -799,10 +799,11 @@ class SelfPlay:
                 val = self._val_tasks(r)
                 picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience) if val else None
                 extra = {"after_epoch": picker.after_epoch} if picker else {}
-                sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
-                                                           warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress, **extra)
-                metrics["sft_loss"] = sft["loss"]
-                metrics["updated"] = True
+                if picker is None or not picker.saturated:  # (a start that solves the whole split cannot be beaten)
+                    sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
+                                                               warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress, **extra)
+                    metrics["sft_loss"] = sft["loss"]
+                    metrics["updated"] = True
                 if picker is not None:  # early stopping: the best epoch's weights, or the round's start
                     best = picker.restore()
                     metrics["val"] = {**picker.metrics(), "n": len(val)}
