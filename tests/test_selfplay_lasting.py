@@ -37,15 +37,22 @@ def _row(task, book, reward):
 
 
 # -- the pure pieces ---------------------------------------------------------------------------------
-def test_the_validation_split_is_a_stable_share_picked_by_task_id_and_seed():
-    from se_gym.selfplay.curation import is_validation
+def test_the_validation_split_is_a_stable_share_spread_over_the_functions():
+    from se_gym.selfplay.curation import validation_ids
 
-    ids = [f"sp-{i:012x}" for i in range(4000)]
-    held = [i for i in ids if is_validation(i, 0.25, seed=0)]
-    assert 0.22 < len(held) / len(ids) < 0.28
-    assert held == [i for i in ids if is_validation(i, 0.25, seed=0)]  # the same tasks every time (a rerun, a resume)
-    assert held != [i for i in ids if is_validation(i, 0.25, seed=1)]  # another seed holds out others
-    assert not any(is_validation(i, 0.0, 0) for i in ids)
+    keys = ("abs", "cumsum", "add", "sort", "flip", "max")
+    tasks = [_task(100 * k + i, key=key) for k, key in enumerate(keys) for i in range(2)] + [_task(999, key="diff")]
+    held = validation_ids(tasks, 0.25, seed=0)
+    assert len(held) == 3  # a quarter of 13
+    by_fn = {key: {t.id for t in tasks if t.functions == (key,)} for key in (*keys, "diff")}
+    assert all(len(ids - held) >= 1 for ids in by_fn.values())  # every function keeps a task to train on ...
+    assert not by_fn["diff"] & held  # ... so a function's only task is never held out
+    assert len({next(k for k, ids in by_fn.items() if i in ids) for i in held}) == 3  # spread: three functions, one each
+    assert validation_ids(list(reversed(tasks)), 0.25, seed=0) == held  # the same tasks, the same split (a rerun, a resume)
+    assert any(validation_ids(tasks, 0.25, seed=s) != held for s in range(1, 6))  # another seed holds out others
+    assert validation_ids(tasks, 0.0, 0) == set()
+    many = [_task(i, key=keys[i % 6]) for i in range(400)]
+    assert 95 <= len(validation_ids(many, 0.25, seed=3)) <= 101
 
 
 @pytest.mark.parametrize("rates, band_open, band, ok", [
@@ -125,13 +132,15 @@ def test_train_sft_stops_when_after_epoch_says_so(init_dir):
 
 
 # -- the learn step --------------------------------------------------------------------------------
-def _held_and_free(share, seed, n=40):
-    from se_gym.selfplay.curation import is_validation
+def _round_split(share, r, n=3):
+    """``n`` tasks about abs of which the validation split of round ``r`` holds exactly one: (held, the others)."""
+    from se_gym.selfplay.curation import validation_ids
+    from se_gym.selfplay.loop import _seed
 
     tasks = [_task(i) for i in range(n)]
-    held = [t for t in tasks if is_validation(t.id, share, seed)]
-    free = [t for t in tasks if not is_validation(t.id, share, seed)]
-    return held, free
+    held = validation_ids(tasks, share, _seed(0, r, "validation"))
+    assert len(held) == 1, held  # (share 0.34 of 3 tasks: one, whatever the offset below 0.98)
+    return [t for t in tasks if t.id in held][0], [t for t in tasks if t.id not in held]
 
 
 @pytest.mark.parametrize("novelty", [False, True])
@@ -154,12 +163,12 @@ def test_learn_mixes_roles_and_never_trains_on_validation_or_out_of_band_tasks(t
         return {"loss": [0.0]}
 
     monkeypatch.setattr(sft, "train_sft", fake_sft)
-    sp = _selfplay(tmp_path, rounds=2, regime="sft", rehearsal=0.5, rehearsal_rounds=0, novelty=novelty, val_share=0.3,
+    sp = _selfplay(tmp_path, rounds=2, regime="sft", rehearsal=0.5, rehearsal_rounds=0, novelty=novelty, val_share=0.34,
                    band_open=0.5, band=(0.0, 0.75))
     sp.policy = SimpleNamespace(model=torch.nn.Linear(1, 1))
     sp._accuracy = lambda tasks, push=False: scored.append([t.id for t in tasks]) or {"accuracy": 0.5 * len(scored)}
-    held, free = _held_and_free(0.3, 0)
-    old, val, good, known = free[0], held[0], free[1], free[2]
+    val, (good, known) = _round_split(0.34, 2)
+    old = _task(9999)  # round 1's only task: never held out
     sp.rdir(1).mkdir(parents=True)
     _write(sp.rdir(1) / "propose.json", {"items": [{"functions": ["abs"], "prompt": "propose r1", "text": "old proposal"}]})
     _write(sp.rdir(1) / "validate.json", {"outcomes": [_outcome(old).to_json()]})
@@ -317,9 +326,27 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
     r2 = got[2]
     assert r2["valid"] == 4 and r2["validation_tasks"] >= 1 and r2["replayed"] >= 1
     assert r2["losses"]["sft_examples_by_role"]["propose"] > 0 and "val" in r2["losses"]
-    from se_gym.selfplay.curation import is_validation
+    from se_gym.library import from_spec
+    from se_gym.selfplay.curation import validation_ids
+    from se_gym.selfplay.loop import SelfPlayConfig, _seed, load_eval_tasks
 
-    solved = [t["id"] for q in (1, 2) for t in json.loads((out / f"round_00{q}" / "solve.json").read_text())["train"]]
-    held = {t for t in solved if is_validation(t, 0.4, 0)}
-    assert len(held) == r2["validation_tasks"]  # every validation task was solved (for its rates) ...
+    held = set()
+    for q in (1, 2):
+        outs = json.loads((out / f"round_00{q}" / "validate.json").read_text())["outcomes"]
+        tasks = [_task_json(o["task"]) for o in outs if o["task"]]
+        held |= validation_ids(tasks, 0.4, _seed(0, q, "validation"))
+    solved = {t["id"] for q in (1, 2) for t in json.loads((out / f"round_00{q}" / "solve.json").read_text())["train"]}
+    assert held and held <= solved and len(held) == r2["validation_tasks"]  # every validation task was solved (for its rates) ...
     assert not held & (set(r2["losses"]["sft_tasks"]) | set(got[1]["losses"].get("sft_tasks", [])))  # ... and never trained on
+    cfg = SelfPlayConfig(model="unused", library=LIBRARY, prompts="miniature", functions=FUNCTIONS, eval="miniature")
+    test = load_eval_tasks("miniature", from_spec(LIBRARY), cfg)  # the held-out test split it was evaluated on
+    shown = {(t.query, tuple(c.input for c in t.test_cases)) for t in test}
+    val = [_task_json(o["task"]) for q in (1, 2) for o in json.loads((out / f"round_00{q}" / "validate.json").read_text())["outcomes"]
+           if o["task"] and o["task"]["id"] in held]
+    assert not {t.id for t in test} & held and not {(t.query, tuple(c.input for c in t.test_cases)) for t in val} & shown
+
+
+def _task_json(d):
+    from se_gym.tasks.record import Task
+
+    return Task.from_json(d)

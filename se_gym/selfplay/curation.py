@@ -1,7 +1,7 @@
 """Which self-written data trains what: the switches that keep self-play going (issue 45).
 
-* **Validation split** (:func:`is_validation`): a fixed share of the valid self-written tasks, picked
-  by a hash of the task id and the run's seed, is held out. Those tasks are solved (their solve rates
+* **Validation split** (:func:`validation_ids`): a share of each round's valid self-written tasks,
+  spread over the functions they are about, is held out. Those tasks are solved (their solve rates
   feed the proposer reward) but never trained on, never replayed and never rehearsed. The learn step
   scores the solver on them closed book after every SFT epoch (:class:`EpochPicker`) and keeps the
   best epoch, or the round's starting weights when no epoch beats them. The held-out test split is
@@ -24,21 +24,46 @@ from typing import Any, Callable, Mapping, Sequence
 from .dedup import jaccard, normalize_inputs, normalize_question
 
 
-def is_validation(task_id: str, share: float, seed: int) -> bool:
-    """True when the task belongs to the validation split (a stable share of the valid tasks).
+def _unit(seed: int, text: str) -> float:
+    """A number in [0, 1) fixed by ``seed`` and ``text``."""
+    return int(hashlib.sha256(f"val-{seed}-{text}".encode()).hexdigest()[:8], 16) / 16**8
+
+
+def validation_ids(tasks: Sequence[Any], share: float, seed: int) -> set[str]:
+    """The ids of one round's valid tasks that form its part of the validation split.
+
+    A systematic sample stratified by function: the tasks ordered by their functions (then by a hash
+    of id and seed) and every ``1 / share``-th held out, so the split spreads over the functions the
+    round wrote about; a task is held out only while another task of the same functions stays in
+    training (held-out questions about a function nothing teaches measure nothing the round can
+    change).  The same tasks give the same split (a rerun, a resume).
 
     Args:
-        task_id: the validator's task id.
+        tasks: the round's valid tasks (``id``, ``functions``).
         share: the validation share in [0, 1).
         seed: the run's seed (another seed holds out other tasks).
 
     Returns:
-        whether the task is held out.
+        the held-out ids.
     """
-    if share <= 0:
-        return False
-    h = int(hashlib.sha256(f"val-{seed}-{task_id}".encode()).hexdigest()[:8], 16)
-    return h / 16**8 < share
+    if share <= 0 or not tasks:
+        return set()
+
+    def group(t: Any) -> tuple:
+        return tuple(sorted(t.functions))
+
+    order = sorted(tasks, key=lambda t: (group(t), _unit(seed, t.id)))
+    size = Counter(group(t) for t in order)
+    held_in: Counter = Counter()
+    acc = _unit(seed, "offset")
+    held: set[str] = set()
+    for t in order:
+        acc += share
+        if acc >= 1.0 and held_in[group(t)] < size[group(t)] - 1:
+            held.add(t.id)
+            held_in[group(t)] += 1
+            acc -= 1.0
+    return held
 
 
 def solve_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float]]:

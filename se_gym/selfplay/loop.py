@@ -688,7 +688,9 @@ class SelfPlay:
         return {t.id for t in self._val_tasks(r)}
 
     def _val_tasks(self, r: int) -> list[Any]:
-        from .curation import is_validation
+        """The validation split of rounds 1 to ``r``: each round's share of its valid tasks
+        (:func:`se_gym.selfplay.curation.validation_ids`), read from the rounds' validate.json."""
+        from .curation import validation_ids
         from .validate import Outcome
 
         cfg = self.config
@@ -698,8 +700,9 @@ class SelfPlay:
         for q in range(1, r + 1):
             f = self.rdir(q) / "validate.json"
             if f.is_file():
-                out += [o.task for o in map(Outcome.from_json, _read(f)["outcomes"])
-                        if o.accepted and o.task is not None and is_validation(o.task.id, cfg.val_share, cfg.seed)]
+                tasks = [o.task for o in map(Outcome.from_json, _read(f)["outcomes"]) if o.accepted and o.task is not None]
+                held = validation_ids(tasks, cfg.val_share, _seed(cfg.seed, q, "validation"))
+                out += [t for t in tasks if t.id in held]
         return out
 
     # -- stages -------------------------------------------------------------------------------
