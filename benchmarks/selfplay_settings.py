@@ -1,7 +1,7 @@
 """Self-play that lasts (issue 45): each setting of :data:`se_gym.selfplay.experiment.SETTINGS` over rounds.
 
     python benchmarks/selfplay_settings.py --base OUT/selfplay/base/model --out /tmp/sp-settings \
-        --seeds 0 1 2 --rounds 10 --settings plain budget mix novelty band [--rl plain band]
+        --seeds 0 1 2 --rounds 10 --settings plain budget mix novelty band [--rl plain band] [--set rehearsal=0.5]
 
 ``--base``: the weights of a base that writes tasks (``se-gym demo --selfplay`` builds one in
 ``OUT/selfplay/base/model``).  Per seed: the miniature's world (a fresh library and six functions),
@@ -33,8 +33,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     ap.add_argument("--rl", nargs="*", default=[], choices=list(SETTINGS), help="settings that also get a Self-Play RL run")
+    ap.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                    help="SelfPlayConfig fields changed on top of each setting (VALUE as JSON), e.g. rehearsal=0.5; the runs are "
+                         "named SETTING+KEY=VALUE")
     ap.add_argument("--report-only", action="store_true", help="run nothing, report what OUT holds")
     args = ap.parse_args()
+    args.extra = {k: json.loads(v) for k, v in (x.split("=", 1) for x in args.set)}
+    args.tag = "".join(f"+{x}" for x in args.set)
 
     import torch
 
@@ -55,12 +60,13 @@ def main() -> None:
                 _dump(sdir / "curated.json", {"final": exp.evaluate(model, library, test), "wall_s": time.time() - t0})
             runs = [(s, "sft") for s in args.settings] + [(s, "rl") for s in args.rl]
             for setting, regime in runs:
-                f = sdir / f"{setting}-{regime}-r{args.rounds}.json"
+                f = sdir / f"{setting}{args.tag}-{regime}-r{args.rounds}.json"
                 if f.is_file():
                     continue
                 t0 = time.time()
                 exp.cfg = replace(exp.cfg, setting=setting)
-                path, summaries = exp.selfplay(seed, base, functions, regime, sdir, name=f"{setting}-{regime}", rounds=args.rounds)
+                path, summaries = exp.selfplay(seed, base, functions, regime, sdir, name=f"{setting}{args.tag}-{regime}", rounds=args.rounds,
+                                               **args.extra)
                 _dump(f, {"final": exp.evaluate(path, library, test), "wall_s": time.time() - t0, "rounds": summaries})
     report(out, args)
 
@@ -88,7 +94,7 @@ def report(out: Path, args: argparse.Namespace) -> None:
         walls: dict[str, list[float]] = {"sft": [], "rl": []}
         for seed in args.seeds:
             for regime in ("sft", "rl"):
-                f = out / f"seed{seed}" / f"{setting}-{regime}-r{args.rounds}.json"
+                f = out / f"seed{seed}" / f"{setting}{args.tag}-{regime}-r{args.rounds}.json"
                 if not f.is_file():
                     continue
                 res = json.loads(f.read_text())
@@ -102,8 +108,9 @@ def report(out: Path, args: argparse.Namespace) -> None:
         ok, why = sustained(sft) if sft else (False, "no SFT run")
         entry = {"sft_rounds": sft, "rl_rounds": rl, "sustained": ok, "why": why, "final": finals, "wall_s": walls,
                  "switches": SETTINGS[setting]}
-        results["settings"][setting] = entry
-        print(f"\n## {setting} ({SETTINGS[setting] or 'no switch'}); SFT seeds {len(finals['sft'])}, RL seeds {len(finals['rl'])}")
+        results["settings"][setting + args.tag] = entry
+        print(f"\n## {setting}{args.tag} ({SETTINGS[setting] or 'no switch'}{' + ' + str(args.extra) if args.extra else ''}); "
+              f"SFT seeds {len(finals['sft'])}, RL seeds {len(finals['rl'])}")
         print(render_rounds(sft, rl))
         print(f"sustained: {'SUSTAINED' if ok else 'NOT sustained'} ({why})")
         for regime in ("sft", "rl"):
@@ -112,9 +119,9 @@ def report(out: Path, args: argparse.Namespace) -> None:
                 ratio = f"{m / cur_mean:.0%} of curated {cur_mean:.2f}" if cur_mean else "no curated"
                 print(f"final closed-book ({regime}): {m:.2f} ± {sd:.2f} ({', '.join(f'{v:.2f}' for v in finals[regime])}); {ratio} "
                       f"(paper {PAPER_RATIO:.0%}); wall per run {min(walls[regime]):.0f}-{max(walls[regime]):.0f} s")
-        plot_rounds(sft, rl, cur_mean, out / f"rounds-{setting}.png")
+        plot_rounds(sft, rl, cur_mean, out / f"rounds-{setting}{args.tag}.png")
     results["curated"] = curated
-    (out / "results.json").write_text(json.dumps(results, indent=1))
+    (out / f"results{args.tag}.json").write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

@@ -273,7 +273,7 @@ class SharedRules(ProposerAgent):
 
 
 def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupted_result(tmp_path):
-    """Round 2 (validation split, replay, role mixing with novelty, band filter, early stopping) is
+    """Round 2 (validation split, replay, role mixing with novelty and fresh samples, band filter, early stopping) is
     killed with SIGKILL just after each stage's file appears and rerun each time: no stage file is
     rewritten, and the finished log equals that of a run never killed (wall times aside)."""
     from conftest import REPO, need_module
@@ -291,14 +291,15 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
                 "--prompts", "miniature", "--rounds", "2", "--proposals", "4", "--samples", "1", "--functions", *FUNCTIONS,
                 "--solve-max-tokens", "8", "--min-tasks", "3", "--sft-epochs", "2", "--no-progress", "--eval", "miniature",
                 "--eval-limit", "2", "--proposer", str(tmp_path / "plug" / "rules.py") + ":SharedRules", "--val-share", "0.4",
-                "--replay-tasks", "2", "--rehearsal", "0.5", "--rehearsal-rounds", "0", "--novelty", "--band", "0", "0.75"]
+                "--replay-tasks", "2", "--rehearsal", "0.5", "--rehearsal-rounds", "0", "--novelty", "--band", "0", "0.75",
+                "--rehearsal-samples", "4"]
 
     ref = subprocess.run(args(tmp_path / "ref"), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert ref.returncode == 0, ref.stdout[-2000:] + ref.stderr[-3000:]
     out = tmp_path / "run"
     rnd = out / "round_002"
     stamps: dict = {}
-    for name in ("propose.json", "validate.json", "solve.json", "learn/DONE", "eval.json"):
+    for name in ("propose.json", "validate.json", "solve.json", "rehearsal.json", "learn/DONE", "eval.json"):
         p = subprocess.Popen(args(out), env=env, cwd=tmp_path, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 300
         while not (rnd / name).exists() and p.poll() is None and time.monotonic() < deadline:
@@ -326,6 +327,8 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
     r2 = got[2]
     assert r2["valid"] == 4 and r2["validation_tasks"] >= 1 and r2["replayed"] >= 1
     assert r2["losses"]["sft_examples_by_role"]["propose"] > 0 and "val" in r2["losses"]
+    assert r2["losses"]["rehearsal_samples"] == {"written": 4, "valid": 4}  # the proposer's extra tasks, all valid by rule
+    assert r2["losses"]["rehearsal_pool"] >= 4 + 1
     from se_gym.library import from_spec
     from se_gym.selfplay.curation import validation_ids
     from se_gym.selfplay.loop import SelfPlayConfig, _seed, load_eval_tasks

@@ -57,8 +57,11 @@ SETTINGS: dict[str, dict] = {
     "mix": _MIX,  # + the policy's own valid proposals of every round so far mixed into each update (30% of it)
     "novelty": _NOVELTY,  # + those proposals picked by novelty, functions balanced
     "band": {**_NOVELTY, "band_open": 0.5, "band": (0.0, 0.75)},  # + only tasks solved with the docs and not yet without
+    # + 48 more tasks written (and validated) with the round's starting weights, rehearsed at half of each update:
+    # a fresh pool of the policy's own writing (the pool of earlier valid proposals is a few dozen, and memorized)
+    "fresh": {**_NOVELTY, "band_open": 0.5, "band": (0.0, 0.75), "rehearsal": 0.5, "rehearsal_samples": 48},
 }
-DEFAULT_SETTING = "band"
+DEFAULT_SETTING = "fresh"
 SUSTAINED_VALID = 0.8  # the policy's valid-proposal rate every round must reach (issue 45)
 
 

@@ -113,6 +113,9 @@ class SelfPlayConfig:
                            choices=("cover", "gap"))
     novelty: bool = _opt(False, "with --rehearsal: pick the proposals to rehearse by novelty (least like the others first, "
                                 "functions balanced) instead of uniformly")
+    rehearsal_samples: int = _opt(0, "with --rehearsal: the learn step first has the proposer write this many more tasks with the "
+                                     "round's starting weights; the valid ones (same validator) join the proposals to rehearse "
+                                     "(never solved, never in the buffer): a larger, fresh pool of its own writing to keep")
     replay_tasks: int = _opt(0, "earlier rounds' tasks (from the buffer) solved and trained on again in every round, so the solver "
                                 "keeps what it learned")
     val_share: float = _opt(0.0, "share of the valid self-written tasks held out as a validation split (never trained on): the SFT "
@@ -133,8 +136,8 @@ class SelfPlayConfig:
             raise CLIError(f"curriculum must be one of {', '.join(CURRICULA)}, got {self.curriculum!r}")
         if not 0.0 <= self.val_share < 1.0:
             raise CLIError(f"val_share is a share of the valid tasks: 0 <= val_share < 1, got {self.val_share}")
-        if self.replay_tasks < 0 or self.patience < 1:
-            raise CLIError("replay_tasks must be >= 0 and patience >= 1")
+        if self.replay_tasks < 0 or self.patience < 1 or self.rehearsal_samples < 0:
+            raise CLIError("replay_tasks and rehearsal_samples must be >= 0 and patience >= 1")
         band = tuple(float(b) for b in self.band)
         if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0 or not 0.0 <= self.band_open <= 1.0:
             raise CLIError(f"band is LOW HIGH with 0 <= LOW <= HIGH <= 1 and band_open in [0, 1], got {list(self.band)}, {self.band_open}")
@@ -372,6 +375,7 @@ class SelfPlay:
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
                               ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
+                              ("rehearsal_samples", 0),
                               ("band_open", 0.0), ("band", (0.0, 1.0))):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
@@ -680,6 +684,26 @@ class SelfPlay:
                 own += valid(old, outs, q, old_rates)
         return own
 
+    def _rehearsal_samples(self, r: int) -> dict:
+        """``rehearsal_samples`` more tasks written by the proposer with round ``r``'s starting
+        weights, checked by the validator (duplicates within them dropped): ``{"written": n, "valid":
+        [{prompt, text, question, inputs, functions}, ...]}``, saved in ``round_NNN/rehearsal.json``
+        so a learn step redone after a kill reuses them."""
+        from ..agents.proposer import proposal_text
+        from .validate import dedup
+
+        f = self.rdir(r) / "rehearsal.json"
+        if not f.is_file():
+            cfg = self.config
+            groups = CURRICULA[cfg.curriculum](self, cfg.rehearsal_samples, r)
+            requests = [(self._docs(keys, self.prompts.propose(self.library, keys, [])), []) for keys in groups]
+            texts = [proposal_text(x) for x in self._proposer_for(r).propose_many(requests, _seed(cfg.seed, r, "rehearsal-samples"))]
+            outcomes = dedup(self.engine.check(texts, [tuple(k) for k in groups]), None, cfg.dedup_threshold)
+            valid = [{"prompt": d.prompt, "text": t, "question": o.proposal.question, "inputs": list(o.proposal.inputs), "functions": list(k)}
+                     for (d, _), t, o, k in zip(requests, texts, outcomes, groups) if o.accepted]
+            _write(f, {"written": len(texts), "valid": valid})
+        return _read(f)
+
     def _band_on(self) -> bool:
         return self.config.band_open > 0 or tuple(self.config.band) != (0.0, 1.0)
 
@@ -782,6 +806,10 @@ class SelfPlay:
                 from .curation import novelty_weights, pick
 
                 own = self._rehearsal(r, items, outcomes, rates)
+                if cfg.rehearsal_samples:
+                    sampled = self._rehearsal_samples(r)
+                    own = own + sampled["valid"]
+                    metrics["rehearsal_samples"] = {"written": sampled["written"], "valid": len(sampled["valid"])}
                 # the share of proposer examples in the mix: n / (n + solver examples) = rehearsal
                 n = round(cfg.rehearsal / (1.0 - cfg.rehearsal) * len(examples)) if examples else len(own)
                 if own and n:
