@@ -88,7 +88,7 @@ class MiniSelfPlayConfig:
     rl_lr: float = 1e-3
     min_tasks: int = 12
     max_new_tokens: int = 32
-    propose_max_tokens: int = 200
+    propose_max_tokens: int = 210  # the longest corpus proposal is 203 tokens, the longest prompt 42 (256 positions)
 
 
 QUICK = MiniSelfPlayConfig(pretrain_read=8_000, pretrain_propose=3_000, functions=4, rounds=3, proposals=8, sft_epochs=15, sp_sft_epochs=8)
