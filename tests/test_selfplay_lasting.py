@@ -353,3 +353,18 @@ def _task_json(d):
     from se_gym.tasks.record import Task
 
     return Task.from_json(d)
+
+
+def test_the_rounds_are_evaluated_on_the_experiments_test_questions(tmp_path):
+    """A round's closed-book accuracy (the loop's ``--eval miniature``) and the experiment's final
+    table are on one question set: the world's held-out test questions for the seed."""
+    from se_gym.selfplay.experiment import MiniSelfPlay, MiniSelfPlayConfig
+    from se_gym.selfplay.loop import SelfPlayConfig, load_eval_tasks
+
+    exp = MiniSelfPlay(tmp_path, MiniSelfPlayConfig(), progress=False)
+    for seed in (0, 1):
+        library, functions, train, test = exp.world(seed)
+        cfg = SelfPlayConfig(model="unused", library=f"seed:{100 + seed}", prompts="miniature", functions=tuple(functions),
+                             eval="miniature", seed=seed)
+        assert [t.id for t in load_eval_tasks("miniature", library, cfg)] == [t.id for t in test]
+        assert not {t.id for t in train} & {t.id for t in test}

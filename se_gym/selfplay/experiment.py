@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import metrics_log
+from .miniature import TRAIN_PER_FUNCTION
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class MiniSelfPlayConfig:
     pretrain_lr: float = 3e-3
     pretrain_batch: int = 32
     functions: int = 6
-    train_per_function: int = 4
+    train_per_function: int = TRAIN_PER_FUNCTION  # (the self-play runs evaluate on the same test questions)
     samples: int = 4
     sft_epochs: int = 30
     sft_lr: float = 2e-3
