@@ -96,7 +96,16 @@ class Library:
         e = entry(key)
         if self.official_docs is not None and e.key in self.official_docs:
             return self.official_docs[e.key]
-        return rewrite_numpy_doc(self, e.key)
+        made = self._docs_made
+        if e.key not in made:
+            made[e.key] = rewrite_numpy_doc(self, e.key)
+        return made[e.key]
+
+    @functools.cached_property
+    def _docs_made(self) -> dict[str, str]:
+        # rewriting NumPy's doc takes ~7 ms of regular expressions: an open-book prompt renders
+        # the docs of its functions at every reset, so each is made once per library object
+        return {}
 
     def docs(self) -> dict[str, str]:
         return {k: self.doc(k) for k in self.names}
