@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,54 @@ from .catalogue import KEYS, entry
 
 # the writer is the lower module (it never imports this one): the record calls down into it
 from .writer import LibraryError, cached_package, write_package
+
+
+# NumPy's constants, as the values a translation writes in their place
+_CONSTANTS = {"pi": repr(math.pi), "e": repr(math.e), "inf": 'float("inf")', "nan": 'float("nan")', "newaxis": "None",
+              "euler_gamma": "0.5772156649015329"}
+
+
+# what a translation calls in place of NumPy's ``X.tolist()``: nested lists of Python numbers,
+# read back from each element's print (the library's scalars print as NumPy's do)
+TOLIST = """
+
+def _se_gym_tolist(value):
+    if isinstance(value, (bool, int, float, complex, str)):
+        return value
+    try:
+        items = list(value)
+    except TypeError:
+        text = str(value)
+        if text in ("True", "False"):
+            return text == "True"
+        for cast in (int, float, complex):
+            try:
+                return cast(text)
+            except ValueError:
+                pass
+        return value
+    return [_se_gym_tolist(v) for v in items]
+"""
+
+
+def _without_tolist(code: str) -> str:
+    """``X.tolist()`` -> ``_se_gym_tolist(X)`` (and the function appended); code that does not parse
+    is returned as it is."""
+    import ast
+
+    class Calls(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
+                return ast.Call(ast.Name("_se_gym_tolist", ast.Load()), [f.value], [])
+            return node
+
+    try:
+        tree = Calls().visit(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + TOLIST
 
 
 @dataclass(frozen=True)
@@ -73,7 +122,11 @@ class Library:
         raise KeyError(f"{qualified_or_name!r} is not a name of library {self.id}")
 
     def translate(self, numpy_code: str) -> str:
-        """Mechanical translation of NumPy code to this library (``np.X`` -> library name)."""
+        """Mechanical translation of NumPy code to this library (``np.X`` -> library name).
+
+        NumPy's constants become their values (the library has functions only), and
+        ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
+        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists."""
         mapping = self._numpy_mapping
 
         def sub(m: re.Match) -> str:
@@ -82,11 +135,14 @@ class Library:
                 return mapping[path]
             if m.group(2) == "ndarray":
                 return f"{self.package}.{self.array_type}"
+            if m.group(2) in _CONSTANTS:
+                return _CONSTANTS[m.group(2)]
             return m.group(0)
 
         code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)
         code = re.sub(r"\bimport\s+numpy\b(?!\.)", f"import {self.package}", code)
-        return re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        code = re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        return _without_tolist(code) if ".tolist(" in code else code
 
     # -- docs -----------------------------------------------------------------------------
     def doc(self, key: str) -> str:
