@@ -18,7 +18,6 @@ from .catalogue import KEYS, entry
 # the writer is the lower module (it never imports this one): the record calls down into it
 from .writer import LibraryError, cached_package, write_package
 
-
 # NumPy's constants, as the values a translation writes in their place
 _CONSTANTS = {"pi": repr(math.pi), "e": repr(math.e), "inf": 'float("inf")', "nan": 'float("nan")', "newaxis": "None",
               "euler_gamma": "0.5772156649015329"}
