@@ -75,14 +75,36 @@ def is_infrastructure(verdict: Any) -> bool:
 
 
 # -- oracle -----------------------------------------------------------------------------------------
+def _rectangular(value: Any) -> bool:
+    """A list an array can hold as it is: nested to one depth with equal lengths, of numbers only
+    (or of booleans only)."""
+    leaves: list[Any] = []
+
+    def shape(v: Any) -> Any:
+        if isinstance(v, list):
+            inner = [shape(x) for x in v]
+            if any(s is None for s in inner) or len({repr(s) for s in inner}) > 1:
+                return None
+            return (len(v), inner[0] if inner else ())
+        if isinstance(v, (bool, int, float, complex)):
+            leaves.append(v)
+            return ()
+        return None
+
+    if shape(value) is None:
+        return False
+    bools = [isinstance(v, bool) for v in leaves]
+    return all(bools) or not any(bools)
+
+
 def list_like(task: Any, array_type: str) -> bool:
-    """Whether every expected output is a list or an array (then the reference must pass returning
-    either; a scalar's output allows one form)."""
+    """Whether every expected output is a list an array could hold as it is (then the reference must
+    pass returning either; a scalar, a ragged or a mixed output allows the form it is written in)."""
     from ..judge.compare import expected_value
 
     for case in task.test_cases:
         ok, value = expected_value(case.output, array_type, numpy_wraps=True)
-        if not ok or not isinstance(value, list):
+        if not ok or not isinstance(value, list) or not _rectangular(value):
             return False
     return True
 
@@ -212,10 +234,18 @@ def _arguments(input_text: str) -> list[str]:
 
 
 def _code_lines(code: str) -> list[str]:
+    """The lines of ``code`` that are code (not comments, docstrings, imports or the signature)."""
+    prose: set[int] = set()
+    try:
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                prose.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
     out = []
-    for line in code.splitlines():
+    for n, line in enumerate(code.splitlines(), 1):
         s = line.strip()
-        if len(s) < 16 or s.startswith(("import ", "from ", "def ", "#", "@", "return None")):
+        if n in prose or len(s) < 16 or s.startswith(("import ", "from ", "def ", "#", "@", "return None")):
             continue
         out.append(s)
     return out
@@ -231,6 +261,8 @@ def needles(task: Any, visible: int) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for i, c in enumerate(cases[visible:], start=visible):
         for what, text in [("expected output", c.output.strip()), ("input", c.input.strip())] + [("input argument", a) for a in _arguments(c.input)]:
+            if what == "input argument" and not any(ch.isdigit() for ch in text):
+                continue  # float('inf'), 'mean', True: words any question may use
             if len(text) >= MIN_NEEDLE and text not in shown_text:
                 out.append((f"hidden case {i} {what}", text))
     for what, code in (("reference", task.reference_solution), ("library solution", task.library_solution)):

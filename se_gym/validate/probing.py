@@ -50,19 +50,19 @@ class TaskProbes:
     answers: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def task_probes(task: Any, library: Any, dependence: bool) -> TaskProbes:
+def task_probes(task: Any, library: Any, dependence: bool, echo: bool = True) -> TaskProbes:
     """The first round of probes of ``task``: the reference as written under both profiles, the
-    floor probes and the echo probe under strict (and the gated answer key when the judge checks
-    dependence)."""
+    floor probes under strict, the echo probe (``echo``; the feedback it draws is the env's code for
+    every task: a sample of tasks runs it) and the gated answer key when the judge checks dependence."""
     tp = TaskProbes(task)
     if task.library_solution.strip():
         for profile in PROFILES:
             tp.answers[(profile, "oracle:native")] = probes.fenced(task.library_solution)
     for name, text in probes.floor_answers(task, library).items():
         tp.answers[("strict", f"floor:{name}")] = text
-    echo = probes.echo_answer(task, library)
-    if echo is not None and len(task.test_cases) > 1:
-        tp.answers[("strict", probes.ECHO)] = echo
+    echo_text = probes.echo_answer(task, library) if echo and len(task.test_cases) > 1 else None
+    if echo_text is not None:
+        tp.answers[("strict", probes.ECHO)] = echo_text
     if dependence:
         key = probes.answer_key_gated(task, library)
         if key is not None:

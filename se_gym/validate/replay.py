@@ -33,9 +33,9 @@ def replay(request: dict[str, Any]) -> dict[str, Any]:
                                  request.get("dependence", False))
     try:
         envs = probing.make_envs(tasks, library, judges["strict"], request.get("visible_cases", 1))
-        tps = [probing.task_probes(t, library, request.get("dependence", False)) for t in tasks]
         picked = [i for i in range(len(tasks)) if i in sample]
-        chosen = [probing.TaskProbes(tps[i].task, probing.sampled_answers(tps[i])) for i in picked]
+        chosen = [probing.TaskProbes(tasks[i], probing.sampled_answers(probing.task_probes(tasks[i], library, request.get("dependence", False))))
+                  for i in picked]
         items = [(tp.task, p, k, a) for tp in chosen for (p, k), a in tp.answers.items()]
         verdicts: dict[int, dict] = {i: {} for i in picked}
         owners = [i for i, tp in zip(picked, chosen) for _ in tp.answers]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
@@ -134,19 +135,32 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
         mine: dict[int, dict[str, str]] = {}
         answers_of: dict[int, probing.TaskProbes] = {}
         verdicts_of: dict[int, dict] = {}
+        picked = set(sample)
+
+        def judged(idx: list[int]) -> tuple[list[probing.TaskProbes], list[dict]]:
+            tps = [probing.task_probes(tasks[i], library, dependence, echo=i in picked) for i in idx]
+            return tps, probing.judge_probes(judges, tps, library, config.retry_wall_s)
+
+        def checked(idx: list[int], tps: list[probing.TaskProbes], got: list[dict]) -> None:
+            for i, tp, verdicts in zip(idx, tps, got):
+                results[i] = _task_checks(tasks[i], library, tp, verdicts, envs, i, config, dependence, why)
+                mine[i] = probing.digests(tasks[i], probing.prompts(envs, i), verdicts, i in picked)
+                if i in picked:
+                    answers_of[i], verdicts_of[i] = tp, {pk: verdicts[pk] for pk in probing.SAMPLED if pk in verdicts}
+            if bar is not None:
+                bar.update(len(idx))
+
         try:
             envs = probing.make_envs(tasks, library, judges["strict"], config.visible_cases)
-            for start in range(0, len(tasks), config.chunk):
-                idx = list(range(start, min(start + config.chunk, len(tasks))))
-                tps = [probing.task_probes(tasks[i], library, dependence) for i in idx]
-                got = probing.judge_probes(judges, tps, library, config.retry_wall_s)
-                for i, tp, verdicts in zip(idx, tps, got):
-                    results[i] = _task_checks(tasks[i], library, tp, verdicts, envs, i, config, dependence, why)
-                    mine[i] = probing.digests(tasks[i], probing.prompts(envs, i), verdicts, i in sample)
-                    if i in sample:
-                        answers_of[i], verdicts_of[i] = tp, {pk: verdicts[pk] for pk in probing.SAMPLED if pk in verdicts}
-                if bar is not None:
-                    bar.update(len(idx))
+            chunks = [list(range(s, min(s + config.chunk, len(tasks)))) for s in range(0, len(tasks), config.chunk)]
+            # the next batch is judged (its programs run in the sandbox) while this one's checks are made
+            with ThreadPoolExecutor(1, thread_name_prefix="se-gym-validate") as pool:
+                ahead = pool.submit(judged, chunks[0])
+                for k, idx in enumerate(chunks):
+                    tps, got = ahead.result()
+                    if k + 1 < len(chunks):
+                        ahead = pool.submit(judged, chunks[k + 1])
+                    checked(idx, tps, got)
             order = probing.episode_order(tasks, library, judges["strict"])
         finally:
             probing.close_judges(judges)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from ..choices import SPLITS
@@ -56,6 +57,9 @@ def load(ref: SuiteRef, splits: Sequence[str] = (), limit: int | None = None, pr
     bad = [s for s in wanted if s not in SPLITS]
     if bad:
         raise ValidateError(f"unknown split {bad[0]!r} (choose from {', '.join(SPLITS)})")
+    path = Path(ref.spec.partition(":")[2])
+    if ref.spec.partition(":")[2] and path.is_file():  # one file is one split: the one its name says
+        wanted = [s for s in wanted if s in path.name][:1] or wanted[:1]
     tasks: list[Any] = []
     read: list[str] = []
     seen: set[str] = set()
