@@ -27,7 +27,7 @@ def replay(request: dict[str, Any]) -> dict[str, Any]:
     loaded, _, _ = suites.load(ref, request.get("splits", ()), request.get("limit"))
     # a fresh library object from its spec (for a minted one: minted again here)
     library = from_spec(request["library_spec"])
-    tasks = [suites.regenerate(t, library) for t in loaded]
+    tasks = [suites.regenerate(ref, t, library) for t in loaded]
     sample = set(request.get("sample", ()))
     judges = probing.make_judges(library, request.get("sandbox", "local"), request.get("wall_s", 3.0), request.get("workers"),
                                  request.get("dependence", False))
@@ -51,8 +51,7 @@ def replay(request: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
-        print("usage: python -m se_gym.validate.replay REQUEST.json ANSWER.json", file=sys.stderr)
-        return 2
+        raise SystemExit("usage: python -m se_gym.validate.replay REQUEST.json ANSWER.json")
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     answer = replay(request)
     from ..storage import write_text_atomic

@@ -215,11 +215,18 @@ def _other_sandbox(name: str, library: Any, config: ValidateConfig, picked: Sequ
                    results: dict, dependence: bool) -> Result:
     """Judge the sampled probes of ``picked`` again in the ``name`` sandbox; a differing verdict
     fails that task's determinism check too."""
+    items = [(answers_of[i].task, p, k, answers_of[i].answers[(p, k)]) for i in picked for (p, k) in verdicts_of[i]]
+    owners = [i for i in picked for _ in verdicts_of[i]]
+    got: list[Any] = [None] * len(items)
     judges = probing.make_judges(library, name, config.wall_s, None, dependence)
     try:
-        items = [(answers_of[i].task, p, k, answers_of[i].answers[(p, k)]) for i in picked for (p, k) in verdicts_of[i]]
-        owners = [i for i in picked for _ in verdicts_of[i]]
-        got = probing.judge_answers(judges, items, config.retry_wall_s)
+        for profile, judge in judges.items():  # one sandbox at a time (a small Ray cluster has room for one)
+            idx = [n for n, it in enumerate(items) if it[1] == profile]
+            try:
+                for n, v in zip(idx, probing.judge_answers({profile: judge}, [items[n] for n in idx], config.retry_wall_s)):
+                    got[n] = v
+            finally:
+                judge.close()
     except Exception as exc:  # noqa: BLE001 - the sandbox did not start: the check could not run
         return checks.failed("infrastructure", f"the {name} sandbox failed: {type(exc).__name__}: {exc}")
     finally:

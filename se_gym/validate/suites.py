@@ -44,7 +44,8 @@ def content_key(task: Any) -> str:
     """What makes two tasks the same question (a file read under two split names is one suite)."""
     from .checks import text_digest
 
-    return text_digest(task.query, task.function_name, *(t for c in task.test_cases for t in (c.input, c.output)), task.reference_solution)
+    return text_digest(task.query, task.function_name, *(t for c in task.test_cases for t in (c.input, c.output)), task.reference_solution,
+                       task.library_solution)
 
 
 def load(ref: SuiteRef, splits: Sequence[str] = (), limit: int | None = None, progress: bool = False) -> tuple[list[Any], Any, list[str]]:
@@ -82,10 +83,10 @@ def load(ref: SuiteRef, splits: Sequence[str] = (), limit: int | None = None, pr
     return tasks, library, read
 
 
-def regenerate(task: Any, library: Any) -> Any:
-    """The task made again from scratch: a built-in task is drawn again from its seed (the cache is
-    not read); a task from a file is what reading the file again gave (the caller's copy)."""
-    if str(task.source).startswith("builtin:seed=") and "attempt" in task.metadata:
+def regenerate(ref: SuiteRef, task: Any, library: Any) -> Any:
+    """The task made again from scratch: a ``builtin`` suite's task is drawn again from its seed (the
+    cache is not read); any other suite's is what loading it again gave (the caller's copy)."""
+    if ref.spec.partition(":")[0] == "builtin" and "attempt" in task.metadata:
         from ..tasks.builtin import redraw
 
         return redraw(task, library)
