@@ -251,32 +251,41 @@ def _code_lines(code: str) -> list[str]:
     return out
 
 
-def needles(task: Any, visible: int) -> list[tuple[str, str]]:
-    """(what, text) the observations must not contain: the hidden cases' expected outputs and inputs
-    (and each argument of them), and the lines of the reference solutions.  Short texts, and texts
-    the visible cases or the example show anyway, are left out."""
+NEEDLE_KINDS = ("output", "input", "code")
+
+
+def needles(task: Any, visible: int, kinds: Sequence[str] = NEEDLE_KINDS) -> list[tuple[str, str]]:
+    """(what, text) the observations must not contain: the hidden cases' expected outputs
+    (``output``) and inputs, and each argument of them (``input``), and the lines of the reference
+    solutions (``code``).  Short texts, and texts the visible cases or the example show anyway, are
+    left out."""
     cases = list(task.test_cases)
     shown = cases[:visible] + [task.example]
     shown_text = "\n".join(t for c in shown for t in (c.input, c.output))
     out: list[tuple[str, str]] = []
     for i, c in enumerate(cases[visible:], start=visible):
-        for what, text in [("expected output", c.output.strip()), ("input", c.input.strip())] + [("input argument", a) for a in _arguments(c.input)]:
+        pins = [("expected output", c.output.strip())] if "output" in kinds else []
+        if "input" in kinds:
+            pins += [("input", c.input.strip())] + [("input argument", a) for a in _arguments(c.input)]
+        for what, text in pins:
             if what == "input argument" and not any(ch.isdigit() for ch in text):
                 continue  # float('inf'), 'mean', True: words any question may use
             if len(text) >= MIN_NEEDLE and text not in shown_text:
                 out.append((f"hidden case {i} {what}", text))
-    for what, code in (("reference", task.reference_solution), ("library solution", task.library_solution)):
+    for what, code in (("reference", task.reference_solution), ("library solution", task.library_solution)) if "code" in kinds else ():
         out += [(f"{what} line", s) for s in _code_lines(code or "")]
     seen: set[str] = set()
     return [(w, t) for w, t in out if not (t in seen or seen.add(t))]  # type: ignore[func-returns-value]
 
 
-def leakage(task: Any, observations: Iterable[tuple[str, str]], visible: int, allowed: str = "") -> Result:
+def leakage(task: Any, observations: Iterable[tuple[str, str]], visible: int, allowed: str = "",
+            kinds: Sequence[str] = NEEDLE_KINDS) -> Result:
     """``observations``: (where, text) of everything an agent is shown for ``task`` (prompts of each
     book, chat messages, multi-turn feedback; the agent's own answers cut out).  ``allowed``: text
-    that holds a needle by coincidence and not by the task (the library's docs)."""
+    that holds a needle by coincidence and not by the task (the library's docs).  ``kinds``: what
+    to look for (:func:`needles`)."""
     found = []
-    pins = [(w, t) for w, t in needles(task, visible) if t not in allowed]
+    pins = [(w, t) for w, t in needles(task, visible, kinds) if t not in allowed]
     for where, text in observations:
         for what, needle in pins:
             if needle in text:
@@ -285,6 +294,13 @@ def leakage(task: Any, observations: Iterable[tuple[str, str]], visible: int, al
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         return failed("leakage", found[0] + more)
     return PASS
+
+
+def solution_leak(task: Any) -> str | None:
+    """Why a task's own question gives its answer away (a hidden case's expected output, a line of
+    its reference), or None: self-play's proposal validation refuses such a task (``leaks_solution``)."""
+    r = leakage(task, [("the question", task.query)], visible=1, kinds=("output", "code"))
+    return r.detail if r.result == "fail" else None
 
 
 # -- containment ------------------------------------------------------------------------------------

@@ -95,14 +95,14 @@ def probe_containment(library: Any, sandbox: Any, wall_s: float = 10.0) -> Resul
 # -- one suite ----------------------------------------------------------------------------------------
 def _child_imports(ref: suites.SuiteRef) -> list[str]:
     """Modules the second process imports first: where a plug-in suite kind was registered."""
+    from ..registry import RegistryError
     from ..tasks.spec import TASK_SUITES
 
-    kind = ref.spec.partition(":")[0]
-    target = TASK_SUITES._entries.get(kind) if kind in TASK_SUITES.names() else None  # noqa: SLF001
-    if target is None or isinstance(target, str):
+    try:
+        module = getattr(TASK_SUITES.load(ref.spec.partition(":")[0]), "__module__", "")
+    except RegistryError:
         return []
-    module = getattr(target, "__module__", "")
-    return [module] if module and not module.startswith("se_gym.") else []
+    return [module] if module and module != "__main__" and not module.startswith("se_gym.") else []
 
 
 def start_second_process(ref: suites.SuiteRef, library: Any, config: ValidateConfig, sample: Sequence[int], dependence: bool,
