@@ -229,6 +229,20 @@ def test_dependence_is_never_a_pass_without_the_judges_check():
     assert checks.dependence(unused, None, supported=True).result == "fail"
 
 
+def test_dependence_reads_the_judges_findings():
+    from types import SimpleNamespace
+
+    def v(reward=1.0, status=Status.PASSED, found=None):
+        return SimpleNamespace(reward=reward, status=status, infrastructure=False, detail="", dependence=found)
+
+    assert checks.dependence(v(found={"ran": True, "cases": ["match", "independent"]}), v(0.0, Status.WRONG_ANSWER), True).result == "pass"
+    flat = checks.dependence(v(found={"ran": True, "cases": ["independent", "independent"]}), None, True)
+    assert flat.result == "fail" and "no case's result changes" in flat.detail
+    assert "did not run" in checks.dependence(v(found=None), None, True).detail
+    paid = checks.dependence(v(found={"ran": True, "cases": ["match"]}), v(1.0), True)
+    assert paid.result == "fail" and "answer key" in paid.detail
+
+
 def test_selfplay_buffer_and_run_folder_are_task_specs(suite, tmp_path):
     from se_gym.tasks.spec import load_task_spec
 

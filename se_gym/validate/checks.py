@@ -163,8 +163,9 @@ UNUSED = "library_unused"  # the verdict status of an answer whose results do no
 
 
 def dependence(oracle_verdict: Any, key_verdict: Any, supported: bool, why: str = "") -> Result:
-    """The reference's results depend on the library (its verdict is not ``library_unused``) and the
-    answer key with a thrown-away library call earns nothing."""
+    """The reference's results depend on the library at run time (the judge's dependence check ran
+    on it, found a case whose result changes with the library's, and did not call it
+    ``library_unused``) and the answer key with a thrown-away library call earns nothing."""
     if not supported:
         return not_run("dependence", "unsupported", why or "judge has no dependence check yet")
     for v in (oracle_verdict, key_verdict):
@@ -172,6 +173,13 @@ def dependence(oracle_verdict: Any, key_verdict: Any, supported: bool, why: str 
             return failed("infrastructure", v.detail)
     if oracle_verdict is not None and _status(oracle_verdict) == UNUSED:
         return failed("dependence", f"the reference's results do not depend on the library ({oracle_verdict.detail})")
+    found = getattr(oracle_verdict, "dependence", None) if oracle_verdict is not None else None
+    if oracle_verdict is not None and oracle_verdict.reward == 1.0:
+        if not found or not found.get("ran"):
+            return failed("dependence", "the judge did not run its dependence check on the reference")
+        cases = [str(c) for c in found.get("cases") or ()]
+        if cases and all(c == "independent" for c in cases):
+            return failed("dependence", "no case's result changes when the library's results do")
     if key_verdict is not None and key_verdict.reward > 0:
         return failed("dependence", f"an answer key with a thrown-away library call earned {key_verdict.reward:g} ({key_verdict.status.value})")
     return PASS

@@ -99,16 +99,25 @@ def judge_answers(judges: dict[str, Any], items: Sequence[tuple[Any, str, str, s
         idx = [i for i, it in enumerate(items) if it[1] == profile]
         if not idx:
             continue
-        batch = [(items[i][3], items[i][0].test_cases, items[i][0].function_name) for i in idx]
+        batch = [_item(items[i], judge) for i in idx]
         for i, v in zip(idx, judge.judge_many(batch)):
             out[i] = v
         again = [i for i in idx if out[i].status.value in RETRY_STATUSES]
         if again and retry_wall_s:
             kw = {"dependence": True} if getattr(judge, "dependence", False) else {}
             slow = Judge(judge.library, profile=profile, sandbox=judge.sandbox, limits=Limits(wall_s=retry_wall_s, cpu_s=retry_wall_s), **kw)
-            for i, v in zip(again, slow.judge_many([(items[i][3], items[i][0].test_cases, items[i][0].function_name) for i in again])):
+            for i, v in zip(again, slow.judge_many([_item(items[i], slow) for i in again])):
                 out[i] = v
     return out
+
+
+def _item(item: tuple[Any, str, str, str], judge: Any) -> tuple:
+    """The judge's item for one probe: with the task's reference when the judge checks dependence
+    (its check compares the probe's results with the reference's)."""
+    task, _, _, answer = item
+    if getattr(judge, "dependence", False):
+        return (answer, task.test_cases, task.function_name, None, task.library_solution or None)
+    return (answer, task.test_cases, task.function_name)
 
 
 def judge_probes(judges: dict[str, Any], tps: Sequence[TaskProbes], library: Any, retry_wall_s: float | None) -> list[dict[tuple[str, str], Any]]:
