@@ -51,3 +51,19 @@ class SlowAgent(CallMemoryAgent):
         with open(os.environ["BENCH_COUNT_FILE"], "a") as fh:
             fh.write("".join(f"{o.split} {o.task.id}\n" for o in observations))
         return super().act(observations)
+
+
+class HoardingAgent(CallMemoryAgent):
+    """Keeps a count of the test batches it answered in an attribute outside ``memory_state()`` and
+    writes it under each answer: an agent loaded fresh for every batch always writes 0."""
+
+    def __init__(self, min_overlap: int = 2):
+        super().__init__(min_overlap)
+        self.test_batches_seen = 0
+
+    def act(self, observations):
+        answers = super().act(observations)
+        if observations[0].split != "train":
+            answers = [f"{a}\n# test batches before this one: {self.test_batches_seen}" for a in answers]
+            self.test_batches_seen += 1
+        return answers

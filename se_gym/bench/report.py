@@ -67,11 +67,29 @@ def _load_run(path: Path) -> dict:
     return run["config"]
 
 
+KEY_FIELDS = ("tasks", "library", "profile", "model", "book", "samples", "learn_book", "learn_passes", "learn_samples", "limit", "online")
+
+
+def _library(config: dict, world: dict) -> str:
+    """The library a run's tests were judged against: the official one by id, else minted per seed."""
+    return str(world.get("library")) if world.get("official") else f"minted per seed ({config.get('tasks')})"
+
+
 def collect(run_dirs: Sequence[str]) -> dict:
-    """Per agent: the finished (seed, agent) results of ``run_dirs`` and their test rows."""
+    """Per configuration: the finished (seed, agent) results of ``run_dirs`` and their test rows.
+
+    Rows are keyed by the whole configuration (:data:`KEY_FIELDS`, the agent's spec and options): one
+    agent label run over two task suites, libraries, judge profiles, models, books or sample counts
+    gives two rows, never one pooled accuracy.  Runs of one configuration in several folders pool
+    their seeds.
+
+    Raises:
+        CLIError: a folder that is not a bench run, no finished agent, or one seed of one
+            configuration found twice (it would be counted twice).
+    """
     from .run import read_lines
 
-    agents: dict[str, dict] = {}
+    agents: dict[tuple, dict] = {}
     official = []
     for d in run_dirs:
         path = Path(d)
@@ -80,15 +98,43 @@ def collect(run_dirs: Sequence[str]) -> dict:
             world = json.loads((seed_dir / "world.json").read_text()) if (seed_dir / "world.json").is_file() else {}
             for adir in sorted(p for p in seed_dir.iterdir() if (p / "result.json").is_file()):
                 result = json.loads((adir / "result.json").read_text(encoding="utf-8"))
+                bound = json.loads((adir / "run.json").read_text(encoding="utf-8")).get("config", {}) if (adir / "run.json").is_file() else {}
                 official.append(bool(world.get("official")))
-                # one row per agent, model and setting (an online run is not mixed with an offline one)
-                key = result["agent"] + (f" ({config['model']})" if config.get("model") else "") + (" [online]" if config.get("online") else "")
-                entry = agents.setdefault(key, {"runs": [], "config": config})
-                entry["runs"].append({"dir": str(path), "seed_key": f"{path}:{result['seed']}", "result": result,
+                setting = {**{k: config.get(k) for k in KEY_FIELDS}, "library": _library(config, world), "book": result["book"]}
+                key = (result["agent"], json.dumps(setting, sort_keys=True, default=str), result.get("spec"),
+                       json.dumps(bound.get("options", {}), sort_keys=True, default=str))
+                entry = agents.setdefault(key, {"runs": [], "config": config, "setting": setting, "agent": result["agent"]})
+                clash = next((r for r in entry["runs"] if r["result"]["seed"] == result["seed"]), None)
+                if clash is not None:
+                    raise CLIError(f"seed {result['seed']} of {result['agent']} appears twice with the same configuration "
+                                   f"({clash['dir']} and {path}): give only one of the two folders")
+                entry["runs"].append({"dir": str(path), "seed_key": f"{path}:{result['seed']}", "result": result, "world": world,
                                       "test": read_lines(adir / "test.jsonl", repair=False)})
     if not agents:
         raise CLIError("no finished agent in " + ", ".join(run_dirs) + " (run se-gym bench first, or let it finish)")
-    return {"agents": agents, "official": bool(official) and all(official)}
+    return {"agents": _named(agents), "official": bool(official) and all(official)}
+
+
+def _named(entries: dict[tuple, dict]) -> dict[str, dict]:
+    """Row names: the agent (model) [online], and where one name covers several configurations, the
+    fields in which they differ ("expel (profile strict)")."""
+    def base(e):
+        s = e["setting"]
+        return e["agent"] + (f" ({s['model']})" if s.get("model") else "") + (" [online]" if s.get("online") else "")
+
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for e in entries.values():
+        groups[base(e)].append(e)
+    out = {}
+    for name, group in groups.items():
+        if len(group) == 1:
+            out[name] = group[0]
+            continue
+        differ = [k for k in KEY_FIELDS if len({json.dumps(e["setting"].get(k), default=str) for e in group}) > 1]
+        for i, e in enumerate(group):
+            tag = ", ".join(f"{k} {e['setting'][k]}" for k in differ) or f"configuration {i + 1}"
+            out[f"{name} ({tag})"] = e
+    return out
 
 
 def _mean(values) -> float | None:
@@ -105,6 +151,7 @@ def summarize(collected: dict) -> dict:
         statuses: Counter = Counter()
         prompt_tokens = answers = 0
         test_wall = 0.0
+        infra: Counter = Counter()
         for run in entry["runs"]:
             for line in run["test"]:
                 prompt_tokens += line.get("prompt_tokens", 0)
@@ -112,19 +159,26 @@ def summarize(collected: dict) -> dict:
                 for r in line["rows"]:
                     answers += 1
                     statuses[r["status"] or "?"] += 1
-                    if r["reward"] is not None:
-                        per_split[line["split"]][run["seed_key"]][r["task"]].append(float(r["reward"]) >= 1.0)
-        row: dict[str, Any] = {"book": entry["runs"][0]["result"]["book"], "seeds": len(entry["runs"])}
+                    outcomes = per_split[line["split"]][run["seed_key"]][r["task"]]  # (a task all of whose answers failed
+                    if r["reward"] is not None:                                       # for infrastructure is no score)
+                        outcomes.append(float(r["reward"]) >= 1.0)
+                    elif r["status"] == "infrastructure":
+                        infra[line["split"]] += 1
+        row: dict[str, Any] = {"book": entry["runs"][0]["result"]["book"], "seeds": len(entry["runs"]), "config": entry["setting"]}
+        samples = int(entry["config"].get("samples") or 1)
         for split, seeds in per_split.items():
-            scores = {s: [sum(v) / len(v) for v in tasks.values()] for s, tasks in seeds.items() if tasks}
+            scores = {s: [sum(v) / len(v) for v in tasks.values() if v] for s, tasks in seeds.items()}
+            scores = {s: v for s, v in scores.items() if v}
             if not scores:
                 continue
             mean, low, high = bootstrap_ci(scores)
-            k = max(len(v) for tasks in seeds.values() for v in tasks.values())
-            cell = {"accuracy": mean, "ci95": [low, high], "tasks": sum(len(v) for v in scores.values()), "k": k}
-            if k > 1:
-                flat = [v for tasks in seeds.values() for v in tasks.values()]
-                cell[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in flat) / len(flat)
+            cell = {"accuracy": mean, "ci95": [low, high], "tasks": sum(len(v) for v in scores.values()), "k": samples,
+                    "infrastructure": infra[split]}
+            if samples > 1:  # pass@k over the tasks with k judged answers; an infrastructure answer is neither right nor wrong
+                complete = [v for tasks in seeds.values() for v in tasks.values() if len(v) >= samples]
+                cell["pass@k_tasks"] = len(complete)
+                if complete:
+                    cell[f"pass@{samples}"] = sum(pass_at_k(len(v), sum(v), samples) for v in complete) / len(complete)
             row[split] = cell
         freezes = [run["result"]["freeze"] for run in entry["runs"]]
         row.update({
@@ -149,6 +203,14 @@ def _cell(row: dict, split: str) -> str:
     return f"{100 * c['accuracy']:.1f} [{100 * c['ci95'][0]:.1f}, {100 * c['ci95'][1]:.1f}]"
 
 
+def _pass_at_k(cell: dict, split: str) -> str:
+    k = cell["k"]
+    if f"pass@{k}" not in cell:
+        return f"{split} pass@{k}: – (no task with {k} judged answers)"
+    total = cell["tasks"]
+    return f"{split} pass@{k}: {100 * cell[f'pass@{k}']:.1f}" + (f" ({cell['pass@k_tasks']} of {total} tasks)" if cell["pass@k_tasks"] < total else "")
+
+
 def render(summary: dict) -> str:
     """The leaderboard as Markdown."""
     lines = ["Closed-book accuracy unless marked; wall times and memory sizes are per seed (mean over seeds).", "",
@@ -157,7 +219,7 @@ def render(summary: dict) -> str:
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in summary["agents"].items():
         label = name + (" (open book: ceiling, not closed book)" if r["book"] == "open" else "")
-        pk = "; ".join(f"{s} {k}: {100 * v:.1f}" for s in TEST_SPLITS if s in r for k, v in r[s].items() if k.startswith("pass@")) or "–"
+        pk = "; ".join(_pass_at_k(r[s], s) for s in TEST_SPLITS if s in r and r[s].get("k", 1) > 1) or "–"
         tok = f"{r['prompt_tokens_per_answer']:.0f}" if r["prompt_tokens_per_answer"] else "–"
         learn = (f"{r['learn_wall_s']:.0f} s" + (f", {r['learn_tokens']:.0f} tokens" if r["learn_tokens"] else "")) if r["learn_wall_s"] else "–"
         test = f"{r['test_wall_s']:.0f} s"
@@ -167,7 +229,7 @@ def render(summary: dict) -> str:
             during, online = "– (online)", f"in {changed} of {r['seeds']} run(s)"
         else:
             during, online = ("unchanged" if not changed else f"**memory changed during test** ({changed} run(s))"), "–"
-        errors = ", ".join(f"{k} {v}" for k, v in r["statuses"].items() if k != "passed") or "–"
+        errors = ", ".join(f"{k} {v}" + (" (counted out)" if k == "infrastructure" else "") for k, v in r["statuses"].items() if k != "passed") or "–"
         lines.append(f"| {label} | {_cell(r, 'single_test')} | {_cell(r, 'multiple_test')} | {pk} | {tok} | {learn} | {test} | {mem} | {during} | {online} | {errors} |")
     refused = {n: r["protocol_refusals"] for n, r in summary["agents"].items() if r["protocol_refusals"]}
     if refused:

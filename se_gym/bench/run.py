@@ -4,7 +4,8 @@ Per seed and agent (``OUT/seed<S>/<label>/``):
 
 * ``learn.jsonl``: one line per judged batch of the learn phase (pass, batch, answers, rewards, wall
   time, tokens); after each pass the agent learns from the pass's trajectories and is saved
-  (``agent/``, atomically) with ``learned.json``.  A rerun reuses the batches and passes on disk.
+  (``agent/``, atomically, with the record of the passes it learned inside it: one step).  A rerun
+  reuses the batches and passes on disk.
 * ``freeze.json``: the memory's digest and size at the end of the learn phase.  From here on the
   agent's ``learn()`` raises :class:`~se_gym.agents.ProtocolError`.
 * ``test.jsonl``: one line per judged batch of the test phase (split, batch, answers, statuses,
@@ -29,7 +30,7 @@ from ..agents import Agent, JudgeScorer, Observation, ProtocolError, Runner, Tra
 from ..errors import CLIError
 from ..progress import bar
 from ..storage import RunDir, atomic_dir, recover_dir, write_json_atomic
-from .agents import AgentSpec, Models, build, check
+from .agents import AgentSpec, Models, build, check, injected
 from .config import BenchConfig, bench_demo_config, quick, quick_agent_options
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,25 @@ def _append(path: Path, row: dict) -> None:
         os.fsync(fh.fileno())
 
 
+LEARNED = "bench_learned.json"  # inside agent/: the passes the saved agent has learned
+
+
+def learned_state(adir: Path) -> dict:
+    """The passes learned so far, as saved with the agent (older runs wrote it beside ``agent/``)."""
+    for path in (adir / "agent" / LEARNED, adir / "learned.json"):
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    return {"passes": 0, "wall_s": 0.0, "metrics": []}
+
+
+def save_agent(agent: Agent, path: Path, state: dict) -> None:
+    """Save ``agent`` and the record of what it learned (``state``) in one atomic step: a kill leaves
+    either the old pair or the new one, so a rerun never learns a pass twice."""
+    with atomic_dir(path) as tmp:
+        agent.save(tmp)
+        write_json_atomic(Path(tmp) / LEARNED, state)
+
+
 def test_book(agent: Agent) -> str:
     """The book of the test phase: closed unless the agent is built to read docs at test time (a ceiling)."""
     return agent.test_book or agent.book
@@ -197,35 +217,50 @@ class Bench:
         if (adir / "result.json").is_file():
             return json.loads((adir / "result.json").read_text(encoding="utf-8"))
         cfg = self.config
-        agent = build(spec, models)
+        given = injected(spec, models)  # the model objects of this (seed, agent), shared by every agent built below
         recover_dir(adir / "agent")
-        if (adir / "agent").is_dir():
-            agent.load(adir / "agent")
-        elif not (adir / "learn.jsonl").exists() and callable(getattr(agent, "reset", None)):
-            agent.reset()  # a service (HTTPAgent) starts from nothing
         freeze = json.loads((adir / "freeze.json").read_text()) if (adir / "freeze.json").is_file() else None
         if freeze is None:
+            agent = build(spec, models, given)
+            if (adir / "agent").is_dir():
+                agent.load(adir / "agent")
+            elif not (adir / "learn.jsonl").exists() and callable(getattr(agent, "reset", None)):
+                agent.reset()  # a service (HTTPAgent) starts from nothing
             learned = self.learn_phase(agent, spec, adir, w, runner)
             _tokens(agent)  # what was counted while building or loading is no learn cost
             entries, size = agent.memory_size()
             freeze = {**learned, "digest": agent.state_digest(), "memory_entries": entries, "memory_bytes": size}
-            with atomic_dir(adir / "agent") as tmp:  # the frozen agent, which a resumed test phase reloads
-                agent.save(tmp)
+            save_agent(agent, adir / "agent", learned_state(adir))  # the frozen agent, which the test phase loads
             write_json_atomic(adir / "freeze.json", freeze)
-        agent.freeze()
-        self.test_phase(agent, spec, adir, w, runner)
-        after = agent.state_digest()
-        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": test_book(agent), "freeze": freeze,
-                  "digest_after": after, "memory_changed": after != freeze["digest"]}
+            del agent
+        book, changed = self.test_phase(spec, adir, w, runner, models, given, freeze["digest"])
+        after = changed[-1] if changed else freeze["digest"]
+        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": book,
+                  "freeze": freeze, "digest_after": after, "memory_changed": bool(changed)}
         if result["memory_changed"] and not cfg.online:
             log.warning("agent %s, seed %d: memory changed during test (digest %s -> %s)", spec.label, seed, freeze["digest"][:12], after[:12])
         write_json_atomic(adir / "result.json", result)
         return result
 
+    def restore(self, spec: AgentSpec, models: Models | None, given: dict, frozen: Path) -> Agent:
+        """A fresh agent holding exactly what was saved at freeze, frozen.
+
+        Built anew (nothing an earlier object kept in attributes outside its memory survives) and
+        loaded from the frozen save.  Learners of weights get the model object that holds the frozen
+        weights (reloading them per batch would cost a model load each time; their weights are what
+        is hashed, and a change shows in the digest), and load the rest of their memory.
+        """
+        agent = build(spec, models, given)
+        if "policy" in given:
+            Agent.load(agent, frozen)  # memory_state only: the weights are the shared policy's
+        else:
+            agent.load(frozen)
+        agent.freeze()
+        return agent
+
     def learn_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner) -> dict:
         cfg = self.config
-        state_path = adir / "learned.json"
-        state = json.loads(state_path.read_text()) if state_path.is_file() else {"passes": 0, "wall_s": 0.0, "metrics": []}
+        state = learned_state(adir)
         if not learns(agent):
             return {"learns": False, "passes": 0, "wall_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "metrics": []}
         train = w.splits["train"][: cfg.limit]
@@ -262,39 +297,55 @@ class Bench:
                 raise CLIError(f"agent {spec.label}: learn() raised {type(exc).__name__}: {exc} (rerun to retry this pass)") from exc
             learn_s = time.monotonic() - t0
             _tokens(agent)  # (a learner that samples while learning: counted in its wall time only)
-            with atomic_dir(adir / "agent") as tmp:
-                agent.save(tmp)
             state = {"passes": p + 1, "wall_s": state["wall_s"] + learn_s,
                      "metrics": state["metrics"] + [{k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}]}
-            write_json_atomic(state_path, state)
+            save_agent(agent, adir / "agent", state)  # the agent and the passes it learned: one atomic step
         return {"learns": True, "passes": state["passes"], "metrics": state["metrics"],
                 "wall_s": state["wall_s"] + sum(r["wall_s"] for r in lines),
                 "prompt_tokens": sum(r["prompt_tokens"] for r in lines), "completion_tokens": sum(r["completion_tokens"] for r in lines)}
 
-    def test_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner) -> None:
+    def test_phase(self, spec: AgentSpec, adir: Path, w: World, runner: Runner, models: Models | None, given: dict,
+                   frozen: str) -> tuple[str, list[str]]:
+        """Each test batch answered by an agent loaded fresh from the frozen save (:meth:`restore`), so
+        only what was hashed at freeze can be used; with ``--online`` one restored agent answers the whole
+        stream and may change its memory.  Returns the test book and the digests that differ from
+        ``frozen`` (the memory changed during the test), in order."""
         cfg = self.config
         lines = read_lines(adir / "test.jsonl")
         done = {(r["split"], r["batch"]) for r in lines}
+        changed = [r["digest"] for r in lines if r.get("digest", frozen) != frozen]
+        first = self.restore(spec, models, given, adir / "agent")
+        online = first if cfg.online else None
         for split in TEST_SPLITS:
             tasks = w.splits.get(split, [])[: cfg.limit]
             if not tasks:
                 continue
             real = {t.id: t for t in tasks}
-            obs = observe(runner, tasks, test_book(agent), cfg.samples)
+            obs = observe(runner, tasks, test_book(first), cfg.samples)
             b = bar(total=len(obs), desc=f"{spec.label}: {split}", disable=not cfg.progress, leave=False)
             try:
                 for i, start in enumerate(range(0, len(obs), cfg.batch_size)):
                     chunk = obs[start : start + cfg.batch_size]
                     if (split, i) not in done:
+                        agent = online or self.restore(spec, models, given, adir / "agent")
                         t0 = time.monotonic()
                         answers = self.answer(agent, chunk)
                         rows = self.judge_rows(runner.scorer, [real[o.task.id] for o in chunk], answers)
                         prompt_tokens, _ = _tokens(agent)
-                        _append(adir / "test.jsonl", {"split": split, "batch": i, "rows": rows, "prompt_tokens": prompt_tokens,
-                                                      "wall_s": time.monotonic() - t0})
+                        line = {"split": split, "batch": i, "rows": rows, "prompt_tokens": prompt_tokens, "wall_s": time.monotonic() - t0}
+                        if "policy" not in given or online:  # (a learner's weights are hashed once, after the test)
+                            line["digest"] = agent.state_digest()
+                            if line["digest"] != frozen:
+                                changed.append(line["digest"])
+                        _append(adir / "test.jsonl", line)
                     b.update(len(chunk))
             finally:
                 b.close()
+        if "policy" in given and not online:
+            after = self.restore(spec, models, given, adir / "agent").state_digest()
+            if after != frozen:
+                changed.append(after)
+        return test_book(first), changed
 
     # -- the whole run ---------------------------------------------------------------------------------
     def run(self) -> list[dict]:
