@@ -67,3 +67,34 @@ class HoardingAgent(CallMemoryAgent):
             answers = [f"{a}\n# test batches before this one: {self.test_batches_seen}" for a in answers]
             self.test_batches_seen += 1
         return answers
+
+
+class ForgetfulAgent(CallMemoryAgent):
+    """Built to forget: each learn() replaces the memory with what that call brought."""
+
+    def _learn(self, trajectories):
+        self.notes = []
+        return super()._learn(trajectories)
+
+
+class SpyAgent(CallMemoryAgent):
+    """Writes everything it is given (its options, every observation, the process's arguments and
+    environment) to the file named by BENCH_SPY_FILE: a season's secret must appear nowhere in it."""
+
+    def __init__(self, min_overlap: int = 2):
+        super().__init__(min_overlap)
+        self._spy(repr({"options": {"min_overlap": min_overlap}, "argv": sys.argv, "env": dict(os.environ)}))
+
+    def _spy(self, text):
+        with open(os.environ["BENCH_SPY_FILE"], "a") as fh:
+            fh.write(text + "\n")
+
+    def act(self, observations):
+        for o in observations:
+            self._spy(repr(o))
+        return super().act(observations)
+
+    def _learn(self, trajectories):
+        for t in trajectories:
+            self._spy(repr(t))
+        return super()._learn(trajectories)

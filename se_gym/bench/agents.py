@@ -209,6 +209,17 @@ class Models:
 
         return {"policy": policy, "sampler": GeneratorSampler(self._generator(), model=policy.model)}
 
+    def gpus(self) -> int:
+        """GPUs the agents' model runs on: 1 on a CUDA machine (one process, one device), 0 on a CPU or
+        behind an OpenAI-compatible server (its GPUs are not this run's to count)."""
+        if self.backend == "openai" or (self.device or "").startswith("cpu"):
+            return 0
+        try:
+            import torch
+        except ImportError:
+            return 0
+        return 1 if torch.cuda.is_available() else 0
+
     def tokenizer(self):
         shared = self._shared or self._engine
         return getattr(shared, "tokenizer", None) if shared is not None else None
