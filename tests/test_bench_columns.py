@@ -14,6 +14,7 @@ from se_gym.bench.agents import agent_specs
 from se_gym.bench.report import collect, render, summarize
 from se_gym.bench.run import Bench, hold_out, observe, world
 from se_gym.cli import main
+from test_bench import _FakeModels, _ReaderModel  # a fake model that reads its context
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = str(ROOT / "tests" / "bench_agents.py")
@@ -112,39 +113,6 @@ def test_an_interrupted_online_order_is_answered_again_from_the_frozen_save(tmp_
     again = [json.loads(x) for x in (adir / "test.jsonl").read_text().splitlines()]
     assert sorted((ln["order"], ln["batch"]) for ln in again) == sorted({(ln["order"], ln["batch"]) for ln in again})
     assert sum(len(ln["rows"]) for ln in again if ln["order"] == 1) == 18
-
-
-class _ReaderModel:
-    """A fake model that reads its context (see tests/test_bench.py): a doc or memory line whose words
-    match the question gives its call, else the first call shown, else a made-up name."""
-
-    tokenizer = None
-
-    def sample(self, prompts, n, temperature, max_new_tokens):
-        out = []
-        for p in prompts:
-            task = next(line for line in p.splitlines() if line.startswith("Task: "))
-            sig = p[p.index("def solve("):].split("\n", 1)[0]
-            args = sig.split("(", 1)[1].rsplit(")", 1)[0]
-            words = set(re.findall(r"[a-z]+", task.lower()))
-            lines = re.findall(r"^(\w+\.\w+)\(.*?\): (.*)$", p, flags=re.M)
-            call = max(lines, key=lambda d: len(words & set(re.findall(r"[a-z]+", d[1]))))[0] if lines else "lib.guess"
-            out.append([f"```python\n{sig}\n    return {call}({args})\n```"] * n)
-        return out
-
-
-class _FakeModels:
-    def __init__(self):
-        self.model = _ReaderModel()
-
-    def shared(self, label):
-        return self.model
-
-    def tokenizer(self):
-        return None
-
-    def close(self):
-        pass
 
 
 def test_the_curated_memory_built_ins_under_the_protocol(tmp_path):
