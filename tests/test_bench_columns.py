@@ -34,6 +34,7 @@ def test_an_agent_built_to_forget_forgets_and_one_that_accumulates_retains(tmp_p
     assert forgetful["before"] >= 0.5 and forgetful["after"] == 0.0  # the second library's calls answer none of the first's questions
     assert forgetful["forgetting"] == pytest.approx(forgetful["before"]) and forgetful["retention"] == 0.0 and forgetful["ci95"][0] > 0
     assert keeper["forgetting"] <= 0.1 and keeper["retention"] >= 0.9
+    assert forgetful["learn_accepted_first"] > 0 and forgetful["learn_accepted_second"] > 0  # both libraries were learned
     # the second library was learned for real, from the frozen save, and is another library
     sdir = out / "seed0" / "ForgetfulAgent" / "stability"
     learned = [json.loads(x) for x in (sdir / "learn.jsonl").read_text().splitlines()]

@@ -176,8 +176,8 @@ class PlaybookAgent(_LinesAgent):
         return [b["text"] for b in self._shown(_query(observation))]
 
     def _add(self, section: str, call: str, text: str, helpful: int = 0) -> bool:
-        if any(b["section"] == section and (b["call"] == call if section == "calls" else b["text"] == text) for b in self.bullets):
-            return False  # grow-and-refine: a duplicate is not added
+        if any(b["section"] == section and b["call"] == call for b in self.bullets):
+            return False  # grow-and-refine: one bullet per call and section, a duplicate is not added
         self.bullets.append({"id": f"{section}-{self.next_id:05d}", "section": section, "call": call, "text": text, "helpful": helpful, "harmful": 0})
         self.next_id += 1
         return True
@@ -206,12 +206,12 @@ class PlaybookAgent(_LinesAgent):
         self.bullets.sort(key=lambda b: b["id"])
         return {"added": added, "tagged": tagged, "pruned": before - len(self.bullets), "bullets": len(self.bullets)}
 
-    def memory_state(self) -> dict:
-        return {"bullets": self.bullets, "next_id": self.next_id}
+    def memory_state(self) -> list[dict]:
+        return self.bullets
 
-    def set_memory_state(self, state: dict) -> None:
-        self.bullets = [dict(b) for b in state.get("bullets", [])]
-        self.next_id = int(state.get("next_id", len(self.bullets) + 1))
+    def set_memory_state(self, state: list[dict]) -> None:
+        self.bullets = [dict(b) for b in state]
+        self.next_id = 1 + max((int(b["id"].rsplit("-", 1)[1]) for b in self.bullets), default=0)
 
 
 __all__ = ["CheatsheetAgent", "PlaybookAgent", "call_sites"]

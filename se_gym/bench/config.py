@@ -122,7 +122,8 @@ def quick_agent_options(demo) -> dict[str, dict]:
         "closed-sft": {**short, **sft, "temperature": 0.6},
         # the curated memories show their lines as the Docs: section the experience base read lessons in (1-3 lines)
         "cheatsheet": {**short, "k": 2, "header": "Docs:\n"},
-        "playbook": {**short, "k": 2, "header": "Docs:\n"},
+        # no pitfall lines: the tiny base copies the call of any line it is shown, and a pitfall names a wrong one
+        "playbook": {**short, "k": 2, "k_pitfalls": 0, "header": "Docs:\n"},
         "closed-rl": {**short, **rl, "iterations": demo.rl_iterations},
         "closed-sft-rl": {**short, **rl, "rl_iterations": demo.rl_iterations - 1, "sft_epochs": demo.sft_epochs,
                           "sft_learning_rate": demo.sft_lr, "sft_batch_size": demo.sft_batch},

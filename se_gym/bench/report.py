@@ -122,10 +122,26 @@ def collect(run_dirs: Sequence[str]) -> dict:
                                    f"({clash['dir']} and {path}): give only one of the two folders")
                 entry["runs"].append({"dir": str(path), "result": result, "world": world,
                                       "test": read_lines(adir / "test.jsonl", repair=False),
-                                      "stability": read_lines(adir / "stability" / "test.jsonl", repair=False)})
+                                      "stability": read_lines(adir / "stability" / "test.jsonl", repair=False),
+                                      "accepted": [_accepted(read_lines(p, repair=False)) for p in (adir / "learn.jsonl", adir / "stability" / "learn.jsonl")]})
     if not agents:
         raise CLIError("no finished agent in " + ", ".join(run_dirs) + " (run se-gym bench first, or let it finish)")
     return {"agents": _named(agents), "official": bool(official) and all(official)}
+
+
+def _accepted(lines: Sequence[dict]) -> tuple[int, int]:
+    """(accepted, judged) answers of a learn phase."""
+    rows = [r for line in lines for r in line["rows"] if r["reward"] is not None]
+    return sum(float(r["reward"]) >= 1.0 for r in rows), len(rows)
+
+
+def _learn_rates(runs: Sequence[dict]) -> tuple[float | None, float | None]:
+    """Shares of learn answers accepted on the first and on the second library, pooled over ``runs``."""
+    out = []
+    for i in (0, 1):
+        ok, judged = (sum(run["accepted"][i][j] for run in runs) for j in (0, 1))
+        out.append(ok / judged if judged else None)
+    return out[0], out[1]
 
 
 def _named(entries: dict[tuple, dict]) -> dict[str, dict]:
@@ -280,8 +296,11 @@ def summarize(collected: dict, prices: Mapping[str, float] | None = None) -> dic
             if diff:
                 b = [before[s][t] for s in after for t in after[s] if t in before[s]]
                 a = [after[s][t] for s in after for t in after[s] if t in before[s]]
+                # plasticity, as a proxy: how many of its learn answers the judge accepted on each library
+                first, second = _learn_rates([run for run in entry["runs"] if run["stability"]])
                 row["stability"] = {"before": sum(b) / len(b), "after": sum(a) / len(a), "retention": (sum(a) / sum(b)) if sum(b) else None,
-                                    "forgetting": diff["mean"], "ci95": diff["ci95"], "per_seed": diff["per_seed"], "seeds": len(after)}
+                                    "forgetting": diff["mean"], "ci95": diff["ci95"], "per_seed": diff["per_seed"], "seeds": len(after),
+                                    "learn_accepted_first": first, "learn_accepted_second": second}
         per_seed_cost = {phase: {k: v / n_seeds for k, v in c.items()} for phase, c in cost.items()}
         if prices:
             for phase in per_seed_cost.values():
@@ -404,6 +423,13 @@ def _stability_cell(row: dict) -> str:
     return f"{ret}; forgot {_pct(st['forgetting'], True)} [{_pct(st['ci95'][0], True)}, {_pct(st['ci95'][1], True)}]"
 
 
+def _plasticity_cell(row: dict) -> str:
+    st = row.get("stability")
+    if not st or st.get("learn_accepted_second") is None:
+        return "–"
+    return f"{_pct(st['learn_accepted_first'])} / {_pct(st['learn_accepted_second'])}"
+
+
 def _n_cell(row: dict) -> str:
     n = row.get("n")
     if not n:
@@ -430,14 +456,16 @@ def render(summary: dict) -> str:
     rows = summary["agents"]
     label = {n: n + (" (open book: ceiling, not closed book)" if r["book"] == "open" else "") for n, r in rows.items()}
     lines = ["Closed-book accuracy unless marked. **Gain**: points over the same model's closed-book floor of the same configuration, "
-             "per seed and task, with a bootstrap 95% interval over seeds and tasks; rows sorted by it. n: tasks × seeds × samples.", "",
+             "per seed and task, with a bootstrap 95% interval over seeds and tasks; rows sorted by it. Retention and forgetting: "
+             "the first library's test asked again after learning a second one (--stability); beside them, how many of the learn answers "
+             "the judge accepted on each library (learning the second at all). n: tasks of the headline split per seed × seeds × samples.", "",
              "| agent | gain over the floor, points [95% CI] | gain per seed | single_test % [95% CI] | multiple_test % [95% CI] "
-             "| unseen functions % [95% CI] | retention; forgetting, points [95% CI] | n |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| unseen functions % [95% CI] | retention; forgetting, points [95% CI] | learn answers accepted, 1st / 2nd library % | n |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows.items():
         gain, per = _gain_cell(r)
         lines.append(f"| {label[name]} | {gain} | {per} | {_acc_cell(r, 'single_test')} | {_acc_cell(r, 'multiple_test')} | {_unseen_cell(r)} "
-                     f"| {_stability_cell(r)} | {_n_cell(r)} |")
+                     f"| {_stability_cell(r)} | {_plasticity_cell(r)} | {_n_cell(r)} |")
     priced = bool(summary.get("prices"))
     lines += ["", "Cost per seed (mean over seeds): tokens of the learn / test phases, wall time of the learn phase, CPU and GPU seconds "
               "(GPU: wall time while the agent's model holds a GPU) of the learn / test phases" + (", dollars at the given prices" if priced else "")
@@ -547,11 +575,14 @@ def plot_pareto(summary: dict, path: Path) -> bool:
         return False
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     unit = cost_of(next(iter(rows.values())))[1]
+    at: dict[tuple, list[str]] = defaultdict(list)  # rows on the same point share one label
     for n, r in rows.items():
-        c, g = cost_of(r)[0], _gain_of(r)
+        at[(cost_of(r)[0], _gain_of(r))].append(n)
+    for (c, g), names in at.items():
+        r = rows[names[0]]
         ci = r["gain"][_headline(r)]["ci95"] if not r.get("floor") else [g, g]
         ax.errorbar([c], [100 * g], yerr=[[100 * (g - ci[0])], [100 * (ci[1] - g)]], fmt="o", capsize=3)
-        ax.annotate(n, (c, 100 * g), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.annotate(", ".join(names), (c, 100 * g), textcoords="offset points", xytext=(4, 4), fontsize=8)
     front = summary.get("pareto") or []
     if len(front) > 1:
         ax.plot([cost_of(rows[n])[0] for n in front], [100 * _gain_of(rows[n]) for n in front], "--", color="grey", label="Pareto front")
