@@ -37,8 +37,9 @@ class BenchConfig:
     limit: int | None = field(default=None, metadata={"help": "only the first N tasks of each split"})
     online: bool = field(default=False, metadata={"help": "the online setting: memory may change during the test phase "
                                                   "(reported in its own column instead of flagged)"})
-    orders: int = field(default=1, metadata={"help": "with --online: test streams in this many orders (the first as listed, "
-                                             "the others shuffled), each from the frozen save; the spread is reported (use >= 3)"})
+    orders: int | None = field(default=None, metadata={"help": "with --online: the test stream in this many orders (the first as "
+                                                    "listed, the others shuffled), each from the frozen save; the spread is reported "
+                                                    "(default 3 with --online, else 1)"})
     stability: bool = field(default=False, metadata={"help": "after the test, each learner learns a second, independently minted "
                                                      "library and is tested again closed book on the first: retention and forgetting"})
     unseen: int | None = field(default=None, metadata={"help": "library functions held out of train (N): the test questions on "
@@ -57,6 +58,8 @@ class BenchConfig:
     progress: bool = field(default=True, metadata={"help": "progress bars"})
 
     def __post_init__(self):
+        if self.orders is None:
+            object.__setattr__(self, "orders", 3 if self.online else 1)
         for name in ("learn_passes", "learn_samples", "samples", "batch_size", "orders"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
