@@ -50,7 +50,7 @@ class BenchConfig:
     price_prompt: float | None = field(default=None, metadata={"help": "US dollars per million prompt tokens (the cost column)"})
     price_completion: float | None = field(default=None, metadata={"help": "US dollars per million generated tokens (the cost column)"})
     quick: bool = field(default=False, metadata={"help": "CPU, offline: the demo's tiny base, a fresh minted library, "
-                                                 "the six built-ins unless --agent is given"})
+                                                 "every built-in that runs on a CPU unless --agent is given, 3 functions held out (--unseen)"})
     out: str = field(default="se_gym_bench", metadata={"help": "run folder (a rerun resumes; another configuration is refused)"})
     restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
     device: str | None = field(default=None, metadata={"help": "torch device for hf models (default: cuda if available)"})
