@@ -93,12 +93,22 @@ def screen(report: Mapping[str, Any], path: str = "") -> str:
     for name, detail in notes[:3]:
         lines.append(f"  {name}: not run ({detail})")
     lines.append("")
+    quiet: dict[str, list[str]] = {}  # passing run checks other than containment: counted, not listed
     for rec in report.get("run_checks", ()):
+        if rec["result"] == "pass" and rec["check"] != "containment":
+            quiet.setdefault(rec["check"], []).append(rec["subject"].rsplit(": ", 1)[-1])
+            continue
         mark = {"pass": "ok", "fail": "FAIL", "not_run": "not run"}[rec["result"]]
         lines.append(f"{rec['check']:12s} {rec['subject']:28s} {mark}{': ' + rec['detail'] if rec.get('detail') and rec['result'] != 'pass' else ''}")
+    for check, subjects in quiet.items():
+        kinds = ", ".join(sorted(set(subjects)))
+        lines.append(f"{check:12s} {len(subjects)} run checks ok ({kinds})")
     sev = s["severity"]
     lines += ["", f"defects: {sev['error']} error, {sev['warning']} warning, {sev['info']} info"]
-    lines += ["  " + d for d in defects(report)]
+    per_suite = Counter(rec["suite"] for rec in report.get("tasks", ()) for r in rec["checks"].values() if r.get("severity") == "error")
+    if len(suites) > 1 and per_suite:
+        lines.append("  errors by suite: " + ", ".join(f"{name} {n}" for name, n in per_suite.most_common()))
+    lines += ["  " + (d if len(d) <= 160 else d[:159] + "…") for d in defects(report)]
     if path:
         lines.append(f"report: {path}")
     lines.append(f"exit status {s['exit_status']}")
