@@ -279,12 +279,18 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
         available[name] = ok
         if not ok:
             run_checks.append(report.run_record("containment", f"{name} sandbox", checks.not_run("containment", "unavailable", why)))
-    ray_owned = _start_ray() if available.get("ray") and "ray" in [config.sandbox, *others] else False
+    ray_owned = False
+    if available.get("ray") and "ray" in [config.sandbox, *others]:
+        try:
+            ray_owned = _start_ray()
+        except Exception as exc:  # noqa: BLE001 - Ray is installed but does not start here: said, not fatal
+            available["ray"] = False
+            run_checks.append(report.run_record("containment", "ray sandbox", checks.not_run(
+                "containment", "unavailable", f"Ray did not start ({type(exc).__name__}: {str(exc)[:120]})")))
     try:
         parts = []
         first_of_spec: set[str] = set()
-        total = None
-        bar = progress_bar(total=total, desc="validate", unit="task", disable=not config.progress)
+        bar = progress_bar(total=None, desc="validate", unit="task", disable=not config.progress)
         try:
             for n, ref in enumerate(refs):
                 kind = ref.spec.partition(":")[0]
