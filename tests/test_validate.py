@@ -202,6 +202,10 @@ def test_forms_allowed_follow_the_expected_output(suite):
     wrapped = "[ 0.  1.5  3.   4.5  6.   7.5  9.  10.5 12.  13.5 15.  16.5 18.  19.5\n 21. ]"
     assert checks.forms_allowed(task(wrapped, canonical=False), "sebench", arr) == ("native",)
     assert checks.forms_allowed(task(wrapped, canonical=True), "sebench", arr) == ("native", "list", "array")
+    # a one-line list whose array NumPy would wrap (official task 148): SE-Bench reads the two apart
+    long_row = "[" + ", ".join(f"{0.1 * i + 1e-9:.10f}" for i in range(12)) + "]"
+    assert checks.forms_allowed(task(long_row, canonical=False), "sebench", arr) == ("native",)
+    assert checks.forms_allowed(task(long_row, canonical=False), "strict", arr) == ("native", "list", "array")
 
 
 def test_needles_leave_out_what_is_shown_anyway(suite):

@@ -109,15 +109,33 @@ def list_like(task: Any, array_type: str) -> bool:
     return True
 
 
+def _wraps(value: Any) -> bool:
+    """Whether NumPy prints the array of ``value`` with a row wrapped over lines (more lines than rows)."""
+    import math
+
+    import numpy as np
+
+    arr = np.array(value)
+    lines = [ln for ln in str(arr).splitlines() if ln.strip()]
+    return len(lines) > (math.prod(arr.shape[:-1]) if arr.ndim > 1 else 1)
+
+
 def forms_allowed(task: Any, profile: str, array_type: str) -> tuple[str, ...]:
     """The reference forms a profile must accept for ``task``: the form as written, and both a list
-    and an array answer when every expected output is one.  Under ``sebench`` a list equals an
-    array's print only when the print is one line (SE-Bench reads a row NumPy wrapped over lines as
-    several) or the output is se-gym's own (read canonically, ``TestCase.canonical``)."""
+    and an array answer when every expected output is one.  Under ``sebench`` SE-Bench reads a row
+    NumPy wrapped over lines as several rows: a list and an array print equal there only when
+    neither the expected print nor the array's wraps a row, or the output is se-gym's own (read
+    canonically, ``TestCase.canonical``)."""
+    from ..judge.compare import expected_value
+
     if not list_like(task, array_type):
         return ("native",)
-    if profile == "sebench" and not all(c.canonical or "\n" not in c.output.strip() for c in task.test_cases):
-        return ("native",)
+    if profile == "sebench":
+        for c in task.test_cases:
+            if c.canonical:
+                continue
+            if "\n" in c.output.strip() or _wraps(expected_value(c.output, array_type, numpy_wraps=True)[1]):
+                return ("native",)
     return ("native", "list", "array")
 
 
