@@ -353,11 +353,11 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
             pass
     # the library's array type: a client of a library server (issue 31), or the in-process runtime
     # (SE_GYM_STRICT_SERVER=0)
-    Array = handle = arrdata = flush = read_array = None
+    Array = handle = arrdata = pending = read_array = None
     NAME = "Array"
     try:
         core = __import__(PKG + "._client", fromlist=["_client"])
-        Array, flush = core.Array, core.flush
+        Array, pending = core.Array, _type(sys).__getattribute__(core, "_CHANNEL").__dict__
         handle = Array.__dict__["_h"].__get__
         read_array = server_reader(_scan, _write, _read, os.fstat, _str, _type, _int, _len, _list, _tuple, _complex,
                                    _dict, _BaseException)
@@ -397,11 +397,11 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         _close(3)  # the channel
         if read_array is not None:
             _close(5)  # the harness's connection to the library server
-        if fence is not None:
-            fence("answer")  # (its filter: see se_gym/sandbox/worker.py, _ANSWER_REFUSED)
+        # its filter (se_gym/sandbox/worker.py: _ANSWER_REFUSED); without it, no answer runs here
+        fenced = fence is not None and fence("answer") is True
         fence = None
-        answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, flush, served, _dumps,
-               describe)
+        answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
+               fenced)
         return  # (main.py ends: its exit handlers and stream flushes are the answer's own, as for `python main.py`)
     # -- the harness's process ----------------------------------------------------------------------
     if w >= 0:
@@ -465,6 +465,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
     report = b"".join(chunks).split(b"\n")
     if report and not report[-1]:
         report.pop()
+    tag = None
     for k, raw in enumerate(report):
         try:
             text = raw.decode("ascii")
@@ -474,10 +475,25 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         except _BaseException:
             bad = bad or "line %%d is not one of its records" %% (k + 1)
             break
+        if k == 0:  # its announcement, written before any answer code existed there
+            tag = rec.get("hello")
+            if rec.keys() != {"hello"} or _type(tag) is not _str or _len(tag) != 32:
+                bad = "it does not start with its harness's announcement"
+                break
+            continue
+        if rec.pop("t", None) != tag:
+            bad = "line %%d does not carry its harness's tag" %% (k + 1)
+            break
         keys = rec.keys()
         if done:
             bad = "line %%d follows its done record" %% (k + 1)
             break
+        if "infrastructure" in rec:
+            if keys != {"infrastructure"} or _type(rec["infrastructure"]) is not _str or k != 1:
+                bad = "a malformed harness record"
+                break
+            emit([{"infrastructure": rec["infrastructure"][:300]}])
+            return finish()
         if "refused" in rec:
             if keys != {"refused", "what"} or _type(rec["refused"]) is not _str or _type(rec["what"]) is not _str:
                 bad = "a malformed refusal"
@@ -639,8 +655,8 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
     return finish()
 
 
-def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, flush, served, dumps,
-                describe):
+def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
+                fenced):
     # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
     # run (the harness's process checks all it reports); what matters is that nothing here is
     # worth having: no nonce, no channel, no connection of the harness's, no module that reaches
@@ -650,8 +666,29 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         builtins.str, builtins.type, builtins.len, builtins.list, builtins.int, builtins.tuple, builtins.dict,
         builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
     _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException
-    _write = __import__("os").write
+    _os = __import__("os")
+    _write, _read = _os.write, _os.read
+    _tname = _type.__dict__["__name__"].__get__  # (a class's own name, whatever its metaclass says)
     _modules = sys.modules
+    # this process's own tag on each line it reports, announced before any answer code exists:
+    # a line without it is one the answer wrote (the harness's process then forbids the report)
+    TAG = _os.urandom(16).hex()
+    _os = None
+    hello = ('{"hello": "' + TAG + '"}\n').encode()
+    if not fenced:  # (the sandbox could not put the answer's filter on this process: its failure)
+        hello += ('{"t": "' + TAG + '", "infrastructure": "the sandbox cannot filter the answer\'s process"}\n').encode()
+    while hello:
+        hello = hello[_write(w, hello):]
+    if not fenced:
+        return
+
+    def describe(e):
+        try:
+            name = _tname(_type(e))
+            msg = _str(e)[:2000]
+        except _BaseException:
+            name, msg = "Exception", "(unprintable exception)"
+        return [name, msg if _type(msg) is _str else ""]
     # what the worker left loaded and no answer needs: the ways to memory, frames, signals, files
     # and processes (reachable through any module's sys, or a function's globals, otherwise)
     for name in [m for m in _modules if m.split(".")[0] in %(drop_modules)r]:
@@ -690,7 +727,7 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         return proxy
 
     safe["__import__"] = guarded_import
-    wall(w, ours, ROOTS, _write, dumps, served)
+    wall(w, TAG, ours, ROOTS, _write, dumps, served)
     g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
     # -- the answer's code runs from here on ------------------------------------------------------
     outcomes = []
@@ -709,10 +746,27 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
                 outcomes.append((True, _eval(unit, g)))
             except _BaseException as e:
                 outcomes.append((False, describe(e)))
-    if flush is not None:
-        # arrays the client made without a round trip (plain numbers) reach the server now
+    # -- after the cases: nothing of the answer's runs any more (no client function: the answer can
+    # rebind them; exact types only, read with C functions taken before it ran) -------------------
+    if pending is not None:
+        # arrays the client made without a round trip (plain numbers) reach the server now: the
+        # client's own request, written and its reply read here (the harness's process reads them
+        # over its own connection once this process is gone)
         try:
-            flush()
+            defs = pending.get("defs")
+            if _type(defs) is _list and defs:
+                body = dumps(["defs", [], defs, ["sync", []]]).encode("ascii")
+                data = _len(body).to_bytes(4, "big") + body
+                while data:
+                    data = data[_write(4, data):]
+                got, need = b"", 4
+                while _len(got) < need:
+                    chunk = _read(4, need - _len(got))
+                    if not chunk:
+                        break
+                    got += chunk
+                    if need == 4 and _len(got) == 4:
+                        need = 4 + min(_int.from_bytes(got, "big"), 1 << 20)
         except _BaseException:
             pass
 
@@ -740,32 +794,32 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
             if served:
                 return {"$h": handle(v, Array)}
             return {"$a": [_str(v) if top else _repr(v), canon(arrdata(v).tolist(), budget, False)]}
-        raise Rejected("unsupported result type " + t.__name__)
+        raise Rejected("unsupported result type " + _tname(t))
 
     lines = []
     for i, (ran, v) in enumerate(outcomes):
         if not ran:
-            rec = {"i": i, "e": v[:2]}
+            rec = {"t": TAG, "i": i, "e": v[:2]}
         else:
             try:
-                rec = {"i": i, "v": canon(v, [%(max_nodes)d], True)}
+                rec = {"t": TAG, "i": i, "v": canon(v, [%(max_nodes)d], True)}
             except Rejected as r:
-                rec = {"i": i, "r": r.args[0]}
+                rec = {"t": TAG, "i": i, "r": r.args[0]}
             except RecursionError:
-                rec = {"i": i, "r": "result nested too deeply"}
+                rec = {"t": TAG, "i": i, "r": "result nested too deeply"}
             except _BaseException as e:
-                rec = {"i": i, "r": "result could not be read: " + _type(e).__name__}
+                rec = {"t": TAG, "i": i, "r": "result could not be read: " + _tname(_type(e))}
         try:
             lines.append(dumps(rec))
         except _BaseException as e:  # (an int past the digits repr() prints, say: as str() of it would)
-            lines.append(dumps({"i": i, "e": describe(e)[:2]}))
-    lines.append(dumps({"done": _len(outcomes)}))
+            lines.append(dumps({"t": TAG, "i": i, "e": describe(e)}))
+    lines.append(dumps({"t": TAG, "done": _len(outcomes)}))
     data = ("\n".join(lines) + "\n").encode("ascii", "replace")
     while data:
         data = data[_write(w, data):]
 
 
-def __sg_wall(SINK, OURS, ROOTS, _write, _dumps, SERVER):
+def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
     # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21), in the
     # answer's own process (issue 42).  A refusal is reported on SINK (the pipe to the harness's
     # process) and ends that process at once: nothing the answer does after it counts.
@@ -901,7 +955,7 @@ def __sg_wall(SINK, OURS, ROOTS, _write, _dumps, SERVER):
 
     def refuse(event, what):
         try:
-            data = (_dumps({"refused": event, "what": what[:200]}) + "\n").encode("ascii", "replace")
+            data = (_dumps({"t": TAG, "refused": event, "what": what[:200]}) + "\n").encode("ascii", "replace")
             while data:
                 data = data[_write(SINK, data):]
         except _BaseException:

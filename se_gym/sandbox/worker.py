@@ -421,8 +421,8 @@ def _bpf(prog):
 
 
 def _fence(role):
-    """What the strict harness asks of its worker (bound as ``__sg_fence`` in a harness program's
-    ``__main__``, which the harness takes out before any answer code exists): ``"harness"`` makes
+    """What the strict harness asks of its worker (bound as ``__sg_fence`` in every program's
+    ``__main__``; the harness takes it out before any answer code exists): ``"harness"`` makes
     the program's process not dumpable (the answer's process, the same uid, can then neither trace
     it nor read its memory or open its fds through /proc), ``"fork"`` forks the answer's process
     (libc's fork where the worker uses it), ``"answer"`` puts the answer's filter on the calling
@@ -944,8 +944,6 @@ def run_program(req, uid):
     main = _MAIN.__dict__
     if units is not None:
         main[units[0]] = units[1]  # (see _units; taken out again below)
-    if req.get("units"):
-        main["__sg_fence"] = _fence  # (a harness program: see _fence)
     start = time.monotonic()
     if _SET_ARENA is not None:
         _SET_ARENA(_ARENA_ADDRESSES[0])  # the child starts with CPython's own (see _arenas_in_heap)
@@ -1004,7 +1002,6 @@ def run_program(req, uid):
             _SET_ARENA(_ARENA_ADDRESSES[1])  # ours again (in between, only the pools at hand are used)
         if units is not None:
             main.pop(units[0], None)
-        main.pop("__sg_fence", None)
         if pidfd >= 0:
             os.close(pidfd)
         for pipe in pipes:
@@ -1762,6 +1759,7 @@ def _setup(cfg):
     sys.argv = ["main.py"]
     _MAIN = types.ModuleType("__main__")
     _MAIN.__dict__.update(__file__=os.path.join(_WORKDIR, "main.py"), __builtins__=__builtins__, __cached__=None)
+    _MAIN.__dict__["__sg_fence"] = _fence  # (for the strict harness: see _fence; it takes it out of its process)
     sys.modules["__main__"] = _MAIN  # our own code keeps its globals; programs find theirs here
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the parent's terminal is the pool's to handle
     for sig in (signal.SIGTERM, signal.SIGCHLD):
