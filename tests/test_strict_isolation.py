@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from _gate_corpus import CASES, block
+from _isolation_cases import backend_suite, head, routes
+from _isolation_cases import forging as _forging
 from conftest import legit_skip
 from se_gym.judge import Judge, Status, gates
 from se_gym.library import mint, writer
@@ -33,103 +35,12 @@ if not writer.uses_server("strict"):
 
 LIB = mint(7)
 P, ABS, ARR, Q = LIB.package, LIB.qualified("abs"), LIB.qualified("array"), LIB.qualified
-# what every answer below has at hand, by names built at run time (the permissive gate cannot see
-# them): the real builtins, sys and its modules, os, json, the library's client module
-HEAD = (f"import {P}\n"
-        "def G(o, name):\n    return getattr(o, name.replace('~', ''))\n"
-        "B = G(print, '__se~lf__')\n"
-        "IMP = G(B, '__imp~ort__')\n"
-        "SYS = IMP('sys')\n"
-        "MODS = G(SYS, 'mod~ules')\n"
-        "OS = MODS['os']\n"
-        "JSON = MODS['json']\n"
-        f"C = G({P}, '_cli~ent')\n"
-        "SEEN = []\n"
-        "KEEP = []\n"
-        "def right(v):\n    return [abs(t) for t in v]\n"
-        # a frame, handed to a signal handler (no audit event covers either): the worker left
-        # `signal` loaded, and _imp makes `_signal` anew otherwise
-        "def frame_by_signal(busy=None):\n"
-        "    got = []\n"
-        "    S = MODS.get('signal') or MODS['_imp'].create_builtin(MODS['_frozen_importlib'].ModuleSpec('_signal', None))\n"
-        "    S.signal(getattr(S, 'SIGALRM', 14), lambda sig, fr: got.append(fr))\n"
-        "    S.setitimer(0, 0.0002, 0.0002)  # (ITIMER_REAL)\n"
-        "    n = 0\n"
-        "    while not got and n < 3000000:\n"
-        "        n += 1\n"
-        "        if busy is not None:\n"
-        "            busy()\n"
-        "    S.setitimer(0, 0)\n"
-        "    return got\n"
-        "def frames(f):\n"
-        "    while f is not None:\n"
-        "        yield f\n"
-        "        f = G(f, 'f_b~ack')\n")
+HEAD = head(LIB)
+ROUTES = routes(LIB)
 
 
 def forging(setup: str, ret: str = "wrong") -> str:
-    """An answer that returns a WRONG value and wins only if its ``setup`` changed what the judge reads."""
-    body = "\n".join("    " + line for line in setup.splitlines())
-    return block(f"{HEAD}def solve(x):\n    SEEN.append(list(x))\n    wrong = {ABS}(x) + 1\n{body}\n    return {ret}\n")
-
-
-ROUTES = {
-    # the nonce from the harness's frame, reached from a signal handler's frame; then records of the
-    # right values on fd 3 and an exit before the harness writes its own
-    "signal handler steals the nonce and forges the channel": (
-        "if len(SEEN) == 2:\n"
-        "    for f in frames((frame_by_signal() or [None])[0]):\n"
-        "        for v in list(G(f, 'f_loc~als').values()):\n"
-        "            if type(v) is str and len(v) == 32 and set(v) <= set('0123456789abcdef'):\n"
-        "                recs = [{'n': v, 'i': i, 'p': str(right(s)), 'v': right(s)} for i, s in enumerate(SEEN)]\n"
-        "                OS.write(3, ''.join(JSON.dumps(r) + '\\n' for r in recs + [{'n': v, 'done': 2}]).encode())\n"
-        "                OS._exit(0)"),
-    # the harness's list of results, rewritten from a signal handler's frame (the earlier cases'
-    # entries: the last case is appended after it returns)
-    "signal handler rewrites the results list": (
-        "for f in frames((frame_by_signal() or [None])[0]):\n"
-        "    L = G(f, 'f_loc~als')\n"
-        "    if type(L.get('outcomes')) is list:\n"
-        "        for k, o in enumerate(L['outcomes']):\n"
-        "            L['outcomes'][k] = (True, right(SEEN[k]))"),
-    # the wall's own state, from a handler that lands inside the audit hook: its re-entry flag set,
-    # every event passes, and NumPy is imported into the answer's process
-    "signal handler switches the wall off": (
-        "hits = frame_by_signal(lambda: id(x))\n"
-        "for f in frames(hits[0] if hits else None):\n"
-        "    L = G(f, 'f_loc~als')\n"
-        "    if 'state' in L and 'ROOTS' in L:\n"
-        "        L['state'][2] = 1\n"
-        "        np = IMP('numpy')\n"
-        "        wrong = np.abs(np.asarray(x)).tolist()"),
-    # answer code run by the harness after the cases: the client's request function, rebound; the
-    # harness's flush of deferred arrays called it, and it rewrote the results the answer returned
-    "a rebound client request rewrites the returned results": (
-        "out = [float(v) for v in wrong]\n"
-        f"{ARR}([1.0, 2.0])  # (an array made without a round trip: the harness flushes it after the cases)\n"
-        "KEEP.append((out, list(x)))\n"
-        "real = G(C, '_req~uest')\n"
-        "def fake(op, *a):\n"
-        "    if op == 'sync':  # (only the harness's flush, after the cases, asks for it)\n"
-        "        for res, inp in KEEP:\n"
-        "            res[:] = right(inp)\n"
-        "    return real(op, *a)\n"
-        "setattr(C, '_req~uest'.replace('~', ''), fake)\n"
-        "wrong = out"),
-    # a report of its own on every pipe it holds (the harness's process reads the answer's report
-    # over one), then an exit before its harness writes
-    "a forged report on every pipe": (
-        "if len(SEEN) == 2:\n"
-        "    recs = [{'i': i, 'v': right(s)} for i, s in enumerate(SEEN)] + [{'done': 2}]\n"
-        "    data = ''.join(JSON.dumps(r) + '\\n' for r in recs).encode()\n"
-        "    for fd in range(3, 64):\n"
-        "        try:\n"
-        "            if OS.fstat(fd).st_mode & 0o170000 == 0o010000:\n"
-        "                OS.write(fd, data)\n"
-        "        except OSError:\n"
-        "            pass\n"
-        "    OS._exit(0)"),
-}
+    return _forging(LIB, setup, ret)
 
 
 @pytest.fixture(scope="module")
@@ -335,3 +246,79 @@ def test_array_results_keep_the_library_server():
             judge.judge(a, cases, "solve")
             seen.append(tuple(_our_servers(judge)))
     assert len(set(seen)) == 1 and len(seen[0]) == 1, seen
+
+
+# ---------------------------------------------------------------------------- every backend
+def _check_suite(judge: Judge, lib) -> list[str]:
+    suite = backend_suite(lib)
+    verdicts = judge.judge_many([(answer, cases, "solve") for _, answer, cases, _ in suite])
+    return [f"{name}: {v.status.value} reward={v.reward} infra={v.infrastructure} ({v.detail[:160]})"
+            for (name, _, _, must), v in zip(suite, verdicts)
+            if (v.passed != must) or (not must and (v.reward > 0 or v.infrastructure))]
+
+
+@pytest.mark.parametrize("level", ["bwrap", "unshare", "rlimits"])
+def test_the_routes_give_nothing_at_every_isolation_level(level):
+    from se_gym.sandbox.local import LocalSandbox, bwrap_status, unshare_status
+
+    ok, why = {"bwrap": bwrap_status, "unshare": unshare_status}.get(level, lambda: (True, ""))()
+    if not ok:
+        legit_skip(f"isolation level {level} unavailable here: {why}")
+    path = LIB.materialize("strict", docs=False)
+    box = LocalSandbox(pythonpath=[str(path)], preload=["numpy", "numpy.ma", P, f"{P}.{LIB.linalg}"], workers=1, isolation=level)
+    with box, Judge(LIB, profile="strict", sandbox=box, reward="fraction") as judge:
+        wrong = _check_suite(judge, LIB)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_routes_give_nothing_on_docker(docker_daemon):
+    from conftest import missing
+    from se_gym.sandbox import make_sandbox
+
+    path = LIB.materialize("strict", docs=False)
+    try:
+        box = make_sandbox("docker", pythonpath=[str(path)], workers=1, preload=["numpy", "numpy.ma", P, f"{P}.{LIB.linalg}"])
+    except RuntimeError as exc:
+        missing(f"docker backend unavailable: {exc}")
+    with box, Judge(LIB, profile="strict", sandbox=box, reward="fraction") as judge:
+        wrong = _check_suite(judge, LIB)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_routes_give_nothing_over_http():
+    """`se-gym sandbox serve --library 7 --profile strict`, as a user runs it, and a strict judge."""
+    import http.client
+    import socket
+    import subprocess
+    import sys
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", "--library", "7", "--profile", "strict",
+                             "--workers", "1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/health")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.2)  # (a port not open yet: no event to wait on)
+        with Judge(LIB, profile="strict", sandbox="http", http_url=f"http://127.0.0.1:{port}/run", reward="fraction") as judge:
+            assert judge.sandbox.has_channel
+            wrong = _check_suite(judge, LIB)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    assert not wrong, "\n".join(wrong)
