@@ -69,9 +69,12 @@ _MIN_ENV = {
 # find them ready.  Heavier ones (decimal, statistics, dataclasses: 1.2 MB that every fork would
 # copy) are imported by the programs that use them, or preloaded by the pool where the program uid
 # cannot read the Python install (local.py).
+# (ast: the strict harness's run-time wall reads dataclasses' generated code with it in every
+# program; imported there it cost ~2 ms of each strict program's CPU where NumPy, which imports it,
+# lives in the library server's zygote and not here)
 _STDLIB = ("math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re", "json",
            "random", "typing", "string", "copy", "operator", "io", "atexit", "array",
-           "numbers", "textwrap", "linecache")
+           "numbers", "textwrap", "linecache", "ast")
 
 
 # ---------------------------------------------------------------------------------------- frames
