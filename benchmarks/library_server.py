@@ -166,15 +166,7 @@ def real(data: Path, rounds: int) -> None:
     rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
     lib = official(data / "api_doc.jsonl")
-    seen = []
-    original = pool.WorkerPool._result
-
-    def record(self, reply, worker):  # the programs' CPU, by process; and whether its library server was forked for it
-        r = original(self, reply, worker)
-        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, bool(reply.get("server_forked"))))
-        return r
-
-    pool.WorkerPool._result = record
+    seen = _recording(pool)
     from se_gym.library import writer
 
     with Judge(lib, profile="sebench") as j:
@@ -187,17 +179,10 @@ def real(data: Path, rounds: int) -> None:
             gates.set_permissive(server)  # (the strict gate follows where the library lives)
             seen.clear()
             with Judge(lib, profile="strict") as j:
-                j.judge(*items[1][:2])  # start the pool
-                seen.clear()
-                c0, p0 = _tree_cpu(), time.process_time()
-                t = time.perf_counter()
-                got = j.judge_many(items)
-                dt = time.perf_counter() - t
-                judge_cpu = time.process_time() - p0
-                children = _tree_cpu() - c0
+                got, dt, judge_cpu, children = _timed(j, items, seen)
             answer = sum(a for a, _, _ in seen)
             server_cpu = sum(s for _, s, _ in seen)
-            forks = sum(f for _, _, f in seen)
+            forks = sum(bool(f) for _, _, f in seen)
             figures[server].append((len(rows) / dt, judge_cpu, children, answer, server_cpu, len(seen), forks))
             verdicts[server] = got
     writer.STRICT_SERVER = True
@@ -223,6 +208,35 @@ def real(data: Path, rounds: int) -> None:
             print(f"    row {i} (task {rows[i]['task_index']}): {v.status.value}: {v.detail[:150]}")
 
 
+def _timed(j, items: list, seen: list, started=None) -> tuple:
+    """The verdicts of ``items`` by judge ``j`` (its pool started first), the seconds they took, the
+    judge's CPU seconds and its children's (workers, zygotes, programs, servers)."""
+    j.judge(*items[1][:2])  # start the pool
+    seen.clear()
+    if started is not None:
+        started()
+    c0, p0 = _tree_cpu(), time.process_time()
+    t = time.perf_counter()
+    got = j.judge_many(items)
+    dt = time.perf_counter() - t
+    return got, dt, time.process_time() - p0, _tree_cpu() - c0
+
+
+def _recording(pool) -> list:
+    """A list that gets, for each program the pool's workers run from now on, its CPU, its library
+    server's CPU, and whether that server was forked for it (None: a worker that does not say)."""
+    seen: list = []
+    original = pool.WorkerPool._result
+
+    def record(self, reply, worker):
+        r = original(self, reply, worker)
+        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, reply.get("server_forked")))
+        return r
+
+    pool.WorkerPool._result = record
+    return seen
+
+
 def _judge_once(data: Path) -> dict:
     """One strict judging of parity_dev by the se_gym this process imported (see compare)."""
     import threading
@@ -234,15 +248,7 @@ def _judge_once(data: Path) -> dict:
     rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
     lib = official(data / "api_doc.jsonl")
-    seen: list = []
-    original = pool.WorkerPool._result
-
-    def record(self, reply, worker):
-        r = original(self, reply, worker)
-        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, reply.get("server_forked")))
-        return r
-
-    pool.WorkerPool._result = record
+    seen = _recording(pool)
     servers: set = set()
     done = threading.Event()
 
@@ -255,17 +261,9 @@ def _judge_once(data: Path) -> dict:
                 except OSError:
                     pass
 
+    watcher = threading.Thread(target=sample, daemon=True)
     with Judge(lib, profile="strict") as j:
-        j.judge(*items[1][:2])  # start the pool
-        seen.clear()
-        watcher = threading.Thread(target=sample, daemon=True)
-        watcher.start()
-        c0, p0 = _tree_cpu(), time.process_time()
-        t = time.perf_counter()
-        got = j.judge_many(items)
-        dt = time.perf_counter() - t
-        judge_cpu = time.process_time() - p0
-        children = _tree_cpu() - c0
+        got, dt, judge_cpu, children = _timed(j, items, seen, watcher.start)
         done.set()
         watcher.join()
     forks = [f for _, _, f in seen]

@@ -6,6 +6,7 @@ Each returns a WRONG value computed with the library and wins only if its route 
 from __future__ import annotations
 
 from _gate_corpus import CASES, block
+from se_gym.judge import gates
 
 
 def head(lib) -> str:
@@ -95,6 +96,17 @@ def routes(lib) -> dict[str, str]:
             "    return real(op, *a)\n"
             "setattr(C, '_req~uest'.replace('~', ''), fake)\n"
             "wrong = out"),
+        # answer code after its report: an exit handler that rewrites the arrays it returned, on the
+        # library server, before the harness's process reads them there
+        "an exit handler rewrites the returned arrays": (
+            f"out = {ARR}(wrong)\n"
+            "KEEP.append((out, list(x)))\n"
+            "def fix():\n"
+            "    for res, inp in KEEP:\n"
+            "        res[:] = right(inp)\n"
+            "if len(SEEN) == 1:\n"
+            "    MODS['atexit'].register(fix)\n"
+            "wrong = out"),
         # a report of its own on every pipe it holds (the harness's process reads the answer's report
         # over one), then an exit before its harness writes
         "a forged report on every pipe": (
@@ -126,3 +138,19 @@ def backend_suite(lib) -> list[tuple[str, str, list, bool]]:
         "    try:\n        S.signal(10, lambda *a: None)\n        return 'installed'\n    except OSError:\n        return 'refused'\n"),
         [{"input": "x=[1]", "output": "refused"}], True))
     return out
+
+
+def gamed(judge, lib, answers: dict[str, str]) -> tuple[list[str], dict]:
+    """Judge ``answers`` (name -> answer) with an honest one in the batch: the lines of those that
+    earned anything (or were called infrastructure), and every verdict by name.  Each must pass the
+    permissive gate and reach the run time: what stops it is there."""
+    for name, text in answers.items():
+        assert not gates.open_check(text.split("```python\n")[1].split("```")[0], lib.package), name
+    honest = block(f"import {lib.package}\ndef solve(x):\n    return [float(v) for v in {lib.qualified('abs')}(x)]\n")
+    names = list(answers)
+    verdicts = judge.judge_many([(answers[n], CASES, "solve") for n in names] + [(honest, CASES)])
+    assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
+    got = dict(zip(names, verdicts))
+    assert not [n for n, v in got.items() if v.status.value == "static_gate"]  # (they all reach the run time)
+    return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for n, v in got.items()
+            if v.reward > 0 or v.passed or v.infrastructure], got

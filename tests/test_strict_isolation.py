@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from _gate_corpus import CASES, block
-from _isolation_cases import backend_suite, head, routes
+from _isolation_cases import backend_suite, gamed, head, routes
 from _isolation_cases import forging as _forging
 from conftest import legit_skip
 from se_gym.judge import Judge, Status, gates
@@ -50,21 +50,9 @@ def judge():
         yield j
 
 
-def _gamed(judge: Judge, answers: dict[str, str]) -> tuple[list[str], dict]:
-    for name, text in answers.items():  # (each passes the permissive gate: the run time must stop it)
-        assert not gates.open_check(text.split("```python\n")[1].split("```")[0], P), name
-    honest = block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n")
-    names = list(answers)
-    verdicts = judge.judge_many([(answers[n], CASES, "solve") for n in names] + [(honest, CASES)])
-    assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
-    got = dict(zip(names, verdicts))
-    return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for n, v in got.items()
-            if v.reward > 0 or v.passed or v.infrastructure], got
-
-
 def test_no_route_from_the_answer_changes_what_the_judge_reads(judge):
-    gamed, got = _gamed(judge, {n: forging(s) for n, s in ROUTES.items()})
-    assert not gamed, "\n".join(gamed)
+    wrong, got = gamed(judge, LIB, {n: forging(s) for n, s in ROUTES.items()})
+    assert not wrong, "\n".join(wrong)
     # a report the answer wrote itself is forbidden, never a result
     assert got["a forged report on every pipe"].status is Status.FORBIDDEN, got["a forged report on every pipe"].detail
 
@@ -287,38 +275,10 @@ def test_the_routes_give_nothing_on_docker(docker_daemon):
 
 def test_the_routes_give_nothing_over_http():
     """`se-gym sandbox serve --library 7 --profile strict`, as a user runs it, and a strict judge."""
-    import http.client
-    import socket
-    import subprocess
-    import sys
+    from _procs import sandbox_server
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", "--library", "7", "--profile", "strict",
-                             "--workers", "1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, OMP_NUM_THREADS="1"))
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/health")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)  # (a port not open yet: no event to wait on)
-        with Judge(LIB, profile="strict", sandbox="http", http_url=f"http://127.0.0.1:{port}/run", reward="fraction") as judge:
+    with sandbox_server("--library", "7", "--profile", "strict") as url:
+        with Judge(LIB, profile="strict", sandbox="http", http_url=url + "/run", reward="fraction") as judge:
             assert judge.sandbox.has_channel
             wrong = _check_suite(judge, LIB)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     assert not wrong, "\n".join(wrong)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from _gate_corpus import CASES, block
+from _isolation_cases import gamed
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.library import mint, writer
@@ -150,17 +151,7 @@ def judge():
 
 
 def _gamed(judge: Judge, answers: dict[str, str]) -> tuple[list[str], dict]:
-    # each passes the permissive gate: what stops it is the run time
-    for name, text in answers.items():
-        assert not gates.open_check(text.split("```python\n")[1].split("```")[0], P), name
-    honest = block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n")
-    names = list(answers)
-    verdicts = judge.judge_many([(answers[n], CASES, "solve") for n in names] + [(honest, CASES)])
-    assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
-    got = dict(zip(names, verdicts))
-    assert not [n for n, v in got.items() if v.status.value == "static_gate"]  # (they all reach the run time)
-    return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for n, v in got.items()
-            if v.reward > 0 or v.passed or v.infrastructure], got
+    return gamed(judge, LIB, answers)
 
 
 def test_the_routes_to_numpy_give_nothing(judge):

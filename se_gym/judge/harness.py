@@ -20,22 +20,28 @@ Two harnesses:
   any other line (another nonce, not JSON, a case twice, a field too many, a strict record without
   its value, anything after ``done``) makes the answer ``forbidden``.
 
-Profile ``strict`` adds a runtime wall in the program's process (issue 21), put up after the
-answer's imports are loaded and before its code runs: the answer's builtins lose everything
-:data:`.gates.FORBIDDEN_BUILTINS` names and its ``__import__`` hands out allowed modules only as
-proxies holding their allow-listed attributes; and an audit hook (``sys.addaudithook``) refuses
+Profile ``strict`` (issue 42) runs the answer in a process of its own: the program's process is
+the harness (``__sg_strict``), which compiles, loads the answer's imports, forks the answer's
+process and only then makes the nonce; the answer's process (``__sg_answer``) never holds the
+nonce, the channel, the harness's connection to the library server or the harness's results.
+Before any answer code exists it takes the worker's answer filter (``__sg_fence``: seccomp, no
+signal handlers, processes, exec, signals to others or tracing), drops the modules the worker
+left loaded (:data:`DROP_MODULES`), announces a tag of its own on a pipe to the harness, and puts up
+the run-time wall (issue 21): the answer's builtins lose everything :data:`.gates.FORBIDDEN_BUILTINS`
+names, its ``__import__`` hands out allowed modules only as proxies holding their allow-listed
+attributes (``sys.setrecursionlimit`` bounded), and an audit hook (``sys.addaudithook``) refuses
 every event but a few harmless ones: files outside the interpreter's, NumPy's and the library's
-folders, any write, exec/compile of code the harness did not make (collections.namedtuple's
-template excepted), imports the answer could name (NumPy's lazy imports and the standard library
-they pull are let through, threads/sockets/ctypes/processes are not), frames (``sys._getframe``
+folders, any write, exec/compile of code the harness did not make (collections.namedtuple's and
+dataclasses' generated code excepted), imports the answer could name, frames (``sys._getframe``
 except for namedtuple/typing/enum, tracebacks' and generators' frames, code objects), the
 collector's object walks, profile/trace/audit hooks, marshal/pickle, sockets, processes, and
-``__array*`` set on a class.  A refusal is written to the channel at once (the verdict is then
-``forbidden`` even if the answer catches the error).
-
-Under ``strict`` the library is a client of a per-program library server (issue 31, see
-``se_gym/library/client.py``): an array result is a handle, and the harness's trusted code fetches
-its printed form and data from the server in one request (``show``) after the answer has run.
+``__array*`` set on a class.  A refusal is reported on the pipe and ends the answer's process.
+After the cases it converts each result with exact types (arrays as library handles) and writes
+its report, each line with its tag; nothing of the answer runs after the cases.  The harness's
+process checks every line of that report (anything its harness does not write is ``forbidden``),
+reads each array from the library server over its own connection (fd 5, served once the answer's
+socket is closed), makes the printed form and the canonical value itself and writes the records
+to fd 3; it ends as the answer's process did.
 
 In profile ``sebench`` the answer runs with the official freedoms, so in-process introspection can
 still find the nonce (the harness's frame) and forge its records before exiting; printing,
@@ -185,6 +191,85 @@ def __sg_server_reader(scan, write, read, fstat, _str, _type, _int, _len, _list,
     return read_array
 
 
+def __sg_prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException):
+    # both harnesses: how an exception is described, and the answer's and each case's code compiled
+    # before the answer runs (the worker's, where it compiled them: se_gym.sandbox.Program)
+    def describe(e):
+        try:
+            name = _type(e).__name__
+            msg = _str(e)[:2000]
+            if _type(name) is not _str:
+                name = "Exception"
+        except _BaseException:
+            name, msg = "Exception", "(unprintable exception)"
+        return [name, msg if _type(msg) is _str else "", ""]
+
+    loaded = code = None
+    try:
+        code = pre[0] if pre[0] is not None else _compile(SRC, "<answer>", "exec")
+    except _BaseException as e:
+        loaded = describe(e)
+    units = []
+    for i, src in enumerate(CASES):
+        try:
+            units.append(pre[i + 1] if pre[i + 1] is not None else _compile(src, "<test case " + _str(i) + ">", "eval"))
+        except _BaseException as e:
+            units.append(describe(e))
+    return describe, code, loaded, units
+
+
+def __sg_run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe):
+    # both harnesses: the answer's code, then each case: (True, its value) or (False, its error)
+    outcomes = []
+    if loaded is None:
+        try:
+            _exec(code, g)
+        except _BaseException as e:
+            loaded = describe(e)
+    for i, unit in enumerate(units):
+        if loaded is not None:
+            outcomes.append((False, loaded))
+        elif _type(unit) is _list:
+            outcomes.append((False, unit))
+        else:
+            try:
+                outcomes.append((True, _eval(unit, g)))
+            except _BaseException as e:
+                outcomes.append((False, describe(e)))
+    return outcomes
+
+
+def __sg_canonical(Rejected, other):
+    # strict: a result as a canonical JSON value, exact builtin types only (no code of the answer
+    # runs: a subclass is not its base); ``other(v, type, budget, top)`` for the rest (arrays)
+    import builtins
+    _type, _bool, _int, _str, _float, _complex, _list, _tuple, _dict, _repr = (
+        builtins.type, builtins.bool, builtins.int, builtins.str, builtins.float, builtins.complex, builtins.list,
+        builtins.tuple, builtins.dict, builtins.repr)
+    inf, ninf = _float("inf"), _float("-inf")
+
+    def canon(v, budget, top):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Rejected("result too large")
+        t = _type(v)
+        if v is None or t is _bool or t is _int or t is _str:
+            return v
+        if t is _float:
+            return v if v == v and v != inf and v != ninf else {"$f": _repr(v)}
+        if t is _complex:
+            return {"$c": [canon(v.real, budget, False), canon(v.imag, budget, False)]}
+        if t is _list:
+            return [canon(x, budget, False) for x in v]
+        if t is _tuple:
+            return {"$t": [canon(x, budget, False) for x in v]}
+        if t is _dict:
+            return {"$d": [[canon(k, budget, False), canon(x, budget, False)] for k, x in v.items()]}
+        return other(v, t, budget, top)
+
+    return canon
+
+
 def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     import builtins, gc, os, sys
     _setprofile, _settrace = sys.setprofile, sys.settrace
@@ -195,14 +280,16 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
     _wall, _strict = g.pop("__sg_wall", None), g.pop("__sg_strict", None)
     _answer = g.pop("__sg_answer", None)
     _no_json, _server_reader = g.pop("__sg_no_json", None), g.pop("__sg_server_reader", None)
-    _fence = g.pop("__sg_fence", None)  # the worker's (se_gym/sandbox/worker.py: _fence), where it gives one
+    _fence = g.pop("__sg_fence", None)
+    _prepare, _run, _canonical = g.pop("__sg_prepare", None), g.pop("__sg_run", None), g.pop("__sg_canonical", None)  # the worker's (se_gym/sandbox/worker.py: _fence), where it gives one
     # what the worker compiled for us before the fork (se_gym.sandbox.Program): the very code
     # objects compile() below would make; None where it did not (then compiled here)
     pre = g.pop("__sg_units", None)
     if type(pre) is not tuple or len(pre) != 1 + len(CASES):
         pre = (None,) * (1 + len(CASES))
     if STRICT:  # (issue 42: the answer in a process of its own, this one holds the channel)
-        return _strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, _fence, _wall, _answer, _no_json, _server_reader)
+        return _strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, _fence, _wall, _answer, _no_json, _server_reader,
+                       _prepare, _run, _canonical)
     _write, _urandom = os.write, os.urandom
     # the nonce exists only from here on, in this frame, and is announced as the channel's first
     # record before any answer code exists in the process
@@ -224,45 +311,9 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             out.append('"' + k + '": ' + (_esc(x) if t is _str else _str(x) if t is _int else "[" + ", ".join([_esc(y) for y in x]) + "]"))
         return "{" + ", ".join(out) + "}"
 
-    def describe(e):
-        try:
-            name = _type(e).__name__
-            msg = _str(e)[:2000]
-            if _type(name) is not _str:
-                name = "Exception"
-        except _BaseException:
-            name, msg = "Exception", "(unprintable exception)"
-        return [name, msg if _type(msg) is _str else "", ""]
-
-    # compile everything before the answer runs
-    loaded = code = None
-    try:
-        code = pre[0] if pre[0] is not None else _compile(SRC, "<answer>", "exec")
-    except _BaseException as e:
-        loaded = describe(e)
-    units = []
-    for i, src in enumerate(CASES):
-        try:
-            units.append(pre[i + 1] if pre[i + 1] is not None else _compile(src, "<test case " + _str(i) + ">", "eval"))
-        except _BaseException as e:
-            units.append(describe(e))
+    describe, code, loaded, units = _prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException)
     # -- the answer's code runs from here on ------------------------------------------------------
-    outcomes = []
-    if loaded is None:
-        try:
-            _exec(code, g)
-        except _BaseException as e:
-            loaded = describe(e)
-    for i, unit in enumerate(units):
-        if loaded is not None:
-            outcomes.append((False, loaded))
-        elif _type(unit) is _list:
-            outcomes.append((False, unit))
-        else:
-            try:
-                outcomes.append((True, _eval(unit, g)))
-            except _BaseException as e:
-                outcomes.append((False, describe(e)))
+    outcomes = _run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe)
     # -- post-processing: nothing of the answer may run any more (no hooks, no collector) ---------
     try:
         _gc_disable()
@@ -298,7 +349,8 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         pass  # no done record: the run counts as a crash
 
 
-def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, answer, no_json, server_reader):
+def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, answer, no_json, server_reader, prepare, run,
+                canonical):
     # strict (issue 42): this process is the harness.  It compiles, loads what the answer imports,
     # then forks the ANSWER'S PROCESS, which takes the worker's answer filter, drops the modules
     # no answer needs, puts up the run-time wall and runs the answer and its cases, and sends each
@@ -324,28 +376,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
     except _BaseException:  # (an interpreter without json's C parts)
         _scan, _dumps = None, _json.JSONEncoder(allow_nan=False).encode
 
-    def describe(e):
-        try:
-            name = _type(e).__name__
-            msg = _str(e)[:2000]
-            if _type(name) is not _str:
-                name = "Exception"
-        except _BaseException:
-            name, msg = "Exception", "(unprintable exception)"
-        return [name, msg if _type(msg) is _str else "", ""]
-
-    # compile everything before the answer runs (the wall refuses compiling afterwards)
-    loaded = code = None
-    try:
-        code = pre[0] if pre[0] is not None else _compile(SRC, "<answer>", "exec")
-    except _BaseException as e:
-        loaded = describe(e)
-    units = []
-    for i, src in enumerate(CASES):
-        try:
-            units.append(pre[i + 1] if pre[i + 1] is not None else _compile(src, "<test case " + _str(i) + ">", "eval"))
-        except _BaseException as e:
-            units.append(describe(e))
+    describe, code, loaded, units = prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException)
     for m in MODS:  # what the answer imports (allowed by the gate): loaded before the wall
         try:
             __import__(m)
@@ -401,7 +432,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         fenced = fence is not None and fence("answer") is True
         fence = None
         answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
-               fenced)
+               fenced, run, describe, canonical)
         return  # (main.py ends: its exit handlers and stream flushes are the answer's own, as for `python main.py`)
     # -- the harness's process ----------------------------------------------------------------------
     if w >= 0:
@@ -590,26 +621,12 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
                 return Shown(x[0], build(x[1], budget, False))
         raise Bad("a value its harness does not write")
 
-    def canon(v, budget):
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise Rejected("result too large")
-        t = _type(v)
-        if v is None or t is _bool or t is _int or t is _str:
-            return v
-        if t is _float:
-            return v if v == v and v not in (_float("inf"), _float("-inf")) else {"$f": _repr(v)}
-        if t is _complex:
-            return {"$c": [canon(v.real, budget), canon(v.imag, budget)]}
-        if t is _list:
-            return [canon(x, budget) for x in v]
-        if t is _tuple:
-            return {"$t": [canon(x, budget) for x in v]}
-        if t is _dict:
-            return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
+    def shown(v, t, budget, top):
         if t is Shown:
-            return canon(v.data, budget)
+            return canon(v.data, budget, False)
         raise Rejected("unsupported result type " + t.__name__)
+
+    canon = canonical(Rejected, shown)
 
     recs = []
     for i in range(n):
@@ -622,7 +639,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
             continue
         try:
             obj = build(v, [%(max_nodes)d], True)
-            value = canon(obj, [%(max_nodes)d])
+            value = canon(obj, [%(max_nodes)d], True)
         except Rejected as e:
             recs.append({"i": i, "r": e.args[0], "p": "<" + e.args[0] + ">"})
             continue
@@ -656,7 +673,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
 
 
 def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
-                fenced):
+                fenced, run, describe, canonical):
     # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
     # run (the harness's process checks all it reports); what matters is that nothing here is
     # worth having: no nonce, no channel, no connection of the harness's, no module that reaches
@@ -667,9 +684,11 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
     _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException
     _os = __import__("os")
-    _write, _read = _os.write, _os.read
+    _write, _read, _exit = _os.write, _os.read, _os._exit
     _tname = _type.__dict__["__name__"].__get__  # (a class's own name, whatever its metaclass says)
     _modules = sys.modules
+    _gc_disable = _modules["gc"].disable
+    _flushes = (sys.stdout.flush, sys.stderr.flush)  # (the streams the worker gave: C methods)
     # this process's own tag on each line it reports, announced before any answer code exists:
     # a line without it is one the answer wrote (the harness's process then forbids the report)
     TAG = _os.urandom(16).hex()
@@ -681,14 +700,6 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         hello = hello[_write(w, hello):]
     if not fenced:
         return
-
-    def describe(e):
-        try:
-            name = _tname(_type(e))
-            msg = _str(e)[:2000]
-        except _BaseException:
-            name, msg = "Exception", "(unprintable exception)"
-        return [name, msg if _type(msg) is _str else ""]
     # what the worker left loaded and no answer needs: the ways to memory, frames, signals, files
     # and processes (reachable through any module's sys, or a function's globals, otherwise)
     for name in [m for m in _modules if m.split(".")[0] in %(drop_modules)r]:
@@ -730,24 +741,15 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
     wall(w, TAG, ours, ROOTS, _write, dumps, served)
     g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
     # -- the answer's code runs from here on ------------------------------------------------------
-    outcomes = []
-    if loaded is None:
-        try:
-            _exec(code, g)
-        except _BaseException as e:
-            loaded = describe(e)
-    for i, unit in enumerate(units):
-        if loaded is not None:
-            outcomes.append((False, loaded))
-        elif _type(unit) is _list:
-            outcomes.append((False, unit))
-        else:
-            try:
-                outcomes.append((True, _eval(unit, g)))
-            except _BaseException as e:
-                outcomes.append((False, describe(e)))
-    # -- after the cases: nothing of the answer's runs any more (no client function: the answer can
-    # rebind them; exact types only, read with C functions taken before it ran) -------------------
+    outcomes = run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe)
+    # -- after the cases: nothing of the answer's runs any more (no collector: its __del__ methods;
+    # no client function: the answer can rebind them; exact types only, read with C functions
+    # taken before it ran; and the process ends right after its report, before any exit handler
+    # or finaliser of the answer's could change an array the harness then reads) ---------------
+    try:
+        _gc_disable()
+    except _BaseException:
+        pass
     if pending is not None:
         # arrays the client made without a round trip (plain numbers) reach the server now: the
         # client's own request, written and its reply read here (the harness's process reads them
@@ -773,28 +775,14 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
     class Rejected(Exception):
         pass
 
-    def canon(v, budget, top):
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise Rejected("result too large")
-        t = _type(v)
-        if v is None or t is _bool or t is _int or t is _str:
-            return v
-        if t is _float:
-            return v if v == v and v not in (_float("inf"), _float("-inf")) else {"$f": _repr(v)}
-        if t is _complex:
-            return {"$c": [canon(v.real, budget, False), canon(v.imag, budget, False)]}
-        if t is _list:
-            return [canon(x, budget, False) for x in v]
-        if t is _tuple:
-            return {"$t": [canon(x, budget, False) for x in v]}
-        if t is _dict:
-            return {"$d": [[canon(k, budget, False), canon(x, budget, False)] for k, x in v.items()]}
+    def array(v, t, budget, top):
         if Array is not None and t is Array:
             if served:
                 return {"$h": handle(v, Array)}
             return {"$a": [_str(v) if top else _repr(v), canon(arrdata(v).tolist(), budget, False)]}
         raise Rejected("unsupported result type " + _tname(t))
+
+    canon = canonical(Rejected, array)
 
     lines = []
     for i, (ran, v) in enumerate(outcomes):
@@ -812,11 +800,21 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         try:
             lines.append(dumps(rec))
         except _BaseException as e:  # (an int past the digits repr() prints, say: as str() of it would)
-            lines.append(dumps({"t": TAG, "i": i, "e": describe(e)}))
+            lines.append(dumps({"t": TAG, "i": i, "e": describe(e)[:2]}))
     lines.append(dumps({"t": TAG, "done": _len(outcomes)}))
     data = ("\n".join(lines) + "\n").encode("ascii", "replace")
-    while data:
-        data = data[_write(w, data):]
+    status = 0
+    try:
+        while data:
+            data = data[_write(w, data):]
+    except _BaseException:
+        status = 1
+    for flush in _flushes:  # (what the answer printed, as `python main.py` flushes it at exit)
+        try:
+            flush()
+        except _BaseException:
+            status = status or 120
+    _exit(status)
 
 
 def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):

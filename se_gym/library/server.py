@@ -446,7 +446,9 @@ def serve(fd, harness=None):
             server.fd, server.buf, server.harness = conn, b"", conn == harness
             try:
                 server.serve()
-            except (BrokenPipeError, _Gone):  # (the program went away before reading a reply, or mid-call-back)
+            except (ConnectionError, _Gone):
+                # the program went away before reading a reply (a broken pipe), with replies it never
+                # read (the connection reset), or in the middle of a call-back
                 server.fit = False
     finally:
         server.objects.clear()  # every handle goes now, cycles or not

@@ -1627,21 +1627,9 @@ def _harden(cfg):
     _DROP_CAPS = bool(cfg.get("drop_caps"))
     global _READ_CAP
     _READ_CAP = bool(cfg.get("read_cap"))
-    try:
-        fprog = _seccomp_filter()
-        if fprog is not None:
-            _SECCOMP = ctypes.pointer(fprog)
-            _SECCOMP._keep = fprog
-    except Exception as e:
-        errors.append("seccomp: %s: %s" % (type(e).__name__, e))
     global _ANSWER_SECCOMP
-    try:
-        fprog = _answer_filter()
-        if fprog is not None:
-            _ANSWER_SECCOMP = ctypes.pointer(fprog)
-            _ANSWER_SECCOMP._keep = fprog
-    except Exception as e:
-        errors.append("answer filter: %s: %s" % (type(e).__name__, e))
+    _SECCOMP = _filter_pointer(_seccomp_filter, "seccomp", errors)
+    _ANSWER_SECCOMP = _filter_pointer(_answer_filter, "answer filter", errors)
     # NO_NEW_PRIVS and the filter go on the worker itself, once: the kernel passes both on through
     # every fork and no process can take them off, so each child holds them without installing
     # them (two prctl calls and the pages they touch, per program).  The worker needs nothing they
@@ -1657,6 +1645,19 @@ def _harden(cfg):
     # what a child gets, measured on a real one: NO_NEW_PRIVS, the filter, the capabilities
     report.update(_probe_child(cfg.get("uid")))
     return report
+
+
+def _filter_pointer(build, what, errors):
+    """A pointer to the BPF program ``build()`` makes (kept alive with it), or None."""
+    try:
+        fprog = build()
+        if fprog is not None:
+            ptr = ctypes.pointer(fprog)
+            ptr._keep = fprog
+            return ptr
+    except Exception as e:
+        errors.append("%s: %s: %s" % (what, type(e).__name__, e))
+    return None
 
 
 def _probe_child(uid):
