@@ -433,7 +433,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         fence = None
         answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
                fenced, run, describe, canonical)
-        return  # (main.py ends: its exit handlers and stream flushes are the answer's own, as for `python main.py`)
+        return  # (no answer ran: it ends the answer's process itself after its report)
     # -- the harness's process ----------------------------------------------------------------------
     if w >= 0:
         _close(w)
@@ -470,8 +470,8 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         chunks.append(b)
     _close(r)
     status = _waitpid(pid, 0)[1]
-    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) and not over else 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0 if over else 1
 
     def finish():
         # this process ends as the answer's did: its exit status or its signal (the worker reads
@@ -490,8 +490,11 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
                 pass
             _exit(code or 1)
 
-    # the answer's report, line by line: exactly what the answer's harness writes, or forbidden
     n = _len(CASES)
+    if over:  # (its report was not read to the end)
+        emit([{"i": i, "r": "results too large", "p": "<results too large>"} for i in range(n)] + [{"done": n}])
+        return finish()
+    # the answer's report, line by line: exactly what the answer's harness writes, or forbidden
     refusals, found, done, bad = [], {}, False, ""
     report = b"".join(chunks).split(b"\n")
     if report and not report[-1]:
@@ -552,9 +555,6 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         return finish()
     if bad:
         emit([{"refused": "report", "what": "the answer's process reported what its harness does not write: " + bad}])
-        return finish()
-    if over:
-        emit([{"i": i, "r": "results too large", "p": "<results too large>"} for i in range(n)] + [{"done": n}])
         return finish()
     if not done:
         return finish()  # (it ended before its report: no done record, as when a program crashes)
