@@ -282,3 +282,29 @@ def test_the_routes_give_nothing_over_http():
             assert judge.sandbox.has_channel
             wrong = _check_suite(judge, LIB)
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_routes_give_nothing_in_a_multi_turn_episode():
+    """Each turn of a strict multi-turn episode is judged by the same harness: the routes earn
+    nothing turn after turn, the feedback carries nothing of the harness's (no nonce, no tag), and
+    the honest answer then passes."""
+    import re
+
+    from se_gym.envs.sebench import SEBenchEnv
+    from se_gym.tasks import Task
+
+    task = Task(id="isolation-0", split="single_test", source="test", query="Return the absolute values of x.",
+                function_name="def solve(x):", test_cases=[(c["input"], c["output"]) for c in CASES],
+                example=(CASES[0]["input"], CASES[0]["output"]), functions=("abs",),
+                reference_solution="import numpy as np\ndef solve(x):\n    return np.abs(x).tolist()")
+    env = SEBenchEnv(tasks=[task], library=LIB, profile="strict", max_turns=len(ROUTES) + 1, return_messages=True)
+    try:
+        env.reset(options={"index": 0})
+        for name, setup in ROUTES.items():
+            _, reward, terminated, _, info = env.step(forging(setup))
+            assert reward == 0.0 and not terminated, (name, info["verdict"].detail)
+            assert not re.search(r"[0-9a-f]{32}", info["messages"][-1]["content"]), name
+        _, reward, terminated, _, info = env.step(block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n"))
+        assert reward == 1.0 and terminated, info["verdict"].detail
+    finally:
+        env.close()
