@@ -16,15 +16,21 @@ When a preloaded package is a client of a library server (it has a ``_server.py`
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
 [...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
 zygote forked from it imports NumPy and the library server module, and forks a server when the
-worker asks for one.  Each program finds one end of a socket pair on fd 4; the worker hands the
-other to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
+worker asks for one.  Each program finds one end of a socket pair on fd 4, and of a second on fd 5
+(the strict harness's own, which the server serves once fd 4 is closed: issue 42); the worker hands
+the other ends to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
 CPU limit per program, on top of what it used before), another uid where the worker can give one,
 and is not dumpable (the program can neither trace nor read it).  Once the program is gone the
 server drops every handle and resets NumPy's state, and says so on a control socket of its own to
 the worker, which keeps it for the next program; after an error, a call-back, a refused request,
 other limits, no word within _SERVER_IDLE_S (still busy with what the program left it), or a
 bound on its programs, CPU or memory, the worker kills it (the zygote reaps it) and a fresh one
-is forked.
+is forked.  Each program gets the same CPU in its server (an interval timer per program); a server
+that dies under its program makes the program's status ``timeout`` (its CPU) or ``sandbox_error``
+(anything else); the reply says whether the server was forked for it (``server_forked``).
+
+Every program finds ``__sg_fence`` in its ``__main__`` (see _fence): the strict harness's way to
+fork the answer's process and put the answer filter on it (issue 42).
 """
 import atexit
 import binascii
