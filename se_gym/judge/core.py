@@ -595,6 +595,13 @@ class Judge:
         if report.refused:
             extra["refused"] = list(report.refused)
             return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank, f"forbidden at run time: {report.refused[0]}", extra=extra)
+        if r.status is ExecStatus.OUTPUT_LIMIT:
+            # the worker cut the output at its cap, the channel's last record with it: what looks
+            # malformed there is the cut, not a forgery (issue 42: results over 1 MB were forbidden)
+            return done(0.0, Status.OUTPUT_LIMIT, SEBENCH_EXEC_ERROR, blank, f"output_limit: {r.detail or r.status.value}", extra=extra)
+        if report.infrastructure and not report.forged:
+            return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank, f"sandbox error (not the answer's fault): {report.infrastructure}",
+                        infra=True)
         if report.forged:
             return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank,
                         f"forbidden: the result channel holds {report.forged} record(s) the harness did not write ({report.problem})", extra=extra)
