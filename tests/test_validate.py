@@ -98,7 +98,7 @@ def test_a_reference_that_fails_is_an_oracle_error(suite, tmp_path):
     got = by_id(report)
     assert got[good.id]["oracle"]["result"] == "pass"
     assert got["broken"]["oracle"]["result"] == "fail" and got["broken"]["oracle"]["severity"] == "error"
-    assert "native answer" in got["broken"]["oracle"]["detail"] and report["summary"]["exit_status"] == 1
+    assert "the reference as written, under" in got["broken"]["oracle"]["detail"] and report["summary"]["exit_status"] == 1
 
 
 def test_a_question_that_shows_a_hidden_output_leaks(suite, tmp_path):

@@ -159,7 +159,8 @@ def oracle(verdicts: Mapping[tuple[str, str], Any], has_reference: bool) -> Resu
     if bad:
         (profile, form), v = bad[0]
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        return failed("oracle", f"the reference as a {form} answer under {profile}: {v.status.value}: {v.detail}{more}")
+        how = {"native": "as written", "list": "returning a list", "array": "returning an array"}.get(form, form)
+        return failed("oracle", f"the reference {how}, under {profile}: {v.status.value}: {v.detail}{more}")
     return PASS
 
 
