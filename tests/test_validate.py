@@ -243,6 +243,8 @@ def test_dependence_reads_the_judges_findings():
     flat = checks.dependence(v(found={"ran": True, "cases": ["independent", "independent"]}), None, True)
     assert flat.result == "fail" and "no case's result changes" in flat.detail
     assert "did not run" in checks.dependence(v(found=None), None, True).detail
+    failing = checks.dependence(v(0.0, Status.WRONG_ANSWER), None, True)  # the oracle error says it: not run here
+    assert failing.result == "not_run" and failing.severity == "info"
     paid = checks.dependence(v(found={"ran": True, "cases": ["match"]}), v(1.0), True)
     assert paid.result == "fail" and "answer key" in paid.detail
 

@@ -25,6 +25,7 @@ SEVERITY: Mapping[tuple[str, str], str] = {
     ("floor", "fail"): "error",  # a do-nothing answer earns reward
     ("dependence", "fail"): "error",  # the reference's results do not depend on the library
     ("dependence", "unsupported"): "info",  # the judge has no dependence check yet
+    ("dependence", "no_oracle"): "info",  # the reference does not pass: its oracle error says so
     ("determinism", "fail"): "error",
     ("determinism", "unsampled"): "info",  # verdicts compared on a sample of the tasks only
     ("leakage", "fail"): "error",
@@ -192,13 +193,14 @@ def dependence(oracle_verdict: Any, key_verdict: Any, supported: bool, why: str 
             return failed("infrastructure", v.detail)
     if oracle_verdict is not None and _status(oracle_verdict) == UNUSED:
         return failed("dependence", f"the reference's results do not depend on the library ({oracle_verdict.detail})")
-    found = getattr(oracle_verdict, "dependence", None) if oracle_verdict is not None else None
-    if oracle_verdict is not None and oracle_verdict.reward == 1.0:
-        if not found or not found.get("ran"):
-            return failed("dependence", "the judge did not run its dependence check on the reference")
-        cases = [str(c) for c in found.get("cases") or ()]
-        if cases and all(c == "independent" for c in cases):
-            return failed("dependence", "no case's result changes when the library's results do")
+    if oracle_verdict is None or oracle_verdict.reward != 1.0:
+        return not_run("dependence", "no_oracle", "the reference does not pass under strict: nothing to check")
+    found = getattr(oracle_verdict, "dependence", None)
+    if not found or not found.get("ran"):
+        return failed("dependence", "the judge did not run its dependence check on the reference")
+    cases = [str(c) for c in found.get("cases") or ()]
+    if cases and all(c == "independent" for c in cases):
+        return failed("dependence", "no case's result changes when the library's results do")
     if key_verdict is not None and key_verdict.reward > 0:
         return failed("dependence", f"an answer key with a thrown-away library call earned {key_verdict.reward:g} ({key_verdict.status.value})")
     return PASS

@@ -23,18 +23,49 @@ def judge_supports_dependence() -> tuple[bool, str]:
     return False, "judge has no dependence check yet"
 
 
+# strict probes judged with the library dependence check, when the judge has one: the reference (whose
+# results must depend on the library) and the answer key behind a library call (which must earn nothing).
+# The others need no check (it costs a second run and more per passing answer): a judge without it
+DEPENDENT = ("oracle:native", probes.ANSWER_KEY_GATED)
+WITH_DEPENDENCE = "strict+dependence"
+
+
 def make_judges(library: Any, sandbox: Any = "local", wall_s: float = 3.0, workers: int | None = None,
                 dependence: bool = False) -> dict[str, Any]:
-    """profile -> a Judge over its own sandbox (``dependence``: the strict one checks it)."""
+    """profile -> a Judge over its own sandbox; with ``dependence`` (the judge has the check), strict's
+    is told not to check and a third, ``strict+dependence``, checks on strict's sandbox."""
     from ..judge import Judge
     from ..sandbox import Limits
 
     limits = Limits(wall_s=wall_s, cpu_s=wall_s)
     out = {}
     for profile in PROFILES:
-        extra = {"dependence": True} if dependence and profile == "strict" else {}
+        extra = {"dependence": False} if dependence and profile == "strict" else {}
         out[profile] = Judge(library, profile=profile, sandbox=sandbox, limits=limits, workers=workers, **extra)
+    if dependence:
+        out[WITH_DEPENDENCE] = _Borrowing(lambda: Judge(library, profile="strict", sandbox=out["strict"].sandbox, limits=limits, dependence=True))
     return out
+
+
+class _Borrowing:
+    """A judge made on first use (it borrows a sandbox that starts only when something runs)."""
+
+    def __init__(self, make: Any):
+        self._make, self._judge = make, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._judge is None:
+            self._judge = self._make()
+        return getattr(self._judge, name)
+
+    def close(self) -> None:
+        if self._judge is not None:
+            self._judge.close()
+
+
+def judge_name(judges: dict[str, Any], profile: str, key: str) -> str:
+    """Which of ``judges`` judges the probe ``key`` of ``profile``."""
+    return WITH_DEPENDENCE if profile == "strict" and key in DEPENDENT and WITH_DEPENDENCE in judges else profile
 
 
 def close_judges(judges: dict[str, Any]) -> None:
@@ -52,8 +83,9 @@ class TaskProbes:
 
 def task_probes(task: Any, library: Any, dependence: bool, echo: bool = True) -> TaskProbes:
     """The first round of probes of ``task``: the reference as written under both profiles, the
-    floor probes under strict, the echo probe (``echo``; the feedback it draws is the env's code for
-    every task: a sample of tasks runs it) and the gated answer key when the judge checks dependence."""
+    floor probes under strict, and on a sample of tasks (``echo``) the echo probe (the feedback it
+    draws is the env's code for every task) and, when the judge checks dependence, the gated answer
+    key (whether the check can see it follows from what it finds on the reference)."""
     tp = TaskProbes(task)
     if task.library_solution.strip():
         for profile in PROFILES:
@@ -63,7 +95,7 @@ def task_probes(task: Any, library: Any, dependence: bool, echo: bool = True) ->
     echo_text = probes.echo_answer(task, library) if echo and len(task.test_cases) > 1 else None
     if echo_text is not None:
         tp.answers[("strict", probes.ECHO)] = echo_text
-    if dependence:
+    if dependence and echo:
         key = probes.answer_key_gated(task, library)
         if key is not None:
             tp.answers[("strict", probes.ANSWER_KEY_GATED)] = key
@@ -95,8 +127,9 @@ def judge_answers(judges: dict[str, Any], items: Sequence[tuple[Any, str, str, s
     from ..sandbox import Limits
 
     out: list[Any] = [None] * len(items)
-    for profile, judge in judges.items():
-        idx = [i for i, it in enumerate(items) if it[1] == profile]
+    names = [judge_name(judges, it[1], it[2]) for it in items]
+    for name, judge in judges.items():
+        idx = [i for i, n in enumerate(names) if n == name]
         if not idx:
             continue
         batch = [_item(items[i], judge) for i in idx]
@@ -104,8 +137,8 @@ def judge_answers(judges: dict[str, Any], items: Sequence[tuple[Any, str, str, s
             out[i] = v
         again = [i for i in idx if out[i].status.value in RETRY_STATUSES]
         if again and retry_wall_s:
-            kw = {"dependence": True} if getattr(judge, "dependence", False) else {}
-            slow = Judge(judge.library, profile=profile, sandbox=judge.sandbox, limits=Limits(wall_s=retry_wall_s, cpu_s=retry_wall_s), **kw)
+            kw = {"dependence": judge.dependence} if isinstance(getattr(judge, "dependence", None), bool) else {}
+            slow = Judge(judge.library, profile=judge.profile, sandbox=judge.sandbox, limits=Limits(wall_s=retry_wall_s, cpu_s=retry_wall_s), **kw)
             for i, v in zip(again, slow.judge_many([_item(items[i], slow) for i in again])):
                 out[i] = v
     return out

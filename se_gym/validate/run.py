@@ -219,14 +219,18 @@ def _other_sandbox(name: str, library: Any, config: ValidateConfig, picked: Sequ
     owners = [i for i in picked for _ in verdicts_of[i]]
     got: list[Any] = [None] * len(items)
     judges = probing.make_judges(library, name, config.wall_s, None, dependence)
+    names = [probing.judge_name(judges, it[1], it[2]) for it in items]
     try:
-        for profile, judge in judges.items():  # one sandbox at a time (a small Ray cluster has room for one)
-            idx = [n for n, it in enumerate(items) if it[1] == profile]
+        # one sandbox at a time (a small Ray cluster has room for one): sebench's, then strict's (the
+        # dependence judge borrows it, so it goes before strict's is closed)
+        for name in sorted(judges, key=lambda n: (n == "strict", n != "sebench")):
+            idx = [n for n, k in enumerate(names) if k == name]
             try:
-                for n, v in zip(idx, probing.judge_answers({profile: judge}, [items[n] for n in idx], config.retry_wall_s)):
+                for n, v in zip(idx, probing.judge_answers({name: judges[name]}, [items[n] for n in idx], config.retry_wall_s)):
                     got[n] = v
             finally:
-                judge.close()
+                if name != probing.WITH_DEPENDENCE:
+                    judges[name].close()
     except Exception as exc:  # noqa: BLE001 - the sandbox did not start: the check could not run
         return checks.failed("infrastructure", f"the {name} sandbox failed: {type(exc).__name__}: {exc}")
     finally:
