@@ -16,7 +16,7 @@ from conftest import REPO, need, need_module
 DOCS = "\n".join(p.read_text(encoding="utf-8") for p in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))])
 SNIPPETS = {name: (lang, body) for name, lang, body in
             re.findall(r"<!-- readme-test: (\w+) -->\n```(python|bash)\n(.*?)\n```\n", DOCS, flags=re.S)}
-NEEDS = {"verl": "pyarrow", "skyrl": "skyrl_gym", "openenv": "openenv.core", "verifiers": None, "verifiers03": None}
+NEEDS = {"trl_cpu": "trl", "verl": "pyarrow", "skyrl": "skyrl_gym", "skyrl_rows": "skyrl_gym", "openenv": "openenv.core", "verifiers": None, "verifiers03": None}
 # verifiers lives in venvs of its own (see scripts/setup/integrations.sh): 0.4.x, what the extra installs
 # today, runs the README's snippet; 0.3.1 the classic API's in verifiers.md
 VF03_VENV = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers"))
