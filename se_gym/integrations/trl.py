@@ -15,6 +15,7 @@ of a wrong-answer 0.  See docs/integrations/trl.md.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any, Sequence
@@ -226,6 +227,104 @@ class SEBenchToolEnv:
     def _said(self, tool: str, text: str) -> str:
         self.tool_log.append((tool, text))
         return text
+
+
+class TaskStream:
+    """The tasks an environment-owned run serves, shared by every instance of one factory: the
+    ``k``-th ``reset`` (counted over the instances, in the order TRL calls them) gets task
+    ``order[k // group_size]``, so the ``group_size`` rollouts of one GRPO group (TRL resets them one
+    after another) play the same task.  ``order`` is a seeded shuffle, drawn anew each pass."""
+
+    def __init__(self, tasks: Sequence[Any], seed: int = 0, group_size: int = 1, shuffle: bool = True):
+        if not tasks:
+            raise ValueError("no tasks to serve")
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.tasks, self.seed, self.group_size, self.shuffle = list(tasks), seed, group_size, shuffle
+        self._lock = threading.Lock()
+        self._resets = 0
+        self._orders: dict[int, list[int]] = {}
+
+    def _order(self, epoch: int) -> list[int]:
+        order = self._orders.get(epoch)
+        if order is None:
+            import random
+
+            order = list(range(len(self.tasks)))
+            if self.shuffle:
+                random.Random(f"{self.seed}/{epoch}").shuffle(order)
+            self._orders = {epoch: order}  # one pass at a time
+        return order
+
+    def next(self):
+        """The task of the next reset."""
+        with self._lock:
+            group, self._resets = self._resets // self.group_size, self._resets + 1
+            epoch, i = divmod(group, len(self.tasks))
+            return self.tasks[self._order(epoch)[i]]
+
+
+class SEBenchTaskEnv(SEBenchToolEnv):
+    """:class:`SEBenchToolEnv` that owns its tasks and its reward, for TRL's
+    ``GRPOTrainer(environment_factory=..., train_dataset=None)`` (TRL >= 1.16)::
+
+        factory = SEBenchTaskEnv.factory(split="train", seed=0, group_size=args.num_generations)
+        GRPOTrainer(model=..., args=args, environment_factory=factory)      # no train_dataset, no reward_funcs
+
+    TRL then feeds each rollout an empty prompt and appends what ``reset`` returns: here the whole
+    task (the system text, the task's prompt, the tools' note), taken from the factory's
+    :class:`TaskStream` (SEBench-v0's options: ``tasks``, ``split``, ``seed``, ``library``,
+    ``book``, ``template``; ``group_size``: TRL's ``num_generations``, so that a GRPO group plays
+    one task).  ``get_reward`` is async (TRL awaits it on its event loop): the judge's verdict on the
+    submission, judged in the background with the other rollouts' submissions.  Given a dataset row
+    (``make_dataset``), ``reset`` plays that row's task instead, as :class:`SEBenchToolEnv` does.
+    """
+
+    def __init__(self, stream: TaskStream, library: Any, book: str = "closed", template: str | None = None, **kw: Any):
+        super().__init__(library, **kw)
+        self._stream, self._library, self._book, self._template = stream, library, book, template
+        self.task = None  # the task of the current rollout (env-owned), for inspection
+
+    @classmethod
+    def factory(cls, tasks: Any = "builtin", split: str = "train", seed: int = 0, library: Any = None, book: str = "closed",
+                template: str | None = None, group_size: int = 1, shuffle: bool = True, **kw: Any):
+        """A callable for ``environment_factory``: its instances share one task stream and one judge.
+        ``kw``: :class:`SEBenchToolEnv`'s options (``profile``, ``reward``, ``sandbox``, ``max_test_runs``, ``hint``)."""
+        from ._common import make_env
+
+        base = make_env({"tasks": tasks, "split": split, "seed": seed, "library": library})
+        try:
+            task_list, lib = list(base.tasks), base.library
+        finally:
+            base.close()
+        stream = TaskStream(task_list, seed=seed, group_size=group_size, shuffle=shuffle)
+
+        def make() -> "SEBenchTaskEnv":
+            return cls(stream, lib, book=book, template=template, **kw)
+
+        make.stream = stream  # type: ignore[attr-defined]
+        return make
+
+    def reset(self, test_cases: str | None = None, examples: str | None = None, **row: Any) -> str | None:
+        """With a dataset row: that row's task (as :class:`SEBenchToolEnv`); without one: the next task
+        of the stream, returned whole (TRL appends it to its empty placeholder prompt)."""
+        if test_cases is not None or examples is not None:
+            self.task = None
+            return super().reset(test_cases=test_cases, examples=examples, **row)
+        from ..tasks import render_messages
+
+        task = self.task = self._stream.next()
+        hint = super().reset(**dataset_rows([task], self._library, book=self._book, template=self._template)[0])
+        text = "\n\n".join(m["content"] for m in render_messages(task, self._library, book=self._book, template=self._template))
+        return text + (hint or "")
+
+    async def get_reward(self) -> float | None:  # type: ignore[override]
+        """The judge's reward for the submission, awaited (0.0 without one; None when the sandbox failed)."""
+        sub = getattr(self, "_submission", None)
+        if sub is None:
+            return 0.0
+        v = await asyncio.wrap_future(sub)
+        return None if v.infrastructure else float(v.reward)
 
 
 def _example_report(v: Any, examples: Sequence[dict]) -> str:
