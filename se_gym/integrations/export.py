@@ -72,6 +72,19 @@ def to_rollout_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
     return n
 
 
+def _own_source(traj: Mapping[str, Any]) -> dict:
+    """A mixed trajectory's own ``library`` (it wins over the exporter's) and ``source`` tag
+    (:mod:`se_gym.integrations.mix`), for the row's judge and per-source metrics."""
+    out: dict = {}
+    if traj.get("library") is not None:
+        from ..library import from_spec
+
+        out["library"] = from_spec(traj["library"]).source
+    if traj.get("source") is not None:
+        out["source"] = str(traj["source"])
+    return out
+
+
 def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None,
               library: Any = None, profile: str | None = None) -> list[dict]:
     """verl rows; ``library`` (a Library or spec) and ``profile`` are recorded in ``extra_info`` so
@@ -98,6 +111,7 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
             "function_name": task.function_name,
             "reward": None if v is None else float(v["reward"]),
             **judge_info,
+            **_own_source(traj),
         }
         if kind == "rl":
             truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
@@ -174,3 +188,30 @@ def to_skyrl_dataset(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     return len(rows)
+
+
+def nemo_gym_rows(trajectories: Iterable[Mapping[str, Any]], library: Any = None, profile: str | None = None,
+                  max_turns: int | None = None, agent: str | None = "se_gym_gymnasium_agent") -> list[dict]:
+    """NeMo Gym dataset rows for :mod:`se_gym.integrations.nemo_gym` (one JSON object per line):
+    ``responses_create_params`` (the model's input: the chat prompt) and, beside it, what the
+    resources server reads from the row: ``task`` (the task's JSON, test cases included: the agent
+    sends only ``responses_create_params`` to the model), ``library``, ``profile``, ``max_turns``,
+    and ``agent_ref`` naming the agent that plays it (``None``: none)."""
+    judge_info: dict = {}
+    if library is not None:
+        from ..library import from_spec
+
+        judge_info["library"] = from_spec(library).source
+    if profile is not None:
+        judge_info["profile"] = profile
+    rows = []
+    for traj in trajectories:
+        task = traj["task"]
+        row = {"responses_create_params": {"input": _prompt_messages(traj)}, "task_id": task.id,
+               "task": json.dumps(task.to_json(), ensure_ascii=False), **judge_info, **_own_source(traj)}
+        if max_turns is not None:
+            row["max_turns"] = int(max_turns)
+        if agent:
+            row["agent_ref"] = {"type": "responses_api_agents", "name": agent}
+        rows.append(row)
+    return rows

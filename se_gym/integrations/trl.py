@@ -264,6 +264,25 @@ class TaskStream:
             return self.tasks[self._order(epoch)[i]]
 
 
+class _GroupedDraws:
+    """A :class:`~se_gym.integrations.mix.MixStream` served ``group_size`` resets per draw (a GRPO
+    group plays one task), as :class:`TaskStream` does for one source."""
+
+    def __init__(self, mix: Any, group_size: int = 1):
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.mix, self.group_size = mix, group_size
+        self._lock = threading.Lock()
+        self._resets, self._last = 0, None
+
+    def next(self) -> dict:
+        with self._lock:
+            if self._resets % self.group_size == 0:
+                self._last = self.mix.next()
+            self._resets += 1
+            return self._last
+
+
 class SEBenchTaskEnv(SEBenchToolEnv):
     """:class:`SEBenchToolEnv` that owns its tasks and its reward, for TRL's
     ``GRPOTrainer(environment_factory=..., train_dataset=None)`` (TRL >= 1.16)::
@@ -280,29 +299,44 @@ class SEBenchTaskEnv(SEBenchToolEnv):
     (``make_dataset``), ``reset`` plays that row's task instead, as :class:`SEBenchToolEnv` does.
     """
 
-    def __init__(self, stream: TaskStream, library: Any, book: str = "closed", template: str | None = None, **kw: Any):
-        super().__init__(library, **kw)
+    def __init__(self, stream: Any, library: Any, book: str = "closed", template: str | None = None, metrics: Any = None,
+                 profile: str = "strict", reward: str = "binary", sandbox: Any = "local", **kw: Any):
+        super().__init__(library, profile=profile, reward=reward, sandbox=sandbox, **kw)
         self._stream, self._library, self._book, self._template = stream, library, book, template
-        self.task = None  # the task of the current rollout (env-owned), for inspection
+        self._judge_opts = {"profile": profile, "reward": reward, "sandbox": sandbox}
+        self.metrics = metrics  # a SourceMetrics shared by the factory's instances (mixtures)
+        self.task = self.source = None  # the current rollout's task and source (env-owned), for inspection
 
     @classmethod
     def factory(cls, tasks: Any = "builtin", split: str = "train", seed: int = 0, library: Any = None, book: str = "closed",
-                template: str | None = None, group_size: int = 1, shuffle: bool = True, **kw: Any):
+                template: str | None = None, group_size: int = 1, shuffle: bool = True, sources: Any = None, **kw: Any):
         """A callable for ``environment_factory``: its instances share one task stream and one judge.
-        ``kw``: :class:`SEBenchToolEnv`'s options (``profile``, ``reward``, ``sandbox``, ``max_test_runs``, ``hint``)."""
-        from ._common import make_env
+        ``sources``: a mixture instead of ``tasks`` (:func:`se_gym.integrations.mix.parse_sources`'s
+        ``"builtin:0=2,builtin:1=1,sebench:PATH=1"`` or a list of ``Source``): each draw is judged
+        with its source's library, and ``make.metrics`` (a ``SourceMetrics``) keeps reward and pass
+        rate per source.  ``kw``: :class:`SEBenchToolEnv`'s options (``profile``, ``reward``,
+        ``sandbox``, ``max_test_runs``, ``hint``)."""
+        from .mix import MixStream, SourceMetrics, load_sources, parse_sources
 
-        base = make_env({"tasks": tasks, "split": split, "seed": seed, "library": library})
-        try:
-            task_list, lib = list(base.tasks), base.library
-        finally:
-            base.close()
-        stream = TaskStream(task_list, seed=seed, group_size=group_size, shuffle=shuffle)
+        metrics = SourceMetrics()
+        if sources is not None:
+            loaded = load_sources(parse_sources(sources) if isinstance(sources, str) else sources, split)
+            stream: Any = _GroupedDraws(MixStream(loaded, seed), group_size)
+            lib = loaded[0][2]
+        else:
+            from ._common import make_env
+
+            base = make_env({"tasks": tasks, "split": split, "seed": seed, "library": library})
+            try:
+                task_list, lib = list(base.tasks), base.library
+            finally:
+                base.close()
+            stream = TaskStream(task_list, seed=seed, group_size=group_size, shuffle=shuffle)
 
         def make() -> "SEBenchTaskEnv":
-            return cls(stream, lib, book=book, template=template, **kw)
+            return cls(stream, lib, book=book, template=template, metrics=metrics, **kw)
 
-        make.stream = stream  # type: ignore[attr-defined]
+        make.stream, make.metrics = stream, metrics  # type: ignore[attr-defined]
         return make
 
     def reset(self, test_cases: str | None = None, examples: str | None = None, **row: Any) -> str | None:
@@ -312,19 +346,56 @@ class SEBenchTaskEnv(SEBenchToolEnv):
             self.task = None
             return super().reset(test_cases=test_cases, examples=examples, **row)
         from ..tasks import render_messages
+        from ._common import shared_judge
 
-        task = self.task = self._stream.next()
-        hint = super().reset(**dataset_rows([task], self._library, book=self._book, template=self._template)[0])
-        text = "\n\n".join(m["content"] for m in render_messages(task, self._library, book=self._book, template=self._template))
+        item = self._stream.next()
+        task, lib, self.source = (item["task"], item["library"], item["source"]) if isinstance(item, dict) else (item, self._library, None)
+        self.task, self._recorded = task, False
+        if lib is not self._library or self._judge.library is not lib:  # a mixture: the source's own library judges
+            self._judge = shared_judge(lib, **self._judge_opts)
+        hint = super().reset(**dataset_rows([task], lib, book=self._book, template=self._template)[0])
+        text = "\n\n".join(m["content"] for m in render_messages(task, lib, book=self._book, template=self._template))
         return text + (hint or "")
 
     async def get_reward(self) -> float | None:  # type: ignore[override]
         """The judge's reward for the submission, awaited (0.0 without one; None when the sandbox failed)."""
         sub = getattr(self, "_submission", None)
-        if sub is None:
-            return 0.0
-        v = await asyncio.wrap_future(sub)
-        return None if v.infrastructure else float(v.reward)
+        v = None if sub is None else await asyncio.wrap_future(sub)
+        reward = 0.0 if v is None else (None if v.infrastructure else float(v.reward))
+        if self.metrics is not None and self.task is not None and not getattr(self, "_recorded", True):
+            self._recorded = True  # once per rollout
+            self.metrics.add(self.source or "tasks", reward, bool(v is not None and v.passed))
+        return reward
+
+
+class SourceMetricsLog:
+    """A ``reward_funcs`` entry that scores nothing (``None`` for every rollout, which TRL leaves out
+    of the sum) and logs, per source of a mixture, the batch's ``source/<name>/reward``,
+    ``/pass_rate`` and ``/tokens`` (completion tokens) through TRL's ``log_metric``::
+
+        GRPOTrainer(..., environment_factory=SEBenchTaskEnv.factory(sources=...), reward_funcs=[SourceMetricsLog()])
+    """
+
+    __name__ = "se_gym_sources"
+
+    def __call__(self, completions: Sequence[Any] = (), completion_ids: Sequence[Any] | None = None,
+                 environments: Sequence[Any] | None = None, log_metric: Any = None, **_: Any) -> list[None]:
+        from .mix import SourceMetrics
+
+        m = SourceMetrics()
+        for i, env in enumerate(environments or []):
+            if getattr(env, "task", None) is None:
+                continue
+            v = env.verdict
+            reward = 0.0 if v is None else (None if v.infrastructure else float(v.reward))
+            tokens = len(completion_ids[i]) if completion_ids is not None else None
+            m.add(env.source or "tasks", reward, bool(v is not None and v.passed), tokens)
+        if log_metric is not None:
+            for k, val in m.flat().items():
+                if k.rsplit("/", 1)[1] != "n" and val == val:  # NaN: nothing of that kind in the batch
+                    log_metric(k, val)
+        self.last = m.summary()
+        return [None] * len(completions)
 
 
 def _example_report(v: Any, examples: Sequence[dict]) -> str:
