@@ -69,3 +69,13 @@ if ! "$VF04_VENV/bin/python" -c "import importlib.metadata as m; assert m.versio
   rm -f "$pins"
 fi
 echo "integrations setup: verifiers $("$VF04_VENV/bin/python" -c 'import verifiers; print(verifiers.__version__)') in $VF04_VENV"
+
+# GEM (gem-llm 0.1.0 pins msgspec==0.19.0, nltk==3.9.1, reasoning-gym==0.1.23): a venv of its own the
+# same way (its own packages first, the test venv's through the .pth), for tests/test_adapters_gem.py
+GEM_VENV="${SE_GYM_GEM_VENV:-$(dirname "$VF_VENV")/gem}"
+[ -x "$GEM_VENV/bin/python" ] || "$PY" -m venv --without-pip "$GEM_VENV"
+cp "$vf_site/_se_gym_parent_site.pth" "$("$GEM_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+if ! "$GEM_VENV/bin/python" -c "import gem" 2>/dev/null; then
+  "$PY" -m pip --python "$GEM_VENV/bin/python" install --quiet --disable-pip-version-check "gem-llm==0.1.0"
+fi
+echo "integrations setup: gem-llm $("$GEM_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("gem-llm"))') in $GEM_VENV"
