@@ -79,3 +79,14 @@ if ! "$GEM_VENV/bin/python" -c "import gem" 2>/dev/null; then
   "$PY" -m pip --python "$GEM_VENV/bin/python" install --quiet --disable-pip-version-check "gem-llm==0.1.0"
 fi
 echo "integrations setup: gem-llm $("$GEM_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("gem-llm"))') in $GEM_VENV"
+
+# verl's agent loop (multi-turn, tests/test_adapters_verl.py) imports hydra: hydra-core 1.3.8 pins
+# omegaconf<2.4 and antlr4 4.9, where this environment has newer ones (vllm's), so it gets a venv of
+# its own the same way; verl itself comes from this environment (the --no-deps install above)
+VERL_VENV="${SE_GYM_VERL_VENV:-$(dirname "$VF_VENV")/verl}"
+[ -x "$VERL_VENV/bin/python" ] || "$PY" -m venv --without-pip "$VERL_VENV"
+cp "$vf_site/_se_gym_parent_site.pth" "$("$VERL_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+if ! "$VERL_VENV/bin/python" -c "import hydra, verl.experimental.agent_loop.agent_loop" 2>/dev/null; then
+  "$PY" -m pip --python "$VERL_VENV/bin/python" install --quiet --disable-pip-version-check --ignore-installed "hydra-core==1.3.8"
+fi
+echo "integrations setup: hydra-core $("$VERL_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("hydra-core"))') for verl's agent loop in $VERL_VENV"

@@ -86,7 +86,8 @@ def _own_source(traj: Mapping[str, Any]) -> dict:
 
 
 def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None,
-              library: Any = None, profile: str | None = None) -> list[dict]:
+              library: Any = None, profile: str | None = None, agent_name: str | None = None,
+              max_turns: int | None = None) -> list[dict]:
     """verl rows; ``library`` (a Library or spec) and ``profile`` are recorded in ``extra_info`` so
     the reward function (:mod:`se_gym.integrations.verl`) judges with the same library."""
     if kind not in ("rl", "sft"):
@@ -115,13 +116,18 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
         }
         if kind == "rl":
             truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
-            rows.append({
+            row = {
                 "data_source": DATA_SOURCE,
                 "prompt": messages,
                 "ability": "code",
                 "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
                 "extra_info": extra,
-            })
+            }
+            if agent_name is not None:  # verl's agent loop for the row (se_gym_agent: multi-turn, verl_agent.py)
+                row["agent_name"] = agent_name
+            if max_turns is not None:
+                extra["max_turns"] = int(max_turns)
+            rows.append(row)
         else:
             if "response" not in traj:
                 raise ValueError("SFT export needs 'response' in every trajectory")
@@ -130,14 +136,18 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
 
 
 def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None,
-                    library: Any = None, profile: str | None = None) -> int:
-    """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count."""
+                    library: Any = None, profile: str | None = None, agent_name: str | None = None,
+                    max_turns: int | None = None) -> int:
+    """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count.
+    ``agent_name``/``max_turns``: the verl agent loop that plays each row and its answer budget
+    (``"se_gym_agent"``: multi-turn with execution feedback, :mod:`se_gym.integrations.verl_agent`)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
-    rows = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile)
+    rows = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile, agent_name=agent_name,
+                     max_turns=max_turns)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
