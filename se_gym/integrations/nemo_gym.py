@@ -75,7 +75,7 @@ class SEBenchResourcesServer(GymnasiumServer):
         ep["turn"] += 1
         info = {"task_id": task.id, "status": verdict.status.value, "turn": ep["turn"], "sebench_code": verdict.sebench_code}
         if verdict.infrastructure:
-            info.update(mask_sample=True, failure_kind="infrastructure",
+            info.update(mask_sample=True, failure_kind="verifier_error",
                         failure_reason=f"se-gym: the sandbox could not judge the answer ({verdict.status.value}); not a wrong answer")
             return None, 0.0, True, False, info
         if verdict.passed or ep["turn"] >= ep["max_turns"]:
