@@ -3,26 +3,17 @@ scripts/setup/integrations.sh makes for it (gem-llm pins msgspec, nltk and reaso
 the test venv's packages through a .pth, its own first)."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
-from conftest import REPO, need
+from conftest import run_in_venv
 
 _VF_VENV = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers"))
 GEM_PYTHON = Path(os.environ.get("SE_GYM_GEM_VENV", str(_VF_VENV.parent / "gem"))) / "bin" / "python"
 
 
 def test_gem_make_reset_step_and_its_vector_env(tmp_path):
-    ok = GEM_PYTHON.exists() and subprocess.run([str(GEM_PYTHON), "-c", "import gem"], capture_output=True).returncode == 0
-    need(ok, f"gem-llm is not installed at {GEM_PYTHON} (scripts/setup/integrations.sh makes that venv)")
-    out = tmp_path / "gem.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.run([str(GEM_PYTHON), str(REPO / "tests" / "_gem_loop.py"), str(out)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    res = json.loads(out.read_text())
+    res = run_in_venv(GEM_PYTHON, "_gem_loop.py", tmp_path, probe="import gem", what="gem-llm")
     single = res["single"]
     assert single["prompt_has_query"] and single["info"]["max_turns"] == 2
     # a wrong answer with a turn left: the execution feedback as the next observation, no reward yet

@@ -3,26 +3,16 @@ Gym's own gymnasium_agent (its /run, as `gym eval run` posts a dataset row) over
 3.13 venv scripts/setup/integrations.sh makes for it (nemo-gym 0.7 needs Python >= 3.13 and mcp < 2)."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
-from conftest import REPO, need
+from conftest import run_in_venv
 
 NEMO_PYTHON = Path(os.environ.get("SE_GYM_NEMO_GYM_VENV", "/var/tmp/se-gym-venvs/nemo-gym")) / "bin" / "python"
 
 
 def test_gymnasium_agent_plays_sebench_rows_with_feedback_and_masks_infrastructure(tmp_path):
-    ok = NEMO_PYTHON.exists() and subprocess.run([str(NEMO_PYTHON), "-c", "import nemo_gym, resources_servers.gymnasium"],
-                                                 capture_output=True).returncode == 0
-    need(ok, f"nemo-gym is not installed at {NEMO_PYTHON} (scripts/setup/integrations.sh makes that venv)")
-    out = tmp_path / "nemo.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.run([str(NEMO_PYTHON), str(REPO / "tests" / "_nemo_gym_loop.py"), str(out)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    res = json.loads(out.read_text())
+    res = run_in_venv(NEMO_PYTHON, "_nemo_gym_loop.py", tmp_path, probe="import nemo_gym, resources_servers.gymnasium", what="nemo-gym")
     assert res["version"].startswith("0.7.")
     right, fixed, wrong, down = res["runs"]
     # right at once: one model turn, the judge's reward, the episode ends

@@ -1,14 +1,12 @@
 """verl reward module on rows written by the parquet exporter (read back as verl's dataset reads them)."""
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, need, need_module
+from conftest import need_module, run_in_venv
 from se_gym.integrations import export
 from se_gym.integrations import verl as verl_reward
 from se_gym.library import mint
@@ -169,15 +167,8 @@ def test_multi_turn_agent_loop_through_verls_loader_rollout_to_reward(tmp_path):
     does, run on CPU (verl's LLM server needs a GPU: a scripted generator and the tiny model stand in).
     Wrong then right: the feedback turn between them, masked out of the loss; the loop's reward is
     the judge's on the last answer, which verl's reward function agrees with."""
-    ok = VERL_PYTHON.exists() and subprocess.run([str(VERL_PYTHON), "-c", "import hydra, verl.experimental.agent_loop"],
-                                                 capture_output=True).returncode == 0
-    need(ok, f"verl's agent-loop stack (hydra) is not at {VERL_PYTHON} (scripts/setup/integrations.sh makes that venv)")
-    out = tmp_path / "out.json"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.run([str(VERL_PYTHON), str(REPO / "tests" / "_verl_agent_loop.py"), str(tmp_path), str(out)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    res = json.loads(out.read_text())
+    res = run_in_venv(VERL_PYTHON, "_verl_agent_loop.py", tmp_path, str(tmp_path), probe="import hydra, verl.experimental.agent_loop",
+                      what="verl's agent-loop stack (hydra)")
     assert (res["agent_name"], res["max_turns"], res["loop_class"]) == ("se_gym_agent", 2, "SEBenchAgentLoop")
     s = res["scripted"]
     assert (s["reward"], s["turn_scores"], s["statuses"], s["calls"]) == (1.0, [0.0, 1.0], ["static_gate", "passed"], 2)

@@ -72,6 +72,18 @@ def to_rollout_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
     return n
 
 
+def _judge_info(library: Any, profile: str | None) -> dict:
+    """The exporter's ``library`` (as its spec) and ``profile``, for each row's judge."""
+    info: dict = {}
+    if library is not None:
+        from ..library import from_spec
+
+        info["library"] = from_spec(library).source
+    if profile is not None:
+        info["profile"] = profile
+    return info
+
+
 def _own_source(traj: Mapping[str, Any]) -> dict:
     """A mixed trajectory's own ``library`` (it wins over the exporter's) and ``source`` tag
     (:mod:`se_gym.integrations.mix`), for the row's judge and per-source metrics."""
@@ -92,13 +104,7 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
     the reward function (:mod:`se_gym.integrations.verl`) judges with the same library."""
     if kind not in ("rl", "sft"):
         raise ValueError(f"kind must be 'rl' or 'sft', got {kind!r}")
-    judge_info: dict = {}
-    if library is not None:
-        from ..library import from_spec
-
-        judge_info["library"] = from_spec(library).source
-    if profile is not None:
-        judge_info["profile"] = profile
+    judge_info = _judge_info(library, profile)
     rows = []
     for i, traj in enumerate(trajectories):
         task = traj["task"]
@@ -207,13 +213,7 @@ def nemo_gym_rows(trajectories: Iterable[Mapping[str, Any]], library: Any = None
     resources server reads from the row: ``task`` (the task's JSON, test cases included: the agent
     sends only ``responses_create_params`` to the model), ``library``, ``profile``, ``max_turns``,
     and ``agent_ref`` naming the agent that plays it (``None``: none)."""
-    judge_info: dict = {}
-    if library is not None:
-        from ..library import from_spec
-
-        judge_info["library"] = from_spec(library).source
-    if profile is not None:
-        judge_info["profile"] = profile
+    judge_info = _judge_info(library, profile)
     rows = []
     for traj in trajectories:
         task = traj["task"]
