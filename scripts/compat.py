@@ -182,6 +182,7 @@ def run_column(column: str, stacks: list[str], root: Path, fresh: bool, reuse_fr
                        ran=res.get("version"))
         except (RuntimeError, SystemExit, subprocess.SubprocessError) as exc:
             row.update(ok=False, detail=str(exc)[-600:], seconds=None)
+        row["load"] = round(os.getloadavg()[0], 1)
         rows.append(row)
         mark = "ok" if row["ok"] else "FAILED"
         print(f"compat {column}: {stack} {row.get('version', '?')}: {mark} ({row.get('seconds')} s; {row.get('venv', '')})", flush=True)
@@ -197,11 +198,13 @@ def table(rows: list[dict], date: str) -> str:
             result = "FAIL: " + str(r["detail"]).replace("\n", " ").replace("|", "/")[:300]
         venv = r.get("venv", "").replace(str(Path.home()), "~")
         venv = re.sub(r"^(reused|built) (.*)/([^/]+)$", r"\1 \3", venv)
+        if venv.startswith("built") and r.get("build_s") is not None:
+            venv += f" in {r['build_s']:.0f} s"
         lines.append(f"| {r['stack']} | `{r['requirement']}` | {r.get('version', '?')} | {result} | {r.get('seconds')} | {venv} |")
-    load = os.getloadavg()[0]
+    loads = [r["load"] for r in rows if r.get("load") is not None] or [os.getloadavg()[0]]
     lines.append("")
     lines.append(f"Run on {date} by `scripts/compat.sh`, Python {sys.version.split()[0]} (NeMo Gym: 3.13), on a shared 2-core "
-                 f"machine (load {load:.1f} at the end): times are for reading, not comparing.")
+                 f"machine (load {min(loads):.0f} to {max(loads):.0f} during the run): times are for reading, not comparing.")
     return "\n".join(lines)
 
 
@@ -224,7 +227,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", default=os.environ.get("SE_GYM_COMPAT_DIR", "/var/tmp/se-gym-compat"), help="where built venvs go")
     ap.add_argument("--out", default=str(REPO / "docs" / "integrations" / "compatibility.md"), help="the table's file")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    ap.add_argument("--render", default=None, metavar="JSON", help="write the tables of rows saved by --json (runs nothing)")
     args = ap.parse_args(argv)
+    if args.render:
+        saved = json.loads(Path(args.render).read_text())
+        date = datetime.date.fromtimestamp(Path(args.render).stat().st_mtime).isoformat()
+        for column in ("resolved", "newest"):
+            rows = [r for r in saved if r["column"] == column]
+            if rows:
+                write_section(Path(args.out), column, table(rows, date))
+        return 0
     stacks = [s for s in args.only.split(",") if s] or list(STACKS)
     bad = [s for s in stacks if s not in STACKS]
     if bad:
