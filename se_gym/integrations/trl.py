@@ -351,7 +351,7 @@ class SEBenchTaskEnv(SEBenchToolEnv):
         item = self._stream.next()
         task, lib, self.source = (item["task"], item["library"], item["source"]) if isinstance(item, dict) else (item, self._library, None)
         self.task, self._recorded = task, False
-        if lib is not self._library or self._judge.library is not lib:  # a mixture: the source's own library judges
+        if isinstance(item, dict) and getattr(self._judge, "library", None) is not lib:  # a mixture: the source's library judges
             self._judge = shared_judge(lib, **self._judge_opts)
         hint = super().reset(**dataset_rows([task], lib, book=self._book, template=self._template)[0])
         text = "\n\n".join(m["content"] for m in render_messages(task, lib, book=self._book, template=self._template))
