@@ -6,8 +6,10 @@ asserted here (benchmarks/judge_throughput.py --cold measures it); these pin the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -55,3 +57,81 @@ def test_the_cli_loads_only_the_command_it_runs():
 
     assert cli._command_of(["-v", "judge", "--input", "x"]) == "judge"
     assert cli._command_of(["--help"]) is None and cli._command_of(["nope"]) is None
+
+
+# -- the sandbox and the judge start early (need bubblewrap or namespaces: CI has them) ---------------
+def _cmdlines(pids):
+    out = []
+    for pid in pids:
+        try:
+            out.append(open(f"/proc/{pid}/cmdline", "rb").read())
+        except OSError:
+            pass
+    return out
+
+
+def test_a_pool_can_serve_once_its_first_worker_is_up():
+    from se_gym.sandbox import Limits, make_sandbox
+
+    with make_sandbox("local", workers=2, ready="first") as sb:
+        assert any(t is not None for t in sb._workers)  # (up: its hello is in)
+        res = sb.run(["print(6 * 7)"] * 6, Limits(wall_s=5.0, cpu_s=2.0))
+        assert [r.stdout for r in res] == ["42\n"] * 6 and sb.restarts == 0
+    with pytest.raises(ValueError, match="ready"):
+        make_sandbox("local", workers=1, ready="some")
+
+
+def test_workers_run_the_compiled_worker():
+    """worker.py as a script would be compiled by every worker at its start: they run its .pyc
+    from se-gym's cache (same file, same verdicts)."""
+    from conftest import descendants
+    from se_gym.sandbox import Limits, make_sandbox
+    from se_gym.sandbox.local import worker_code
+
+    assert worker_code().endswith(".pyc")
+    with make_sandbox("local", workers=1) as sb:
+        assert sb.run(["import sys; print(sys.argv[0])"], Limits(wall_s=5.0, cpu_s=2.0))[0].stdout == "main.py\n"
+        lines = [c for c in _cmdlines(descendants(os.getpid())) if b"-S" in c]
+        assert lines and all(b"worker.pyc" in c for c in lines), lines
+
+
+def test_a_judge_starts_its_workers_before_its_first_answer_and_after_a_close():
+    from conftest import descendants
+    from se_gym.judge import Judge
+
+    judge = Judge("seed:0", profile="sebench", workers=1)
+    try:
+        assert judge.start() is judge and judge.start() is judge  # (once)
+        deadline = time.monotonic() + 60
+        while judge._sandbox is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert judge._sandbox is not None and descendants(os.getpid())  # up, with nothing judged yet
+        lib = judge.library
+        answer = f"```python\nimport {lib.package}\ndef f(x):\n    return {lib.qualified('sum')}({lib.qualified('array')}(x))\n```"
+        assert judge.judge(answer, [{"input": "x=[1, 2]", "output": "3"}]).passed
+        judge.close()
+        judge.start()  # a closed judge starts afresh
+        assert judge.judge(answer, [{"input": "x=[1, 2]", "output": "3"}]).passed
+    finally:
+        judge.close()
+
+
+def test_the_env_starts_its_judge_at_reset():
+    import gymnasium as gym
+
+    import se_gym  # noqa: F401
+    from conftest import descendants
+
+    env = gym.make("SEBench-v0", tasks="builtin:0", profile="sebench")
+    try:
+        assert not descendants(os.getpid())
+        env.reset(seed=0)
+        deadline = time.monotonic() + 60
+        while not descendants(os.getpid()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert descendants(os.getpid())  # the workers come up while the answer is written
+        task = env.unwrapped.task
+        _, reward, *_ = env.step("```python\n" + task.library_solution + "\n```")
+        assert reward == 1.0
+    finally:
+        env.close()

@@ -156,6 +156,7 @@ class Judge:
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
+        self._starting: Future | None = None  # the sandbox starting in the background (start(), judge_many)
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
             from se_gym.registry import RegistryError
@@ -208,6 +209,7 @@ class Judge:
             options.update(library=self.library, profile=self.profile, warmup=sandbox_warmup(self.library), address=self.ray_address)
         if self._backend == "local":
             options["warmup"] = sandbox_warmup(self.library)
+            options["ready"] = "first"  # (the first verdict need not wait for the slowest worker's start)
         box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)
         try:
             self._check_server(box)
@@ -271,6 +273,8 @@ class Judge:
         start mostly waits on the daemon."""
         if self._sandbox is not None or not self._owned or self._backend not in ("local", "docker"):
             return None
+        if self._starting is not None:  # (start() began it: judge_many prepares answers meanwhile)
+            return self._starting
         from se_gym.sandbox.pool import notify_launched
 
         started: Future = Future()
@@ -285,10 +289,19 @@ class Judge:
             finally:
                 launched.set()
 
+        self._starting = started
         threading.Thread(target=boot, name="se-gym-judge-start", daemon=True).start()
         if self._backend == "local":
             launched.wait()
         return started
+
+    def start(self) -> "Judge":
+        """Start this judge's own pool sandbox (local, docker) in the background now, so that it is
+        up, or nearly, by the first judgement (the workers take ~0.1-0.2 s to start): returns once
+        the workers are launched.  Does nothing for other backends or once started; a failure to
+        start is raised by the first judgement."""
+        self._start_in_background()
+        return self
 
     @property
     def limits(self):
@@ -303,6 +316,7 @@ class Judge:
             if self._owned and self._sandbox is not None:
                 self._sandbox.close()
                 self._sandbox = None
+            self._starting = None
 
     def __enter__(self) -> "Judge":
         return self
