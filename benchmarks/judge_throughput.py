@@ -250,6 +250,16 @@ def _spawn_until(cmd: list[str], env: dict, marker: bytes | None, out_file: Path
     return (first if first is not None else total), total
 
 
+def compile_trees(others: list[str]) -> None:
+    """se_gym as installed, here and in ``others``: with its bytecode cached (a machine that sets
+    PYTHONDONTWRITEBYTECODE, as this one does, would otherwise compile se_gym's ~100 modules again at
+    every start: ~0.2 s, no part of se-gym's own start-up)."""
+    import se_gym
+
+    for tree in (str(Path(se_gym.__file__).parent), *(str(Path(t) / "se_gym") for t in others)):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree], check=True, capture_output=True)
+
+
 def cold(data: Path, runs: int, before: str | None) -> None:
     rows = load_rows(data)
     tmp = Path(tempfile.mkdtemp(prefix="se-gym-cold-"))
@@ -263,6 +273,7 @@ def cold(data: Path, runs: int, before: str | None) -> None:
     def env_of(tree):
         return {**base_env, "PYTHONPATH": tree} if tree else base_env
 
+    compile_trees([t for t in trees.values() if t])
     try:
         for r in range(runs):
             t = _spawn_until([sys.executable, "-c", "print('verdict')"], base_env, b"verdict", None, str(tmp))
@@ -311,16 +322,19 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None
     raise RuntimeError("SE-Bench's worker did not start listening")
 
 
-def pipeline(data: Path, runs: int, repo: Path, threads: int) -> None:
+def pipeline(data: Path, runs: int, repo: Path, threads: int, limit: int | None = None) -> None:
     """SE-Bench's filter script + Flask worker against ``se-gym judge``, both cold, alternating."""
     import site
 
     from se_gym.library import official
 
+    compile_trees([])
     src = repo / "src"
     if not (src / "filter_correct_trajectory.py").is_file() or not (src / "evaluation" / "worker.py").is_file():
         raise SystemExit(f"{repo}: not a checkout of thunlp/SE-Bench (src/filter_correct_trajectory.py, src/evaluation/worker.py)")
-    rows = load_rows(data)
+    rows = load_rows(data)[:limit]
+    official_share = {k: sum(r["verdict"] == c for r in rows) / len(rows) for k, c in
+                      (("Acc", 1), ("Exe_error", 3), ("Result_error", 0), ("Without_zwc", 4), ("Numpy", 2))}
     tmp = Path(tempfile.mkdtemp(prefix="se-gym-pipeline-"))
     answers = tmp / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -329,7 +343,10 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int) -> None:
     # the worker's `python main.py`: a bare venv's interpreter (like the official image's, no start-up
     # hooks), NumPy and the library as plain path entries
     bare = clean_python(str(tmp / "venv"))
-    path_env = os.pathsep.join([libpath, *site.getsitepackages()])
+    import numpy
+
+    # (NumPy's own folder too: a venv may see it through a .pth file, which plain path entries skip)
+    path_env = os.pathsep.join([libpath, str(Path(numpy.__file__).parents[1]), *site.getsitepackages()])
     worker_env = {"PATH": f"{Path(bare).parent}:/usr/bin:/bin", "PYTHONPATH": path_env, "OMP_NUM_THREADS": "1",
                   "OPENBLAS_NUM_THREADS": "1", "HOME": str(tmp)}
     port = _free_port()
@@ -344,6 +361,7 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int) -> None:
     filter_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
         _wait_port(port, flask)
+        print("the official verdicts of these answers: " + ", ".join(f"{k} {v:.3f}" for k, v in official_share.items()))
         print(f"pipeline: {len(rows)} answers; SE-Bench {repo} (filter script, {threads} threads, Flask worker on "
               f"port {port}); se-gym judge --profile sebench; {runs} alternating pairs; {load_line()}", flush=True)
         for r in range(runs):
@@ -365,9 +383,13 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int) -> None:
                     theirs.append(time.perf_counter() - t)
                     if p.returncode != 0:
                         raise RuntimeError(f"SE-Bench's filter script failed: {p.stderr[-800:]}")
-                    acc = next((line for line in p.stdout.splitlines() if line.startswith("Acc:")), "Acc: ?")
+                    stats = {k: v.strip() for k, _, v in (line.partition(":") for line in p.stdout.splitlines()) if v}
+                    acc = ", ".join(f"{k} {float(stats[k]):.3f}" for k in official_share if k in stats)
+                    # under heavy load its 3 s limit cuts programs short: its verdicts are then not the official ones
+                    same = all(abs(float(stats.get(k, -1)) - v) < 5e-4 for k, v in official_share.items())
+                    acc += "; its verdicts are the official ones" if same else "; NOT the official verdicts (its 3 s limit, under load)"
             ratios.append(theirs[-1] / ours[-1])
-            print(f"pair {r}: SE-Bench {theirs[-1]:.2f} s ({acc.strip()}), se-gym judge {ours[-1]:.2f} s "
+            print(f"pair {r}: SE-Bench {theirs[-1]:.2f} s ({acc}), se-gym judge {ours[-1]:.2f} s "
                   f"(official agreement {agree}/{len(rows)}), {ratios[-1]:.1f}x; {load_line()}", flush=True)
     finally:
         flask.terminate()
@@ -394,6 +416,7 @@ def main() -> int:
     ap.add_argument("--before", default=None, help="cold: also run this checkout's se_gym (a folder holding se_gym/) in the same rounds")
     ap.add_argument("--sebench-repo", type=Path, default=None, help="pipeline: a checkout of github.com/thunlp/SE-Bench")
     ap.add_argument("--threads", type=int, default=8, help="pipeline: the filter script's --num_workers")
+    ap.add_argument("--limit", type=int, default=None, help="pipeline: only the first N answers (a quick check)")
     args = ap.parse_args()
     if not (args.data / "parity_dev.jsonl").exists():
         print(f"no parity data in {args.data}", file=sys.stderr)
@@ -406,7 +429,7 @@ def main() -> int:
         if args.sebench_repo is None:
             print("pipeline needs --sebench-repo (a checkout of github.com/thunlp/SE-Bench)", file=sys.stderr)
             return 1
-        pipeline(args.data, args.runs, args.sebench_repo, args.threads)
+        pipeline(args.data, args.runs, args.sebench_repo, args.threads, args.limit)
     return 0
 
 

@@ -122,14 +122,15 @@ def test_the_env_starts_its_judge_at_reset():
     import se_gym  # noqa: F401
     from conftest import descendants
 
+    before = set(descendants(os.getpid()))
     env = gym.make("SEBench-v0", tasks="builtin:0", profile="sebench")
     try:
-        assert not descendants(os.getpid())
+        assert set(descendants(os.getpid())) == before
         env.reset(seed=0)
         deadline = time.monotonic() + 60
-        while not descendants(os.getpid()) and time.monotonic() < deadline:
+        while set(descendants(os.getpid())) == before and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert descendants(os.getpid())  # the workers come up while the answer is written
+        assert set(descendants(os.getpid())) - before  # the workers come up while the answer is written
         task = env.unwrapped.task
         _, reward, *_ = env.step("```python\n" + task.library_solution + "\n```")
         assert reward == 1.0

@@ -70,6 +70,7 @@ class SEBenchVectorEnv(VectorEnv):
         if len(seeds) != self.num_envs:
             raise ValueError(f"reset needs {self.num_envs} seeds, got {len(seeds)}")
         obs, infos = [], {}
+        _ = self.judge  # one judge, shared before the sub-envs' resets start it
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
             o, info = env.reset(seed=s, options=options)
             obs.append(o)

@@ -157,6 +157,7 @@ class Judge:
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
         self._starting: Future | None = None  # the sandbox starting in the background (start(), judge_many)
+        self._generation = 0  # closes so far: a background start begun before the last one starts nothing
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
             from se_gym.registry import RegistryError
@@ -265,7 +266,7 @@ class Judge:
             return True
         return bool(getattr(self.sandbox, "has_channel", True))
 
-    def _start_in_background(self) -> Future | None:
+    def _start_in_background(self, generation: int | None = None) -> Future | None:
         """Start our own pool sandbox in a thread (its workers boot in ~0.3 s: preparing answers
         meanwhile); None when there is nothing to start or the backend is not a pool.  For the local
         backend, returns once its workers have been launched: until then the start is Python code
@@ -275,15 +276,25 @@ class Judge:
             return None
         if self._starting is not None:  # (start() began it: judge_many prepares answers meanwhile)
             return self._starting
+        if generation is not None and generation != self._generation:  # (a judge_many begun before a close)
+            closed: Future = Future()
+            closed.set_exception(JudgeError("the judge was closed during this judgement"))
+            return closed
         from se_gym.sandbox.pool import notify_launched
 
         started: Future = Future()
         launched = threading.Event()
+        generation = self._generation if generation is None else generation
 
         def boot() -> None:
             try:
-                with notify_launched(launched.set):
-                    started.set_result(self.sandbox)
+                with notify_launched(launched.set), self._start_lock:
+                    if self._generation != generation:  # closed before this thread got here: start nothing
+                        raise JudgeError("the judge was closed while its sandbox was starting")
+                    if self._sandbox is None:
+                        self._sandbox = self._make_sandbox()
+                    box = self._sandbox
+                started.set_result(box)
             except BaseException as exc:  # raised where the judge waits for it
                 started.set_exception(exc)
             finally:
@@ -313,6 +324,7 @@ class Judge:
 
     def close(self) -> None:
         with self._start_lock:  # (a sandbox still starting in the background is closed too)
+            self._generation += 1  # (and one whose start has not begun yet will not start)
             if self._owned and self._sandbox is not None:
                 self._sandbox.close()
                 self._sandbox = None
@@ -350,6 +362,7 @@ class Judge:
         todo: list[_Pending] = []
         futures: list[Future | None] = []
         starting: Future | None = None
+        generation = self._generation  # (closed meanwhile: this call starts no sandbox of its own)
         submit = None
         again: list[int] = []  # infrastructure failures: one more try, at the end, as one batch
         settled = 0
@@ -373,11 +386,11 @@ class Judge:
                 todo.append(p)
                 if submit is None:
                     if starting is None and len(todo) == 1:
-                        starting = self._start_in_background()
+                        starting = self._start_in_background(generation)
                     if starting is not None and len(todo) > self.stream_window:
                         futures_wait([starting])  # the window is full before the workers are up
                     if starting is None or starting.done():
-                        submit = getattr(self.sandbox, "submit", None) or False
+                        submit = getattr(starting.result() if starting is not None else self.sandbox, "submit", None) or False
                         # what was prepared while the workers started
                         for q in todo[len(futures):-1] if submit else ():
                             futures.append(submit(q.program, self.limits))
@@ -389,7 +402,7 @@ class Judge:
             if not todo:
                 return [p.verdict for p in pending]  # type: ignore[misc]
             if submit is None:
-                submit = getattr(self.sandbox, "submit", None) or False
+                submit = getattr(starting.result() if starting is not None else self.sandbox, "submit", None) or False
                 for q in todo[len(futures):] if submit else ():
                     futures.append(submit(q.program, self.limits))
             if not submit:  # a backend without submit (http, a borrowed one): one batch
