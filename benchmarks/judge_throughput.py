@@ -313,7 +313,7 @@ def _wait_port(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> None
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
-            raise RuntimeError(f"SE-Bench's worker exited: {proc.stderr.read().decode(errors='replace')[-800:]}")  # type: ignore[union-attr]
+            raise RuntimeError(f"SE-Bench's worker exited (exit status {proc.returncode}; its log is worker.log)")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             return
@@ -354,9 +354,11 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int, limit: int | None 
     work.mkdir()
     # SE-Bench's app object as it is; `flask run` instead of its __main__ only to choose the port
     # (its app.run hard-codes 8111); threaded, as app.run is by default
+    # (its log, a line per request, to a file: a pipe nobody reads fills, and the server then hangs)
+    log = open(tmp / "worker.log", "wb")
     flask = subprocess.Popen([sys.executable, "-m", "flask", "--app", f"{src / 'evaluation' / 'worker.py'}:app", "run",
                               "--host", "127.0.0.1", "--port", str(port), "--with-threads"],
-                             cwd=str(work), env=worker_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                             cwd=str(work), env=worker_env, stdout=subprocess.DEVNULL, stderr=log)
     ratios, theirs, ours = [], [], []
     filter_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
@@ -397,6 +399,7 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int, limit: int | None 
             flask.wait(timeout=10)
         except subprocess.TimeoutExpired:
             flask.kill()
+        log.close()
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\nSE-Bench's own pipeline vs se-gym judge, cold, {len(rows)} answers, {runs} pairs: SE-Bench median "
           f"{statistics.median(theirs):.2f} s, se-gym {statistics.median(ours):.2f} s, speed-up median "
@@ -405,7 +408,7 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int, limit: int | None 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", default=["warm", "cold"], choices=["warm", "cold", "pipeline"])
+    ap.add_argument("parts", nargs="*", choices=["warm", "cold", "pipeline"])
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SE_GYM_SHARED", "/work/shared")) / "sebench",
                     help="folder of parity_dev.jsonl and api_doc.jsonl")
     ap.add_argument("--rounds", type=int, default=3, help="warm: alternating rounds")
@@ -418,6 +421,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8, help="pipeline: the filter script's --num_workers")
     ap.add_argument("--limit", type=int, default=None, help="pipeline: only the first N answers (a quick check)")
     args = ap.parse_args()
+    args.parts = args.parts or ["warm", "cold"]
     if not (args.data / "parity_dev.jsonl").exists():
         print(f"no parity data in {args.data}", file=sys.stderr)
         return 1

@@ -299,11 +299,12 @@ def reset_pass(data: Path, n: int = 2000) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", default=["cpu", "trace", "reset"], choices=["cpu", "trace", "reset"])
+    ap.add_argument("parts", nargs="*", choices=["cpu", "trace", "reset"])
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SE_GYM_SHARED", "/work/shared")) / "sebench")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--trace-n", type=int, default=200, help="answers in the traced batch")
     args = ap.parse_args()
+    args.parts = args.parts or ["cpu", "trace", "reset"]
     if "cpu" in args.parts:
         cpu_pass(args.data, args.rounds)
     if "trace" in args.parts:
