@@ -408,7 +408,7 @@ def pipeline(data: Path, runs: int, repo: Path, threads: int, limit: int | None 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", choices=["warm", "cold", "pipeline"])
+    ap.add_argument("parts", nargs="*", help="which parts: any of warm, cold, pipeline")
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SE_GYM_SHARED", "/work/shared")) / "sebench",
                     help="folder of parity_dev.jsonl and api_doc.jsonl")
     ap.add_argument("--rounds", type=int, default=3, help="warm: alternating rounds")
@@ -421,6 +421,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8, help="pipeline: the filter script's --num_workers")
     ap.add_argument("--limit", type=int, default=None, help="pipeline: only the first N answers (a quick check)")
     args = ap.parse_args()
+    if set(args.parts) - set(["warm", "cold", "pipeline"]):
+        ap.error(f"unknown part(s) {sorted(set(args.parts) - set(["warm", "cold", "pipeline"]))}: choose from warm, cold, pipeline")
     args.parts = args.parts or ["warm", "cold"]
     if not (args.data / "parity_dev.jsonl").exists():
         print(f"no parity data in {args.data}", file=sys.stderr)

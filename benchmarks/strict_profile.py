@@ -299,11 +299,13 @@ def reset_pass(data: Path, n: int = 2000) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", choices=["cpu", "trace", "reset"])
+    ap.add_argument("parts", nargs="*", help="which parts: any of cpu, trace, reset")
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SE_GYM_SHARED", "/work/shared")) / "sebench")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--trace-n", type=int, default=200, help="answers in the traced batch")
     args = ap.parse_args()
+    if set(args.parts) - set(["cpu", "trace", "reset"]):
+        ap.error(f"unknown part(s) {sorted(set(args.parts) - set(["cpu", "trace", "reset"]))}: choose from cpu, trace, reset")
     args.parts = args.parts or ["cpu", "trace", "reset"]
     if "cpu" in args.parts:
         cpu_pass(args.data, args.rounds)
