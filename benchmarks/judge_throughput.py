@@ -421,8 +421,9 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8, help="pipeline: the filter script's --num_workers")
     ap.add_argument("--limit", type=int, default=None, help="pipeline: only the first N answers (a quick check)")
     args = ap.parse_args()
-    if set(args.parts) - set(["warm", "cold", "pipeline"]):
-        ap.error(f"unknown part(s) {sorted(set(args.parts) - set(["warm", "cold", "pipeline"]))}: choose from warm, cold, pipeline")
+    unknown = sorted(set(args.parts) - {"warm", "cold", "pipeline"})
+    if unknown:
+        ap.error(f"unknown part(s) {unknown}: choose from warm, cold, pipeline")
     args.parts = args.parts or ["warm", "cold"]
     if not (args.data / "parity_dev.jsonl").exists():
         print(f"no parity data in {args.data}", file=sys.stderr)

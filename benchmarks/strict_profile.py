@@ -304,8 +304,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--trace-n", type=int, default=200, help="answers in the traced batch")
     args = ap.parse_args()
-    if set(args.parts) - set(["cpu", "trace", "reset"]):
-        ap.error(f"unknown part(s) {sorted(set(args.parts) - set(["cpu", "trace", "reset"]))}: choose from cpu, trace, reset")
+    unknown = sorted(set(args.parts) - {"cpu", "trace", "reset"})
+    if unknown:
+        ap.error(f"unknown part(s) {unknown}: choose from cpu, trace, reset")
     args.parts = args.parts or ["cpu", "trace", "reset"]
     if "cpu" in args.parts:
         cpu_pass(args.data, args.rounds)
