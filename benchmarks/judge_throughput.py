@@ -125,6 +125,15 @@ def _timed(judge_cls):
     return Timed
 
 
+def all_up(judge, timeout: float = 120.0) -> None:
+    """Wait until every worker of the judge's pool is up: a judge's pool serves once its first worker
+    is, and the others' start (NumPy's import, the warm-up) would otherwise be counted in a round."""
+    box = judge.sandbox
+    end = time.monotonic() + timeout
+    while any(w is None for w in getattr(box, "_workers", ())) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def _latencies(judge, batch: list[tuple]) -> list[float]:
     judge.done_at = {}
     t0 = time.perf_counter()
@@ -159,6 +168,7 @@ def warm(data: Path, rounds: int, dependence: bool, workers: int | None, singles
         for path in paths.values():  # start and warm each: the first batch is not measured
             library_mode(path.server)
             path.judge.judge_many(items[:64])
+            all_up(path.judge)
         print(f"warm: {len(items)} real answers (parity_dev b and d variants), {rounds} alternating rounds, "
               f"{cores()} cores; {load_line()}", flush=True)
         for r in range(rounds):

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from judge_throughput import items_of, library_mode, load_line, load_rows  # noqa: E402
+from judge_throughput import all_up, items_of, library_mode, load_line, load_rows  # noqa: E402
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -125,6 +125,7 @@ def cpu_pass(data: Path, rounds: int) -> None:
             library_mode(server)
             judges[name] = _profiled(Judge)(lib, profile=profile)
             judges[name].judge_many(items[:64])  # started and warm
+            all_up(judges[name])
         for r in range(rounds):
             for name, profile, server in specs:
                 library_mode(server)
@@ -172,7 +173,7 @@ def cpu_pass(data: Path, rounds: int) -> None:
 _CHILD = """
 import json, os, sys, time
 sys.path.insert(0, {bench!r})
-from judge_throughput import items_of, load_rows
+from judge_throughput import all_up, items_of, load_rows
 from pathlib import Path
 from se_gym.judge import Judge
 from se_gym.library import official
@@ -180,6 +181,7 @@ data = Path({data!r})
 items = items_of(load_rows(data))[: {n}]
 with Judge(official(data / "api_doc.jsonl"), profile="strict") as j:
     j.judge_many(items[:32])  # started and warm
+    all_up(j)
     os.stat("/se-gym-trace-begin") if os.path.exists("/se-gym-trace-begin") else None
     t0 = time.time()
     verdicts = j.judge_many(items)
@@ -226,10 +228,10 @@ def report_trace(folder: Path, meta: dict) -> None:
                 continue
             ts, call, args, ret = float(m.group(1)), m.group(2).decode(), m.group(3), m.group(4)
             first_seen.setdefault(pid, ts)
-            if call == "execve":
-                exe = args.split(b",", 1)[0]
-                kind[pid] = "bwrap" if exe.endswith(b'bwrap"') else kind.get(pid, "exec")
-                if b"worker.py" in args:
+            if call == "execve":  # (the judge's own, and bwrap's probe of /bin/true, name nothing)
+                if args.split(b",", 1)[0].endswith(b'bwrap"'):
+                    kind[pid] = "bwrap"
+                elif b"worker.py" in args:
                     kind[pid] = "worker"
             if call == "prctl" and b"PR_SET_NAME" in args:
                 kind[pid] = "zygote" if b"se-gym-zygote" in args else "library server" if b"se-gym-libsrv" in args else kind.get(pid, "")
