@@ -236,6 +236,30 @@ def test_plain_http_is_stateless_a_step_names_its_task(server):
     assert _get(server + "/health")["status"] == "healthy"
 
 
+def test_a_stateless_step_ends_its_own_episode_and_not_the_sessions_later_ones():
+    """Issue 43.7: after one step naming its task, every later episode of that session (max_turns=2)
+    reported done after its first answer (the stateless mark was never cleared)."""
+    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
+    from se_gym.integrations._common import Suite
+    from se_gym.integrations.openenv import SEBenchAction, SEBenchEnvironment
+
+    wrong = SEBenchAction(answer="```python\ndef solve(x):\n    return undefined_name\n```")
+    env = SEBenchEnvironment(Suite.get({}), max_turns=2)
+    try:
+        r = env.step(wrong, task_id=TASKS[2].id)  # stateless: a one-answer episode of its own
+        assert r.done is True and r.reward == 0.0 and r.task_id == TASKS[2].id
+        with pytest.raises(Exception, match="reset first"):
+            env.step(wrong)  # that episode ended with its request
+        for index in (1, 3):  # the session's next episodes keep their two turns
+            env.reset(index=index)
+            r = env.step(wrong)
+            assert r.done is False and r.turn == 1 and "attempt 1 of 2" in r.feedback
+            r = env.step(SEBenchAction(answer=_ok(TASKS[index])))
+            assert r.done is True and r.reward == 1.0
+    finally:
+        env.close()
+
+
 # -- the environment the way OpenEnv finds it -------------------------------------------------------
 ENV_DIR = REPO / "sandbox" / "openenv"
 

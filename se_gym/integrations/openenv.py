@@ -156,6 +156,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._messages = self.env.messages_for(self.env.task)
         self._episode_id = episode_id or uuid.uuid4().hex
         self._steps = 0
+        self._stateless = False  # a stateless step's one-answer episode ends with its request, not the session's next ones
         return self._obs(prompt)
 
     async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
@@ -169,7 +170,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
             raise TypeError(f"the action must be a SEBenchAction, got {type(action).__name__}")
         if task_id is not None or index is not None:  # a stateless step (HTTP): a new one-answer episode
             self.reset(task_id=task_id, index=index)
-            self._stateless = True
+            self._stateless = True  # until the next reset
         elif self.env.task is None or self.env._done:
             raise SEBenchRequestError(
                 "no episode in progress: send reset first (one episode at a time per session). Over plain HTTP "
@@ -191,6 +192,8 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
             fb = feedback_text(verdict, info["turn"], self.env.max_turns, self.env.visible_cases)
             self._messages.append({"role": "user", "content": fb})
         # a stateless step's episode ends with the request (its feedback is what a next turn would see)
+        if self._stateless and not done:
+            self.env._done = True  # a later step without a task must reset first, as after any ended episode
         return self._obs(obs, reward=float(reward), done=done or self._stateless, verdict=verdict, feedback=fb)
 
     def step(self, action: SEBenchAction, timeout_s: Optional[float] = None, task_id: Optional[str] = None,
