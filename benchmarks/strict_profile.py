@@ -218,7 +218,7 @@ def report_trace(folder: Path, meta: dict) -> None:
     kind: dict[int, str] = {}
     parent: dict[int, int] = {}
     counts: dict[int, collections.Counter] = {}
-    first_seen: dict[int, float] = {}
+    first_call: dict[int, bytes] = {}
     for f in folder.glob("t.*"):
         pid = int(f.suffix[1:])
         c = counts.setdefault(pid, collections.Counter())
@@ -227,7 +227,7 @@ def report_trace(folder: Path, meta: dict) -> None:
             if not m:
                 continue
             ts, call, args, ret = float(m.group(1)), m.group(2).decode(), m.group(3), m.group(4)
-            first_seen.setdefault(pid, ts)
+            first_call.setdefault(pid, raw.split(b" ", 1)[1])
             if call == "execve":  # (the judge's own, and bwrap's probe of /bin/true, name nothing)
                 if args.split(b",", 1)[0].endswith(b'bwrap"'):
                     kind[pid] = "bwrap"
@@ -241,24 +241,19 @@ def report_trace(folder: Path, meta: dict) -> None:
                     c["forks" if b"CLONE_THREAD" not in args else "threads"] += 1
             if t0 <= ts <= t1:
                 c[call] += 1
-    # the rest by ancestry where it is known: the judge (the first process) and its threads; a bwrap's
-    # own helpers (its children that did not exec).  The workers' children are not in that map (they
-    # live in a PID namespace of their own: fork returns their pid there), so the processes left,
-    # neither named nor exec'd, are the programs
-    first = min(first_seen, key=first_seen.get)
+    # the rest: a program's first traced call is the worker's child set-up (PR_SET_DUMPABLE: the
+    # workers' children live in a PID namespace of their own, so fork's return value does not name
+    # them here); a bwrap's helpers are its children that did not exec; the others are the judge's
+    # threads (its own, its pool's)
     for pid in counts:
         if pid in kind:
             continue
-        chain, p = [pid], parent.get(pid)
-        while p is not None and p not in kind and p != first:
-            chain.append(p)
-            p = parent.get(p)
-        if pid == first or p == first:
-            kind[pid] = "judge"
-        elif p is not None and kind.get(p) == "bwrap":
+        if first_call.get(pid, b"").startswith(b"prctl(PR_SET_DUMPABLE"):
+            kind[pid] = "answer"
+        elif kind.get(parent.get(pid, -1)) == "bwrap":
             kind[pid] = "bwrap"
         else:
-            kind[pid] = "answer"
+            kind[pid] = "judge"
     by = collections.defaultdict(collections.Counter)
     procs = collections.Counter()
     for pid, c in counts.items():
