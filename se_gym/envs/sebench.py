@@ -320,6 +320,9 @@ class SEBenchEnv(gym.Env[str, str]):
         if seed is not None:
             self._order = None
         self._task = self.tasks[self._pick(options)]
+        start = getattr(self.judge, "start", None) if self._owns_judge else None
+        if start is not None:
+            start()  # its workers start while the answer is written (local, docker; once; else nothing)
         self._turn = 0
         self._done = False
         self._last_obs = self.prompt_for(self._task)

@@ -176,13 +176,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Judge(library, profile=cfg.profile, sandbox=cfg.sandbox, reward=cfg.reward, workers=cfg.workers, http_url=cfg.http_url,
                    ray_address=cfg.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
-            if todo:  # say which isolation judges these answers before the first verdict
-                from se_gym.sandbox.base import isolation_line
-
-                print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
+            if todo:
+                judge.start()  # the workers start while the first batch is prepared
             for start in range(0, len(todo), cfg.batch_size):
                 batch = todo[start : start + cfg.batch_size]
                 verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
+                if not start:  # say which isolation judged these answers before the first verdict is written
+                    from se_gym.sandbox.base import isolation_line
+
+                    print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
                 f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
                 f.flush()
                 os.fsync(f.fileno())

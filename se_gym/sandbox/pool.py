@@ -217,8 +217,16 @@ class WorkerPool(Sandbox):
 
     backend = "pool"
 
-    def __init__(self, workers: int, start_timeout: float = 60.0):
+    def __init__(self, workers: int, start_timeout: float = 60.0, ready: str = "all"):
+        if ready not in ("all", "first"):
+            raise ValueError(f"ready must be 'all' or 'first', got {ready!r}")
         super().__init__()
+        # "first": the constructor returns once one worker is up (the others come up in their own
+        # threads and take jobs from then on): a first program need not wait for the slowest boot
+        self._ready = ready
+        self._up = False  # a worker has come up: a later boot failure is that slot's alone
+        self._up_cond = threading.Condition()
+        self._booted: list[threading.Event] = []
         self.name = self.backend
         self._n = max(1, int(workers))
         self._start_timeout = start_timeout
@@ -246,6 +254,7 @@ class WorkerPool(Sandbox):
         ``bwrap --die-with-parent`` is killed when the *thread* that started it ends."""
         booted = [threading.Event() for _ in range(self._n)]
         launched = [threading.Event() for _ in range(self._n)]
+        self._booted = booted
         errors: list[BaseException | None] = [None] * self._n
         for slot in range(self._n):
             t = threading.Thread(target=self._serve, args=(slot, booted[slot], errors, launched[slot]),
@@ -257,6 +266,12 @@ class WorkerPool(Sandbox):
             for event in launched:
                 event.wait()
             callback()
+        if self._ready == "first":
+            with self._up_cond:
+                # until one worker is up, or every boot has ended (each failed)
+                self._up_cond.wait_for(lambda: self._up or all(e.is_set() for e in booted))
+                if self._up:
+                    return
         for event in booted:
             event.wait()
         failed = [exc for exc in errors if exc is not None]
@@ -307,15 +322,28 @@ class WorkerPool(Sandbox):
         its programs are short) are sent ahead, so that the worker starts the next program as soon
         as it has answered one instead of waiting for our round trip (its replies come back in
         order)."""
+        failed = False
         try:
             self._boot(slot, launched)
         except BaseException as exc:  # raised by _start, with the cause
             errors[slot] = exc
-            return
+            failed = True
         finally:
             if launched is not None:
                 launched.set()
             booted.set()
+            with self._up_cond:
+                self._up = self._up or not failed
+                self._up_cond.notify_all()
+        if failed:
+            if self._ready != "first":
+                return
+            with self._up_cond:  # is another worker up (the pool serves), or did every boot fail?
+                self._up_cond.wait_for(lambda: self._up or self._closed or all(e.is_set() for e in self._booted))
+                if not self._up or self._closed:
+                    return
+            # the pool serves: this slot starts a worker when it next has a job (as after a death)
+            self._boot_error = str(errors[slot])
         sent: deque[_Job] = deque()
         held: _Job | None = None  # a big job waiting for the worker to be idle
         stopping = False
@@ -513,6 +541,8 @@ class WorkerPool(Sandbox):
     def _close(self) -> None:
         # close() has set _closed: from here on the serving threads answer what they take "sandbox
         # closed" and start no worker (one starting now is killed here, or by _boot)
+        with self._up_cond:  # (a slot whose boot failed may wait there to hear whether the pool serves)
+            self._up_cond.notify_all()
         with self._lock:
             workers = [t for t in self._workers + self._starting if t is not None]
             self._workers[:] = [None] * self._n
