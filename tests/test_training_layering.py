@@ -17,7 +17,7 @@ ROOT = Path(se_gym.__file__).resolve().parent
 
 # rank of each top-level part of se_gym; equal ranks may import each other
 RANK = {
-    "errors": 0, "storage": 0, "jsonl": 0, "accuracy": 0, "choices": 0, "progress": 0, "_deps": 0, "trajectories": 0,
+    "errors": 0, "_version": 0, "storage": 0, "jsonl": 0, "accuracy": 0, "choices": 0, "progress": 0, "_deps": 0, "trajectories": 0,
     "metrics_log": 0, "prometheus": 0, "registry": 0, "configs": 0, "retrieval": 0, "logs": 0,
     "library": 1,
     "sandbox": 2,

@@ -81,7 +81,7 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 def code_identity(spec: str) -> dict:
     """What ran as the agent ``spec``: the class and a SHA-256 of its source file (a service: its URL)."""
-    from .. import __version__
+    from .._version import __version__
     from .agents import agent_class
 
     if spec.startswith(("http:", "https:")):

@@ -45,9 +45,7 @@ def package_runtime_env() -> dict:
     actors then die on import.  Ray uploads the package once (content-hashed) and puts it first on
     the workers' path, so they run exactly the driver's code; their interpreter still supplies the
     dependencies (torch, transformers)."""
-    import se_gym
-
-    return {"py_modules": [str(Path(se_gym.__file__).resolve().parent)], "excludes": ["__pycache__", "*.pyc"]}
+    return {"py_modules": [str(Path(__file__).resolve().parents[1])], "excludes": ["__pycache__", "*.pyc"]}
 
 
 def connect(address: str | None = None, **kwargs: Any) -> bool:

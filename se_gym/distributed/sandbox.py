@@ -86,10 +86,10 @@ def node_identity(library: Any = None, profile: str = "sebench") -> dict[str, st
     content and profile, NumPy, and Python (answers' code objects are marshalled)."""
     import numpy
 
-    import se_gym
+    from .._version import __version__
 
     code = _tree_hash(Path(__file__).resolve().parents[1] / "sandbox")
-    ident = {"se-gym": f"{se_gym.__version__} (sandbox code {code})", "numpy": numpy.__version__,
+    ident = {"se-gym": f"{__version__} (sandbox code {code})", "numpy": numpy.__version__,
              "python": "%d.%d" % sys.version_info[:2]}
     lib = _library(library)
     if lib is not None:

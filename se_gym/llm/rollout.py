@@ -415,7 +415,7 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     """
     from dataclasses import asdict
 
-    from .. import __version__
+    from .._version import __version__
     from ..storage import ConfigMismatch, config_diff, write_json_atomic
 
     meta = out.with_name(out.name + ".run.json")
