@@ -49,9 +49,17 @@ def package_runtime_env() -> dict:
 
 
 def connect(address: str | None = None, **kwargs: Any) -> bool:
-    """Join the Ray cluster at ``address`` (``"auto"``, ``HOST:PORT``) or start a local one;
-    returns whether this call initialised Ray (then the caller should ``ray.shutdown()`` it).
-    Joining a cluster ships this se_gym to its workers (:func:`package_runtime_env`)."""
+    """Join the Ray cluster at ``address`` (``"auto"``, ``HOST:PORT``) or start a local one.
+
+    Joining a cluster ships this se_gym to its workers (:func:`package_runtime_env`).
+
+    Args:
+        address: the cluster (None: start a local one).
+        kwargs: more ``ray.init`` options.
+
+    Returns:
+        Whether this call initialised Ray (then the caller should ``ray.shutdown()`` it).
+    """
     ray = ray_module()
     if ray.is_initialized():
         return False
