@@ -8,7 +8,8 @@ those names resolve to (following ``from .x import name`` to the module that def
 public methods and properties of those classes.  A function or method that takes arguments (besides
 ``self`` / ``cls``) *says what they are* when its docstring has an ``Args:`` section; a class whose
 constructor takes arguments does so in its own docstring (``Args:``, or ``Attributes:`` as Google
-style has it for a dataclass's fields) or its ``__init__``'s.  A dataclass's fields are its arguments.
+style has it for a dataclass's fields) or its ``__init__``'s.  A dataclass's fields are its arguments;
+a config dataclass whose every field carries its help (``metadata={"help": ...}``) says what they are.
 
 The *whole package* line counts every function and method whose name is not private, wherever it
 is, the way issue 48 counted them (33% of public methods and 26% of public functions without a
@@ -91,8 +92,11 @@ def _class_items(module: str, cls: ast.ClassDef, rel: str) -> list[Item]:
     fields = [n for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
               and "ClassVar" not in ast.unparse(n.annotation)] if _is_dataclass(cls) else []
     needs = (init is not None and _takes_arguments(init, True)) or bool(fields)
+    # a config dataclass whose every field carries its help (``field(metadata={"help": ...})``, what the
+    # CLIs print for --help) says what each is there
+    helped = bool(fields) and all(n.value is not None and "help" in ast.unparse(n.value) for n in fields)
     # a class may say what its constructor takes as Google style does for a dataclass's fields too
-    says = _has_args(doc, (SECTION, "Attributes:")) or (init is not None and _has_args(ast.get_docstring(init)))
+    says = helped or _has_args(doc, (SECTION, "Attributes:")) or (init is not None and _has_args(ast.get_docstring(init)))
     items = [Item(f"{module}:{cls.name}", "class", rel, cls.lineno, bool(doc), needs, says)]
     for node in cls.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name.startswith("_"):
