@@ -222,13 +222,14 @@ def summary(items: list[Item]) -> dict[str, str]:
         items: what :func:`public_api` or :func:`whole_package` returned.
 
     Returns:
-        ``{"functions": ..., "methods": ..., "classes": ..., "args": ...}`` as printable text.
+        ``{"functions": ..., "methods": ..., "properties": ..., "classes": ..., "args": ..., "documented": ...}``
+        as printable text.
     """
     out = {}
-    for kind in ("function", "method", "property", "class"):
+    for kind, plural in (("function", "functions"), ("method", "methods"), ("property", "properties"), ("class", "classes")):
         mine = [i for i in items if i.kind == kind]
         if mine:
-            out[kind + "s"] = f"{_share(sum(not i.documented for i in mine), len(mine))} without a docstring"
+            out[plural] = f"{_share(sum(not i.documented for i in mine), len(mine))} without a docstring"
     needing = [i for i in items if i.needs_args and i.documented]
     out["args"] = f"{_share(sum(i.says_args for i in needing), len(needing))} of the documented ones taking arguments have Args:"
     documented = [i for i in items if i.documented and i.kind in ("function", "method")]
