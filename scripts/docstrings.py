@@ -24,7 +24,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "se_gym"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from house import ROOT, _modules  # noqa: E402  (one reading of the package's files: scripts/house.py's)
+
 SECTION = "Args:"
 
 
@@ -54,16 +56,6 @@ class Item:
     def complete(self) -> bool:
         """Documented, and its arguments said where it takes any."""
         return self.documented and (self.says_args or not self.needs_args)
-
-
-def _modules(root: Path) -> dict[str, Path]:
-    out = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = list(path.relative_to(root.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
 
 
 def _takes_arguments(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> bool:
