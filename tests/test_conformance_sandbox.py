@@ -150,6 +150,20 @@ def test_a_box_that_loses_the_channel_is_caught():
     assert dict(err.report.failed)["judge: reference"].startswith("a right answer was judged sandbox_error")
 
 
+def test_a_backend_without_fd_3_that_keeps_has_channel_at_its_default_is_caught():
+    # the case issue 48 names: a new backend forgets to say it has no result channel
+    sys.path.insert(0, str(REPO / "tests" / "plugins"))
+    from subprocess_sandbox import SubprocessSandbox
+
+    class Forgetful(SubprocessSandbox):
+        has_channel = Sandbox.has_channel  # the contract's default (True); no fd 3 reaches the program
+
+    report = check_sandbox(Forgetful, raises=False)
+    failed = dict(report.failed)
+    assert report.failed[0][0] == "channel" and "a program writing to fd 3 ran with status error" in failed["channel"]
+    assert failed["judge: reference"].startswith("a right answer was judged sandbox_error")  # every right answer: unscored
+
+
 def test_a_box_that_scores_its_own_failure_as_a_wrong_answer_is_caught():
     err = _failure(BlamesTheAnswer)
     assert err.check == "infrastructure" and [n for n, _ in err.report.failed] == ["infrastructure"]
