@@ -5,9 +5,8 @@ and Gymnasium.  torch, vLLM and Ray are imported by the parts that use them.  Th
 neither NumPy nor Gymnasium (``se-gym judge`` starts on what the judge needs): the environment is
 registered by name (see :mod:`se_gym.envs`) and the public names below load on first use.
 """
-__version__ = "0.1.0"
-
 from . import envs  # noqa: E402,F401  (registers SEBench-v0)
+from ._version import __version__  # noqa: F401  (one place: pyproject.toml reads it there)
 from .errors import SEGymError  # noqa: E402,F401  (the base of every error se-gym raises on purpose)
 
 _LIBRARY_NAMES = ("Library", "LibraryError", "mint", "official")  # from se_gym.library, on first use

@@ -37,7 +37,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; ``only``: the one subcommand whose module is imported and configured (the
     others are listed with their help, not loaded: ``se-gym judge`` starts on the judge alone)."""
     parser = argparse.ArgumentParser(prog="se-gym", description="se-gym: a gym for knowledge internalization (SE-Bench).")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"se-gym {__version__}")
     # dests of their own: subcommands have --quiet/--verbose flags of their own (progress bar, requests)

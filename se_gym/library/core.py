@@ -109,8 +109,14 @@ def _without_from_numpy(code: str, package: str, mapping: Mapping[str, str]) -> 
 class Library:
     """An obfuscated library: which name stands for which NumPy function.
 
-    ``names`` maps a catalogue key (``"abs"``, ``"linalg.norm"``) to the library's identifier
-    (``"falekef"``); linalg entries live in the submodule ``linalg``.
+    Attributes:
+        package: the package's name (``zwc``).
+        linalg: the linalg submodule's name.
+        array_type: the array class's name (``ZWCArray``).
+        names: catalogue key (``"abs"``, ``"linalg.norm"``) -> the library's identifier (``"falekef"``);
+            linalg entries live in the submodule ``linalg``.
+        source: where it comes from (``seed:0`` or ``official:<path>``).
+        official_docs: the official rewritten docs, key -> text (official libraries only).
     """
 
     package: str
@@ -126,6 +132,7 @@ class Library:
     # -- identity -------------------------------------------------------------------------
     @functools.cached_property
     def fingerprint(self) -> str:  # every env step's info names the library: compute once
+        """A short hash of the names (every env step's info names the library)."""
         blob = json.dumps([self.package, self.linalg, self.array_type, sorted(self.names.items())])
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
@@ -138,7 +145,11 @@ class Library:
 
     # -- names ----------------------------------------------------------------------------
     def qualified(self, key: str) -> str:
-        """``"abs"`` -> ``"zwc.falekef"``; ``"linalg.norm"`` -> ``"zwc.rfx.girayik"``."""
+        """``"abs"`` -> ``"zwc.falekef"``; ``"linalg.norm"`` -> ``"zwc.rfx.girayik"``.
+
+        Args:
+            key: the catalogue key.
+        """
         e = entry(key)
         mid = f".{self.linalg}" if e.in_linalg else ""
         return f"{self.package}{mid}.{self.names[e.key]}"
@@ -152,7 +163,14 @@ class Library:
         return {entry(k).numpy_path: self.qualified(k) for k in self.names}
 
     def key_of(self, qualified_or_name: str) -> str:
-        """Inverse of :meth:`qualified` (accepts ``zwc.rfx.x``, ``rfx.x`` or a bare name)."""
+        """Inverse of :meth:`qualified` (accepts ``zwc.rfx.x``, ``rfx.x`` or a bare name).
+
+        Args:
+            qualified_or_name: the library's name for a function.
+
+        Raises:
+            KeyError: not a name of this library.
+        """
         name = qualified_or_name.rsplit(".", 1)[-1]
         for k, v in self.names.items():
             if v == name:
@@ -186,7 +204,11 @@ class Library:
 
     # -- docs -----------------------------------------------------------------------------
     def doc(self, key: str) -> str:
-        """The doc a model sees for one function (official text, or rewritten from NumPy's)."""
+        """The doc a model sees for one function (official text, or rewritten from NumPy's).
+
+        Args:
+            key: the catalogue key.
+        """
         from .docs import rewrite_numpy_doc
 
         e = entry(key)
@@ -212,15 +234,25 @@ class Library:
 
         ``out_dir`` must be absent, empty, or hold this same library (then it is rewritten).
         The package appears atomically: it is built in a temporary folder and renamed.
+
+        Args:
+            out_dir: the folder.
+            profile: ``sebench`` or ``strict``.
+            with_docs: give the functions their docstrings.
         """
         return write_package(self, Path(out_dir), profile, with_docs=with_docs)
 
     def materialize(self, profile: str = "sebench", docs: bool = True) -> Path:
         """Write the library once into the cache and return the folder to put on ``sys.path``.
-        ``docs=False``: functions without docstrings (the sandbox's copy, see ``se_gym.judge``)."""
+
+        Args:
+            profile: ``sebench`` or ``strict`` (the strict library refuses the ways around it).
+            docs: give the functions their docstrings (False: the sandbox's copy, see ``se_gym.judge``).
+        """
         return cached_package(self, profile, docs)
 
     def to_json(self) -> dict:
+        """The library as JSON data (its id, names, source): what travels to other processes and nodes."""
         return {
             "id": self.id,
             "package": self.package,
@@ -245,9 +277,13 @@ def mint(
 ) -> Library:
     """A fresh library from ``seed``: every catalogue function gets a new pronounceable name.
 
-    ``package=None`` and ``linalg=None`` mint those names from the seed too; ``array_type``
-    defaults to ``<PACKAGE>Array`` (``ZWCArray`` for ``zwc``).  Deterministic across machines
-    and Python versions.
+    Deterministic across machines and Python versions.
+
+    Args:
+        seed: the seed.
+        package: the package's name (None: minted from the seed too).
+        linalg: the linalg submodule's name (None: minted from the seed).
+        array_type: the array class's name (None: ``<PACKAGE>Array``, ``ZWCArray`` for ``zwc``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise LibraryError(f"seed must be a non-negative int, got {type(seed).__name__} {seed!r}")
@@ -280,7 +316,11 @@ def mint(
 
 
 def official(path: str | os.PathLike) -> Library:
-    """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``)."""
+    """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``).
+
+    Args:
+        path: the ``api_doc.jsonl`` file.
+    """
     from ..jsonl import iter_jsonl
 
     path = Path(path)
@@ -325,7 +365,14 @@ def official(path: str | os.PathLike) -> Library:
 
 
 def from_spec(spec: str | Library | int | None) -> Library:
-    """Resolve ``"seed:N"``, ``"official:PATH"``, an int seed, or a Library (None: seed 0)."""
+    """Resolve ``"seed:N"``, ``"official:PATH"``, an int seed, or a Library (None: seed 0).
+
+    Args:
+        spec: the library as given.
+
+    Raises:
+        LibraryError: none of those.
+    """
     if isinstance(spec, Library):
         return spec
     if spec is None:

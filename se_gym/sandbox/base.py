@@ -34,14 +34,15 @@ class ExecStatus(str, enum.Enum):
 class Limits:
     """Per-program limits.  The defaults follow the official judge (3 s) with room for NumPy.
 
-    - ``wall_s``: wall-clock seconds before the program and its process group are killed.
-    - ``cpu_s``: CPU seconds (RLIMIT_CPU, rounded up to whole seconds by the kernel).
-    - ``memory_mb``: memory the program may allocate on top of the preloaded interpreter
-      (address-space limit locally; the container's memory limit for docker).
-    - ``processes``: extra processes (or threads) the program may start: fork-bomb protection.
-    - ``open_files``: file descriptors (RLIMIT_NOFILE).
-    - ``file_size_mb``: largest file the program may write (RLIMIT_FSIZE).
-    - ``output_bytes``: cap on stdout + stderr + channel together; past it the program is killed.
+    Attributes:
+        wall_s: wall-clock seconds before the program and its process group are killed.
+        cpu_s: CPU seconds (RLIMIT_CPU, rounded up to whole seconds by the kernel).
+        memory_mb: memory the program may allocate on top of the preloaded interpreter
+            (address-space limit locally; the container's memory limit for docker).
+        processes: extra processes (or threads) the program may start: fork-bomb protection.
+        open_files: file descriptors (RLIMIT_NOFILE).
+        file_size_mb: largest file the program may write (RLIMIT_FSIZE).
+        output_bytes: cap on stdout + stderr + channel together; past it the program is killed.
     """
 
     wall_s: float = 3.0
@@ -63,11 +64,19 @@ class Limits:
             raise ValueError(f"Limits.open_files must be at least 8, got {self.open_files}")
 
     def to_json(self) -> dict[str, Any]:
+        """Every limit, as a dict."""
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> "Limits":
-        """Limits from a (partial) dict; unknown keys are an error, not silently dropped."""
+        """Limits from a (partial) dict; unknown keys are an error, not silently dropped.
+
+        Args:
+            data: the limits given (None: the defaults).
+
+        Raises:
+            ValueError: an unknown limit, or a value that is not a positive number.
+        """
         data = dict(data or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
@@ -78,7 +87,23 @@ class Limits:
 
 @dataclass(frozen=True)
 class ExecResult:
-    """The outcome of one program."""
+    """The outcome of one program.
+
+    Attributes:
+        status: what happened to its process (:class:`ExecStatus`).
+        exit_code: None when killed by a signal or never run (or the backend reports none).
+        signal: the signal that ended it, if any.
+        stdout: what it printed.
+        stderr: its error output.
+        channel: what it wrote to fd 3; None if the backend has no channel.
+        wall_s: its wall time.
+        cpu_s: its CPU time, where known.
+        truncated: output was cut at the cap.
+        backend: the backend's name.
+        worker: which worker ran it (for debugging flaky infrastructure).
+        detail: why: the cause of a ``sandbox_error``, which limit, ...
+        server_cpu_s: CPU of the program's library server (strict, issue 31), where it had one.
+    """
 
     status: ExecStatus
     exit_code: int | None  # None when killed by a signal or never run
@@ -99,6 +124,7 @@ class ExecResult:
         return self.status is ExecStatus.OK
 
     def to_json(self) -> dict[str, Any]:
+        """Every field, JSON-ready (the channel in base64)."""
         import base64
 
         d = asdict(self)
@@ -108,6 +134,11 @@ class ExecResult:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "ExecResult":
+        """The result :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+        """
         import base64
 
         d = dict(d)
@@ -149,9 +180,22 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     def run(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
-        """Run every program (concurrently where the backend can), results in input order."""
+        """Run every program (concurrently where the backend can), results in input order.
+
+        Misbehaviour is a status, never an exception; only the infrastructure failing is ``sandbox_error``.
+
+        Args:
+            programs: Python sources, each run as ``__main__``.
+            limits: their limits (None: the defaults).
+        """
 
     async def run_async(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        """:meth:`run` in an executor thread, for asyncio callers.
+
+        Args:
+            programs: Python sources.
+            limits: their limits (None: the defaults).
+        """
         import asyncio  # (here: it costs ~35 ms to import, and synchronous users never need it)
 
         loop = asyncio.get_running_loop()
@@ -181,6 +225,7 @@ class Sandbox(abc.ABC):
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
         return self._closed
 
     def __enter__(self) -> "Sandbox":

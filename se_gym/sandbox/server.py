@@ -56,7 +56,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if self.path.rstrip("/") in ("/health", ""):
-            from .. import __version__
+            from .._version import __version__
 
             self._send(200, {"ok": True, "server": "se-gym", "version": __version__, "library": self.server.library,
                              "isolation": self.server.sandbox.isolation()})

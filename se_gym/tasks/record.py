@@ -21,7 +21,14 @@ class TaskError(SEGymError, ValueError):
 
 
 def as_test_case(obj: Any) -> TestCase:
-    """A TestCase from a TestCase, an ``{"input", "output"}`` mapping or an ``(input, output)`` pair."""
+    """A TestCase from a TestCase, an ``{"input", "output"}`` mapping or an ``(input, output)`` pair.
+
+    Args:
+        obj: the case.
+
+    Raises:
+        TaskError: not one of those, or its input or output not text.
+    """
     if isinstance(obj, TestCase):
         return obj
     if isinstance(obj, Mapping):
@@ -55,8 +62,20 @@ def _thaw(value: Any) -> Any:
 class Task:
     """One coding question: a story, a signature to complete, and tests.
 
-    ``functions`` are catalogue keys (``"abs"``, ``"linalg.norm"``); ``reference_solution`` is
-    NumPy code and ``library_solution`` the same program written against the task's library.
+    Attributes:
+        id: unique within its suite.
+        split: the split it belongs to.
+        source: where it comes from (``builtin:seed=0``, ``sebench``).
+        query: the question.
+        function_name: the signature to complete (``def solve(x1, x2):``).
+        test_cases: the tests.
+        example: the test shown in the prompt.
+        functions: catalogue keys of the functions it needs (``"abs"``, ``"linalg.norm"``).
+        reference_solution: NumPy code that answers it.
+        library_solution: the same program written against the task's library.
+        difficulty: ``easy``, ``medium`` or ``hard``.
+        metadata: anything else (frozen).
+        version: the data's version tag.
     """
 
     id: str
@@ -99,6 +118,7 @@ class Task:
 
     @property
     def expected(self) -> tuple[str, ...]:
+        """The expected printed outputs, one per test case."""
         return tuple(t.output for t in self.test_cases)
 
     def to_json(self) -> dict[str, Any]:
@@ -121,6 +141,11 @@ class Task:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Task":
+        """The task :meth:`to_json` wrote (a ``hash`` field is ignored).
+
+        Args:
+            data: the dict.
+        """
         fields = dict(data)
         fields.pop("hash", None)
         return cls(**fields)
@@ -166,10 +191,18 @@ class Task:
         version: str = "",
         library: Any = None,
     ) -> "Task":
-        """A Task from an official row (raises TaskError naming the bad field).
+        """A Task from an official row.
 
-        ``library`` (a se_gym Library), when given, fills ``library_solution`` by translating
-        the NumPy reference.
+        Args:
+            row: the official row.
+            split: its split.
+            index: its place in the file (the id of a row without one).
+            source: where it comes from (``sebench``, ``builtin:seed=N``).
+            version: the data's version tag.
+            library: fills ``library_solution`` by translating the NumPy reference (None: left empty).
+
+        Raises:
+            TaskError: naming the bad field.
         """
         return parse_row(row, split=split, index=index, source=source, version=version, library=library)
 
@@ -203,7 +236,20 @@ def parse_row(
     library: Any = None,
     where: str | None = None,
 ) -> Task:
-    """One official row -> Task; raises TaskError naming ``where`` (file:line) and the field."""
+    """One official row -> Task.
+
+    Args:
+        row: the official row.
+        split: its split.
+        index: its place in the file (the id of a row without one).
+        source: where it comes from (``sebench``, ``builtin:seed=N``).
+        version: the data's version tag.
+        library: fills ``library_solution`` by translating the NumPy reference (None: left empty).
+        where: the row's place (file:line) for error messages.
+
+    Raises:
+        TaskError: naming ``where`` and the field.
+    """
     where = where or f"{split} row {index}"
     if not isinstance(row, Mapping):
         raise TaskError(f"{where}: expected a JSON object, got {type(row).__name__}")
