@@ -181,8 +181,16 @@ class Library:
         """Mechanical translation of NumPy code to this library (``np.X`` -> library name).
 
         NumPy's constants become their values (the library has functions only), a name imported
-        with ``from numpy[.linalg] import`` becomes the library's qualified name, and ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
-        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists."""
+        with ``from numpy[.linalg] import`` becomes the library's qualified name, and
+        ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
+        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists.
+
+        Args:
+            numpy_code: Python source written with NumPy (``import numpy as np``).
+
+        Returns:
+            The same program written with this library.
+        """
         mapping = self._numpy_mapping
 
         def sub(m: re.Match) -> str:
@@ -226,6 +234,7 @@ class Library:
         return {}
 
     def docs(self) -> dict[str, str]:
+        """Catalogue key -> the doc a model sees, for every function of the library."""
         return {k: self.doc(k) for k in self.names}
 
     # -- writing --------------------------------------------------------------------------

@@ -17,7 +17,15 @@ __all__ = ["CHECKS", "RUN_CHECKS", "SEVERITY", "SCHEMA", "SCHEMA_VERSION", "Resu
 
 
 def validate(config: ValidateConfig) -> dict:
-    """Run every check of ``config`` and return the report (written to ``config.out`` too)."""
+    """Run every check of ``config`` and return the report (written to ``config.out`` too).
+
+    Args:
+        config: the suites and how to check them (the options of ``se-gym validate``).
+
+    Returns:
+        The report (schema ``se-gym/validate-report`` version 1, docs/validate.md); its
+        ``summary["exit_status"]`` is 1 when a defect has severity ``error``.
+    """
     from .run import validate as run
 
     return run(config)

@@ -38,11 +38,20 @@ POLICY_VERSION = 1
 
 @dataclass(frozen=True)
 class Result:
-    result: str  # pass | fail | not_run
-    severity: str | None = None  # error | warning | info (None for a pass)
+    """What one check found about one task (or about the run).
+
+    Attributes:
+        result: ``pass``, ``fail`` or ``not_run``.
+        severity: ``error``, ``warning`` or ``info`` (None for a pass): from :data:`SEVERITY`.
+        detail: one line: what failed, or why it did not run.
+    """
+
+    result: str
+    severity: str | None = None
     detail: str = ""
 
     def to_json(self) -> dict[str, Any]:
+        """The report's form: ``{"result"}``, with ``"severity"`` and ``"detail"`` when they are set."""
         out: dict[str, Any] = {"result": self.result}
         if self.severity:
             out["severity"] = self.severity
@@ -52,6 +61,11 @@ class Result:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Result":
+        """The inverse of :meth:`to_json`.
+
+        Args:
+            d: a check's record from a report.
+        """
         return cls(d["result"], d.get("severity"), d.get("detail", ""))
 
 

@@ -323,7 +323,7 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
             shutdown()
     tasks = [rec for p in parts for rec in p["tasks"]]
     run_checks += [rec for p in parts for rec in p["run_checks"]]
-    from .. import __version__
+    from .._version import __version__
 
     rep = {
         "schema": report.SCHEMA, "schema_version": report.SCHEMA_VERSION, "se_gym": __version__,

@@ -193,7 +193,18 @@ def _draft(split: str, seed: int, index: int, library: Any, keys: Sequence[str],
 
 def redraw(task: Task, library: Any = None) -> Task:
     """Draw a built-in task again from what it records (seed, split, index, attempt), from scratch:
-    the same bytes in every process when generation is deterministic (``se-gym validate`` compares)."""
+    the same bytes in every process when generation is deterministic (``se-gym validate`` compares).
+
+    Args:
+        task: a task of the default built-in suite (``builtin/sSEED/SPLIT/INDEX``, ``metadata["attempt"]``).
+        library: the library to write its solution for (a Library or spec; None: ``mint(SEED)``).
+
+    Returns:
+        The task as the generator draws it now.
+
+    Raises:
+        TaskError: ``task`` is not a built-in task.
+    """
     import re
 
     from ...library import from_spec
