@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
     "doctor": ("se_gym.doctor", "check what this machine's setup can do, and how to fix what it cannot"),
     "bench": ("se_gym.bench.cli", "benchmark memory-augmented and learning agents under the SE-Bench protocol (and: bench report)"),
+    "validate": ("se_gym.validate.cli", "check every task of a suite (oracle, floor, library dependence, determinism, leakage, containment): one report"),
     "selfplay": ("se_gym.selfplay.cli", "self-play: the model proposes its own tasks, solves them and internalizes the library (resumable; --ray-address for a cluster)"),
 }
 

@@ -23,8 +23,6 @@ ALLOWED = {
     "se_gym/agents/learners.py:PolicyAgent.act_records": "w4-sampler adds token_lengths() beside it",
     "se_gym/agents/learners.py:PolicyAgent.save": "w4-sampler adds token_lengths() beside it",
     "se_gym/agents/runner.py:Runner.train": "w4-sampler adds sampler= and rewrites its docstring",
-    "se_gym/library/core.py:Library.docs": "w4-validate changes Library.doc above it",
-    "se_gym/library/core.py:Library.translate": "w4-validate rewrites translate()",
     "se_gym/llm/rollout.py:RolloutConfig.sampling_params": "w4-sampler changes RolloutConfig beside it",
     "se_gym/llm/rollout.py:rollout": "w4-sampler changes rollout()",
     "se_gym/judge/types.py:Verdict.passed": "w4-rmerge adds Verdict.dependence beside it",

@@ -24,7 +24,7 @@ RANK = {
     "judge": 3,
     "tasks": 4,
     "distributed": 5,
-    "envs": 6, "llm": 6, "integrations": 6,
+    "envs": 6, "llm": 6, "integrations": 6, "validate": 6,
     "training": 7,
     "agents": 8,
     "selfplay": 9, "experience": 9,

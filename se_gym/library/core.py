@@ -4,18 +4,105 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from . import naming
 from .catalogue import KEYS, entry
 
 # the writer is the lower module (it never imports this one): the record calls down into it
 from .writer import LibraryError, cached_package, write_package
+
+# NumPy's constants, as the values a translation writes in their place
+_CONSTANTS = {"pi": repr(math.pi), "e": repr(math.e), "inf": 'float("inf")', "nan": 'float("nan")', "newaxis": "None",
+              "euler_gamma": "0.5772156649015329"}
+
+
+# what a translation calls in place of NumPy's ``X.tolist()``: nested lists of Python numbers,
+# read back from each element's print (the library's scalars print as NumPy's do)
+TOLIST = """
+
+def _se_gym_tolist(value):
+    if isinstance(value, (bool, int, float, complex, str)):
+        return value
+    try:
+        items = list(value)
+    except TypeError:
+        text = str(value)
+        if text in ("True", "False"):
+            return text == "True"
+        for cast in (int, float, complex):
+            try:
+                return cast(text)
+            except ValueError:
+                pass
+        return value
+    return [_se_gym_tolist(v) for v in items]
+"""
+
+
+def _without_tolist(code: str) -> str:
+    """``X.tolist()`` -> ``_se_gym_tolist(X)`` (and the function appended); code that does not parse
+    is returned as it is."""
+    import ast
+
+    class Calls(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
+                return ast.Call(ast.Name("_se_gym_tolist", ast.Load()), [f.value], [])
+            return node
+
+    try:
+        tree = Calls().visit(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + TOLIST
+
+
+def _without_from_numpy(code: str, package: str, mapping: Mapping[str, str]) -> str:
+    """``from numpy[.linalg] import f [as g]``: the import dropped and each use of the name written
+    as the library's qualified name (the official gate counts only calls through ``import PKG`` or
+    ``from PKG import f``); names the library does not have keep their import."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in ("numpy", "numpy.linalg"):
+            prefix = "np." if node.module == "numpy" else "np.linalg."
+            kept = []
+            for a in node.names:
+                if prefix + a.name in mapping:
+                    names[a.asname or a.name] = mapping[prefix + a.name]
+                else:
+                    kept.append(a)
+            node.names = kept
+    if not names:
+        return code
+
+    class Uses(ast.NodeTransformer):
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
+            return node if node.names else None
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in names:
+                return ast.copy_location(ast.parse(names[node.id], mode="eval").body, node)
+            return node
+
+    tree = Uses().visit(tree)
+    if not any(isinstance(n, ast.Import) and any(a.name == package and not a.asname for a in n.names) for n in tree.body):
+        tree.body.insert(0, ast.Import(names=[ast.alias(name=package)]))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 @dataclass(frozen=True)
@@ -91,7 +178,19 @@ class Library:
         raise KeyError(f"{qualified_or_name!r} is not a name of library {self.id}")
 
     def translate(self, numpy_code: str) -> str:
-        """Mechanical translation of NumPy code to this library (``np.X`` -> library name)."""
+        """Mechanical translation of NumPy code to this library (``np.X`` -> library name).
+
+        NumPy's constants become their values (the library has functions only), a name imported
+        with ``from numpy[.linalg] import`` becomes the library's qualified name, and
+        ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
+        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists.
+
+        Args:
+            numpy_code: Python source written with NumPy (``import numpy as np``).
+
+        Returns:
+            The same program written with this library.
+        """
         mapping = self._numpy_mapping
 
         def sub(m: re.Match) -> str:
@@ -100,11 +199,16 @@ class Library:
                 return mapping[path]
             if m.group(2) == "ndarray":
                 return f"{self.package}.{self.array_type}"
+            if m.group(2) in _CONSTANTS:
+                return _CONSTANTS[m.group(2)]
             return m.group(0)
 
         code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)
         code = re.sub(r"\bimport\s+numpy\b(?!\.)", f"import {self.package}", code)
-        return re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        code = re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        if re.search(r"^\s*from\s+numpy(\.linalg)?\s+import\b", code, re.M):
+            code = _without_from_numpy(code, self.package, mapping)
+        return _without_tolist(code) if ".tolist(" in code else code
 
     # -- docs -----------------------------------------------------------------------------
     def doc(self, key: str) -> str:
@@ -118,9 +222,19 @@ class Library:
         e = entry(key)
         if self.official_docs is not None and e.key in self.official_docs:
             return self.official_docs[e.key]
-        return rewrite_numpy_doc(self, e.key)
+        made = self._docs_made
+        if e.key not in made:
+            made[e.key] = rewrite_numpy_doc(self, e.key)
+        return made[e.key]
+
+    @functools.cached_property
+    def _docs_made(self) -> dict[str, str]:
+        # rewriting NumPy's doc takes ~7 ms of regular expressions: an open-book prompt renders
+        # the docs of its functions at every reset, so each is made once per library object
+        return {}
 
     def docs(self) -> dict[str, str]:
+        """Catalogue key -> the doc a model sees, for every function of the library."""
         return {k: self.doc(k) for k in self.names}
 
     # -- writing --------------------------------------------------------------------------

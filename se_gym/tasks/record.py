@@ -265,6 +265,13 @@ def parse_row(
     if not isinstance(cases_raw, list) or not cases_raw:
         raise TaskError(f"{where}: field 'test_cases' must be a non-empty list")
     cases = tuple(_case(c, where, f"test_cases[{i}]") for i, c in enumerate(cases_raw))
+    truth = row.get("right_exe_result")
+    if isinstance(truth, str) and not isinstance(row.get("se_gym"), Mapping):
+        # SE-Bench's judge compares with right_exe_result, not with the cases' outputs (which differ
+        # on many official rows: other float digits, and some another value): judge as it does
+        pieces = truth.split("#")
+        if len(pieces) == len(cases):
+            cases = tuple(TestCase(c.input, p) for c, p in zip(cases, pieces))
     example = _case(row["example"], where, "example") if row.get("example") is not None else cases[0]
     refs = row.get("example_output") or []
     if isinstance(refs, str):

@@ -1,7 +1,9 @@
 """The one grammar for task specs, ``KIND[:ARG]``, and the registry of suite kinds.
 
 - ``builtin`` / ``builtin:SEED``: the procedural suite made with library ``mint(SEED)``;
-- ``sebench`` / ``sebench:PATH``: the official files (the Hugging Face dataset when no path).
+- ``sebench`` / ``sebench:PATH``: the official files (the Hugging Face dataset when no path);
+- ``jsonl:PATH``: a file of se-gym task records or official rows; ``selfplay:PATH``: a self-play
+  run's buffer (see :mod:`se_gym.tasks.files`).
 
 The argument is the suite's own (a seed, a path); the **split is never part of the spec**: it is
 always its own option (``split=``, ``--split``), so ``builtin:3`` means seed 3 wherever it is typed.
@@ -26,7 +28,7 @@ from .record import TaskError
 
 log = logging.getLogger(__name__)
 
-GRAMMAR = "'builtin[:SEED]' or 'sebench[:PATH]'"
+GRAMMAR = "'builtin[:SEED]', 'sebench[:PATH]', 'jsonl:PATH' or 'selfplay:PATH'"
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,8 @@ class SEBenchSuite(TaskSuite):
 TASK_SUITES = Registry("task spec kind", group="se_gym.task_suites", base=TaskSuite)
 TASK_SUITES.register("builtin", BuiltinSuite)
 TASK_SUITES.register("sebench", SEBenchSuite)
+TASK_SUITES.register("jsonl", "se_gym.tasks.files:JsonlSuite")
+TASK_SUITES.register("selfplay", "se_gym.tasks.files:SelfPlaySuite")
 
 
 def _suite(kind: str) -> TaskSuite:

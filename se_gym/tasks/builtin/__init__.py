@@ -39,7 +39,7 @@ OFFICIAL_FILES = {
 API_DOC_FILE = "datasets/train/api_doc.jsonl"
 MANIFEST_FILE = "se_gym_suite.json"
 
-__all__ = ["Suite", "build_suite", "builtin_tasks", "load_suite", "specs_by_function", "DEFAULT_SIZES", "SPLITS", "VERSION"]
+__all__ = ["Suite", "build_suite", "builtin_tasks", "load_suite", "redraw", "specs_by_function", "DEFAULT_SIZES", "SPLITS", "VERSION"]
 
 
 def specs_by_function() -> dict[str, list[Spec]]:
@@ -189,6 +189,38 @@ def _draft(split: str, seed: int, index: int, library: Any, keys: Sequence[str],
         except (BadDraw, GenerationError):
             continue
     raise GenerationError(f"{split} task {index}: no attempt out of {MAX_ATTEMPTS} produced a valid task")
+
+
+def redraw(task: Task, library: Any = None) -> Task:
+    """Draw a built-in task again from what it records (seed, split, index, attempt), from scratch:
+    the same bytes in every process when generation is deterministic (``se-gym validate`` compares).
+
+    Args:
+        task: a task of the default built-in suite (``builtin/sSEED/SPLIT/INDEX``, ``metadata["attempt"]``).
+        library: the library to write its solution for (a Library or spec; None: ``mint(SEED)``).
+
+    Returns:
+        The task as the generator draws it now.
+
+    Raises:
+        TaskError: ``task`` is not a built-in task.
+    """
+    import re
+
+    from ...library import from_spec
+
+    m = re.fullmatch(r"builtin/s(\d+)/(\w+)/(\d+)", task.id)
+    if m is None or "attempt" not in task.metadata:
+        raise TaskError(f"task {task.id!r} is not a built-in task (no seed, split, index and attempt to draw it from)")
+    seed, split, index = int(m.group(1)), m.group(2), int(m.group(3))
+    library = from_spec(seed if library is None else library)
+    if not _TABLES:
+        _TABLES.append((_resolve_functions(None), specs_by_function()))
+    keys, specs = _TABLES[0]
+    return _draft(split, seed, index, library, keys, specs, int(task.metadata["attempt"]))
+
+
+_TABLES: list = []  # (catalogue keys, specs by function) of redraw, made once
 
 
 def _generate_split(split, seed, library, size, keys, specs, validate, progress) -> tuple[tuple[Task, ...], dict]:
