@@ -870,6 +870,7 @@ def run_program(req, uid):
     server = _request_server(limits) if _ZYGOTE else None
     if server is not None:
         fds.append(server.fileno())
+        _send_mode(server, req.get("library_mode"))
     main = _MAIN.__dict__
     if units is not None:
         main[units[0]] = units[1]  # (see _units; taken out again below)
@@ -903,9 +904,11 @@ def run_program(req, uid):
         if server is not None:
             server = None
             try:
-                reply["server_cpu_s"] = _end_server()
+                reply["server_cpu_s"], said = _end_server()
             except OSError:  # (the program may have killed the zygote: its result stands, we retire)
-                reply["server_cpu_s"] = None
+                reply["server_cpu_s"], said = None, b""
+            if req.get("library_mode"):  # (what its server says of the mode: none when it died or was killed)
+                reply["library_report"] = said.decode("utf-8", "replace") if said else None
         return reply
     finally:
         if server is not None:  # (something failed on our side: the server goes too)
@@ -1253,19 +1256,20 @@ def _server_child(module, fd, rlimits, uid, ctrl):
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl")
         if ctrl is None:
-            module.serve(SERVER_FD)
+            module.serve(SERVER_FD, True)
             os._exit(0)
         cpu_limit, cpu_hard = dict(rlimits)[resource.RLIMIT_CPU]
         size, served, start = _vm_bytes(), 0, 0.0
         while True:
-            fit = module.serve(SERVER_FD) is True
+            fit = module.serve(SERVER_FD, True) is True  # (its first frame: the program's mode, from the worker)
             os.close(SERVER_FD)
+            said = module.report()
             module.reset()
             served += 1
             used = time.process_time()
             fit = (fit and served < _SERVER_PROGRAMS and used + cpu_limit + 1 < cpu_hard
                    and _vm_bytes() - size < _SERVER_GROWTH)
-            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start))
+            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start) + (b"\n" + said if said else b""))
             if not fit:
                 break
             msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 1)
@@ -1337,9 +1341,18 @@ def _request_server(limits):
         theirs.close()
 
 
+def _send_mode(sock, mode):
+    """The program's mode (issue 42: the real library, a record of its computations, or the
+    counterfactual library; see the server module), as the first frame its server reads: written
+    on the program's end before the program exists, so the program can neither read nor forge it."""
+    body = json.dumps(["mode", mode or {}]).encode()
+    sock.sendall(struct.pack(">I", len(body)) + body)
+
+
 def _end_server():
     """Once the program is gone: keep its server when it says it is idle and fit, else kill it
-    (reaped by the zygote later).  Returns its CPU seconds for this program, or None."""
+    (reaped by the zygote later).  Returns its CPU seconds for this program (or None) and what it
+    said of the program's mode (b"" when nothing)."""
     global _KEPT
     if _ASKED[0] is not None:  # a fresh server: the zygote's word (its pid, and its control socket)
         key, _ASKED[0] = _ASKED[0], None
@@ -1353,7 +1366,7 @@ def _end_server():
                 if word[:1] != b"C":
                     raise OSError("library server zygote: no reply")
                 cpu = float(word[1:])
-                return cpu if cpu >= 0 else None
+                return (cpu if cpu >= 0 else None), b""
         except OSError:
             _RETIRE[0] = "the library server zygote is gone"
             raise
@@ -1361,15 +1374,16 @@ def _end_server():
         sock.settimeout(_SERVER_IDLE_S)
         _KEPT = [int(word[1:]), sock, key]
     try:
-        word = _KEPT[1].recv(64)
+        word = _KEPT[1].recv(1 << 18)
     except OSError:  # (no word in time: still busy with what the program left it)
         word = b""
+    word, _, said = word.partition(b"\n")
     if word[:1] == b"I":
-        return float(word[1:])
+        return float(word[1:]), said
     pid = _KEPT[0]
     _drop_kept()  # (an "X" or nothing: it goes)
     cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
-    return cpu if cpu >= 0 else None
+    return (cpu if cpu >= 0 else None), said
 
 
 def _drop_kept():
