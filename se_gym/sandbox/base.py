@@ -146,6 +146,9 @@ class Sandbox(abc.ABC):
     # True for a client of a server (http): programs import what the server has, so the factory
     # passes no pythonpath or preload
     remote: bool = False
+    # True where a program's Program.library_mode reaches its library server (workers of ours, local
+    # or remote): strict's library dependence check needs it (issue 42)
+    library_modes: bool = False
 
     def __init__(self) -> None:
         self._closed = False

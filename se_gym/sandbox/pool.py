@@ -218,6 +218,7 @@ class WorkerPool(Sandbox):
     """Sandbox over N worker slots; subclasses say how to start a worker (``_spawn``)."""
 
     backend = "pool"
+    library_modes = True  # (the worker hands Program.library_mode to the program's library server)
 
     def __init__(self, workers: int, start_timeout: float = 60.0):
         super().__init__()
