@@ -210,7 +210,6 @@ PATHS = {}  # library name -> the NumPy path it stands for
 MAX_KEYS = 8192  # keys one record keeps (the rest of a large reference's values then stay real)
 _REPORT = [None]  # what the last program's server has to say to the worker (see report())
 _C1, _C2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-_GOLD, _WHOLE = np.uint64(0x9E3779B97F4A7C15), np.uint64(0x5EB15C0FFEE1D0)
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 
 
@@ -244,32 +243,6 @@ def _bits(a):
     v = np.array(a, dtype=np.float64).reshape(-1) + 0.0
     v[np.isnan(v)] = np.nan
     return v.view(np.uint64)
-
-
-def _shape_of(v):
-    """The shape of a numeric argument (None for anything else: strings, types, callables...)."""
-    if isinstance(v, np.ndarray):
-        return v.shape if v.dtype.kind in "biufc" else None
-    if type(v) in (bool, int, float, complex):
-        return ()
-    if type(v) in (list, tuple):
-        try:
-            a = np.asarray(v)
-        except Exception:
-            return None
-        return a.shape if a.dtype.kind in "biufc" else None
-    return None
-
-
-def _elementwise(shape, args, kwargs):
-    """Whether an output of ``shape`` has the shape its numeric arguments broadcast to."""
-    shapes = [s for s in (_shape_of(v) for v in (*args, *kwargs.values())) if s is not None]
-    if not shapes:
-        return False
-    try:
-        return np.broadcast_shapes(*shapes) == shape
-    except ValueError:
-        return False
 
 
 def _index_sizes(path, args, kwargs, out):
@@ -350,7 +323,7 @@ class _Counterfactual:
             return out
         if path in _IN_PLACE and args and isinstance(args[0], np.ndarray):
             dest = args[0]
-            new = self.value(cls, dest, False, None)
+            new = self.value(cls, dest, None)
             if new is not dest:
                 dest[...] = new
             return out
@@ -360,32 +333,23 @@ class _Counterfactual:
         sizes = _index_sizes(path, args, kwargs, out)
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
-                parts = [self.value(f"{cls}#{k}", x, self._each(x, args, kwargs, sizes), sizes[k] if sizes and k < len(sizes) else None)
-                         for k, x in enumerate(out)]
+                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None) for k, x in enumerate(out)]
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
-            size = sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None
-            return self.value(cls, out, self._each(out, args, kwargs, sizes), size)
+            return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None)
 
-    def _each(self, x, args, kwargs, sizes):
-        return not sizes and isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) and _elementwise(np.shape(x), args, kwargs)
-
-    def value(self, cls, x, each, size):
-        """One array or scalar of a result: the same value (recorded), or its perturbed copy."""
+    def value(self, cls, x, size):
+        """One array or scalar of a result: the same value (recorded), or its perturbed copy.  Each
+        element's key is its class and its value; so is its perturbation's (with the secret): the
+        same value computed by the same function is perturbed alike however the call was made."""
         if not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, str)):
             return x
         a = np.asarray(x)
         kind = a.dtype.kind
         if a.size == 0 or kind not in "biufcUS" or (size is not None and kind not in "iu"):
             return x
-        ck = _word(cls)
-        if each or a.size == 1:
-            keys = _mix(_bits(a) ^ ck)
-        else:
-            bits = _bits(a)
-            h = np.sum(_mix(bits ^ (np.arange(bits.size, dtype=np.uint64) * _GOLD)), dtype=np.uint64)
-            keys = _mix(np.array([h ^ ck ^ _WHOLE ^ np.uint64(bits.size)], dtype=np.uint64))
+        keys = _mix(_bits(a) ^ _word(cls))
         if self.record is not None:
             if self.count < MAX_KEYS:
                 got = self.record.setdefault(cls, set())
@@ -406,16 +370,12 @@ class _Counterfactual:
         if not hit.any():
             return x
         self.count += 1
-        amounts = _mix(keys ^ self._amount(cls))
         out = np.array(a, copy=True)
-        flat = out.reshape(-1)
-        if size is not None:  # indices: a secret permutation of their range, for the whole output
-            out = self._indices(cls, out, size)
-        elif keys.size == 1 and a.size > 1:  # one key for the whole output: every element moves
-            out = self._move(out, flat, np.arange(flat.size), _mix(np.repeat(amounts, flat.size) ^ (np.arange(flat.size, dtype=np.uint64) * _GOLD)))
+        idx = np.flatnonzero(hit)
+        if size is not None:  # indices: a secret permutation of their range
+            out = self._indices(cls, out, idx, size)
         else:
-            idx = np.flatnonzero(hit)
-            out = self._move(out, flat, idx, amounts[idx])
+            out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
         if isinstance(x, np.ndarray):
             return out
         if isinstance(x, np.generic):
@@ -448,18 +408,21 @@ class _Counterfactual:
             out = np.array(items).reshape(out.shape)
         return out
 
-    def _indices(self, cls, out, size):
+    def _indices(self, cls, out, idx, size):
+        flat = out.reshape(-1)
         if isinstance(size, list):  # argwhere: each column indexes one axis
             dims = size[1]
             if out.ndim != 2 or out.shape[1] != len(dims):
                 return out
             for d, n in enumerate(dims):
-                out[:, d] = self._permute(cls, out[:, d], n)
+                col = idx[idx % out.shape[1] == d]
+                flat[col] = self._permute(cls, flat[col], n)
             return out
-        return self._permute(cls, out, size)
+        flat[idx] = self._permute(cls, flat[idx], size)
+        return out
 
     def _permute(self, cls, v, n):
-        if not isinstance(n, (int, np.integer)) or n < 2 or v.min() < 0 or v.max() >= n:
+        if not isinstance(n, (int, np.integer)) or n < 2 or v.size == 0 or v.min() < 0 or v.max() >= n:
             return v
         cycle = self._cycles.get((cls, n))
         if cycle is None:
