@@ -40,6 +40,16 @@ CALLS: dict[str, str] = {
     "builtin/s0/train/0009": "{maximum}(x, 0.0)",
 }
 
+# the same function on constants (not on the inputs)
+CONSTANT_CALLS: dict[str, str] = {
+    "builtin/s0/train/0000": "{cumsum}([1.0, 2.0])",
+    "builtin/s0/train/0001": "{max}([1.0, 2.0])",
+    "builtin/s0/train/0002": "{abs}([-1.0, 2.0])",
+    "builtin/s0/train/0003": "{sum}([[1.0], [2.0]], axis=0)",
+    "builtin/s0/train/0007": "{cumsum}([3.0, 4.0])",
+    "builtin/s0/train/0009": "{maximum}([1.0, -2.0], 0.0)",
+}
+
 # helpers an answer may carry (plain Python): compare, scale and offset nested numbers
 HELPERS = '''
 def _same(a, b):
@@ -67,10 +77,10 @@ SHAPES: dict[str, str] = {
     "default argument calls it": "import {P}\ndef solve({params}, _k={abs}(-1.0)):\n{py}\n    return value\n",
     "lambda never called": "import {P}\ndef solve({params}):\n    g = lambda: {call}\n{py}\n    return value\n",
     "library on a constant": HELPERS + "import {P}\ndef solve({params}):\n    k = float({abs}(-1.0))\n{py}\n    return _scale(value, k)\n",
-    "task's function on a constant": HELPERS + "import {P}\ndef solve({params}):\n    k = {fn}([1.0, 2.0])\n{py}\n    return value if k is not None else None\n",
+    "task's function on a constant": HELPERS + "import {P}\ndef solve({params}):\n    k = {constant}\n{py}\n    return value if k is not None else None\n",
     "library only for a shape": "import {P}\ndef solve({params}):\n    n = {shape}({first})\n    assert n is not None\n{py}\n    return value\n",
     "library only for a length": "import {P}\ndef solve({params}):\n    n = len({array}({first}))\n    assert n >= 0\n{py}\n    return value\n",
-    "library result times zero": HELPERS + "import {P}\ndef solve({params}):\n    s = {call}\n    z = 0.0 * float({sum}(s))\n{py}\n    return _scale(value, 1.0 + z)\n",
+    "library result times zero": HELPERS + "import {P}\ndef solve({params}):\n    _r = {call}\n    z = 0.0 * float({sum}(_r))\n{py}\n    return _scale(value, 1.0 + z)\n",
     "call in try, result dropped": "import {P}\ndef solve({params}):\n    try:\n        {call}\n    except Exception:\n        pass\n{py}\n    return value\n",
     "global never read": "import {P}\nCACHE = []\ndef solve({params}):\n    CACHE.append({call})\n{py}\n    return value\n",
     "assert on the library": "import {P}\ndef solve({params}):\n    assert {call} is not None\n{py}\n    return value\n",
@@ -102,7 +112,7 @@ def _fields(task, lib) -> dict:
     ref_body = task.library_solution.replace("def solve(", "def _lib(", 1)
     ref_body = "\n".join(line for line in ref_body.splitlines() if not line.startswith("import "))
     return {"P": lib.package, "params": params, "first": params.split(",")[0].strip(),
-            "call": CALLS[tid].format(**names), "fn": ref_fn.format(**names), "abs": names["abs"], "shape": names["shape"],
+            "call": CALLS[tid].format(**names), "fn": ref_fn.format(**names), "constant": CONSTANT_CALLS[tid].format(**names), "abs": names["abs"], "shape": names["shape"],
             "array": names["array"], "sum": names["sum"], "py": textwrap.indent(ORACLES[tid], "    "), "lib": ref_body}
 
 
@@ -150,7 +160,7 @@ ALTERNATIVES: dict[str, list[tuple[str, str, str]]] = {
         ("library sum per column", "pass", "return [float({sum}(list(col))) for col in zip(*m)]"),
         ("transpose, then sum per row", "pass", "t = {transpose}(m)\nreturn [float({sum}(row)) for row in t]"),
         ("sum with keepdims, then the row", "pass", "r = {sum}(m, axis=0, keepdims=True)\nreturn [float(v) for v in r[0]]"),
-        ("column sums by a Python loop over library rows", "reject", "out = [0.0] * len(m[0])\nfor row in {array}(m):\n    for j, v in enumerate(row):\n        out[j] += float(v)\nreturn out"),
+        ("column sums by a Python loop over library rows", "reject", "out = [0.0] * len(m[0])\nfor row in {copy}(m):\n    for j, v in enumerate(row):\n        out[j] += float(v)\nreturn out"),
     ],
     "builtin/s0/train/0007": [
         ("library cumsum of a list", "pass", "return [float(v) for v in {cumsum}(list(x))]"),
@@ -192,7 +202,7 @@ def fuzz_named_unused(tasks, lib, seed: int, n: int) -> list[tuple[str, str, obj
     unused = ["{fn}", "{call}", "_ = {call}", "if len(str({first})) < 0:\n    return {call}", "g = lambda: {call}",
               "try:\n    {call}\nexcept Exception:\n    pass", "assert {call} is not None", "[{call} for _ in range(1)]",
               "n = {shape}({first})", "n = len({array}({first}))", "k = {abs}(-1.0)", "CACHE.append({call})",
-              "z = 0.0 * float({sum}({call}))", "h = {fn}"]
+              "z = 0.0 * float({sum}({call}))", "h = {fn}", "k = {constant}"]
     out = []
     for i in range(n):
         task = rng.choice(tasks)

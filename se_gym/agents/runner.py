@@ -65,7 +65,7 @@ class JudgeScorer:
             first: dict[tuple[str, str], int] = {}
             for i, k in enumerate(keys):
                 first.setdefault(k, i)
-            verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
+            verdicts = self.judge.judge_many([tasks[first[k]].judge_item(responses[first[k]]) for k in unique])
             for k, v in zip(unique, verdicts):
                 known[k] = v
                 if self._cache is not None and not is_infrastructure(v):

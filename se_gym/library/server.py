@@ -441,8 +441,13 @@ def _alter(text, w):
     if spots:
         i = spots[w % len(spots)]
         c = chars[i]
-        base, span = ("0", 10) if c.isdigit() else ("a", 26) if c.islower() else ("A", 26)
-        chars[i] = chr(ord(base) + (ord(c) - ord(base) + 1 + (w >> 8) % (span - 1)) % span)
+        # another character of the string's own of that class ("1010" stays binary), else any of the class
+        own = sorted({chars[j] for j in spots} - {c})
+        if own:
+            chars[i] = own[(w >> 8) % len(own)]
+        else:
+            base, span = ("0", 10) if c.isdigit() else ("a", 26) if c.islower() else ("A", 26)
+            chars[i] = chr(ord(base) + (ord(c) - ord(base) + 1 + (w >> 8) % (span - 1)) % span)
     else:
         chars.append("_")
     out = "".join(chars)
