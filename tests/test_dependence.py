@@ -259,7 +259,8 @@ def server_module(suite, tmp_path_factory):
 def _session(mod, mode, requests):
     """One program's requests to a server on a socket pair, its mode first (as the worker sends it)."""
     a, b = socket.socketpair()
-    t = threading.Thread(target=mod.serve, args=(b.fileno(), True))
+    a.settimeout(60)  # (a server that does not answer fails the test instead of hanging it)
+    t = threading.Thread(target=mod.serve, args=(b.fileno(), True), daemon=True)
     t.start()
 
     def frame(msg):
@@ -300,7 +301,7 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
 
     reqs = [call("abs", [-1.5, 2.0, 0.0]), call("cumsum", [1, 2, 3]), call("greater", [1, 5], 2), call("argmax", [3, 9, 1]),
             call("argsort", [3.0, 1.0, 2.0, 0.5]), call("nonzero", [0, 1, 0, 1]), call("binary_repr", 10), call("sum", 4.0),
-            call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5)]
+            call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]])]
     real, _ = _session(server_module, {}, reqs)
     _, record = _session(server_module, {"record": True}, reqs)
     assert set(record["record"]) >= {"abs", "cumsum", "greater", "argmax", "argsort", "nonzero#0", "binary_repr", "sum"}
@@ -319,6 +320,7 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     assert v[6] != real[6][1] and len(v[6]) >= len(real[6][1]) and set(v[6]) <= set("01")  # a binary string, changed
     assert v[8] == real[8][1] and v[9] == real[9][1]  # the constructor and pure queries are real
     assert v[10] == v[0][0] and v[7] != 4.0  # abs(-1.5) alone: the same key, so the same value as in the array
+    assert all(x != y for r, q in zip(v[11], real[11][1]) for x, y in zip(r, q))  # a view (not C-ordered) too
     # only the recorded keys of the chosen functions: abs perturbed, the rest real
     only_abs, _ = _session(server_module, {"cf": secret, "keys": {"abs": record["record"]["abs"]}}, reqs)
     assert only_abs[0] == cf[0] and only_abs[10] == cf[10]

@@ -519,7 +519,7 @@ def _builtin_list_and_array_items():
     for t in tasks:
         values = all(c.output.startswith("[") and "(" not in c.output and "'" not in c.output for c in t.test_cases)
         for kind in ("list", "array") if values else ("list",):
-            items.append((variant(t, kind), t.test_cases, t.function_name))
+            items.append((variant(t, kind), t.test_cases, t.function_name, None, t.library_solution))
             names.append(f"{t.id} as {kind}")
     assert len(tasks) == 996 and len(items) > 1500
     return lib, items, names
@@ -532,7 +532,7 @@ def test_every_builtin_reference_passes_returning_a_list_or_an_array(profile):
     reads as one row.  Before: 69 tasks failed as lists, and 108 as arrays, where NumPy wrapped a
     row (under sebench the lists failed until the cases were canonical)."""
     lib, items, names = _builtin_list_and_array_items()
-    assert all(c.canonical for _, cases, _ in items for c in cases)
+    assert all(c.canonical for _, cases, *_ in items for c in cases)
     with Judge(lib, profile=profile) as judge:
         verdicts = judge.judge_many(items)
     failed = [f"{n}: {v.status.value} {v.detail[:120]}" for n, v in zip(names, verdicts) if not v.passed]

@@ -370,7 +370,7 @@ class _Counterfactual:
         if not hit.any():
             return x
         self.count += 1
-        out = np.array(a, copy=True)
+        out = np.array(a, copy=True, order="C")  # (C order: reshape(-1) below is a view of it, not a copy)
         idx = np.flatnonzero(hit)
         if size is not None:  # indices: a secret permutation of their range
             out = self._indices(cls, out, idx, size)
