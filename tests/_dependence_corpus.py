@@ -227,3 +227,24 @@ def fuzz_named_unused(tasks, lib, seed: int, n: int) -> list[tuple[str, str, obj
             code = head + f"def solve({f['params']}):\n{f['py']}\n    return value\n" + textwrap.indent(stmt, "    ") + "\n"
         out.append((f"fuzz {seed}/{i} ({where})", code, task))
     return out
+
+
+def backend_items(task, lib) -> list[tuple]:
+    """Judge items for one task on any backend: its reference as the answer (passes, every case
+    matching), a named-but-unused answer and a detector (both ``library_unused``)."""
+    from _gate_corpus import block
+
+    f = _fields(task, lib)
+    return [task.judge_item(block(task.library_solution)), task.judge_item(block(SHAPES["dropped call"].format(**f))),
+            task.judge_item(block(DETECTORS["detects and returns a scaled result"].format(**f)))]
+
+
+def check_backend_verdicts(verdicts) -> None:
+    """What :func:`backend_items` (once or repeated) must get, whatever runs the programs."""
+    assert verdicts and len(verdicts) % 3 == 0
+    for k in range(0, len(verdicts), 3):
+        honest, unused, detector = verdicts[k:k + 3]
+        assert honest.passed and honest.dependence["reference"] == "used", (honest.status, honest.detail, honest.dependence)
+        assert set(honest.dependence["cases"]) <= {"match", "independent"} and "match" in honest.dependence["cases"]
+        for v in (unused, detector):
+            assert v.status.value == "library_unused" and v.reward == 0 and not v.infrastructure, (v.status, v.detail)
