@@ -183,14 +183,16 @@ def _error_name(e):
 #
 # A computation is a call of a library function other than the constructors and the pure queries
 # (_PLAIN), or of a callable one returned (``vectorize``'s).  The array type's operators, indexing,
-# iteration and reads are not: they are Python's own arithmetic and conversions.  A computation's
-# key is its function's class (aliases share one: ``abs``/``absolute``, ``amax``/``max``...) and
-# its output's values, never the secret: one key per element where the output has the shape of its
-# inputs (the elementwise calls on one value and on a whole array share their elements' keys), else
-# one for the whole output.  A perturbation keeps shape, dtype and kind: floats scale by 1 +- [0.1,
-# 0.5] (zeros, nan and inf stay), ints move by +-1..3, bools flip, indices (argmax, argsort,
-# nonzero...) go through a secret permutation of their range (still valid indices), strings change
-# one character.  It never raises: the real call runs first, and only its result is perturbed.
+# iteration and reads are not: they are Python's own arithmetic and conversions.  Each element of a
+# computation's output has a key: its function's class (aliases share one: ``abs``/``absolute``,
+# ``amax``/``max``...) and its value, never the secret; its perturbation's amount comes from the key
+# and the secret.  So the same value computed by the same function is perturbed alike however the
+# call was made (on one value or a whole array, a column at a time or with ``axis``, positional or
+# keyword arguments).  A perturbation keeps shape, dtype and kind: floats scale by 1 +- [0.1, 0.5]
+# (a zero moves to +-[0.1, 0.5]; nan and inf stay), ints move by +-1..3, bools flip, indices
+# (argmax, argsort, nonzero...) go through a secret permutation of their range (still valid
+# indices), strings change one character.  It never raises: the real call runs first, and only its
+# result is perturbed.
 _PLAIN = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "astype", "shape",
                     "size", "ndim", "result_type", "can_cast", "min_scalar_type", "promote_types", "isscalar"})
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
@@ -392,8 +394,9 @@ class _Counterfactual:
         kind = out.dtype.kind
         if kind in "fc":
             u = (amt >> _S11).astype(np.float64) / float(1 << 53)
-            factor = 1.0 + np.where((amt & np.uint64(1)) == 1, 1.0, -1.0) * (0.1 + 0.4 * u)
-            flat[idx] = flat[idx] * factor
+            step = np.where((amt & np.uint64(1)) == 1, 1.0, -1.0) * (0.1 + 0.4 * u)
+            v = flat[idx]
+            flat[idx] = np.where(v == 0, step, v * (1.0 + step))  # (a zero moves by the step itself)
         elif kind == "b":
             flat[idx] = ~flat[idx]
         elif kind in "iu":
