@@ -9,7 +9,9 @@ Prints:
 * hostile answers and fuzzed programs the permissive gate accepts (it leaves them to the run time);
 * for each gate (gates.set_permissive, in this process) judged end to end under strict, with the
   library where SE_GYM_STRICT_SERVER puts it (out of process by default): the hostile answers and
-  fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail.
+  fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail;
+* fuzzed "library named but unused" programs (tests/_dependence_corpus.py, issue 42): the reward they
+  earn without strict's run-time dependence check, and with it (there must be none).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from _dependence_corpus import ORACLES, fuzz_named_unused  # noqa: E402
 from _gate_corpus import CASES, block, fuzz_programs, honest_answers, hostile_answers  # noqa: E402
 from se_gym.judge import Judge, gates  # noqa: E402
 from se_gym.library import mint, writer  # noqa: E402
@@ -81,7 +84,7 @@ def main() -> None:
         for n, x in gamed:
             print(f"    earned reward: [{hostile[n][0]}] {n} (reward {x.reward})")
         with Judge(lib, profile="strict") as judge:
-            hv = judge.judge_many([(block(c), t.test_cases, t.function_name) for _, _, c, t in honest])
+            hv = judge.judge_many([t.judge_item(block(c)) for _, _, c, t in honest])  # (with its reference: issue 42)
         fails = Counter()
         for (n, *_), x in zip(honest, hv):
             if not x.passed:
@@ -90,6 +93,19 @@ def main() -> None:
         for why, k in sorted(fails.items()):
             print(f"    x{k} {why}")
     gates.set_permissive(writer.STRICT_SERVER)
+    if writer.STRICT_SERVER:  # the library named but unused (issue 42): the run-time dependence check
+        named = fuzz_named_unused([t for t in tasks if t.id in ORACLES], lib, args.seed, args.fuzz)
+        t0 = time.perf_counter()
+        got = {}
+        for on in (False, True):
+            with Judge(lib, profile="strict", dependence=on, reward="fraction") as judge:
+                got[on] = judge.judge_many([t.judge_item(block(c)) for _, c, t in named])
+        print(f"named-but-unused fuzz (seed {args.seed}): {len(named)} programs; reward > 0 without the dependence check: "
+              f"{sum(v.reward > 0 for v in got[False])}, with it: {sum(v.reward > 0 for v in got[True])} "
+              f"({time.perf_counter() - t0:.1f} s)")
+        for (name, _, t), v in zip(named, got[True]):
+            if v.reward > 0:
+                print(f"    earned reward: {name} ({t.id}) {v.status.value} {v.reward}")
 
 
 if __name__ == "__main__":
