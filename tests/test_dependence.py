@@ -341,22 +341,32 @@ try:
 except BlockingIOError:
     seen["fd4"] = "nothing to read"
 s.detach()
+f, walk = sys._getframe(), []  # (the worker's frames, which a program forked from it holds too)
+while f is not None:
+    walk.append((f.f_code.co_name, sorted(f.f_locals)))
+    req = f.f_locals.get("req")
+    if isinstance(req, dict):
+        seen["request"] = sorted(req), "cf" in repr(req) or "record" in repr(req)
+    f = f.f_back
+seen["frames"] = walk
 print(seen)
 """
 
 
 def test_a_program_cannot_tell_the_modes_apart(suite):
     """The mode reaches the server before the program exists, on the server's own end: the program
-    sees the same environment, arguments, descriptors, limits and modules, and nothing to read on
-    its socket, in the real library, a record, and the counterfactual library."""
+    sees the same environment, arguments, descriptors, limits and modules, nothing to read on its
+    socket, and the same worker request in the frames it was forked with (the mode is popped from
+    it before the fork), in the real library, a record, and the counterfactual library."""
     from se_gym.judge.core import sandbox_preload
     from se_gym.sandbox import make_sandbox
 
     lib = suite[1]
     modes = [None, {}, {"record": True}, {"cf": os.urandom(32).hex(), "keys": None}, {"cf": os.urandom(32).hex(), "keys": {"abs": ""}}]
     with make_sandbox("local", workers=1, pythonpath=[str(lib.materialize("strict", docs=False))], preload=sandbox_preload(lib)) as box:
+        box.run([PROBE])  # (a worker's first program finds no earlier reply in its frames: not a mode's doing)
         got = box.run([Program(PROBE, library_mode=m) for m in modes], Limits(wall_s=10, cpu_s=10))
     assert all(r.status is ExecStatus.OK for r in got), [r.stderr[-300:] for r in got]
     assert len({r.stdout for r in got}) == 1, [r.stdout for r in got]
-    assert "nothing to read" in got[0].stdout
+    assert "nothing to read" in got[0].stdout and "'request': (['code', 'id', 'limits'" in got[0].stdout, got[0].stdout
     assert [r.library_report is not None for r in got] == [False, False, True, True, True]

@@ -870,7 +870,7 @@ def run_program(req, uid):
     server = _request_server(limits) if _ZYGOTE else None
     if server is not None:
         fds.append(server.fileno())
-        _send_mode(server, req.get("library_mode"))
+        _send_mode(server, req.pop("library_mode", None))  # (gone from our memory before the fork: see _send_mode)
     main = _MAIN.__dict__
     if units is not None:
         main[units[0]] = units[1]  # (see _units; taken out again below)
@@ -907,8 +907,8 @@ def run_program(req, uid):
                 reply["server_cpu_s"], said = _end_server()
             except OSError:  # (the program may have killed the zygote: its result stands, we retire)
                 reply["server_cpu_s"], said = None, b""
-            if req.get("library_mode"):  # (what its server says of the mode: none when it died or was killed)
-                reply["library_report"] = said.decode("utf-8", "replace") if said else None
+            if said:  # (what its server says of a mode it was given; nothing in the real library's)
+                reply["library_report"] = said.decode("utf-8", "replace")
         return reply
     finally:
         if server is not None:  # (something failed on our side: the server goes too)
@@ -1344,7 +1344,9 @@ def _request_server(limits):
 def _send_mode(sock, mode):
     """The program's mode (issue 42: the real library, a record of its computations, or the
     counterfactual library; see the server module), as the first frame its server reads: written
-    on the program's end before the program exists, so the program can neither read nor forge it."""
+    on the program's end before the program exists, so the program can neither read nor forge it.
+    Nothing of it stays referenced here (the caller pops it from the request): the program is a
+    fork of this process, and a frame or object walk must find the same worker in every mode."""
     body = json.dumps(["mode", mode or {}]).encode()
     sock.sendall(struct.pack(">I", len(body)) + body)
 
