@@ -189,10 +189,10 @@ def _error_name(e):
 # and the secret.  So the same value computed by the same function is perturbed alike however the
 # call was made (on one value or a whole array, a column at a time or with ``axis``, positional or
 # keyword arguments).  A perturbation keeps shape, dtype and kind: floats scale by 1 +- [0.1, 0.5]
-# (a zero moves to +-[0.1, 0.5]; nan and inf stay), ints move by +-1..3, bools flip, indices
-# (argmax, argsort, nonzero...) go through a secret permutation of their range (still valid
-# indices), strings change one character.  It never raises: the real call runs first, and only its
-# result is perturbed.
+# (a value under 1e-3, zero included, moves by +-[0.1, 0.5]; nan and inf stay), ints move by
+# +-1..3, bools flip, indices (argmax, argsort, nonzero...) go through a secret permutation of their
+# range (still valid indices), strings change one character.  It never raises: the real call runs
+# first, and only its result is perturbed.
 _PLAIN = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "astype", "shape",
                     "size", "ndim", "result_type", "can_cast", "min_scalar_type", "promote_types", "isscalar"})
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
@@ -396,7 +396,8 @@ class _Counterfactual:
             u = (amt >> _S11).astype(np.float64) / float(1 << 53)
             step = np.where((amt & np.uint64(1)) == 1, 1.0, -1.0) * (0.1 + 0.4 * u)
             v = flat[idx]
-            flat[idx] = np.where(v == 0, step, v * (1.0 + step))  # (a zero moves by the step itself)
+            # (a zero, or a value too small to move beyond the judge's tolerance when scaled, moves by the step itself)
+            flat[idx] = np.where(np.abs(v) < 1e-3, v + step, v * (1.0 + step))
         elif kind == "b":
             flat[idx] = ~flat[idx]
         elif kind in "iu":
