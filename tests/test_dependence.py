@@ -370,3 +370,27 @@ def test_a_program_cannot_tell_the_modes_apart(suite):
     assert len({r.stdout for r in got}) == 1, [r.stdout for r in got]
     assert "nothing to read" in got[0].stdout and "'request': (['code', 'id', 'limits'" in got[0].stdout, got[0].stdout
     assert [r.library_report is not None for r in got] == [False, False, True, True, True]
+
+
+def test_the_async_path_and_the_judge_command_run_the_check_too(suite, tmp_path):
+    """``judge_many_async`` (the verifiers adapter's) and ``se-gym judge`` on rows with a
+    ``library_solution``: the same check, the same verdicts."""
+    import asyncio
+
+    from se_gym.cli import main
+
+    tasks, lib = suite
+    t = tasks[0]
+    unused = block(SHAPES["lambda never called"].format(**_fields(t, lib)))
+    with Judge(lib, profile="strict", workers=1) as j:
+        got = asyncio.run(j.judge_many_async([t.judge_item(block(t.library_solution)), t.judge_item(unused)]))
+    assert got[0].passed and got[0].dependence["reference"] == "used" and got[1].status is Status.LIBRARY_UNUSED
+    src, out = tmp_path / "rows.jsonl", tmp_path / "judged.jsonl"
+    cases = [{"input": c.input, "output": c.output} for c in t.test_cases]
+    rows = [{"response": r, "test_cases": cases, "function_name": t.function_name, "library_solution": t.library_solution}
+            for r in (block(t.library_solution), unused)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["judge", "--input", str(src), "--out", str(out), "--library", "seed:0", "--profile", "strict", "--quiet"]) == 0
+    judged = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
+    assert [v["status"] for v in judged] == ["passed", "library_unused"]
+    assert judged[1]["extra"]["dependence"]["reference"] == "used"
