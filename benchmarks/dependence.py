@@ -8,11 +8,11 @@ Prints figures (not a test):
            reference: its ``b_notolist`` translation, else ``b_notolist_np``, where strict accepts it;
            and with no references at all): every row the check changes, with its reason; and
            sebench's agreement with the official verdicts (it must stay 780/780)
-  speed    the parity_dev answers judged under sebench and under strict with the check, in
-           alternating rounds (one judge per profile, started before the rounds; the first strict
-           round records the references, later ones find them cached): rows/s and CPU per row
-           split by process (judge; workers and zygotes; answers; library servers), and how many
-           programs each ran
+  speed    the parity_dev answers judged under sebench, strict without the check and strict with
+           it, in alternating rounds (one judge each, started before the rounds; the first round
+           with the check records the references, later ones find them cached): rows/s and CPU
+           per row split by process (judge; workers and zygotes; answers; library servers), and
+           how many programs each ran
 
 The machine may be shared: say the load with the figures and compare only within one run.
 
@@ -155,7 +155,8 @@ def speed(rounds: int) -> None:
         return r
 
     pool.WorkerPool._result = record
-    judges = {"sebench": Judge(lib, profile="sebench"), "strict+check": Judge(lib, profile="strict")}
+    judges = {"sebench": Judge(lib, profile="sebench"), "strict": Judge(lib, profile="strict", dependence=False),
+              "strict+check": Judge(lib, profile="strict")}
     figures: dict[str, list] = {k: [] for k in judges}
     try:
         for j in judges.values():
@@ -185,10 +186,12 @@ def speed(rounds: int) -> None:
                   f"answers={r[3] / len(rows) * 1e3:.2f} servers={r[4] / len(rows) * 1e3:.2f} "
                   f"total={sum(r[1:5]) / len(rows) * 1e3:.2f}  programs={r[5]} accepted={r[6]}")
     warm = lambda runs: runs[1:] or runs  # noqa: E731
-    s, c = figures["sebench"], figures["strict+check"]
-    ratio_rate = sum(r[0] for r in warm(c)) / sum(r[0] for r in warm(s))
-    ratio_cpu = sum(sum(r[1:5]) for r in warm(c)) / sum(sum(r[1:5]) for r in warm(s))
-    print(f"  strict+check against sebench (rounds 2+): rows/s x{ratio_rate:.2f}, CPU per row x{ratio_cpu:.2f}")
+    for a, b in (("strict+check", "sebench"), ("strict+check", "strict"), ("strict", "sebench")):
+        x, y = figures[a], figures[b]
+        for label, rx, ry in (("rounds 2+", warm(x), warm(y)), ("round 1", x[:1], y[:1])):
+            rate = sum(r[0] for r in rx) / len(rx) / (sum(r[0] for r in ry) / len(ry))
+            cpu = sum(sum(r[1:5]) for r in rx) / len(rx) / (sum(sum(r[1:5]) for r in ry) / len(ry))
+            print(f"  {a} against {b} ({label}): rows/s x{rate:.2f}, CPU per row x{cpu:.2f}")
 
 
 def main() -> int:
