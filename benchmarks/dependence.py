@@ -138,23 +138,20 @@ def parity() -> None:
 
 
 def speed(rounds: int) -> None:
-    from library_server import _tree_cpu
+    from library_server import _tree_cpu, program_cpu
 
-    from se_gym.judge import Judge
-    from se_gym.sandbox import pool
 
     rows, lib = _parity_items()
     refs = _references(rows, lib)
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#"), refs.get(r["task_index"])) for r in rows]
-    seen: list = []
-    original = pool.WorkerPool._result
+    with program_cpu() as seen:
+        figures = _speed_rounds(rows, items, lib, seen, rounds, _tree_cpu)
+    _speed_report(rows, figures, rounds)
 
-    def record(self, reply, worker):  # the programs' CPU, by process
-        r = original(self, reply, worker)
-        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0))
-        return r
 
-    pool.WorkerPool._result = record
+def _speed_rounds(rows, items, lib, seen, rounds, tree_cpu) -> dict:
+    from se_gym.judge import Judge
+
     judges = {"sebench": Judge(lib, profile="sebench"), "strict": Judge(lib, profile="strict", dependence=False),
               "strict+check": Judge(lib, profile="strict")}
     figures: dict[str, list] = {k: [] for k in judges}
@@ -164,19 +161,22 @@ def speed(rounds: int) -> None:
         for k in range(rounds):
             for name, j in judges.items():
                 seen.clear()
-                c0, p0 = _tree_cpu(), time.process_time()
+                c0, p0 = tree_cpu(), time.process_time()
                 t = time.perf_counter()
                 got = j.judge_many(items)
                 dt = time.perf_counter() - t
                 judge_cpu = time.process_time() - p0
-                children = _tree_cpu() - c0
+                children = tree_cpu() - c0
                 answer, server = sum(a for a, _ in seen), sum(s for _, s in seen)
                 figures[name].append((len(rows) / dt, judge_cpu, children - answer - server, answer, server, len(seen),
                                       sum(v.passed for v in got)))
     finally:
         for j in judges.values():
             j.close()
-        pool.WorkerPool._result = original
+    return figures
+
+
+def _speed_report(rows, figures, rounds) -> None:
     load = os.getloadavg()
     print(f"parity_dev speed, {rounds} alternating rounds of {len(rows)} rows (load {load[0]:.1f} {load[1]:.1f}); "
           "CPU in ms per row; round 1 of strict+check records the references")

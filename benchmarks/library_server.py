@@ -22,6 +22,7 @@ say the load with the figures, and compare the two paths only within one run (th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import marshal
 import os
@@ -152,23 +153,39 @@ def _tree_cpu() -> float:
     return total
 
 
-def real(data: Path, rounds: int) -> None:
-    from se_gym.judge import Judge, gates
-    from se_gym.library import official
+@contextlib.contextmanager
+def program_cpu():
+    """The CPU of every program the pools run meanwhile, by process: the list of (answer, its
+    library server) seconds it yields grows as results come back."""
     from se_gym.sandbox import pool
 
-    rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
-    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
-    lib = official(data / "api_doc.jsonl")
-    seen = []
+    seen: list = []
     original = pool.WorkerPool._result
 
-    def record(self, reply, worker):  # the programs' CPU, by process
+    def record(self, reply, worker):
         r = original(self, reply, worker)
         seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0))
         return r
 
     pool.WorkerPool._result = record
+    try:
+        yield seen
+    finally:
+        pool.WorkerPool._result = original
+
+
+def real(data: Path, rounds: int) -> None:
+    from se_gym.library import official
+
+    rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
+    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+    lib = official(data / "api_doc.jsonl")
+    with program_cpu() as seen:
+        _real_rounds(rows, items, lib, seen, rounds)
+
+
+def _real_rounds(rows, items, lib, seen, rounds) -> None:
+    from se_gym.judge import Judge, gates
     from se_gym.library import writer
 
     with Judge(lib, profile="sebench") as j:
