@@ -301,7 +301,8 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
 
     reqs = [call("abs", [-1.5, 2.0, 0.0]), call("cumsum", [1, 2, 3]), call("greater", [1, 5], 2), call("argmax", [3, 9, 1]),
             call("argsort", [3.0, 1.0, 2.0, 0.5]), call("nonzero", [0, 1, 0, 1]), call("binary_repr", 10), call("sum", 4.0),
-            call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]])]
+            call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]]),
+            call("abs", [v / 4 - 5 for v in range(40)]), call("abs", [-4.75, -0.25, 2.0, 4.75]), call("cumsum", list(range(-20, 20)))]
     real, _ = _session(server_module, {}, reqs)
     _, record = _session(server_module, {"record": True}, reqs)
     assert set(record["record"]) >= {"abs", "cumsum", "greater", "argmax", "argsort", "nonzero#0", "binary_repr", "sum"}
@@ -322,10 +323,12 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     assert v[8] == real[8][1] and v[9] == real[9][1]  # the constructor and pure queries are real
     assert v[10] == v[0][0] and v[7] != 4.0  # abs(-1.5) alone: the same key, so the same value as in the array
     assert all(x != y for r, q in zip(v[11], real[11][1]) for x, y in zip(r, q))  # a view (not C-ordered) too
+    # a large result (NumPy) and a small one (plain Python) key and move the same values alike
+    assert [v[12][i] for i in (1, 19, 28, 39)] == v[13] and all(type(x) is int for x in v[14]) and v[14] != real[14][1]
     # only the recorded keys of the chosen functions: abs perturbed, the rest real
     only_abs, _ = _session(server_module, {"cf": secret, "keys": {"abs": record["record"]["abs"]}}, reqs)
-    assert only_abs[0] == cf[0] and only_abs[10] == cf[10]
-    assert [r for i, r in enumerate(only_abs) if i not in (0, 10)] == [r for i, r in enumerate(real) if i not in (0, 10)]
+    assert only_abs[0] == cf[0] and only_abs[10] == cf[10] and only_abs[12] == cf[12]
+    assert [r for i, r in enumerate(only_abs) if i not in (0, 10, 12, 13)] == [r for i, r in enumerate(real) if i not in (0, 10, 12, 13)]
 
 
 # A raw program (no harness) that prints what a program can observe of its surroundings without
