@@ -138,16 +138,16 @@ class DependenceCheck:
     # -- references --------------------------------------------------------------------------
     def _reference(self, key: tuple, p: Any) -> _Reference:
         cached = self.judge._reference_records.get(key)
-        if cached is not None:
+        if cached is not None:  # (its record, and its program: prepared once)
             self.judge._reference_records.move_to_end(key)
+            ref = _Reference(key, cached[4])
+            ref.ok, ref.why, ref.values, ref.keys = cached[:4]
+            return ref
         prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
         if prep.verdict is not None:
             return _Reference(key, None, False, f"the reference does not pass the gates: {prep.verdict.detail}")
         ref = _Reference(key, prep)
-        if cached is not None:
-            ref.ok, ref.why, ref.values, ref.keys = cached
-        else:
-            ref.why = "not run"
+        ref.why = "not run"
         return ref
 
     def _take_record(self, ref: _Reference, result: Any) -> None:
@@ -166,7 +166,7 @@ class DependenceCheck:
         else:
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
         cache = self.judge._reference_records
-        cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys)
+        cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending)
         while len(cache) > REFERENCE_CACHE:
             cache.popitem(last=False)
 
