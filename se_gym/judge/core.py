@@ -178,6 +178,7 @@ class Judge:
         self.dependence = dependence if dependence is not None else (profile == "strict" and uses_server("strict"))
         self._dependence_asked = dependence is True
         self._reference_records: OrderedDict = OrderedDict()  # dependence: references' records, by task
+        self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
         self._warned_no_reference = False
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)

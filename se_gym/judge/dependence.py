@@ -137,9 +137,11 @@ class DependenceCheck:
 
     # -- references --------------------------------------------------------------------------
     def _reference(self, key: tuple, p: Any) -> _Reference:
-        cached = self.judge._reference_records.get(key)
+        with self.judge._reference_lock:
+            cached = self.judge._reference_records.get(key)
+            if cached is not None:
+                self.judge._reference_records.move_to_end(key)
         if cached is not None:  # (its record, and its program: prepared once)
-            self.judge._reference_records.move_to_end(key)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
             return ref
@@ -165,10 +167,11 @@ class DependenceCheck:
             ref.ok, ref.why = False, f"the reference does not pass its own tests ({verdict.status.value}: {verdict.detail})"
         else:
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
-        cache = self.judge._reference_records
-        cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending)
-        while len(cache) > REFERENCE_CACHE:
-            cache.popitem(last=False)
+        with self.judge._reference_lock:
+            cache = self.judge._reference_records
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending)
+            while len(cache) > REFERENCE_CACHE:
+                cache.popitem(last=False)
 
     # -- the runs ----------------------------------------------------------------------------
     def _mode(self, keys: dict | None) -> dict:
