@@ -167,7 +167,7 @@ def _speed_rounds(rows, items, lib, seen, rounds, tree_cpu) -> dict:
                 dt = time.perf_counter() - t
                 judge_cpu = time.process_time() - p0
                 children = tree_cpu() - c0
-                answer, server = sum(a for a, _ in seen), sum(s for _, s in seen)
+                answer, server = sum(x[0] for x in seen), sum(x[1] for x in seen)
                 figures[name].append((len(rows) / dt, judge_cpu, children - answer - server, answer, server, len(seen),
                                       sum(v.passed for v in got)))
     finally:

@@ -257,10 +257,10 @@ def server_module(suite, tmp_path_factory):
 
 
 def _session(mod, mode, requests):
-    """One program's requests to a server on a socket pair, its mode first (as the worker sends it)."""
+    """One program's requests to a server on a socket pair, with its mode (as the worker hands it)."""
     a, b = socket.socketpair()
     a.settimeout(60)  # (a server that does not answer fails the test instead of hanging it)
-    t = threading.Thread(target=mod.serve, args=(b.fileno(), True), daemon=True)
+    t = threading.Thread(target=mod.serve, args=(b.fileno(), None, json.dumps(mode).encode()), daemon=True)
     t.start()
 
     def frame(msg):
@@ -279,7 +279,6 @@ def _session(mod, mode, requests):
             return [data(x) for x in v["t"]]
         return v
 
-    frame(["mode", mode])
     out = []
     for req in requests:
         frame(req)
@@ -334,22 +333,27 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
 # A raw program (no harness) that prints what a program can observe of its surroundings without
 # calling the library: it must print the same thing whatever mode its library server was given.
 PROBE = r"""
-import os, resource, socket, sys
+import fcntl, os, resource, socket, struct, sys
 seen = {"argv": sys.argv, "env": dict(os.environ), "fds": sorted(os.listdir("/proc/self/fd")), "uid": os.getuid(),
         "cwd": os.getcwd(), "flags": str(sys.flags), "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
         "cpu": resource.getrlimit(resource.RLIMIT_CPU)[1], "modules": sorted(m for m in sys.modules if "se_gym" not in m)}
-s = socket.socket(fileno=4)
-try:
-    seen["fd4"] = s.recv(1 << 16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-except BlockingIOError:
-    seen["fd4"] = "nothing to read"
-s.detach()
+for fd in (4, 5):  # the answer's socket and the harness's
+    s = socket.socket(fileno=fd)
+    try:
+        seen[fd] = s.recv(1 << 16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        seen[fd] = "nothing to read"
+    # what was written on our end and its server has not read yet (SIOCOUTQ): nothing, whatever the mode
+    seen[fd, "queued"] = struct.unpack("i", fcntl.ioctl(fd, 0x5411, b"\0\0\0\0"))[0]
+    s.detach()
 f, walk = sys._getframe(), []  # (the worker's frames, which a program forked from it holds too)
 while f is not None:
     walk.append((f.f_code.co_name, sorted(f.f_locals)))
     req = f.f_locals.get("req")
     if isinstance(req, dict):
         seen["request"] = sorted(req), "cf" in repr(req) or "record" in repr(req)
+    if f.f_code.co_name == "main":
+        seen["reply"] = f.f_locals.get("reply")  # (the program before's: gone)
     f = f.f_back
 seen["frames"] = walk
 print(seen)
@@ -357,22 +361,28 @@ print(seen)
 
 
 def test_a_program_cannot_tell_the_modes_apart(suite):
-    """The mode reaches the server before the program exists, on the server's own end: the program
-    sees the same environment, arguments, descriptors, limits and modules, nothing to read on its
-    socket, and the same worker request in the frames it was forked with (the mode is popped from
-    it before the fork), in the real library, a record, and the counterfactual library."""
+    """The mode reaches the server before the program exists, on the server's own control socket:
+    the program sees the same environment, arguments, descriptors, limits and modules, nothing to
+    read or still queued on its sockets, the same worker request in the frames it was forked with
+    (the mode is popped from it before the fork) and no reply of the program before, in the real
+    library, a record, and the counterfactual library, from the worker's first program on."""
     from se_gym.judge.core import sandbox_preload
     from se_gym.sandbox import make_sandbox
 
     lib = suite[1]
     modes = [None, {}, {"record": True}, {"cf": os.urandom(32).hex(), "keys": None}, {"cf": os.urandom(32).hex(), "keys": {"abs": ""}}]
     with make_sandbox("local", workers=1, pythonpath=[str(lib.materialize("strict", docs=False))], preload=sandbox_preload(lib)) as box:
-        box.run([PROBE])  # (a worker's first program finds no earlier reply in its frames: not a mode's doing)
-        got = box.run([Program(PROBE, library_mode=m) for m in modes], Limits(wall_s=10, cpu_s=10))
+        first = box.run([Program(PROBE, library_mode=m) for m in modes], Limits(wall_s=10, cpu_s=10))
+        # (in between, a program that outlives the worker's first tick: the worker once imported
+        # termios for it then, and every program after found it in sys.modules)
+        assert box.run(["import time; time.sleep(0.1)"])[0].status is ExecStatus.OK
+        got = first + box.run([Program(PROBE, library_mode=m) for m in modes[::-1]], Limits(wall_s=10, cpu_s=10))
     assert all(r.status is ExecStatus.OK for r in got), [r.stderr[-300:] for r in got]
     assert len({r.stdout for r in got}) == 1, [r.stdout for r in got]
-    assert "nothing to read" in got[0].stdout and "'request': (['code', 'id', 'limits'" in got[0].stdout, got[0].stdout
-    assert [r.library_report is not None for r in got] == [False, False, True, True, True]
+    out = got[0].stdout
+    assert "4: 'nothing to read', (4, 'queued'): 0, 5: 'nothing to read', (5, 'queued'): 0" in out, out
+    assert "'request': (['code', 'id', 'limits'" in out and "'reply': None" in out, out
+    assert [r.library_report is not None for r in got] == [m is not None and m != {} for m in modes + modes[::-1]]
 
 
 def test_the_async_path_and_the_judge_command_run_the_check_too(suite, tmp_path):

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from _dependence_corpus import ORACLES, fuzz_named_unused
-from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+from _gate_corpus import CASES, STYLES, block, fuzz_programs, fuzz_walk_programs, honest_answers, hostile_answers
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.judge.extract import entry_function
@@ -180,6 +180,18 @@ def test_fuzzed_named_but_unused_programs_earn_nothing_under_strict():
     gamed = [f"{name} ({t.id}): {v.status.value} reward={v.reward}\n{code}" for (name, code, t), v in zip(programs, verdicts) if v.reward > 0]
     assert not gamed, "\n".join(gamed)
     assert sum(v.status.value == "library_unused" for v in verdicts) >= 0.8 * len(programs)  # (the rest: the gate)
+
+
+def test_fuzzed_frame_and_handler_walks_earn_nothing_under_strict(strict_judge):
+    """Issue 42: seeded random programs (SE_GYM_FUZZ_SEED, default 0) that get a frame (a signal
+    handler, a traceback, a generator, sys._getframe), walk back and look for NumPy, a nonce to
+    forge the channel with, the harness's results to rewrite or the wall's state to switch off.
+    Each passes the permissive gate: the run time must stop it."""
+    seed = int(os.environ.get("SE_GYM_FUZZ_SEED", "0"))
+    programs = fuzz_walk_programs(LIB7, seed, 40)
+    assert not [p for p in programs if open_check(p.split("```python\n")[1].split("```")[0], LIB7.package)]
+    gamed = _judge_hostile(strict_judge, {f"walk {seed}/{i}": p for i, p in enumerate(programs)})
+    assert not gamed, "\n".join(gamed)
 
 
 def test_under_the_closed_gate_hostile_answers_earn_nothing_either(strict_judge, monkeypatch):

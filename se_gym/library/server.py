@@ -86,6 +86,10 @@ class Refused(TypeError):
     """A request outside the library's API."""
 
 
+class _Gone(Exception):
+    """The program's connection ended while the server waited on it inside a call-back."""
+
+
 def _resolve(path):
     for option in path.split("|"):
         obj = np
@@ -170,9 +174,10 @@ def _error_name(e):
 
 
 # ------------------------------------------------------------ the counterfactual library (issue 42)
-# The judge's run-time dependence check asks a server, per program, for one of three modes, in the
-# worker's first frame on the program's socket (written before the program exists: the program can
-# neither read nor forge it), ``["mode", {...}]``:
+# The judge's run-time dependence check asks a server, per program, for one of three modes, which
+# the worker hands it with the program's sockets on the server's own control socket (before the
+# program exists, and never on the program's sockets: the program can neither read, forge nor
+# notice it), a JSON object:
 #
 # * ``{}``: the real library (every program's);
 # * ``{"record": true}``: the real library, and the keys of its computations kept for the worker (the
@@ -553,6 +558,7 @@ class Server:
         self.next = 1
         self.fit = True  # fit to serve another program after this one (see serve)
         self.buf = b""  # what was read of the next frame
+        self.harness = False  # serving the harness's own connection: it reads results only
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -687,7 +693,7 @@ class Server:
             while True:
                 msg = self.recv()
                 if msg is None:
-                    raise SystemExit(0)
+                    raise _Gone  # (out of NumPy's call; the harness's connection is served next)
                 if msg[0] == "ret" and len(msg) == 2:
                     return self.decode(msg[1])
                 if msg[0] == "raise" and len(msg) == 3:
@@ -701,6 +707,8 @@ class Server:
     def handle(self, msg):
         try:
             reply = ["ok", self.dispatch(msg)]
+        except _Gone:
+            raise
         except RecursionError:
             self.fit = False
             reply = ["err", "RuntimeError", "nested too deeply"]
@@ -714,6 +722,8 @@ class Server:
 
     def dispatch(self, msg):
         op, frees, args = msg[0], msg[1] if len(msg) > 1 else None, msg[2:]
+        if self.harness and op not in ("show", "list"):
+            raise Refused(f"request {op!r} is not the harness's")
         if type(frees) is not list:
             raise Refused("request is not valid")
         for h in frees:
@@ -794,15 +804,15 @@ class Server:
                 return [str(a), self.encode(a.tolist())]
         raise Refused(f"request {op!r} is not valid")
 
-    def take_mode(self):
-        """Read the worker's first frame, the program's mode (see _Counterfactual); False when it is
-        not one (the program then finds no server)."""
+    def take_mode(self, mode):
+        """Take the program's mode (JSON bytes, see _Counterfactual); False when it is not one (the
+        program then finds no server)."""
         try:
-            msg = self.recv()
-            if msg is None or len(msg) != 2 or msg[0] != "mode" or type(msg[1]) is not dict:
+            msg = json.loads(mode)
+            if type(msg) is not dict:
                 return False
-            cf = _Counterfactual(msg[1])
-        except (Refused, ValueError, TypeError):
+            cf = _Counterfactual(msg)
+        except (ValueError, TypeError, AttributeError):
             return False
         self.cf = cf if cf.active else None
         return True
@@ -819,13 +829,20 @@ class Server:
             self.handle(msg)
 
 
-def serve(fd, moded=False):
-    """Answer one client on ``fd`` until it closes its end.
+def serve(fd, harness=None, mode=b""):
+    """Answer one client on ``fd`` until it closes its end; then, if given, the harness on
+    ``harness`` (the strict harness's own connection, issue 42): it reads the arrays the answer
+    returned (``show`` and ``list`` only), with the program's handles, once the answer's process
+    has closed ``fd``.  A connection of its own, so nothing the answer left on ``fd`` (a partial
+    frame, requests whose replies it never read) stands between the harness and its replies.
 
     Args:
         fd: the socket of the program's end.
-        moded: the first frame is the worker's, with the program's mode (see _Counterfactual);
-            what the server has to say about it afterwards is :func:`report`'s.
+        harness: the socket of the harness's end, or None.
+        mode: the program's mode (JSON, see _Counterfactual; empty: the real library), which the
+            worker hands the server with the program's sockets, on its own control socket: it
+            never passes through the program's.  What the server has to say about it afterwards
+            is :func:`report`'s.
 
     Returns:
         True when nothing happened that ``reset`` might not undo (no error, call-back or refused
@@ -834,11 +851,18 @@ def serve(fd, moded=False):
     server = Server(fd)
     _REPORT[0] = None
     try:
-        if moded and not server.take_mode():
+        if mode and not server.take_mode(mode):
             return False
-        server.serve()
-    except BrokenPipeError:  # (the program went away before reading a reply)
-        server.fit = False
+        for conn in (fd, harness):
+            if conn is None:
+                continue
+            server.fd, server.buf, server.harness = conn, b"", conn == harness
+            try:
+                server.serve()
+            except (ConnectionError, _Gone):
+                # the program went away before reading a reply (a broken pipe), with replies it never
+                # read (the connection reset), or in the middle of a call-back
+                server.fit = False
     finally:
         server.objects.clear()  # every handle goes now, cycles or not
         if server.cf is not None:

@@ -178,14 +178,14 @@ class _Job:
     units: tuple | None = None  # Program.units: sources the worker compiles before it forks
     size: int = 0  # characters of code and units (see Transport.ahead_max)
     tail: tuple | None = None  # Program.tail: the last statement's code, compiled by the caller
-    mode: dict | None = None  # Program.library_mode: what the program's library server is asked first
+    mode: dict | None = None  # Program.library_mode: what the worker hands the program's library server with its sockets
 
 
 def _job(code: str, limits: Limits, wire: dict) -> _Job:
     units = getattr(code, "units", None)
     size = len(code)
     try:
-        size += sum(len(u[0]) + len(u[1]) + len(u[2]) + (len(u[3]) if len(u) > 3 else 0) for u in units[1]) if units else 0
+        size += sum(len(u[0]) + len(u[1]) + len(u[2]) + (len(u[3]) if len(u) > 3 and u[3] is not None else 0) for u in units[1]) if units else 0
     except (TypeError, ValueError, IndexError):
         units, size = None, len(code)  # not units as Program makes them: the program compiles itself
     # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples
