@@ -73,20 +73,26 @@ def main() -> None:
     if args.no_run:
         return
 
-    honest7 = block(f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n")
+    ref7 = f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n"
+    honest7 = block(ref7)
     for on in (False, True):
         gates.set_permissive(on)
         t0 = time.perf_counter()
         with Judge(lib7, profile="strict", reward="fraction") as judge:
             names = list(hostile)
-            v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz + walks] + [(honest7, CASES)])
+            # (each with the task's reference, ref7: strict's dependence check runs it beside the answer, issue 42)
+            v = judge.judge_many([(hostile[n][1], CASES, None, None, ref7) for n in names]
+                                 + [(a, CASES, None, None, ref7) for a in fuzz + walks] + [(honest7, CASES, None, None, ref7)])
         gamed = [(n, x) for n, x in zip(names, v) if x.reward > 0]
         fgamed = [x for x in v[len(names):len(names) + len(fuzz)] if x.reward > 0]
         wgamed = [x for x in v[len(names) + len(fuzz):-1] if x.reward > 0]
+        # a hostile answer computes a right value only where its route worked: a wall's failure even
+        # where the dependence check then took the reward away
+        through = [x for x in v[:-1] if any(c.ok for c in x.cases)]
         where = "library out of process" if writer.STRICT_SERVER else "NumPy in the answer's process"
         label = f"{'permissive' if on else 'closed'} gate, {where}"
         print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)}, "
-              f"walks: {len(wgamed)}/{len(walks)} "
+              f"walks: {len(wgamed)}/{len(walks)}; with a case right (a wall passed): {len(through)} "
               f"(honest control passed: {v[-1].passed}; {time.perf_counter() - t0:.1f} s)")
         for n, x in gamed:
             print(f"    earned reward: [{hostile[n][0]}] {n} (reward {x.reward})")

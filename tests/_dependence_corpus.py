@@ -229,6 +229,17 @@ def fuzz_named_unused(tasks, lib, seed: int, n: int) -> list[tuple[str, str, obj
     return out
 
 
+def adapter_answers(task, lib) -> dict[str, str]:
+    """Two responses to ``task`` (one of :data:`ORACLES`') for the adapters' tests: ``reference``,
+    the task's library solution (1.0 under strict), and ``unused``, which names the library (on a
+    constant) and computes the result in Python: it earns 1.0 when judged without the task's
+    reference (the check's weaker rule: some result must change with the library) and 0 with it,
+    so an adapter that gives it 0 passes the reference."""
+    from _gate_corpus import block
+
+    return {"reference": block(task.library_solution), "unused": block(SHAPES["library on a constant"].format(**_fields(task, lib)))}
+
+
 def backend_items(task, lib) -> list[tuple]:
     """Judge items for one task on any backend: its reference as the answer (passes, every case
     matching), a named-but-unused answer and a detector (both ``library_unused``)."""

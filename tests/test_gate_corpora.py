@@ -114,13 +114,20 @@ def test_the_switch_follows_the_out_of_process_library(monkeypatch):
 
 
 # ----------------------------------------------------------------------------------- hostile
+REF7 = f"import {LIB7.package}\ndef solve(x):\n    return [float(v) for v in {LIB7.qualified('abs')}(x)]\n"
+
+
 def _judge_hostile(judge: Judge, answers: dict[str, str]) -> list[str]:
-    honest = block(f"import {LIB7.package}\ndef solve(x):\n    return [float(v) for v in {LIB7.qualified('abs')}(x)]\n")
+    """Each answer with the task's reference (``REF7``: strict's library dependence check runs it
+    beside the answer, issue 42), then the honest one.  A hostile answer computes the right value
+    only where its route worked (with NumPy in its own process, or a forged report): so a case
+    right in the real run is a wall's failure, even where the dependence check then took the
+    reward away (``library_unused``), and it is reported as one."""
     names = list(answers)
-    verdicts = judge.judge_many([(answers[n], CASES) for n in names] + [(honest, CASES)])
+    verdicts = judge.judge_many([(answers[n], CASES, None, None, REF7) for n in names] + [(block(REF7), CASES, None, None, REF7)])
     assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
     return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:120]})" for n, v in zip(names, verdicts)
-            if v.reward > 0 or v.passed or v.infrastructure]
+            if v.reward > 0 or v.passed or v.infrastructure or any(c.ok for c in v.cases)]
 
 
 @pytest.fixture(scope="module")

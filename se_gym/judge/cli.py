@@ -2,8 +2,9 @@
 
 Input rows use SE-Bench's rollout format: ``response``, ``test_cases`` (official dicts) and
 optionally ``right_exe_result``, ``function_name`` and ``library_solution`` (the task's reference
-written with the library: strict's library dependence check compares the answer with it); other
-fields pass through unchanged.
+written with the library: strict's library dependence check compares the answer with it; rows
+se-gym wrote, ``export.to_rollout_jsonl``, keep it under ``se_gym``); other fields pass through
+unchanged.
 Each output row is the input row plus two fields: ``judge`` (the verdict as a dict: ``reward``,
 ``status``, ``sebench_code``, ``error_type``, ``cases``, ...) and ``judge_line`` (the input line
 number, the key used to resume).  A summary is printed and written beside the output as
@@ -102,6 +103,8 @@ def _item(path: Path, lineno: int, row: dict, expected_mode: str) -> tuple:
     full = [{"input": c["input"], "output": c.get("output", pieces[i] if pieces and i < len(pieces) else "")} for i, c in enumerate(cases)]
     fname = row.get("function_name") if isinstance(row.get("function_name"), str) else None
     ref = row.get("library_solution")  # (strict's library dependence check: the task's reference)
+    if ref is None and isinstance(row.get("se_gym"), dict):
+        ref = row["se_gym"].get("library_solution")  # (where se-gym's rollout rows keep it: Task.to_official_row)
     if ref is not None and not isinstance(ref, str):
         raise CLIError(f"{where}: field 'library_solution' must be a string")
     return (row["response"], full, fname, pieces if use_pieces else None, ref or None)
