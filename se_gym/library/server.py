@@ -417,11 +417,7 @@ class _Counterfactual:
             out = self._indices(cls, out, idx, size)
         else:
             out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
-        if isinstance(x, np.ndarray):
-            return out
-        if isinstance(x, np.generic):
-            return out[()]
-        return out.item()
+        return _like(x, out)
 
     def _small(self, cls, x, a, kind):
         """``value`` of a small bool, int or float result, in plain Python (see _SMALL)."""
@@ -459,22 +455,14 @@ class _Counterfactual:
                 step = (w >> 8) % 3 + 1
                 vals[i] = v + (step if kind == "u" or w & 1 else -step)
         out = (np.array(vals, dtype=np.int64).astype(a.dtype) if kind in "iu" else np.array(vals, dtype=a.dtype)).reshape(a.shape)
-        if isinstance(x, np.ndarray):
-            return out
-        if isinstance(x, np.generic):
-            return out[()]
-        return out.item()
+        return _like(x, out)
 
     def _numpy_move(self, cls, x, a, keys, hit):
         self.count += 1
         out = np.array(a, copy=True, order="C")
         idx = np.flatnonzero(hit)
         out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
-        if isinstance(x, np.ndarray):
-            return out
-        if isinstance(x, np.generic):
-            return out[()]
-        return out.item()
+        return _like(x, out)
 
     def _amount(self, cls):
         w = self._amounts.get(cls)
@@ -527,6 +515,16 @@ class _Counterfactual:
             cycle[order] = np.roll(order, -1)  # one cycle through the whole range: no index stays
             self._cycles[(cls, n)] = cycle
         return cycle[v].astype(v.dtype)
+
+
+def _like(x, out):
+    """``out`` (an array) in the form of the result ``x`` it replaces: an array, a NumPy scalar or a
+    Python scalar."""
+    if isinstance(x, np.ndarray):
+        return out
+    if isinstance(x, np.generic):
+        return out[()]
+    return out.item()
 
 
 def _alter(text, w):
