@@ -75,7 +75,7 @@ class JudgeScorer:
             first: dict[tuple[str, str], int] = {}
             for i, k in enumerate(keys):
                 first.setdefault(k, i)
-            verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
+            verdicts = self.judge.judge_many([_item(tasks[first[k]], responses[first[k]]) for k in unique])
             for k, v in zip(unique, verdicts):
                 known[k] = v
                 if self._cache is not None and not is_infrastructure(v):
@@ -288,3 +288,9 @@ def token_records(trajectories: Sequence[Trajectory]) -> list[dict]:
                "response": t.response, "reward": t.reward, "infrastructure": not t.judged, "status": t.status, **info}
         out.append(dict(check(rec, f"trajectory {i} (run the Runner with record_tokens=True)")))
     return out
+
+
+def _item(task: Any, response: str) -> tuple:
+    """The judge's item: the task's cases, function name and reference (strict's library dependence
+    check compares the answer with it; a task without one is judged by the weaker rule)."""
+    return (response, task.test_cases, task.function_name, None, getattr(task, "library_solution", "") or None)

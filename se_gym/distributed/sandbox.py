@@ -272,6 +272,7 @@ class RaySandbox(Sandbox):
     """
 
     name = "ray"
+    library_modes = True  # (each node's LocalSandbox; a Program travels with its library_mode)
 
     def __init__(self, pythonpath: Sequence[str] = (), preload: Sequence[str] = ("numpy",), workers: int | None = None, *,
                  library: Any = None, profile: str = "sebench", warmup: Sequence[str] = (), address: str | None = None,

@@ -69,6 +69,8 @@ class SEBenchData(vf.TaskData):
     task_id: str
     function_name: str
     test_cases: list[dict]
+    reference: str | None = None
+    """The task's library solution: strict's library dependence check runs it beside the answer (issue 42)."""
     max_turns: int = 1
     judge: dict = Field(default_factory=dict)
     """The options that pick the judge (and the task suite): the task is scored in any process."""
@@ -91,7 +93,7 @@ async def judge_answer(data: SEBenchData, trace: vf.Trace, answer: str, turn: in
     """Judge ``answer`` (the ``turn``-th) to the task of ``data``; the verdict's summary is appended
     to ``trace.info["sebench"]`` (and returned), so that no answer is judged twice."""
     suite = await _suite(data.judge)
-    verdict = (await suite.front.judge_many_async([(answer, data.test_cases, data.function_name)]))[0]
+    verdict = (await suite.front.judge_many_async([(answer, data.test_cases, data.function_name, None, data.reference)]))[0]
     rec = {"turn": turn, "answer_sha1": _digest(answer), "status": verdict.status.value, "reward": float(verdict.reward),
            "sebench_code": verdict.sebench_code, "infrastructure": bool(verdict.infrastructure)}
     trace.info.setdefault("sebench", []).append(rec)
@@ -148,7 +150,7 @@ class SEBenchTaskset(vf.Taskset[SEBenchTask, SEBenchConfig]):
                 id=t.id, name=t.function_name, prompt=messages[-1]["content"], system_prompt=system,
                 task_id=t.id, function_name=t.function_name,
                 test_cases=[{"input": c.input, "output": c.output} for c in t.test_cases],
-                max_turns=config.max_turns, judge=_suite_options(config),
+                reference=t.library_solution or None, max_turns=config.max_turns, judge=_suite_options(config),
             ), config.task)
 
 

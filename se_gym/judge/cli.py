@@ -1,7 +1,10 @@
 """``se-gym judge``: judge a JSONL file of SE-Bench rollouts.
 
 Input rows use SE-Bench's rollout format: ``response``, ``test_cases`` (official dicts) and
-optionally ``right_exe_result`` and ``function_name``; other fields pass through unchanged.
+optionally ``right_exe_result``, ``function_name`` and ``library_solution`` (the task's reference
+written with the library: strict's library dependence check compares the answer with it; rows
+se-gym wrote, ``export.to_rollout_jsonl``, keep it under ``se_gym``); other fields pass through
+unchanged.
 Each output row is the input row plus two fields: ``judge`` (the verdict as a dict: ``reward``,
 ``status``, ``sebench_code``, ``error_type``, ``cases``, ...) and ``judge_line`` (the input line
 number, the key used to resume).  A summary is printed and written beside the output as
@@ -99,7 +102,12 @@ def _item(path: Path, lineno: int, row: dict, expected_mode: str) -> tuple:
     use_pieces = expected_mode == "right_exe_result" or (expected_mode == "auto" and pieces is not None) or no_output
     full = [{"input": c["input"], "output": c.get("output", pieces[i] if pieces and i < len(pieces) else "")} for i, c in enumerate(cases)]
     fname = row.get("function_name") if isinstance(row.get("function_name"), str) else None
-    return (row["response"], full, fname, pieces if use_pieces else None)
+    ref = row.get("library_solution")  # (strict's library dependence check: the task's reference)
+    if ref is None and isinstance(row.get("se_gym"), dict):
+        ref = row["se_gym"].get("library_solution")  # (where se-gym's rollout rows keep it: Task.to_official_row)
+    if ref is not None and not isinstance(ref, str):
+        raise CLIError(f"{where}: field 'library_solution' must be a string")
+    return (row["response"], full, fname, pieces if use_pieces else None, ref or None)
 
 
 def _done_lines(out: Path) -> set[int]:

@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import ast
+import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
-from . import compare, gates
+from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
@@ -47,10 +49,13 @@ _NO_CODE = object()
 # times, each "inf" in it growing by 9 characters a time): ~8 s for 200,000 characters
 SCORING_CPU_S = 3.0
 
-# (response, test_cases), (response, test_cases, function_name) or
-# (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
-# results are compared with (SE-Bench compares with ``right_exe_result.split("#")``)
+# (response, test_cases), (response, test_cases, function_name),
+# (response, test_cases, function_name, expected) or (..., expected, reference): ``expected``
+# (or None) overrides the printed forms the results are compared with (SE-Bench compares with
+# ``right_exe_result.split("#")``); ``reference`` is the task's trusted solution written with the
+# library (Task.library_solution), for strict's library dependence check (issue 42)
 Item = Sequence[Any]
+log = logging.getLogger(__name__)
 
 
 def sandbox_preload(library: Any) -> list[str]:
@@ -117,6 +122,9 @@ class _Pending:
     channelled: bool = False  # the program reports on the result channel (fd 3), not on stdout
     prep_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    fname: str | None = None  # the item's function name
+    reference: str | None = None  # the item's reference solution (the dependence check's)
+    values: list = field(default_factory=list)  # strict: each case's outcome in the real run (dependence.Outcome)
 
 
 class Judge:
@@ -131,6 +139,11 @@ class Judge:
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
     ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
     results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
+    ``dependence``: strict's run-time library dependence check (issue 42, se_gym/judge/dependence.py):
+    every answer that earns reward runs again against a counterfactual library, as does the item's
+    reference, and a result that does not come from the library makes it ``library_unused``.  None
+    (default): on under strict with the out-of-process library, where the sandbox can run it; False:
+    off; True: on, or a JudgeError where it cannot be.  ``verdict.dependence`` says what it found.
     """
 
     def __init__(
@@ -148,8 +161,10 @@ class Judge:
         abs_tol: float = compare.STRUCT_ABS_TOL,
         rel_tol: float = compare.STRUCT_REL_TOL,
         scoring_cpu_s: float | None = SCORING_CPU_S,
+        dependence: bool | None = None,
     ):
         from se_gym.library import from_spec
+        from se_gym.library.writer import uses_server
 
         check("profile", profile, PROFILES, JudgeError)
         check("reward", reward, REWARDS, JudgeError)
@@ -164,6 +179,18 @@ class Judge:
         if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
             raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
         self.scoring_cpu_s = scoring_cpu_s
+        if dependence is not None and not isinstance(dependence, bool):
+            raise JudgeError(f"dependence must be True, False or None, got {dependence!r}")
+        if dependence and profile != "strict":
+            raise JudgeError("dependence=True needs profile strict (sebench keeps the official rules)")
+        if dependence and not uses_server("strict"):
+            raise JudgeError("dependence=True needs the out-of-process library (SE_GYM_STRICT_SERVER=1): "
+                             "the counterfactual library is a mode of its server")
+        self.dependence = dependence if dependence is not None else (profile == "strict" and uses_server("strict"))
+        self._dependence_asked = dependence is True
+        self._reference_records: OrderedDict = OrderedDict()  # dependence: references' records, by task
+        self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
+        self._warned_no_reference = False
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
@@ -385,7 +412,8 @@ class Judge:
                 again.append(k)
             else:
                 p.verdict = self._finish_contained(p, r)
-                p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
+                if not self._to_check(p):
+                    p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
 
         try:
             for i, item in enumerate(items):
@@ -421,6 +449,7 @@ class Judge:
                 results = self._retry(todo, results, lambda programs, _limits: self._run(programs))
                 for p, r in zip(todo, results):
                     p.verdict = self._finish_contained(p, r)
+                self._check_dependence(todo)
                 return [p.verdict for p in pending]  # type: ignore[misc]
             for k in range(settled, len(todo)):
                 settle(k)
@@ -428,6 +457,7 @@ class Judge:
                 retried = self.sandbox.run([todo[k].program for k in again], self.limits)
                 for k, r in zip(again, retried):
                     todo[k].verdict = self._finish_contained(todo[k], r)
+            self._check_dependence(todo)
         except BaseException:  # a bad item or an interrupt: what has not started never will
             for f in futures:
                 if f is not None:
@@ -462,7 +492,52 @@ class Judge:
                     results[i] = r
             for p, r in zip(todo, results):
                 p.verdict = self._finish_contained(p, r)
+            check = self._dependence_check(todo)
+            if check is not None:
+                await dependence.run_async(check, run)
+                self._checked(check)
         return [p.verdict for p in pending]  # type: ignore[misc]
+
+    # -- the library dependence check (issue 42) -----------------------------------------------
+    def _to_check(self, p: _Pending) -> bool:
+        """Whether ``p``'s verdict goes through the dependence check (it earned reward)."""
+        return self.dependence and p.verdict is not None and p.verdict.reward > 0 and bool(p.program)
+
+    def _dependence_check(self, todo: list[_Pending]) -> dependence.DependenceCheck | None:
+        """The check of a batch's answers that earned reward, or None (nothing to check, or a
+        sandbox that cannot run it: their verdicts then say so)."""
+        todo = [p for p in todo if self._to_check(p)]
+        if not todo:
+            return None
+        box = self.sandbox
+        why = ""
+        if not getattr(box, "library_modes", False):
+            why = f"the {getattr(box, 'name', 'custom')} sandbox runs no library servers' modes"
+        elif not self._has_channel():
+            why = "the sandbox has no result channel"
+        if why:
+            if self._dependence_asked:
+                raise JudgeError(f"dependence=True: {why}")
+            for p in todo:
+                p.verdict = replace(p.verdict, extra={**p.verdict.extra, "dependence": {"ran": False, "why": why}})
+                p.program, p.code, p.cases, p.expected = "", None, (), []
+            return None
+        if not self._warned_no_reference and any(p.reference is None for p in todo):
+            self._warned_no_reference = True
+            log.warning("judging without reference solutions: the library dependence check only asks that some result "
+                        "change with the library's (pass each task's library_solution as the item's fifth element)")
+        return dependence.DependenceCheck(self, todo)
+
+    def _check_dependence(self, todo: list[_Pending]) -> None:
+        check = self._dependence_check(todo)
+        if check is not None:
+            dependence.run_sync(check, self._run)
+            self._checked(check)
+
+    def _checked(self, check: dependence.DependenceCheck) -> None:
+        for it in check.items:
+            p = it.pending
+            p.program, p.code, p.cases, p.expected, p.values = "", None, (), [], []
 
     def _retry(self, todo, results, run):
         # the sandbox already replaced dead workers; an infrastructure failure gets one more try
@@ -477,11 +552,14 @@ class Judge:
     # -- preparation --------------------------------------------------------------------------
     def _prepare(self, index: int, item: Item) -> _Pending:
         t0 = time.perf_counter()
-        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) not in (2, 3, 4):
-            raise JudgeError(f"item {index}: expected (response, test_cases[, function_name[, expected]])")
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) not in (2, 3, 4, 5):
+            raise JudgeError(f"item {index}: expected (response, test_cases[, function_name[, expected[, reference]]])")
         response, raw_cases = item[0], item[1]
         fname = item[2] if len(item) >= 3 else None
-        override = item[3] if len(item) == 4 else None
+        override = item[3] if len(item) >= 4 else None
+        reference = item[4] if len(item) == 5 else None
+        if reference is not None and not isinstance(reference, str):
+            raise JudgeError(f"item {index}: reference must be the solution's code (a str) or None, got {type(reference).__name__}")
         if override is not None and (isinstance(override, str) or not all(isinstance(e, str) for e in override)):
             raise JudgeError(f"item {index}: expected outputs must be a list of str")
         if not isinstance(response, str):
@@ -499,7 +577,8 @@ class Judge:
         entry = entry_function(body + f"import {self.package}\n")
         if self.profile == "strict" and function_name_of(fname):
             entry = function_name_of(fname) or entry
-        p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
+        p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases],
+                     fname=fname, reference=reference or None)
         inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
         try:  # parse the answer once for both gates (the main block's test literals add nothing to them)
             tree = parse(body + f"import {self.package}\n")
@@ -680,6 +759,9 @@ class Judge:
                     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                         ok, why = False, why or f"case {c.index}: the value cannot be compared ({type(exc).__name__})"
             cases.append(CaseResult(c.printed, exp, bool(ok)))
+        if strict:  # (the dependence check compares them with the counterfactual run's)
+            p.values = [("e", c.error[0]) if c.error is not None else ("e", c.rejected or "no value") if c.rejected or not c.has_value
+                        else ("v", c.value) for c in report.cases]
         n_ok = sum(c.ok for c in cases)
         frac = n_ok / len(cases)
         reward_if_fail = frac if self.reward == "fraction" else 0.0

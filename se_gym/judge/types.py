@@ -76,6 +76,10 @@ class Status(str, enum.Enum):
     MEMORY_LIMIT = "memory_limit"
     OUTPUT_LIMIT = "output_limit"
     SANDBOX_ERROR = "sandbox_error"
+    # strict (issue 42): every case passed, but a result that depends on the library (the reference's
+    # does) did not come from it: it stayed the same, or changed otherwise than the reference's, when
+    # the library's results changed (se_gym/judge/dependence.py)
+    LIBRARY_UNUSED = "library_unused"
 
 
 class ErrorType(str, enum.Enum):
@@ -86,6 +90,8 @@ class ErrorType(str, enum.Enum):
     PARAMETER_ERROR = "parameter_error"
     RETURN_VALUE_MISUNDERSTANDING = "return_value_misunderstanding"
     NATIVE_PYTHON_INCOMPATIBILITY = "native_python_incompatibility"
+    # not one of the paper's: the library is named but the result is computed without it (strict)
+    LIBRARY_UNUSED = "library_unused"
     OTHER = "other"
 
 
@@ -149,6 +155,14 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.status is Status.PASSED
+
+    @property
+    def dependence(self) -> Mapping[str, Any] | None:
+        """What the run-time library dependence check (strict, issue 42) found: ``{"ran": bool,
+        "reference": "used" | "none" | "failed", "cases": [per-case finding], "worlds": int}``
+        (findings: ``match``, ``match:FUNCTION``, ``independent``, ``changed``, ``unchanged``,
+        ``differs``, ``failed``); None when it was not asked (no reward, or not strict)."""
+        return self.extra.get("dependence") if self.extra else None
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -310,7 +310,8 @@ class RolloutWorker:
         items = []
         for task, gen in zip(batch.tasks, generations):
             cases = [{"input": c.input, "output": c.output} for c in task.test_cases]
-            items += [(c.text, cases, task.function_name) for c in gen.completions]
+            ref = getattr(task, "library_solution", "") or None  # (strict's library dependence check)
+            items += [(c.text, cases, task.function_name, None, ref) for c in gen.completions]
         verdicts = list(self.judge.judge_many(items))  # one judge batch per generation batch
         for _ in range(self.infra_retries):
             again = [i for i, v in enumerate(verdicts) if v.infrastructure]

@@ -118,6 +118,9 @@ class ExecResult:
     worker: str | None  # which worker ran it (for debugging flaky infrastructure)
     detail: str = ""  # why: SANDBOX_ERROR cause, which limit, ...
     server_cpu_s: float | None = None  # CPU of the program's library server (strict, issue 31), where it had one
+    # what the library server said of a program run with a library mode (Program.library_mode, issue
+    # 42): JSON text (the keys it recorded, or how many results it perturbed); None when it said nothing
+    library_report: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -173,6 +176,9 @@ class Sandbox(abc.ABC):
     # True for a client of a server (http): programs import what the server has, so the factory
     # passes no pythonpath or preload
     remote: bool = False
+    # True where a program's Program.library_mode reaches its library server (workers of ours, local
+    # or remote): strict's library dependence check needs it (issue 42)
+    library_modes: bool = False
 
     def __init__(self) -> None:
         self._closed = False
@@ -256,16 +262,29 @@ class Program(str):
 
     units: tuple | None = None
     tail: tuple | None = None
+    library_mode: dict | None = None
 
-    def __new__(cls, source: str, units: tuple | None = None, tail: tuple | None = None) -> "Program":
+    def __new__(cls, source: str, units: tuple | None = None, tail: tuple | None = None,
+                library_mode: dict | None = None) -> "Program":
         """``tail``: ``(cut, marshalled code)``, where ``source[cut:]`` is the program's last top-level
         statement, compiled (by the caller, who vouches that this warns of nothing) at its own line
         numbers as the local worker would compile it after its cached head: the worker then loads it
-        instead of compiling it (se_gym/sandbox/worker.py, _precompile)."""
+        instead of compiling it (se_gym/sandbox/worker.py, _precompile).
+
+        ``library_mode`` (strict's library server, issue 42): what the program's library server is
+        asked before the program starts, out of the program's sight: ``{"record": True}`` (keep the
+        keys of its computations) or ``{"cf": SECRET, "keys": ...}`` (the counterfactual library);
+        see se_gym/library/server.py.  What the server says of it comes back in
+        ``ExecResult.library_report``.  A backend without library servers runs the program as is."""
         self = super().__new__(cls, source)
         self.units = units
         self.tail = tail
+        self.library_mode = library_mode
         return self
+
+    def with_library_mode(self, mode: dict | None) -> "Program":
+        """The same program, its library server asked ``mode``."""
+        return Program(str(self), self.units, self.tail, mode)
 
 
 def check_programs(programs: Sequence[str]) -> list[str]:

@@ -178,6 +178,7 @@ class _Job:
     units: tuple | None = None  # Program.units: sources the worker compiles before it forks
     size: int = 0  # characters of code and units (see Transport.ahead_max)
     tail: tuple | None = None  # Program.tail: the last statement's code, compiled by the caller
+    mode: dict | None = None  # Program.library_mode: what the worker hands the program's library server with its sockets
 
 
 def _job(code: str, limits: Limits, wire: dict) -> _Job:
@@ -194,7 +195,8 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
             size += len(tail[1])
         except (TypeError, IndexError):
             tail = None
-    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail)
+    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail,
+                mode=getattr(code, "library_mode", None))
 
 
 def _settle(future: Future, result: ExecResult) -> None:
@@ -216,6 +218,7 @@ class WorkerPool(Sandbox):
     """Sandbox over N worker slots; subclasses say how to start a worker (``_spawn``)."""
 
     backend = "pool"
+    library_modes = True  # (the worker hands Program.library_mode to the program's library server)
 
     def __init__(self, workers: int, start_timeout: float = 60.0, ready: str = "all"):
         if ready not in ("all", "first"):
@@ -434,6 +437,8 @@ class WorkerPool(Sandbox):
             binary = getattr(transport, "wire", "json") == "marshal"
             if binary and job.tail is not None:
                 msg["tail"] = job.tail
+            if job.mode is not None:
+                msg["library_mode"] = job.mode
             if job.units:
                 msg["units"] = (job.units[0], tuple(
                     (u[3], u[1], "code") if binary and len(u) > 3 and type(u[3]) is bytes else tuple(u[:3])
@@ -489,6 +494,7 @@ class WorkerPool(Sandbox):
             worker=worker,
             detail=reply.get("detail", ""),
             server_cpu_s=reply.get("server_cpu_s"),
+            library_report=reply.get("library_report"),
         )
 
     # -- the contract --------------------------------------------------------------------------

@@ -110,6 +110,12 @@ class Task:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, metadata=_freeze(state["metadata"]))
 
+    def judge_item(self, response: str) -> tuple:
+        """The judge's item for an answer to this task (``Judge.judge_many``): its cases, function
+        name and reference solution, which strict's library dependence check compares the answer's
+        results with (issue 42)."""
+        return (response, self.test_cases, self.function_name, None, self.library_solution or None)
+
     @property
     def entry_point(self) -> str:
         """The name of the function to complete (``solve``)."""
