@@ -155,6 +155,19 @@ def test_trl_reward_on_ray_unchanged(cluster):
         reward.close()
 
 
+def test_the_library_dependence_check_on_ray(cluster):
+    """Strict's library dependence check (issue 42) on the cluster: a program's library mode travels
+    with it to whichever node's worker runs it, and its server's word comes back."""
+    from _dependence_corpus import backend_items, check_backend_verdicts
+    from se_gym.judge import Judge
+    from se_gym.tasks.spec import load_task_spec
+
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    with Judge(lib, profile="strict", sandbox="ray", ray_address=cluster.address) as j:
+        assert j.sandbox.library_modes
+        check_backend_verdicts(j.judge_many(backend_items(tasks[0], lib) * 3))
+
+
 def test_back_pressure_bounds_the_work_held_by_the_driver(cluster):
     from se_gym.distributed.sandbox import RaySandbox
 
@@ -237,6 +250,21 @@ def test_judge_command_on_ray(cluster, answers, tmp_path):
     with Judge(LIB, profile="strict", sandbox="local", workers=2) as j:  # (rows name no function: judged as such)
         want = j.judge_many([answers[k][:2] for k in some])
     assert [(v["status"], v["detail"]) for v in got] == [(v.status.value, v.detail) for v in want]
+
+
+def test_strict_isolation_routes_give_nothing_on_ray(cluster):
+    """Issue 42: the answer's own process on a Ray node holds no nonce, channel or results, and
+    installs no signal handler: each route earns nothing; honest answers pass."""
+    from _isolation_cases import backend_suite
+    from se_gym.judge import Judge
+
+    suite = backend_suite(LIB)
+    # (the walls alone, as in test_strict_isolation: its controls compute in Python)
+    with Judge(LIB, profile="strict", sandbox="ray", ray_address=cluster.address, reward="fraction", dependence=False) as j:
+        got = j.judge_many([(answer, cases, "solve") for _, answer, cases, _ in suite])
+    wrong = [f"{name}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for (name, _, _, must), v in zip(suite, got)
+             if v.passed != must or (not must and (v.reward > 0 or v.infrastructure))]
+    assert not wrong, "\n".join(wrong)
 
 
 def test_a_node_killed_mid_batch_loses_no_answer(cluster, answers, local_verdicts):

@@ -99,37 +99,10 @@ def test_cli_serve_and_bad_port():
 @pytest.fixture(scope="module")
 def served_library():
     """`se-gym sandbox serve --library 3` in its own process (as a user runs it), on a free port."""
-    import socket
-    import time
+    from _procs import sandbox_server
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", "--library", "3", "--workers", "2",
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/health")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)  # polling a port that is not open yet: there is no event to wait on
+    with sandbox_server("--library", "3", workers=2) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.mark.parametrize("protocol", ["batch", "official"])
@@ -259,3 +232,26 @@ def test_a_strict_judge_sends_nothing_to_a_server_it_has_not_heard_state_its_lib
                 assert j.sandbox.has_channel  # (batches: it is se-gym's server after all)
             finally:
                 srv.stop()
+
+
+def test_the_library_dependence_check_runs_over_http():
+    """Strict's library dependence check (issue 42) against a se-gym server: each program's library
+    mode travels in /run_batch to the server's workers, and their servers' word comes back."""
+    from _dependence_corpus import backend_items, check_backend_verdicts
+    from se_gym.judge import Judge
+    from se_gym.judge.core import sandbox_preload
+    from se_gym.library.writer import served_identity, uses_server
+    from se_gym.tasks.spec import load_task_spec
+
+    if not uses_server("strict"):
+        pytest.skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    path = [str(lib.materialize("strict", docs=False))]
+    with make_sandbox("local", workers=1, pythonpath=path, preload=sandbox_preload(lib)) as box:
+        srv = SandboxServer(box, "127.0.0.1", 0, library=served_identity(lib, "strict")).start()
+        try:
+            with Judge(lib, profile="strict", sandbox="http", http_url=srv.url + "/run") as j:
+                assert j.sandbox.library_modes
+                check_backend_verdicts(j.judge_many(backend_items(tasks[0], lib)))
+        finally:
+            srv.stop()

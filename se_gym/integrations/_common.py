@@ -79,15 +79,39 @@ def shared_judge(library: Any = None, profile: str = "strict", reward: str = "bi
 
 def close_shared_judges() -> None:
     with _JUDGES_LOCK:
+        batchers = [b for _, b in _BATCHED.values()]
+        _BATCHED.clear()
         judges = list(_JUDGES.values())
         _JUDGES.clear()
+    for b in batchers:
+        b.close()
     for j in judges:
         j.close()
 
 
-def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
-    """``(test_cases, function_name)`` from what the verl exporter writes as ``ground_truth``
-    (a JSON object with ``test_cases`` and ``function_name``), or from that object decoded."""
+_BATCHED: dict[int, tuple[Any, "BatchJudge"]] = {}  # judge id -> (the judge, kept alive; its batcher)
+
+
+def shared_batched_judge(library: Any = None, profile: str = "strict", reward: str = "binary", sandbox: Any = "local",
+                         strip_think: bool = True) -> "BatchedJudge":
+    """The :func:`shared_judge` of a configuration behind one process-wide :class:`BatchJudge`: the
+    single judgements that callers (episodes of a server, rollouts of an agent loop) ask at the same
+    time from any thread or event loop are judged in one sandbox batch.  :func:`close_shared_judges`
+    stops them."""
+    judge = shared_judge(library, profile, reward, sandbox, strip_think)
+    with _JUDGES_LOCK:
+        entry = _BATCHED.get(id(judge))
+        if entry is None or entry[0] is not judge:
+            entry = _BATCHED[id(judge)] = (judge, BatchJudge(judge))
+    return BatchedJudge(entry[1])
+
+
+def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None, str | None]:
+    """``(test_cases, function_name, reference)`` from what the verl exporter writes as
+    ``ground_truth`` (a JSON object with ``test_cases``, ``function_name`` and ``reference``, the
+    task's library solution), or from that object decoded.  ``reference`` (None in rows without
+    one) is what strict's library dependence check compares the answer with (issue 42): without
+    it the check's rule is weaker (docs/security.md, wall 2c)."""
     gt = ground_truth
     if isinstance(gt, (bytes, bytearray)):
         gt = gt.decode("utf-8")
@@ -97,10 +121,13 @@ def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
         except json.JSONDecodeError as exc:
             raise ValueError(f"ground_truth is not the exporter's JSON ({exc})") from None
     if isinstance(gt, list):  # a bare list of test cases
-        return gt, None
+        return gt, None, None
     if not isinstance(gt, Mapping) or "test_cases" not in gt:
         raise ValueError("ground_truth must hold 'test_cases' (write rows with se_gym.integrations.export.to_verl_parquet)")
-    return list(gt["test_cases"]), gt.get("function_name")
+    ref = gt.get("reference")
+    if ref is not None and not isinstance(ref, str):
+        raise ValueError(f"ground_truth's 'reference' must be the task's library solution (text), got {type(ref).__name__}")
+    return list(gt["test_cases"]), gt.get("function_name"), ref or None
 
 
 # -- batching ----------------------------------------------------------------------------------
