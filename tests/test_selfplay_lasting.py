@@ -368,3 +368,41 @@ def test_the_rounds_are_evaluated_on_the_experiments_test_questions(tmp_path):
                              eval="miniature", seed=seed)
         assert [t.id for t in load_eval_tasks("miniature", library, cfg)] == [t.id for t in test]
         assert not {t.id for t in train} & {t.id for t in test}
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_solving_a_proposed_task_judges_answers_against_the_proposals_reference(tmp_path, monkeypatch):
+    """The solve stage hands the judge each task's own reference (``Task.judge_item``), so strict's
+    library dependence check compares an answer with the proposal's reference: an answer that takes
+    the library's running totals but overwrites the first with ``x[0]`` (right in the real run) changes
+    under the counterfactual library, which the no-reference rule accepts, but not as the reference
+    does. Generation is stubbed (no model: the answer is written here); the proposer, validator and
+    judge are real."""
+    from se_gym.selfplay.loop import LocalEngine, _read
+
+    (tmp_path / "rules.py").write_text(RULES)
+    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=0, regime="sft",
+                   proposer=f"{tmp_path / 'rules.py'}:SharedRules")
+    name = sp.library.qualified("cumsum")
+    answers = {"library": f"y = {name}(x)\n    return y", "first_overwritten": f"y = {name}(x)\n    y[0] = x[0]\n    return y"}
+
+    class Engine(LocalEngine):
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            return [[f"```python\nimport {sp.library.package}\ndef solve(x):\n    {a}\n```" for a in answers.values()][:n]
+                    for _ in prompts]
+
+    sp.engine = Engine(sp.library, sp.validation)
+    monkeypatch.setattr(sp, "_load_policy", lambda path: None)
+    monkeypatch.setattr(sp, "learn", lambda *a, **k: (_ for _ in ()).throw(_Stop()))
+    try:
+        with pytest.raises(_Stop):
+            sp.round(1)
+    finally:
+        sp.engine.close()
+    rows = _read(sp.rdir(1) / "solve.json")["rows"]
+    assert len({r["task"] for r in rows}) == 2
+    got = {(r["sample"], r["reward"]) for r in rows}
+    assert got == {(0, 1.0), (1, 0.0)}, rows  # the library's answer passes; the overwritten one is library_unused

@@ -168,7 +168,7 @@ class MiniSelfPlay:
             engine.attach(policy)
             opens = [prompts.solve(library, t, "open") for t in train]
             groups = engine.generate(opens, cfg.samples, 0.6, cfg.max_new_tokens, seed)
-            verdicts = iter(engine.judge([(r, t.test_cases, t.function_name) for t, g in zip(train, groups) for r in g]))
+            verdicts = iter(engine.judge([t.judge_item(r) for t, g in zip(train, groups) for r in g]))
             samples = [TeacherSample(ContextPair(o, prompts.solve(library, t, "closed"), t.id), r, next(verdicts)[0])
                        for t, o, g in zip(train, opens, groups) for r in g]
         finally:
@@ -224,7 +224,7 @@ class MiniSelfPlay:
             engine.attach(policy)
             prompts = [MiniPrompts().solve(library, t, "closed") for t in tasks]
             outs = engine.generate(prompts, 1, 0.0, self.cfg.max_new_tokens, 0)
-            verdicts = engine.judge([(g[0], t.test_cases, t.function_name) for t, g in zip(tasks, outs)])
+            verdicts = engine.judge([t.judge_item(g[0]) for t, g in zip(tasks, outs)])
         finally:
             engine.close()
         return sum(1 for r, _ in verdicts if r >= 1.0) / len(verdicts)

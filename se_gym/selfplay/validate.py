@@ -16,6 +16,10 @@ A proposal becomes a task only if (in this order; the first rule broken is the r
 5. it is deterministic: two runs in two sandbox processes with different ``PYTHONHASHSEED`` print
    the same results (``nondeterministic``);
 6. its outputs are not all equal (``constant_outputs``);
+6a. its results come from the library at run time (``library_unused``): run again against strict's
+   counterfactual library (every library computation perturbed, :mod:`se_gym.judge.dependence`),
+   some result changes.  A reference whose results do not depend on the library would let a
+   library-free answer pass the dependence check that judges answers against it;
 6b. its question gives no hidden case's expected output nor a line of its reference away
    (``leaks_solution``: ``se-gym validate``'s leakage check, :func:`se_gym.validate.checks.solution_leak`);
 7. it is not a near-duplicate of a buffer task or of one accepted earlier in the batch
@@ -40,7 +44,7 @@ REASONS = (
     "no_question", "no_reference", "bad_inputs", "too_few_inputs",
     "syntax_error", "no_entry_point", "inputs_mismatch", "imports_outside_library", "library_not_on_return_path",
     "static_gate", "uses_numpy", "forbidden", "runtime_error", "resource_limit", "unconvertible_result", "sandbox_error",
-    "nondeterministic", "constant_outputs", "leaks_solution", "duplicate",
+    "nondeterministic", "constant_outputs", "library_unused", "leaks_solution", "duplicate",
 )
 _STATUS_REASON = {
     Status.STATIC_GATE: "static_gate",
@@ -329,6 +333,7 @@ class Validator:
             runs = [self._run(j, [outcomes[i] for i in todo], sigs) for j in self.judges()]
             for k, i in enumerate(todo):
                 self._check_runs(outcomes[i], [r[k] for r in runs])
+            self._check_dependence([outcomes[i] for i in todo if outcomes[i].reason is None])
         accepted = [(i, o) for i, o in enumerate(outcomes) if o.reason is None]
         for i, o in accepted:
             o.task = self._task(o, sigs[i])
@@ -355,6 +360,26 @@ class Validator:
             response = f"```python\n{o.proposal.reference.rstrip()}\n```"
             items.append((response, cases, None, [""] * len(cases)))
         return judge.judge_many(items)
+
+    def _check_dependence(self, outcomes: Sequence[Outcome]) -> None:
+        """Rule 6a: each reference, judged on its own outputs, passes strict's library dependence
+        check without a reference (some result changes when every library computation is perturbed).
+        Skipped where the judge has no dependence check (``SE_GYM_STRICT_SERVER=0``)."""
+        judge = self.judges()[0]
+        if not outcomes or not judge.dependence:
+            return
+        judge._warned_no_reference = True  # (on purpose: the reference is the program under check)
+        items = []
+        for o in outcomes:
+            cases = [{"input": s, "output": out} for s, out in zip(o.proposal.inputs, o.outputs)]
+            items.append((f"```python\n{o.proposal.reference.rstrip()}\n```", cases, None, None, None))
+        for o, v in zip(outcomes, judge.judge_many(items)):
+            if v.status is Status.PASSED:
+                continue
+            if v.status is Status.LIBRARY_UNUSED:
+                o.reason, o.detail = "library_unused", v.detail
+            else:
+                o.reason, o.detail = ("sandbox_error" if v.infrastructure else _STATUS_REASON.get(v.status, "runtime_error")), v.detail
 
     def _check_runs(self, o: Outcome, verdicts: Sequence[Any]) -> None:
         for v in verdicts:
