@@ -374,29 +374,33 @@ class _Stop(Exception):
     pass
 
 
+def _stop_before_learning(sp, monkeypatch, answers):
+    """Runs ``sp``'s rounds up to the learn step with generation stubbed (no model: every prompt gets
+    ``answers``, bodies of ``solve(x)``); the proposer, validator and judge stay real."""
+    from se_gym.selfplay.loop import LocalEngine
+
+    class Engine(LocalEngine):
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            return [[f"```python\nimport {sp.library.package}\ndef solve(x):\n    {a}\n```" for a in answers][:n] for _ in prompts]
+
+    sp.engine = Engine(sp.library, sp.validation)
+    monkeypatch.setattr(sp, "_load_policy", lambda path: None)
+    monkeypatch.setattr(sp, "learn", lambda *a, **k: (_ for _ in ()).throw(_Stop()))
+
+
 def test_solving_a_proposed_task_judges_answers_against_the_proposals_reference(tmp_path, monkeypatch):
     """The solve stage hands the judge each task's own reference (``Task.judge_item``), so strict's
     library dependence check compares an answer with the proposal's reference: an answer that takes
     the library's running totals but overwrites the first with ``x[0]`` (right in the real run) changes
     under the counterfactual library, which the no-reference rule accepts, but not as the reference
-    does. Generation is stubbed (no model: the answer is written here); the proposer, validator and
-    judge are real."""
-    from se_gym.selfplay.loop import LocalEngine, _read
+    does."""
+    from se_gym.selfplay.loop import _read
 
     (tmp_path / "rules.py").write_text(RULES)
     sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=0, regime="sft",
                    proposer=f"{tmp_path / 'rules.py'}:SharedRules")
     name = sp.library.qualified("cumsum")
-    answers = {"library": f"y = {name}(x)\n    return y", "first_overwritten": f"y = {name}(x)\n    y[0] = x[0]\n    return y"}
-
-    class Engine(LocalEngine):
-        def generate(self, prompts, n, temperature, max_tokens, seed):
-            return [[f"```python\nimport {sp.library.package}\ndef solve(x):\n    {a}\n```" for a in answers.values()][:n]
-                    for _ in prompts]
-
-    sp.engine = Engine(sp.library, sp.validation)
-    monkeypatch.setattr(sp, "_load_policy", lambda path: None)
-    monkeypatch.setattr(sp, "learn", lambda *a, **k: (_ for _ in ()).throw(_Stop()))
+    _stop_before_learning(sp, monkeypatch, [f"y = {name}(x)\n    return y", f"y = {name}(x)\n    y[0] = x[0]\n    return y"])
     try:
         with pytest.raises(_Stop):
             sp.round(1)
@@ -406,3 +410,33 @@ def test_solving_a_proposed_task_judges_answers_against_the_proposals_reference(
     assert len({r["task"] for r in rows}) == 2
     got = {(r["sample"], r["reward"]) for r in rows}
     assert got == {(0, 1.0), (1, 0.0)}, rows  # the library's answer passes; the overwritten one is library_unused
+
+
+@pytest.mark.parametrize("replay", [0, 2])
+def test_replay_solves_earlier_rounds_tasks_again_never_their_validation_split(tmp_path, monkeypatch, replay):
+    """Round 2 with ``--replay-tasks``: that many of round 1's buffer tasks are solved (and so trained
+    on) again beside the round's new ones, never one of round 1's validation split; without it, none."""
+    from se_gym.selfplay.buffer import TaskBuffer
+    from se_gym.selfplay.loop import _read, _write
+
+    (tmp_path / "rules.py").write_text(RULES)
+    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=0, regime="sft", replay_tasks=replay,
+                   val_share=0.25, proposer=f"{tmp_path / 'rules.py'}:SharedRules")
+    old = [_task(i, key="cumsum") for i in range(4)]
+    sp.rdir(1).mkdir(parents=True)
+    _write(sp.rdir(1) / "validate.json", {"outcomes": [_outcome(t).to_json() for t in old]})
+    TaskBuffer(old).save(sp.rdir(1) / "buffer.jsonl")
+    held = sp._val_ids(1)
+    assert len(held) == 1
+    _stop_before_learning(sp, monkeypatch, [f"return {sp.library.qualified('cumsum')}(x)"])
+    try:
+        with pytest.raises(_Stop):
+            sp.round(2)
+    finally:
+        sp.engine.close()
+    solved = _read(sp.rdir(2) / "solve.json")
+    train = {t["id"] for t in solved["train"]}
+    again = train & {t.id for t in old}
+    assert solved["replayed"] == len(again) == replay
+    assert not again & held
+    assert len(train - again) == 2  # the round's own two tasks (one may be its validation split: solved, not trained on)
