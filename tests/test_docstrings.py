@@ -17,7 +17,6 @@ PACKAGE = REPO / "se_gym"
 # TODO(issue 48, phase 2): other work was changing these when the rest was written; their docstrings
 # come once it has landed (a folder ends with "/"; a single name is "path:qualname").
 ALLOWED = {
-    "se_gym/selfplay/": "w4-selfplay and w4-sampler change the self-play loop",
     "se_gym/judge/core.py": "w4-rmerge changes the Judge",
     "se_gym/agents/learners.py:PolicyAgent.act": "w4-sampler adds token_lengths() beside it",
     "se_gym/agents/learners.py:PolicyAgent.act_records": "w4-sampler adds token_lengths() beside it",

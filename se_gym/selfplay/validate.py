@@ -60,7 +60,16 @@ _STATUS_REASON = {
 
 @dataclass
 class Outcome:
-    """What became of one proposal: a task, or the reason (and detail) it was rejected."""
+    """What became of one proposal: a task, or the reason (and detail) it was rejected.
+
+    Attributes:
+        proposal: the proposal as read.
+        reason: the first rule it broke (one of :data:`REASONS`), None when accepted.
+        detail: what broke it, in words.
+        task: the ``se_gym.tasks.Task`` it became (accepted only).
+        outputs: its reference's printed result per input.
+        noise: the share of inputs where the reference disagrees with the NumPy oracle.
+    """
 
     proposal: Proposal
     reason: str | None = None
@@ -71,9 +80,11 @@ class Outcome:
 
     @property
     def accepted(self) -> bool:
+        """It became a task (no rule broken)."""
         return self.reason is None
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready (the inverse of :meth:`from_json`)."""
         return {
             "proposal": self.proposal.to_json(), "reason": self.reason, "detail": self.detail,
             "task": self.task.to_json() if self.task is not None else None, "outputs": list(self.outputs), "noise": self.noise,
@@ -81,6 +92,11 @@ class Outcome:
 
     @classmethod
     def from_json(cls, d: dict) -> "Outcome":
+        """An outcome from :meth:`to_json`'s dict.
+
+        Args:
+            d: the dict.
+        """
         from ..tasks.record import Task
 
         return cls(Proposal.from_json(d["proposal"]), d.get("reason"), d.get("detail", ""),
@@ -108,6 +124,11 @@ def dedup(outcomes: Sequence[Outcome], buffer: Any = None, threshold: float = 0.
 
 
 def rejection_counts(outcomes: Iterable[Outcome]) -> dict[str, int]:
+    """Rejected outcomes counted by reason, in the order of :data:`REASONS`.
+
+    Args:
+        outcomes: the outcomes.
+    """
     c = Counter(o.reason for o in outcomes if o.reason is not None)
     return {r: c[r] for r in REASONS if c.get(r)}
 
@@ -233,6 +254,16 @@ def static_check(proposal: Proposal, package: str) -> tuple[str, str, str] | tup
 # -- the validator ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ValidationConfig:
+    """The validator's settings.
+
+    Attributes:
+        min_inputs: the fewest distinct test inputs a proposal must give.
+        hash_seeds: the two ``PYTHONHASHSEED`` values the reference runs under (the determinism rule).
+        wall_s: a reference run's wall and CPU limit, seconds.
+        dedup_threshold: the input overlap from which the same question is a near-duplicate.
+        label_noise: measure each accepted task against the NumPy oracle.
+    """
+
     min_inputs: int = MIN_INPUTS
     hash_seeds: tuple[int, int] = (1, 2)
     wall_s: float = 3.0
@@ -249,7 +280,14 @@ class Validator:
     """Validates batches of proposals for one library through two strict judges whose sandboxes
     run under different hash seeds.  ``workers``: sandbox workers per judge.  ``sandbox``: a
     function making the sandbox for a hash seed (the Ray engine's: a pool on every node), owned and
-    closed by the validator; default: a local one with ``workers`` workers."""
+    closed by the validator; default: a local one with ``workers`` workers.
+
+    Args:
+        library: the library (a spec such as ``seed:100``, or a ``Library``).
+        config: the rules' settings.
+        workers: sandbox workers per judge.
+        sandbox: ``f(hash_seed) -> Sandbox`` (None: local sandboxes).
+    """
 
     def __init__(self, library: Any, config: ValidationConfig = ValidationConfig(), workers: int = 1, sandbox: Any = None):
         from ..library import from_spec
@@ -261,6 +299,7 @@ class Validator:
         self._judges: list[Any] = []
 
     def judges(self) -> list[Any]:
+        """The two strict judges, one per hash seed (made on first use)."""
         if not self._judges:
             from ..judge import Judge
             from ..judge.core import sandbox_preload
@@ -280,6 +319,7 @@ class Validator:
         return self._judges
 
     def close(self) -> None:
+        """Close the judges' sandboxes (the validator makes new ones if used again)."""
         for j in self._judges:
             j.sandbox.close()
         self._judges = []
@@ -291,6 +331,12 @@ class Validator:
         self.close()
 
     def parse(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None) -> list[Outcome | Proposal]:
+        """Each text read as a :class:`Proposal`, or an :class:`Outcome` rejected for the reading rule it broke.
+
+        Args:
+            texts: proposals as written (``Question:`` / ``Inputs:`` / ``Reference:``).
+            functions: per text, the catalogue keys it was asked about (None: none).
+        """
         out: list[Outcome | Proposal] = []
         for i, text in enumerate(texts):
             fns = tuple(functions[i]) if functions else ()
@@ -301,21 +347,43 @@ class Validator:
         return out
 
     def validate_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None, buffer: Any = None) -> list[Outcome]:
+        """Every rule, the duplicate check included, on written proposals; one outcome per text.
+
+        Args:
+            texts: proposals as written.
+            functions: per text, the catalogue keys it was asked about (None: none).
+            buffer: a :class:`~se_gym.selfplay.buffer.TaskBuffer` whose tasks count as seen (None: none).
+        """
         return dedup(self.check_texts(texts, functions), buffer, self.config.dedup_threshold)
 
     def check_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None) -> list[Outcome]:
+        """Every rule but the duplicate check (see :meth:`check`) on written proposals.
+
+        Args:
+            texts: proposals as written.
+            functions: per text, the catalogue keys it was asked about (None: none).
+        """
         parsed = self.parse(texts, functions)
         props = [p for p in parsed if isinstance(p, Proposal)]
         done = iter(self.check(props))
         return [p if isinstance(p, Outcome) else next(done) for p in parsed]
 
     def validate(self, proposals: Sequence[Proposal], buffer: Any = None) -> list[Outcome]:
-        """One outcome per proposal, in order; accepted ones carry a :class:`se_gym.tasks.Task`."""
+        """One outcome per proposal, in order; accepted ones carry a :class:`se_gym.tasks.Task`.
+
+        Args:
+            proposals: the proposals, read.
+            buffer: a task buffer whose tasks count as seen for the duplicate check (None: none).
+        """
         return dedup(self.check(proposals), buffer, self.config.dedup_threshold)
 
     def check(self, proposals: Sequence[Proposal]) -> list[Outcome]:
         """Every rule but the duplicate check (which needs the whole batch and the buffer, see
-        :func:`dedup`): what a judge worker does with its share of a round's proposals."""
+        :func:`dedup`): what a judge worker does with its share of a round's proposals.
+
+        Args:
+            proposals: the proposals, read.
+        """
         from dataclasses import replace
 
         lib = self.library
