@@ -6,7 +6,8 @@ second node is stopped (its process tree SIGKILLed) while round ``--kill-round``
         --local /tmp/sp-settings --out /tmp/sp-ray --seeds 0 1 2 --rounds 10 --setting band [--kill-round 3]
 
 ``--local``: an OUT of ``benchmarks/selfplay_settings.py`` holding the in-process runs of the same
-setting, seeds and rounds (``seedN/SETTING-sft``); the Ray runs go to ``--out`` (reruns resume).
+setting, seeds and rounds (``seedN/SETTING-sft``), or the ``OUT/selfplay`` of ``se-gym demo --selfplay
+--rounds R`` (``seedN/results-rR.json``); the Ray runs go to ``--out`` (reruns resume).
 Prints both per-round tables (valid proposals pooled over seeds, near-duplicates, coverage,
 closed-book accuracy), the largest per-round differences, what the node loss cost, and whether any
 round's stage files are missing or a solver row is counted twice.
@@ -108,8 +109,11 @@ def _rows(folder: Path, seeds, setting: str, rounds: int) -> list[dict]:
     out = []
     for seed in seeds:
         f = folder / f"seed{seed}" / f"{setting}-sft-r{rounds}.json"
+        demo = folder / f"seed{seed}" / f"results-r{rounds}.json"  # se-gym demo --selfplay's OUT/selfplay
         if f.is_file():
             out.append({"rounds": {"sft_selfplay": [round_row(s) for s in json.loads(f.read_text())["rounds"]]}})
+        elif demo.is_file():
+            out.append({"rounds": {"sft_selfplay": json.loads(demo.read_text())["rounds"]["sft_selfplay"]}})
     return out
 
 
