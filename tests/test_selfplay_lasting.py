@@ -163,6 +163,11 @@ def test_learn_mixes_roles_and_never_trains_on_validation_or_out_of_band_tasks(t
         return {"loss": [0.0]}
 
     monkeypatch.setattr(sft, "train_sft", fake_sft)
+    import se_gym.selfplay.curation as curation
+
+    weighed = []  # the pools --novelty weighs (none without it)
+    real_weights = curation.novelty_weights
+    monkeypatch.setattr(curation, "novelty_weights", lambda pool: weighed.append(len(pool)) or real_weights(pool))
     sp = _selfplay(tmp_path, rounds=2, regime="sft", rehearsal=0.5, rehearsal_rounds=0, novelty=novelty, val_share=0.34,
                    band_open=0.5, band=(0.0, 0.75))
     sp.policy = SimpleNamespace(model=torch.nn.Linear(1, 1))
@@ -193,6 +198,7 @@ def test_learn_mixes_roles_and_never_trains_on_validation_or_out_of_band_tasks(t
     assert sp._val_ids(2) == {val.id} and sp._val_ids(1) == set()
     assert scored == [[val.id], [val.id]]  # the start and epoch 1, on the validation split only (never the test split)
     assert m["val"] == {"scores": [0.5, 1.0], "best_epoch": 1, "best": 1.0, "n": 1} and m["updated"]
+    assert weighed == ([2] if novelty else [])  # --novelty: the rehearsed proposals are picked by their novelty
 
 
 def test_the_curriculum_is_a_swappable_task_selection_function(tmp_path):
