@@ -283,7 +283,12 @@ class Program(str):
         return self
 
     def with_library_mode(self, mode: dict | None) -> "Program":
-        """The same program, its library server asked ``mode``."""
+        """The same program, its library server asked ``mode``.
+
+        Args:
+            mode: the library server's mode for this run (the dependence check's ``{"record": True}``
+                or a counterfactual world's perturbation); None runs the real library.
+        """
         return Program(str(self), self.units, self.tail, mode)
 
 
