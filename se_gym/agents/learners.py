@@ -44,6 +44,10 @@ class PolicyAgent(Agent):
     def act_records(self, observations: Sequence[Observation]) -> list[dict]:
         return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens, records=True)
 
+    def token_lengths(self, responses: Sequence[str]) -> list[int]:
+        """Each answer's length in the policy's tokens (what a task sampler's cost term reads)."""
+        return self.policy.count_tokens(responses)
+
     def save(self, directory: str | os.PathLike) -> Path:
         directory = super().save(directory)
         self.policy.save(directory / "policy")
