@@ -472,11 +472,16 @@ def _teach(sampler: Any, rows: Sequence[Mapping[str, Any]]) -> None:
                        [int(r.get("completion_tokens") or 0) or None for r in group])
 
 
-def _save_plan(out: Path, sampler: Any, plan: Sequence[Any], initial: Mapping[str, Any] | None) -> None:
+_KEEP = object()
+
+
+def _save_plan(out: Path, sampler: Any, plan: Sequence[Any], initial: Any = _KEEP) -> None:
+    """``OUT.sampler.json``: the plan, the state it started from (None: a fresh sampler; kept as written
+    when not given) and the state now."""
     from ..storage import write_json_atomic
 
     path = _plan_path(out)
-    if initial is None:
+    if initial is _KEEP:
         initial = json.loads(path.read_text(encoding="utf-8"))["initial"]
     write_json_atomic(path, {"kind": "rollout-sampler", "plan": [t.id for t in plan], "initial": initial, "state": sampler.state_dict()})
 
@@ -509,6 +514,13 @@ def plan_tasks(config: RolloutConfig, tasks: Sequence[Any], out: Path, state: st
                 _teach(chooser, [row for _, row in iter_jsonl(out, CLIError, "rollout rows")])
             return [by_id[i] for i in saved["plan"]], chooser
         if state is not None:
+            if Path(state).is_file():
+                try:
+                    saved = json.loads(Path(state).read_text(encoding="utf-8"))
+                except ValueError:
+                    raise CLIError(f"--sampler-state {state}: not readable JSON") from None
+                if isinstance(saved, dict) and saved.get("kind") == "rollout-sampler":
+                    state = saved["state"]  # an earlier rollout's OUT.sampler.json: the state it ended with
             chooser = restore_sampler(state, tasks)
         else:
             chooser = make_sampler(config.sampler, tasks, group_size=config.n)
@@ -620,7 +632,7 @@ def rollout(
             stats.judge_s += result["judge_s"]
             if chooser is not None:
                 _teach(chooser, new)
-                _save_plan(out, chooser, tasks, None)
+                _save_plan(out, chooser, tasks)
             if on_batch is not None:
                 on_batch(result["index"], new)
             if bar is not None:

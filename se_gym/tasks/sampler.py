@@ -99,8 +99,6 @@ class TaskSampler(abc.ABC):
     name = ""  # the registered name (set on the built-ins; a plug-in may set its own)
 
     def __init__(self, tasks: Sequence[Any], group_size: int = 8):
-        if not tasks:
-            raise SamplerError("a task sampler needs at least one task")
         if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
             raise SamplerError(f"group_size must be an int >= 1, got {group_size!r}")
         self.tasks = list(tasks)
@@ -184,6 +182,8 @@ class TaskSampler(abc.ABC):
         return rows
 
     def _checked_weights(self) -> list[float]:
+        if not self.tasks:
+            raise SamplerError("the sampler has no tasks to draw from")
         w = [float(x) for x in self.weights()]
         if len(w) != len(self.tasks) or any(not math.isfinite(x) or x < 0 for x in w) or sum(w) <= 0:
             raise SamplerError(f"{type(self).__name__}.weights() must give {len(self.tasks)} non-negative numbers with a positive sum")
@@ -262,9 +262,11 @@ class UniformSampler(TaskSampler):
     name = "uniform"
 
     def weights(self) -> list[float]:
-        return [1.0 / len(self.tasks)] * len(self.tasks)
+        return [1.0 / len(self.tasks)] * len(self.tasks) if self.tasks else []
 
     def next_index(self, stream: int = 0) -> int:
+        if not self.tasks:
+            raise SamplerError("the sampler has no tasks to draw from")
         s = self._stream(stream)
         if s.order is None or s.cursor >= len(s.order):
             s.order = [int(i) for i in s.rng.permutation(len(self.tasks))]
@@ -295,6 +297,10 @@ class LearnabilitySampler(TaskSampler):
     length in tokens (task, else its functions, else all; ``cost=0``: tokens ignored; ``cost=1``:
     signal per token).  The weights are ``(1 - floor) * score / sum(score) + floor / n``: every task
     keeps at least ``floor / n`` of the draws (exploration), and all tasks alike when no score is positive.
+
+    :meth:`observe` also takes tasks outside the list (their functions' estimates move, which is how a
+    run whose tasks change, self-play's, keeps one estimate), and :meth:`function_weights` weighs
+    library functions the same way (self-play's curriculum of functions to propose about).
     """
 
     name = "learnability"
@@ -315,10 +321,9 @@ class LearnabilitySampler(TaskSampler):
             raise SamplerError(f"advantage must be grpo, centered or reward, got {advantage!r}")
         self.prior_mean, self.prior_strength, self.function_strength = float(prior_mean), float(prior_strength), float(function_strength)
         self.decay, self.floor, self.cost, self.advantage = float(decay), float(floor), float(cost), advantage
-        n = len(self.tasks)
-        self._s, self._n = [0.0] * n, [0.0] * n  # decayed reward and answer sums per task
-        self._tok, self._tok_n = [0.0] * n, [0.0] * n  # decayed token sums and counted answers per task
-        self._fs: dict[str, list[float]] = {}  # function -> [reward sum, answers, token sum, counted answers]
+        # decayed sums [rewards, answers, tokens, answers with a token count], per task id and per function
+        self._by_task: dict[str, list[float]] = {}
+        self._by_function: dict[str, list[float]] = {}
         self.updates = 0
 
     def options(self) -> dict:
@@ -329,15 +334,19 @@ class LearnabilitySampler(TaskSampler):
     # -- estimates ---------------------------------------------------------------------------------
     def function_rate(self, key: str) -> float:
         """``p_f``: the estimated solve rate of tasks about library function ``key``."""
-        s, n = self._fs.get(key, (0.0, 0.0))[:2]
+        s, n = self._by_function.get(key, (0.0, 0.0))[:2]
         return (s + self.prior_strength * self.prior_mean) / (n + self.prior_strength) if n + self.prior_strength > 0 else self.prior_mean
+
+    def task_rate(self, task: Any) -> float:
+        """``p_t`` of any task (one of the list or not)."""
+        keys = tuple(dict.fromkeys(getattr(task, "functions", ()) or ()))
+        p_f = sum(self.function_rate(k) for k in keys) / len(keys) if keys else self.prior_mean
+        s, n = self._by_task.get(task.id, (0.0, 0.0))[:2]
+        return (s + self.function_strength * p_f) / (n + self.function_strength) if n + self.function_strength > 0 else p_f
 
     def solve_rate(self, index: int) -> float:
         """``p_t``: the estimated solve rate of task ``index``."""
-        keys = tuple(getattr(self.tasks[index], "functions", ()) or ())
-        p_f = sum(self.function_rate(k) for k in keys) / len(keys) if keys else self.prior_mean
-        s, n = self._s[index], self._n[index]
-        return (s + self.function_strength * p_f) / (n + self.function_strength) if n + self.function_strength > 0 else p_f
+        return self.task_rate(self.tasks[index])
 
     def signal(self, index: int) -> float:
         """P(signal) of task ``index`` for this sampler's group size and advantage."""
@@ -345,15 +354,17 @@ class LearnabilitySampler(TaskSampler):
 
     def tokens_per_answer(self, index: int) -> float | None:
         """The expected answer length of task ``index`` in tokens (None: no lengths reported yet)."""
-        if self._tok_n[index] > 0:
-            return self._tok[index] / self._tok_n[index]
-        known = [v[2] / v[3] for k in getattr(self.tasks[index], "functions", ()) or () if (v := self._fs.get(k)) and v[3] > 0]
+        task = self.tasks[index]
+        own = self._by_task.get(task.id)
+        if own and own[3] > 0:
+            return own[2] / own[3]
+        known = [v[2] / v[3] for k in getattr(task, "functions", ()) or () if (v := self._by_function.get(k)) and v[3] > 0]
         if known:
             return sum(known) / len(known)
         return self._mean_tokens()
 
     def _mean_tokens(self) -> float | None:
-        total, count = sum(self._tok), sum(self._tok_n)
+        total, count = sum(v[2] for v in self._by_task.values()), sum(v[3] for v in self._by_task.values())
         return total / count if count > 0 else None
 
     def scores(self) -> list[float]:
@@ -364,27 +375,35 @@ class LearnabilitySampler(TaskSampler):
             out = [s / (max(1e-9, self.tokens_per_answer(i) or mean) / mean) ** self.cost for i, s in enumerate(out)]
         return out
 
-    def weights(self) -> list[float]:
-        scores = self.scores()
+    def _mix(self, scores: Sequence[float]) -> list[float]:
         total, n = sum(scores), len(scores)
         if total <= 0:
             return [1.0 / n] * n
         return [(1.0 - self.floor) * s / total + self.floor / n for s in scores]
 
+    def weights(self) -> list[float]:
+        return self._mix(self.scores()) if self.tasks else []
+
+    def function_weights(self, keys: Sequence[str]) -> dict[str, float]:
+        """Library functions weighed like tasks: P(signal) of each function's estimated solve rate,
+        mixed with the exploration floor (no cost term: a function has no answers of its own)."""
+        keys = list(keys)
+        if not keys:
+            return {}
+        return dict(zip(keys, self._mix([p_signal(self.function_rate(k), self.group_size, self.advantage) for k in keys])))
+
     def update(self, index: int, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
-        index = int(index)
+        self.observe(self.tasks[int(index)], rewards, tokens)
+
+    def observe(self, task: Any, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
+        """:meth:`update` by task (any task: one outside the list moves its own and its functions' estimates)."""
         judged = [float(r) for r in rewards if r is not None]
         lengths = [int(t) for t, r in zip(tokens, rewards) if t is not None and r is not None] if tokens is not None else []
         if not judged and not lengths:
             return
         d = self.decay
-        self._s[index] = d * self._s[index] + sum(judged)
-        self._n[index] = d * self._n[index] + len(judged)
-        if lengths:
-            self._tok[index] = d * self._tok[index] + sum(lengths)
-            self._tok_n[index] = d * self._tok_n[index] + len(lengths)
-        for key in dict.fromkeys(getattr(self.tasks[index], "functions", ()) or ()):
-            v = self._fs.setdefault(key, [0.0, 0.0, 0.0, 0.0])
+        for v in [self._by_task.setdefault(task.id, [0.0] * 4)] + [
+                self._by_function.setdefault(k, [0.0] * 4) for k in dict.fromkeys(getattr(task, "functions", ()) or ())]:
             v[0], v[1] = d * v[0] + sum(judged), d * v[1] + len(judged)
             if lengths:
                 v[2], v[3] = d * v[2] + sum(lengths), d * v[3] + len(lengths)
@@ -392,22 +411,20 @@ class LearnabilitySampler(TaskSampler):
 
     def stats(self) -> dict:
         """``expected_signal``: P(signal) averaged under the current weights (the share of the next
-        groups expected to teach); ``tasks_seen``: tasks with at least one judged answer."""
+        groups expected to teach); ``tasks_seen``: tasks of the list with a judged answer."""
         w = self.weights()
-        return {"expected_signal": sum(wi * self.signal(i) for i, wi in enumerate(w)), "tasks_seen": sum(n > 0 for n in self._n),
-                "updates": self.updates}
+        return {"expected_signal": sum(wi * self.signal(i) for i, wi in enumerate(w)),
+                "tasks_seen": sum(self._by_task.get(t.id, (0.0, 0.0))[1] > 0 for t in self.tasks), "updates": self.updates}
 
     def _state(self) -> dict:
-        return {"s": self._s, "n": self._n, "tok": self._tok, "tok_n": self._tok_n, "functions": self._fs, "updates": self.updates}
+        return {"tasks": self._by_task, "functions": self._by_function, "updates": self.updates}
 
     def _load_state(self, state: Mapping[str, Any]) -> None:
-        n = len(self.tasks)
-        for key in ("s", "n", "tok", "tok_n"):
-            if len(state.get(key, ())) != n:
-                raise SamplerError(f"the saved learnability state has {len(state.get(key, ()))} tasks in {key!r}, not {n}")
-        self._s, self._n = [float(x) for x in state["s"]], [float(x) for x in state["n"]]
-        self._tok, self._tok_n = [float(x) for x in state["tok"]], [float(x) for x in state["tok_n"]]
-        self._fs = {str(k): [float(x) for x in v] for k, v in state.get("functions", {}).items()}
+        for key in ("tasks", "functions"):
+            if not isinstance(state.get(key, {}), Mapping) or any(len(v) != 4 for v in state.get(key, {}).values()):
+                raise SamplerError(f"the saved learnability state's {key!r} is not a map of 4 sums")
+        self._by_task = {str(k): [float(x) for x in v] for k, v in state.get("tasks", {}).items()}
+        self._by_function = {str(k): [float(x) for x in v] for k, v in state.get("functions", {}).items()}
         self.updates = int(state.get("updates", 0))
 
 

@@ -292,12 +292,14 @@ class RLTrainer:
         groups = [[i for i in range(s, s + g) if rewards[i] is not None] for s in range(0, len(rewards), g)]
         groups = [m for m in groups if m]
         zero = sum(all(float(adv[i]) == 0.0 for i in m) for m in groups)
-        lengths = self.policy.count_tokens(responses)
-        tokens = sum(lengths)
+        out = {"zero_adv_groups": zero / len(groups) if groups else None}
+        count = getattr(self.policy, "count_tokens", None)
+        if count is None:  # a policy that cannot count tokens: no token statistics
+            return out
+        tokens = sum(count(responses))
         self.tokens_total += tokens
         passed = sum(float(r) for r in rewards if r is not None)
-        return {"zero_adv_groups": zero / len(groups) if groups else None, "tokens": tokens, "tokens_total": self.tokens_total,
-                "reward_per_1k_tokens": 1000.0 * passed / tokens if tokens else None}
+        return {**out, "tokens": tokens, "tokens_total": self.tokens_total, "reward_per_1k_tokens": 1000.0 * passed / tokens if tokens else None}
 
     def _kl_to_start(self, batch) -> float:
         """Exact KL(policy || start) over the vocabulary, mean over this batch's response tokens.
