@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import time
 from types import SimpleNamespace
 
 import gymnasium as gym
@@ -330,7 +328,7 @@ def tiny(tmp_path_factory):
 
 
 def test_rollout_cli_samples_resumes_after_a_kill_and_chains_state(tiny, tmp_path, capsys):
-    from _rollout_helpers import cli, comparable, config, rows
+    from _rollout_helpers import cli, comparable, config, kill_after_rows, rows
     from se_gym.cli import main
     from se_gym.llm.rollout import rollout
     from se_gym.tasks.sampler import restore_sampler
@@ -345,16 +343,7 @@ def test_rollout_cli_samples_resumes_after_a_kill_and_chains_state(tiny, tmp_pat
             "--temperature", "1.0", "--max-tokens", "24", "--seed", "7", "--batch-size", "1", "--no-progress",
             "--sampler", "learnability"]
     out = tmp_path / "killed.jsonl"
-    proc = cli(args + ["--out", str(out)])
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists() and out.read_bytes().count(b"\n") >= 2:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the rollout ended before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert 2 <= out.read_bytes().count(b"\n") < 16
+    assert 2 <= kill_after_rows(args, out, timeout=180).count(b"\n") < 16
     assert cli(args + ["--out", str(out)]).wait(timeout=240) == 0
 
     reference = tmp_path / "reference.jsonl"  # the same run, never interrupted

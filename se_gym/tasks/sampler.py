@@ -530,19 +530,5 @@ def check_sampler(spec: Any) -> Any:
     return SAMPLERS.check(spec)
 
 
-def parse_options(items: Sequence[str]) -> dict:
-    """``KEY=VALUE`` items (``--sampler-option``) as keyword arguments, VALUE as JSON when it parses."""
-    out: dict = {}
-    for item in items:
-        key, sep, value = str(item).partition("=")
-        if not sep or not key:
-            raise SamplerError(f"a sampler option is KEY=VALUE, got {item!r}")
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
-    return out
-
-
 __all__ = ["DEFAULT_SAMPLER", "LearnabilitySampler", "SAMPLERS", "SamplerError", "TaskSampler", "UniformSampler", "check_sampler",
-           "make_sampler", "p_signal", "parse_options", "restore_sampler", "scheduled", "tasks_fingerprint"]
+           "make_sampler", "p_signal", "restore_sampler", "scheduled", "tasks_fingerprint"]
