@@ -555,13 +555,13 @@ def run(args: argparse.Namespace) -> int:
             acfg = replace(acfg, variants=tuple(o.variants))
         if o.rl_iterations:
             acfg = replace(acfg, iterations=o.rl_iterations)
-        if o.sampler != acfg.sampler or o.rl_tasks or o.rl_token_budget:
-            # a subset per iteration: evaluate about as often per answer as the full grid does
-            every = max(1, (cfg.functions * cfg.train_per_function) // o.rl_tasks) if o.rl_tasks and not o.model else 1
-            acfg = replace(acfg, sampler=o.sampler, tasks_per_iteration=o.rl_tasks, token_budget=o.rl_token_budget, eval_every=every)
         with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=False,
                   gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
             demo.bind(o.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
+            if o.sampler != acfg.sampler or o.rl_tasks or o.rl_token_budget:
+                # a subset per iteration: evaluate about as often per answer as the full grid does
+                every = max(1, len(demo.world(o.seeds[0])[2]) // o.rl_tasks) if o.rl_tasks else 1
+                acfg = replace(acfg, sampler=o.sampler, tasks_per_iteration=o.rl_tasks, token_budget=o.rl_token_budget, eval_every=every)
             return abl.run(demo, o.seeds, acfg, restart=o.restart, report_only=o.report_only, jobs=jobs)
     with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=o.rl,
               gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out

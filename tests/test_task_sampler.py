@@ -66,6 +66,9 @@ def test_registry_plugins_and_one_line_errors(tasks, tmp_path):
         make_sampler("learnability", tasks, flor=0.1)
     with pytest.raises(SamplerError, match="floor must be"):
         make_sampler("learnability", tasks, floor=2)
+    from se_gym.cli import main
+
+    assert main(["demo", "--rl-ablation", "--sampler", "learnabilty", "--out", str(tmp_path / "d")]) == 2  # before any work
     for kwargs, match in (({"sampler": "nope"}, "sampler: task sampler must be one of uniform, learnability"),
                           ({"sampler": "learnability", "sampler_options": {"flor": 0.1}}, "takes no option 'flor'"),
                           ({"sampler": make_sampler("learnability", tasks[:3])}, "another task list")):

@@ -7,7 +7,8 @@ probability p, a group carries signal with probability ``P(signal) = 1 - p**G - 
 
 The contract (:class:`TaskSampler`), over a fixed task list:
 
-* ``weights()``: the probability of each task being chosen now (a plug-in implements this);
+* ``weights()``: each task's weight now, in proportion to its chance of being drawn (a plug-in
+  implements this);
 * ``update(index, rewards, tokens)``: what a group of answers to task ``index`` scored (and, when
   known, how many tokens each answer took); a sampler that learns nothing ignores it;
 * ``state_dict()`` / ``load_state_dict()`` (``save`` / ``load`` for files): everything a killed run
@@ -109,7 +110,7 @@ class TaskSampler(abc.ABC):
     # -- what a plug-in implements --------------------------------------------------------------
     @abc.abstractmethod
     def weights(self) -> list[float]:
-        """The probability of each task (same order as ``tasks``), summing to 1."""
+        """Each task's weight now (same order as ``tasks``; non-negative, the draws normalize them)."""
 
     def update(self, index: int, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
         """What answers to task ``index`` scored (``None``: not judged, no evidence) and, when known,
