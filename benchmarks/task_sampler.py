@@ -14,6 +14,9 @@ Reported per base, sampler, variant and seed: the share of zero-advantage groups
 iterations), of samples with a non-zero advantage, answer tokens generated and per answer, closed-book
 accuracy (held-out and train questions) at half the budget and at the end, and held-out accuracy per
 1,000 generated tokens; then the RL-gap verdict of each sampler (the grid's own rule) and the sampler's.
+And per seed, what any sampler could find at the start: the base answers each train question 16 times
+with the docs at T = 1.0; from those pass rates, the zero-advantage share expected under uniform draws
+and under an oracle that knows every rate and draws the best ``--tasks`` (``OUT/sampler_ceiling_<base>.json``).
 
 The rules, fixed here before any run:
 * the issue's goal: standard Closed-RL under learnability has at most 30% zero-advantage groups, on
@@ -67,6 +70,30 @@ def run_summary(curve: list[dict], budget: int, group: int) -> dict:
     }
 
 
+def ceiling(demo, base: Path, seed: int, k: int, group: int, samples: int = 16) -> dict:
+    """What any sampler could find at the start: the base answers every train question ``samples``
+    times with the docs at the RL temperature (1.0); from each question's pass rate p, the share of
+    zero-advantage groups of ``group`` answers expected under uniform draws, and under an oracle that
+    knows every p and draws the ``k`` questions of highest P(signal)."""
+    import torch
+
+    from se_gym.agents import PolicyAgent
+    from se_gym.tasks.sampler import p_signal
+
+    torch.manual_seed(10_007 + seed)
+    library, functions, train, test = demo.world(seed)
+    runner = demo.runner(library, functions)
+    try:
+        agent = PolicyAgent(demo.policy(base), book="open", temperature=1.0, max_new_tokens=demo.cfg.max_new_tokens)
+        traj = runner.rollout(agent, [o for o in runner.observe(train, "open") for _ in range(samples)])
+    finally:
+        demo.release(runner)
+    rates = [_mean([t.reward for t in traj[i * samples:(i + 1) * samples]]) or 0.0 for i in range(len(train))]
+    sig = sorted((p_signal(p, group) for p in rates), reverse=True)
+    return {"rates": rates, "mixed": sum(0 < p < 1 for p in rates), "n": len(rates),
+            "uniform_zero_adv": 1 - _mean(sig), "oracle_zero_adv": 1 - _mean(sig[:k])}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", choices=("small", "wide"), required=True)
@@ -107,6 +134,20 @@ def main(argv=None) -> int:
                     if curve:
                         per[(sampler, v, seed)] = run_summary(curve, args.budget, acfg.group)
 
+    ceilings = {}
+    cfile = out / f"sampler_ceiling_{args.base}.json"
+    saved = json.loads(cfile.read_text()) if cfile.is_file() else {}
+    with Demo(out, cfg, device="cpu", progress=False, rl=False) as demo:
+        for seed in args.seeds:
+            key = f"{seed}/k{args.tasks}"
+            if key not in saved and not args.report_only:
+                saved[key] = ceiling(demo, demo.base(), seed, args.tasks, 4)
+                from se_gym.storage import write_json_atomic
+
+                write_json_atomic(cfile, saved)
+            if key in saved:
+                ceilings[seed] = saved[key]
+
     lines = [f"Base {args.base}; seeds {', '.join(map(str, args.seeds))}; {args.tasks} of 40 train questions per iteration, "
              f"group 4, answer-token budget {args.budget} per run; wall {time.time() - t0:.0f} s this invocation.", "",
              "| sampler | variant | seed | iterations | zero-adv groups | non-zero adv samples | tokens (per answer) | "
@@ -117,6 +158,10 @@ def main(argv=None) -> int:
                      f"{s['tokens']} ({s['tokens_per_answer']:.1f}) | {s['half_test']:.2f} → {s['end_test']:.2f} | "
                      f"{s['half_train']:.2f} → {s['end_train']:.2f} | {s['test_per_1k_tokens']:.3f} |")
     lines.append("")
+    for seed, c in ceilings.items():
+        lines.append(f"- seed {seed}, the base with the docs at T = 1.0 (16 answers per train question): {c['mixed']} of {c['n']} questions "
+                     f"mixed (0 < p < 1); expected zero-advantage groups of 4 at the start: uniform {c['uniform_zero_adv']:.2f}, "
+                     f"an oracle that knows every p and draws the best {args.tasks} {c['oracle_zero_adv']:.2f}")
     for sampler, line in verdicts.items():
         lines.append(f"- RL gap with {sampler}: {line}")
     checks = []
@@ -138,7 +183,8 @@ def main(argv=None) -> int:
 
     write_text_atomic(out / f"sampler_report_{args.base}.md", text)
     write_json_atomic(out / f"sampler_results_{args.base}.json", {"runs": {"|".join(map(str, k)): v for k, v in per.items()},
-                                                                 "verdicts": verdicts, "checks": checks, "args": vars(args)})
+                                                                 "verdicts": verdicts, "checks": checks, "ceilings": ceilings,
+                                                                 "args": vars(args)})
     return 0
 
 
