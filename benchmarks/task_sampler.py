@@ -181,8 +181,8 @@ def main(argv=None) -> int:
     print(text)
     from se_gym.storage import write_json_atomic, write_text_atomic
 
-    write_text_atomic(out / f"sampler_report_{args.base}.md", text)
-    write_json_atomic(out / f"sampler_results_{args.base}.json", {"runs": {"|".join(map(str, k)): v for k, v in per.items()},
+    write_text_atomic(out / f"sampler_report_{args.base}_k{args.tasks}_t{args.budget}.md", text)
+    write_json_atomic(out / f"sampler_results_{args.base}_k{args.tasks}_t{args.budget}.json", {"runs": {"|".join(map(str, k)): v for k, v in per.items()},
                                                                  "verdicts": verdicts, "checks": checks, "ceilings": ceilings,
                                                                  "args": vars(args)})
     return 0
