@@ -1,12 +1,13 @@
 """The strict gate's corpora (issue 31): acceptance rates of the closed and the permissive gate, and
 what each lets earn reward end to end.
 
-    PYTHONPATH=.:tests python benchmarks/gate_corpora.py [--fuzz N] [--seed S] [--no-run]
+    PYTHONPATH=.:tests python benchmarks/gate_corpora.py [--fuzz N] [--walks N] [--seed S] [--no-run]
 
 Prints:
 * honest-but-unusual answers (tests/_gate_corpus.py, on three seed-0 built-in tasks) accepted by
   the closed gate and by the permissive one (the default with the out-of-process library);
-* hostile answers and fuzzed programs the permissive gate accepts (it leaves them to the run time);
+* hostile answers and fuzzed programs the permissive gate accepts (it leaves them to the run time):
+  reflective chains and hooks (--fuzz), and frame and signal-handler walks (--walks, issue 42);
 * for each gate (gates.set_permissive, in this process) judged end to end under strict, with the
   library where SE_GYM_STRICT_SERVER puts it (out of process by default): the hostile answers and
   fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _gate_corpus import CASES, block, fuzz_programs, honest_answers, hostile_answers  # noqa: E402
+from _gate_corpus import CASES, block, fuzz_programs, fuzz_walk_programs, honest_answers, hostile_answers  # noqa: E402
 from se_gym.judge import Judge, gates  # noqa: E402
 from se_gym.library import mint, writer  # noqa: E402
 from se_gym.tasks.spec import load_task_spec  # noqa: E402
@@ -38,6 +39,7 @@ def code_of(answer: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fuzz", type=int, default=200, help="fuzzed programs")
+    ap.add_argument("--walks", type=int, default=None, help="fuzzed frame and handler walks (default: as --fuzz)")
     ap.add_argument("--seed", type=int, default=0, help="the fuzzer's seed")
     ap.add_argument("--no-run", action="store_true", help="gate figures only (judge nothing)")
     args = ap.parse_args()
@@ -57,6 +59,9 @@ def main() -> None:
     lib7 = mint(7)
     hostile = hostile_answers(lib7)
     fuzz = fuzz_programs(lib7, args.seed, args.fuzz)
+    walks = fuzz_walk_programs(lib7, args.seed, args.fuzz if args.walks is None else args.walks)
+    print(f"fuzzed frame and handler walks (seed {args.seed}): {len(walks)}; permissive gate accepts "
+          f"{sum(not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=True) for a in walks)}")
     h_open = {n for n, (_, a) in hostile.items() if not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=True)}
     f_open = sum(not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=True) for a in fuzz)
     h_closed = {n for n, (_, a) in hostile.items() if not gates.strict_check(code_of(a), lib7.package, lib7.linalg, permissive=False)}
@@ -71,12 +76,14 @@ def main() -> None:
         t0 = time.perf_counter()
         with Judge(lib7, profile="strict", reward="fraction") as judge:
             names = list(hostile)
-            v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz] + [(honest7, CASES)])
+            v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz + walks] + [(honest7, CASES)])
         gamed = [(n, x) for n, x in zip(names, v) if x.reward > 0]
-        fgamed = [x for x in v[len(names):-1] if x.reward > 0]
+        fgamed = [x for x in v[len(names):len(names) + len(fuzz)] if x.reward > 0]
+        wgamed = [x for x in v[len(names) + len(fuzz):-1] if x.reward > 0]
         where = "library out of process" if writer.STRICT_SERVER else "NumPy in the answer's process"
         label = f"{'permissive' if on else 'closed'} gate, {where}"
-        print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)} "
+        print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)}, "
+              f"walks: {len(wgamed)}/{len(walks)} "
               f"(honest control passed: {v[-1].passed}; {time.perf_counter() - t0:.1f} s)")
         for n, x in gamed:
             print(f"    earned reward: [{hostile[n][0]}] {n} (reward {x.reward})")

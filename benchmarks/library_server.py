@@ -8,8 +8,13 @@ Prints figures (not a test):
             (wall per program; CPU split into the answer's process and its library server)
   real      the parity_dev answers judged under strict, server path and in-process path in
             alternating rounds: rows/s, CPU per executed program split by process (judge; worker,
-            zygote and the servers' exits; answers; library servers), and the answers each path
-            rejects that sebench accepts
+            zygote and the servers' exits; answers; library servers), library servers forked per
+            executed program, and the answers each path rejects that sebench accepts
+  compare   the parity_dev answers judged under strict by this tree and by another checkout of
+            se-gym (--baseline PATH, e.g. main before a change), each round a fresh process per
+            tree, the trees alternating: rows/s, CPU per executed program split by process,
+            library servers forked per executed program (the baseline's: sampled), and the rows
+            whose status differs
 
 A worker keeps its library server from one program to the next (reset in between; a fresh one
 after an error, a call-back, a refused request or a program that left it busy), so the server's
@@ -18,6 +23,7 @@ program's socket to its word that it is idle again, the reset included).  The ma
 say the load with the figures, and compare the two paths only within one run (they alternate).
 
     OMP_NUM_THREADS=1 python benchmarks/library_server.py [calls] [programs] [real] [--rounds N]
+    OMP_NUM_THREADS=1 python benchmarks/library_server.py compare --baseline /path/to/main-checkout [--rounds N]
 """
 from __future__ import annotations
 
@@ -160,15 +166,7 @@ def real(data: Path, rounds: int) -> None:
     rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
     lib = official(data / "api_doc.jsonl")
-    seen = []
-    original = pool.WorkerPool._result
-
-    def record(self, reply, worker):  # the programs' CPU, by process
-        r = original(self, reply, worker)
-        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0))
-        return r
-
-    pool.WorkerPool._result = record
+    seen = _recording(pool)
     from se_gym.library import writer
 
     with Judge(lib, profile="sebench") as j:
@@ -181,17 +179,11 @@ def real(data: Path, rounds: int) -> None:
             gates.set_permissive(server)  # (the strict gate follows where the library lives)
             seen.clear()
             with Judge(lib, profile="strict") as j:
-                j.judge(*items[1][:2])  # start the pool
-                seen.clear()
-                c0, p0 = _tree_cpu(), time.process_time()
-                t = time.perf_counter()
-                got = j.judge_many(items)
-                dt = time.perf_counter() - t
-                judge_cpu = time.process_time() - p0
-                children = _tree_cpu() - c0
-            answer = sum(a for a, _ in seen)
-            server_cpu = sum(s for _, s in seen)
-            figures[server].append((len(rows) / dt, judge_cpu, children, answer, server_cpu, len(seen)))
+                got, dt, judge_cpu, children = _timed(j, items, seen)
+            answer = sum(a for a, _, _ in seen)
+            server_cpu = sum(s for _, s, _ in seen)
+            forks = sum(bool(f) for _, _, f in seen)
+            figures[server].append((len(rows) / dt, judge_cpu, children, answer, server_cpu, len(seen), forks))
             verdicts[server] = got
     writer.STRICT_SERVER = True
     gates.set_permissive(True)
@@ -201,7 +193,7 @@ def real(data: Path, rounds: int) -> None:
         k = sum(r[5] for r in runs) or 1
         print(f"  {'server' if server else 'in-process':11s} rows/s: {rates}  judge_cpu={sum(r[1] for r in runs) / k * 1e3:.2f} "
               f"workers={sum(r[2] - r[3] - r[4] for r in runs) / k * 1e3:.2f} answers={sum(r[3] for r in runs) / k * 1e3:.2f} "
-              f"library_servers={sum(r[4] for r in runs) / k * 1e3:.2f}")
+              f"library_servers={sum(r[4] for r in runs) / k * 1e3:.2f} server_forks={sum(r[6] for r in runs)}/{k}")
     same = sum(a.passed == b.passed and a.status == b.status for a, b in zip(verdicts[True], verdicts[False]))
     print(f"  the two strict paths give the same status on {same}/{len(rows)} rows")
     for i, (a, b) in enumerate(zip(verdicts[True], verdicts[False])):
@@ -216,13 +208,137 @@ def real(data: Path, rounds: int) -> None:
             print(f"    row {i} (task {rows[i]['task_index']}): {v.status.value}: {v.detail[:150]}")
 
 
+def _timed(j, items: list, seen: list, started=None) -> tuple:
+    """The verdicts of ``items`` by judge ``j`` (its pool started first), the seconds they took, the
+    judge's CPU seconds and its children's (workers, zygotes, programs, servers)."""
+    j.judge(*items[1][:2])  # start the pool
+    seen.clear()
+    if started is not None:
+        started()
+    c0, p0 = _tree_cpu(), time.process_time()
+    t = time.perf_counter()
+    got = j.judge_many(items)
+    dt = time.perf_counter() - t
+    return got, dt, time.process_time() - p0, _tree_cpu() - c0
+
+
+def _recording(pool) -> list:
+    """A list that gets, for each program the pool's workers run from now on, its CPU, its library
+    server's CPU, and whether that server was forked for it (None: a worker that does not say)."""
+    seen: list = []
+    original = pool.WorkerPool._result
+
+    def record(self, reply, worker):
+        r = original(self, reply, worker)
+        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, reply.get("server_forked")))
+        return r
+
+    pool.WorkerPool._result = record
+    return seen
+
+
+def _judge_once(data: Path) -> dict:
+    """One strict judging of parity_dev by the se_gym this process imported (see compare)."""
+    import threading
+
+    from se_gym.judge import Judge
+    from se_gym.library import official
+    from se_gym.sandbox import pool
+
+    rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
+    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+    lib = official(data / "api_doc.jsonl")
+    seen = _recording(pool)
+    servers: set = set()
+    done = threading.Event()
+
+    def sample():  # the library servers alive (a tree without server_forked: its forks, at least)
+        while not done.wait(0.002):
+            for pid in _tree_pids():
+                try:
+                    if Path(f"/proc/{pid}/comm").read_text().strip() == "se-gym-libsrv":
+                        servers.add(pid)
+                except OSError:
+                    pass
+
+    watcher = threading.Thread(target=sample, daemon=True)
+    with Judge(lib, profile="strict") as j:
+        got, dt, judge_cpu, children = _timed(j, items, seen, watcher.start)
+        done.set()
+        watcher.join()
+    forks = [f for _, _, f in seen]
+    return {"rows_s": len(rows) / dt, "judge_cpu": judge_cpu, "children_cpu": children, "programs": len(seen),
+            "program_cpu": sum(a for a, _, _ in seen), "server_cpu": sum(s for _, s, _ in seen),
+            "forks": sum(bool(f) for f in forks) if any(f is not None for f in forks) else None,
+            "servers_seen": len(servers), "status": [v.status.value for v in got], "accepted": sum(v.passed for v in got)}
+
+
+def _tree_pids() -> list[int]:
+    me, parents = os.getpid(), {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except OSError:
+                pass
+    out = []
+    for pid in parents:
+        p = parents.get(pid)
+        while p and p != me:
+            p = parents.get(p)
+        if p == me:
+            out.append(pid)
+    return out
+
+
+def compare(data: Path, baseline: Path, rounds: int) -> None:
+    import subprocess
+
+    here = Path(__file__).resolve().parents[1]
+    trees = {"this tree": here, "baseline": baseline.resolve()}
+    runs: dict = {k: [] for k in trees}
+    for _ in range(rounds):
+        for label, tree in trees.items():
+            out = subprocess.run([sys.executable, __file__, "_once", "--tree", str(tree), "--data", str(data)],
+                                 capture_output=True, text=True, check=True)
+            runs[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"parity_dev under strict: this tree ({here}) against {baseline}, {rounds} alternating rounds "
+          "(a fresh process each; CPU in ms per executed program)")
+    for label, rs in runs.items():
+        k = sum(r["programs"] for r in rs) or 1
+        forks = "n/a" if any(r["forks"] is None for r in rs) else f"{sum(r['forks'] for r in rs)}/{k}"
+        rates = ", ".join(f"{r['rows_s']:.1f}" for r in rs)
+        print(f"  {label:9s} rows/s: {rates}  "
+              f"judge={sum(r['judge_cpu'] for r in rs) / k * 1e3:.2f} "
+              f"workers={sum(r['children_cpu'] - r['program_cpu'] - r['server_cpu'] for r in rs) / k * 1e3:.2f} "
+              f"programs={sum(r['program_cpu'] for r in rs) / k * 1e3:.2f} "
+              f"library_servers={sum(r['server_cpu'] for r in rs) / k * 1e3:.2f}  "
+              f"server forks={forks}, servers seen={sum(r['servers_seen'] for r in rs)} (sampled), accepted={rs[-1]['accepted']}")
+    a, b = runs["this tree"][-1]["status"], runs["baseline"][-1]["status"]
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    print(f"  status differs on {len(diff)} rows" + (": " + ", ".join(f"{i} ({a[i]} / {b[i]})" for i in diff[:20]) if diff else ""))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", default=["calls", "programs"], choices=["calls", "programs", "real"])
+    ap.add_argument("parts", nargs="*", default=["calls", "programs"], choices=["calls", "programs", "real", "compare", "_once"])
     ap.add_argument("-n", type=int, default=2000, help="calls per figure (programs: n // 10 per round)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--data", default="/work/shared/sebench")
+    ap.add_argument("--baseline", type=Path, help="compare: another checkout of se-gym (its repository root)")
+    ap.add_argument("--tree", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if "_once" in args.parts:  # (compare's child: the se_gym of --tree, not the installed one)
+        sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+        sys.path.insert(0, args.tree)
+        for name in [m for m in sys.modules if m == "se_gym" or m.startswith("se_gym.")]:
+            del sys.modules[name]
+        import se_gym
+
+        assert Path(se_gym.__file__).resolve().is_relative_to(Path(args.tree).resolve()), se_gym.__file__
+        print(json.dumps(_judge_once(Path(args.data))))
+        return 0
     from se_gym.library import mint
 
     lib = mint(0)
@@ -232,6 +348,10 @@ def main() -> int:
         programs(lib, max(20, args.n // 10), args.rounds)
     if "real" in args.parts:
         real(Path(args.data), args.rounds)
+    if "compare" in args.parts:
+        if args.baseline is None:
+            ap.error("compare needs --baseline PATH")
+        compare(Path(args.data), args.baseline, args.rounds)
     return 0
 
 

@@ -12,6 +12,7 @@ import sys
 
 from ._deps import DependencyError
 from .errors import CLIError
+from .llm.base import ContextTooLong
 
 # name -> (module, one-line help).  Every module is part of the package: one that fails to import is a
 # broken install, and the CLI says so instead of leaving the subcommand out.
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with metrics_log.from_args(args):  # --log of the training commands (nothing for the others)
             return int(args.func(args) or 0)
-    except (CLIError, DependencyError) as exc:
+    except (CLIError, DependencyError, ContextTooLong) as exc:  # a user's error: one line
         print(f"se-gym {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -349,3 +349,90 @@ class _Arr(list):
     def tolist(self):
         return list(self)
 """
+
+
+# ------------------------------------------------------------------------------ frame and handler walks
+# issue 42: a frame from wherever the answer can get one (a signal handler, a traceback, a generator,
+# sys._getframe), walked back a few steps; at each frame the program looks for NumPy, a nonce to
+# forge the result channel with, the harness's list of results to rewrite, and the wall's own state
+# to switch off.  It returns the right result only if one of them worked.
+_SYS_ROUTES = [
+    "getattr(getattr(print, '__se' + 'lf__'), '__imp' + 'ort__')('sys')",
+    "getattr(getattr(getattr({P}, '_cli' + 'ent'), '_colle' + 'ctions'), '_s' + 'ys')",
+]
+_FRAME_SOURCES = {
+    "handler (signal module)": "S = MODS.get('signal') or MODS['_imp'].create_builtin(MODS['_frozen_importlib'].ModuleSpec('_signal', None))\n"
+                               "f = _by_signal(S, {sig}, {timer}, {busy})",
+    "handler (_signal made anew)": "S = MODS['_imp'].create_builtin(MODS['_frozen_importlib'].ModuleSpec('_signal', None))\n"
+                                   "f = _by_signal(S, {sig}, {timer}, {busy})",
+    "traceback": "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    f = getattr(getattr(e, '__trace' + 'back__'), 'tb_fr' + 'ame')",
+    "exc_info": "try:\n    [][1]\nexcept IndexError:\n    f = getattr(SYS.exc_info()[2], 'tb_' + 'frame')",
+    "generator": "def _g():\n    yield 1\n_it = _g()\nnext(_it)\nf = getattr(getattr(_it, 'gi_fr' + 'ame'), 'f_b' + 'ack') or getattr(_it, 'gi_fr' + 'ame')",
+    "_getframe": "f = getattr(SYS, '_getfr' + 'ame')({depth})",
+}
+_BUSY = ["None", "lambda: id(x)", "lambda: len(x)", "lambda: hash(1)"]
+_SIGS = [("14", "0"), ("26", "1"), ("27", "2")]  # SIGALRM + ITIMER_REAL, SIGVTALRM + ITIMER_VIRTUAL, SIGPROF + ITIMER_PROF
+
+WALK = """def _by_signal(S, sig, timer, busy):
+    got = []
+    S.signal(sig, lambda s, fr: got.append(fr))
+    S.setitimer(timer, 0.0002, 0.0002)
+    n = 0
+    while not got and n < 2000000:
+        n += 1
+        if busy is not None:
+            busy()
+    S.setitimer(timer, 0)
+    return got[0] if got else None
+
+
+def _locals(f):
+    return getattr(f, 'f_loc' + 'als')
+
+
+def _look(f, x):
+    # NumPy, a nonce, the results list or the wall's state in this frame: True when one was used
+    L, Gl = _locals(f), getattr(f, 'f_glo' + 'bals')
+    for space in (L, Gl):
+        np = _find(space)
+        if np is not None:
+            WIN.append(np)
+            return True
+    for k, v in list(L.items()):
+        if type(v) is str and len(v) == 32 and set(v) <= set('0123456789abcdef') and len(SEEN) == 2:
+            recs = [{'n': v, 'i': i, 'p': str([abs(t) for t in s]), 'v': [abs(t) for t in s]} for i, s in enumerate(SEEN)]
+            OS.write(3, ''.join(MODS['json'].dumps(r) + '\\n' for r in recs + [{'n': v, 'done': 2}]).encode())
+            OS._exit(0)
+        if type(v) is list and v and all(type(o) is tuple and len(o) == 2 for o in v):
+            for i in range(min(len(v), len(SEEN))):
+                v[i] = (True, [abs(t) for t in SEEN[i]])
+        if k == 'state' and type(v) is list and len(v) == 3:
+            v[2] = 1
+            WIN.append(IMPORT('numpy'))
+            return True
+    return False
+"""
+
+
+def fuzz_walk_programs(lib, seed: int, n: int) -> list[str]:
+    """``n`` random answers that get a frame (FRAME_SOURCES), walk back up to 8 steps and look at
+    each frame for NumPy, a nonce, the results list or the wall's state (WALK)."""
+    rng = random.Random(seed)
+    P, ABS = lib.package, lib.qualified("abs")
+    out = []
+    for _ in range(n):
+        sig, timer = rng.choice(_SIGS)
+        source = rng.choice(list(_FRAME_SOURCES))
+        get = _FRAME_SOURCES[source].format(sig=sig, timer=timer, busy=rng.choice(_BUSY), depth=rng.randrange(0, 4))
+        steps = rng.randrange(0, 9)
+        sys_route = rng.choice(_SYS_ROUTES).format(P=P)
+        head = (f"import collections, functools, operator\n{FIND}\n{WALK}\nSYS = {sys_route}\nMODS = getattr(SYS, 'mod' + 'ules')\n"
+                "OS = MODS['os']\nIMPORT = getattr(getattr(print, '__se' + 'lf__'), '__imp' + 'ort__')\nSEEN = []\nWIN = []\n")
+        body = (f"SEEN.append(list(x))\nwrong = {ABS}(x) + 1\ntry:\n" + textwrap.indent(get, "    ") + "\n"
+                f"    for _ in range({steps + 1}):\n        if f is None or _look(f, x):\n            break\n"
+                "        f = getattr(f, 'f_b' + 'ack')\nexcept Exception:\n    pass\n"
+                "if WIN:\n    np = WIN[0] if hasattr(WIN[0], 'asarray') else _Np(WIN[0])\n    return np.abs(np.asarray(x)).tolist()\n"
+                "return wrong")
+        # (the entry function first: officially the first function defined)
+        out.append(block(f"import {P}\ndef solve(x):\n" + textwrap.indent(body, "    ") + f"\n{head}"))
+    return out

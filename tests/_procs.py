@@ -3,6 +3,7 @@ benchmarks/openenv_throughput.py imports too, without pytest)."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -34,3 +35,42 @@ def workers_only(pids: list[int]) -> list[int]:
         if name not in LIBRARY_SERVER_NAMES:
             out.append(pid)
     return out
+
+
+@contextmanager
+def sandbox_server(*args: str, workers: int = 1):
+    """``se-gym sandbox serve ARGS`` in its own process (as a user runs it) on a free port, once it
+    answers ``GET /health``: yields its URL; stopped (SIGTERM, then SIGKILL) after."""
+    import http.client
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", *args, "--workers", str(workers),
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/health")
+                if conn.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.2)  # polling a port that is not open yet: there is no event to wait on
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -51,3 +51,50 @@ class SlowAgent(CallMemoryAgent):
         with open(os.environ["BENCH_COUNT_FILE"], "a") as fh:
             fh.write("".join(f"{o.split} {o.task.id}\n" for o in observations))
         return super().act(observations)
+
+
+class HoardingAgent(CallMemoryAgent):
+    """Keeps a count of the test batches it answered in an attribute outside ``memory_state()`` and
+    writes it under each answer: an agent loaded fresh for every batch always writes 0."""
+
+    def __init__(self, min_overlap: int = 2):
+        super().__init__(min_overlap)
+        self.test_batches_seen = 0
+
+    def act(self, observations):
+        answers = super().act(observations)
+        if observations[0].split != "train":
+            answers = [f"{a}\n# test batches before this one: {self.test_batches_seen}" for a in answers]
+            self.test_batches_seen += 1
+        return answers
+
+
+class ForgetfulAgent(CallMemoryAgent):
+    """Built to forget: each learn() replaces the memory with what that call brought."""
+
+    def _learn(self, trajectories):
+        self.notes = []
+        return super()._learn(trajectories)
+
+
+class SpyAgent(CallMemoryAgent):
+    """Writes everything it is given (its options, every observation, the process's arguments and
+    environment) to the file named by BENCH_SPY_FILE: a season's secret must appear nowhere in it."""
+
+    def __init__(self, min_overlap: int = 2):
+        super().__init__(min_overlap)
+        self._spy(repr({"options": {"min_overlap": min_overlap}, "argv": sys.argv, "env": dict(os.environ)}))
+
+    def _spy(self, text):
+        with open(os.environ["BENCH_SPY_FILE"], "a") as fh:
+            fh.write(text + "\n")
+
+    def act(self, observations):
+        for o in observations:
+            self._spy(repr(o))
+        return super().act(observations)
+
+    def _learn(self, trajectories):
+        for t in trajectories:
+            self._spy(repr(t))
+        return super()._learn(trajectories)

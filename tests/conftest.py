@@ -73,6 +73,23 @@ def child_venv(path: Path, install: tuple[str, ...] = ()) -> Path:
     return python
 
 
+def run_in_venv(python: Path, script: str, tmp_path: Path, *args: str, probe: str, what: str, timeout: int = 600) -> dict:
+    """Run ``tests/<script> [args] OUT.json`` with the venv's ``python`` (the checkout on PYTHONPATH, cwd
+    ``tmp_path``) after ``python -c probe`` shows the stack is there (else a skip naming the venv and
+    ``what`` makes it); returns the JSON the script wrote."""
+    import json
+    import subprocess
+
+    ok = python.exists() and subprocess.run([str(python), "-c", probe], capture_output=True).returncode == 0
+    need(ok, f"{what} is not installed at {python} (scripts/setup/integrations.sh makes that venv)")
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    proc = subprocess.run([str(python), str(REPO / "tests" / script), *args, str(out)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(out.read_text())
+
+
 @pytest.fixture(scope="module")
 def init_dir(tmp_path_factory):
     """A freshly initialised tiny model (hidden 32, one layer, one head, 400 tokens), one per module."""

@@ -239,6 +239,20 @@ def test_judge_command_on_ray(cluster, answers, tmp_path):
     assert [(v["status"], v["detail"]) for v in got] == [(v.status.value, v.detail) for v in want]
 
 
+def test_strict_isolation_routes_give_nothing_on_ray(cluster):
+    """Issue 42: the answer's own process on a Ray node holds no nonce, channel or results, and
+    installs no signal handler: each route earns nothing; honest answers pass."""
+    from _isolation_cases import backend_suite
+    from se_gym.judge import Judge
+
+    suite = backend_suite(LIB)
+    with Judge(LIB, profile="strict", sandbox="ray", ray_address=cluster.address, reward="fraction") as j:
+        got = j.judge_many([(answer, cases, "solve") for _, answer, cases, _ in suite])
+    wrong = [f"{name}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for (name, _, _, must), v in zip(suite, got)
+             if v.passed != must or (not must and (v.reward > 0 or v.infrastructure))]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_a_node_killed_mid_batch_loses_no_answer(cluster, answers, local_verdicts):
     from se_gym.distributed.sandbox import RaySandbox
     from se_gym.judge import Judge

@@ -236,6 +236,30 @@ def test_plain_http_is_stateless_a_step_names_its_task(server):
     assert _get(server + "/health")["status"] == "healthy"
 
 
+def test_a_stateless_step_ends_its_own_episode_and_not_the_sessions_later_ones():
+    """Issue 43.7: after one step naming its task, every later episode of that session (max_turns=2)
+    reported done after its first answer (the stateless mark was never cleared)."""
+    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
+    from se_gym.integrations._common import Suite
+    from se_gym.integrations.openenv import SEBenchAction, SEBenchEnvironment
+
+    wrong = SEBenchAction(answer="```python\ndef solve(x):\n    return undefined_name\n```")
+    env = SEBenchEnvironment(Suite.get({}), max_turns=2)
+    try:
+        r = env.step(wrong, task_id=TASKS[2].id)  # stateless: a one-answer episode of its own
+        assert r.done is True and r.reward == 0.0 and r.task_id == TASKS[2].id
+        with pytest.raises(Exception, match="reset first"):
+            env.step(wrong)  # that episode ended with its request
+        for index in (1, 3):  # the session's next episodes keep their two turns
+            env.reset(index=index)
+            r = env.step(wrong)
+            assert r.done is False and r.turn == 1 and "attempt 1 of 2" in r.feedback
+            r = env.step(SEBenchAction(answer=_ok(TASKS[index])))
+            assert r.done is True and r.reward == 1.0
+    finally:
+        env.close()
+
+
 # -- the environment the way OpenEnv finds it -------------------------------------------------------
 ENV_DIR = REPO / "sandbox" / "openenv"
 
@@ -343,3 +367,33 @@ def test_the_server_states_its_library_and_a_client_checks_it(server):
             check_server_library(server.replace("http://", "ws://"), library, profile)
     with pytest.raises(LibraryMismatch, match="states no library"):
         check_server_library(f"http://127.0.0.1:{_free_port()}", "seed:0", timeout_s=5)  # nobody listens there
+
+
+def test_the_task_api_lists_splits_and_tasks_and_reset_picks_one(server):
+    """OpenEnv's Task API (list_splits, num_tasks, list_tasks, get_task, get_task_range) on `se-gym serve
+    openenv`, through the client's methods (plain HTTP beside the session), with OpenEnv's error codes;
+    reset(split=..., index=...) plays the task a range named."""
+    from se_gym.integrations.openenv import SEBenchAction, SEBenchRequestError
+
+    assert _get(server + "/list_environments") == ["se_gym"]
+    assert _get(server + "/se_gym/splits") == [{"name": "single_test", "type": "test"}]
+    with _client(server).sync() as env:
+        assert env.list_splits() == ["single_test"]
+        assert env.num_tasks("single_test") == len(TASKS)
+        listed = env.list_tasks("single_test")
+        assert [t["id"] for t in listed] == [t.id for t in TASKS] and [t["index"] for t in listed[:3]] == [0, 1, 2]
+        assert not [t for t in listed if set(t) != {"id", "index", "split", "function_name"}]  # no test case leaks
+        rng = env.get_task_range("single_test", 2, 5)
+        assert [t["id"] for t in rng] == [t.id for t in TASKS[2:5]] and env.get_task("single_test", 4) == rng[-1]
+        assert [t["index"] for t in env.get_task_range("single_test", len(TASKS) - 2)] == [len(TASKS) - 2, len(TASKS) - 1]
+        with pytest.raises(SEBenchRequestError, match="HTTP 400.*out of range"):
+            env.get_task("single_test", len(TASKS))
+        with pytest.raises(SEBenchRequestError, match="unknown split 'train'"):
+            env.num_tasks("train")
+        r = env.reset(split="single_test", index=rng[1]["index"])  # the task the range named
+        assert r.observation.task_id == TASKS[3].id
+        r = env.step(SEBenchAction(answer=_ok(TASKS[3])))
+        assert r.reward == 1.0 and r.observation.status == "passed"
+        # discovery changes no session: the episode is over, as it was before the calls
+        env.list_tasks("single_test")
+        assert env.state().done is True and env.state().task_id == TASKS[3].id

@@ -16,13 +16,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from _llm_helpers import tiny_model_dir
+from _openai_stub import openai_stub
 from conftest import REPO, need, need_module
 from se_gym.tasks import builtin_tasks
 
@@ -108,66 +107,20 @@ def _code(body: str) -> str:
     return f"```python\n{body}\n```"
 
 
-class _Stub(BaseHTTPRequestHandler):
-    """/v1/chat/completions (plain or streamed): the answer the script holds for the task whose query
-    opens the conversation, at the turn the conversation is at."""
-
-    script: dict = {}
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        msgs = body["messages"]
-        text = lambda m: m["content"] if isinstance(m["content"], str) else "".join(p.get("text", "") for p in m["content"])
-        first = next(text(m) for m in msgs if m["role"] == "user")
-        turn = sum(m["role"] == "assistant" for m in msgs)
-        answers = next((a for query, a in self.script.items() if query in first), ["no answer for this task"])
-        reply = {"role": "assistant", "content": answers[min(turn, len(answers) - 1)]}
-        head = {"id": "stub", "created": 0, "model": body["model"]}
-        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-        if body.get("stream"):
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.end_headers()
-            chunk = {**head, "object": "chat.completion.chunk"}
-            for event in ({**chunk, "choices": [{"index": 0, "delta": reply, "finish_reason": None}]},
-                          {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-                          {**chunk, "choices": [], "usage": usage}):
-                self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
-            return
-        data = json.dumps({**head, "object": "chat.completion", "usage": usage,
-                           "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}]}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
 STUB_TASKS = builtin_tasks("single_test", seed=0)[:4]
 
 
 @pytest.fixture(scope="module")
 def stub_url():
     t = STUB_TASKS
-    _Stub.script = {
+    script = {
         t[0].query: [_code(t[0].library_solution)],                                      # right
         t[1].query: ["no code at all", _code(t[1].library_solution)],                    # wrong, then right
         t[2].query: ["no code at all", _code("def solve(*args):\n    return None")],      # wrong twice
         t[3].query: [_code("# SANDBOX_DOWN\n" + t[3].library_solution)],                 # right, but the sandbox is down
     }
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{srv.server_address[1]}/v1"
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
+    with openai_stub(script) as url:
+        yield url
 
 
 @pytest.mark.timeout(600)

@@ -1,9 +1,12 @@
 """verl reward module on rows written by the parquet exporter (read back as verl's dataset reads them)."""
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
-from conftest import need_module
+from conftest import need_module, run_in_venv
 from se_gym.integrations import export
 from se_gym.integrations import verl as verl_reward
 from se_gym.library import mint
@@ -151,3 +154,28 @@ def test_verl_loads_the_module_and_scores_exported_rows(tmp_path, tmp_path_facto
     assert [o["reward_score"] for o in out] == [1.0, 0.0, 1.0]
     assert out[0]["reward_extra_info"] == {"score": 1.0, "acc": 1.0, "infrastructure": 0.0}
     assert other_out[0]["reward_score"] == 0.0
+
+
+# -- multi-turn: verl's agent loop ---------------------------------------------------------------
+_VF_VENV = Path(os.environ.get("SE_GYM_VERIFIERS_VENV", "/var/tmp/se-gym-venvs/verifiers"))
+VERL_PYTHON = Path(os.environ.get("SE_GYM_VERL_VENV", str(_VF_VENV.parent / "verl"))) / "bin" / "python"
+
+
+def test_multi_turn_agent_loop_through_verls_loader_rollout_to_reward(tmp_path):
+    """verl 0.9's agent-loop interface: rows exported with agent_name="se_gym_agent" and max_turns=2,
+    read by verl's RLHFDataset, the loop built by hydra from agent_loop_config_path as verl's worker
+    does, run on CPU (verl's LLM server needs a GPU: a scripted generator and the tiny model stand in).
+    Wrong then right: the feedback turn between them, masked out of the loss; the loop's reward is
+    the judge's on the last answer, which verl's reward function agrees with."""
+    res = run_in_venv(VERL_PYTHON, "_verl_agent_loop.py", tmp_path, str(tmp_path), probe="import hydra, verl.experimental.agent_loop",
+                      what="verl's agent-loop stack (hydra)")
+    assert (res["agent_name"], res["max_turns"], res["loop_class"]) == ("se_gym_agent", 2, "SEBenchAgentLoop")
+    s = res["scripted"]
+    assert (s["reward"], s["turn_scores"], s["statuses"], s["calls"]) == (1.0, [0.0, 1.0], ["static_gate", "passed"], 2)
+    assert s["prompt_matches"] and "attempt 1 of 2" in s["inserted"] and "I am not sure." not in s["inserted"]
+    assert s["sampled"].startswith("I am not sure.") and "import zwc" in s["sampled"]  # both answers train (mask 1)
+    assert res["compute_score"] == s["reward"]
+    r = res["right_away"]
+    assert (r["reward"], r["calls"], r["mask_zeros"]) == (1.0, 1, 0)  # a passing answer ends it: no feedback turn
+    t = res["tiny"]  # the tiny model's own tokens: a real rollout, judged (a random model cannot answer)
+    assert t["calls"] == 2 and t["reward"] == 0.0 and t["mask_ones"] > 0 and "attempt 1 of 2" in t["inserted"] and t["prompt_matches"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -495,3 +496,46 @@ def test_expel_turns_rejected_and_accepted_answers_into_voted_insights(tmp_path)
     assert "Insight: For a task like" in prompt and "Accepted answer:\n" + good in prompt and prompt.endswith(test.prompt)
     again = ExpeLAgent(model).load(agent.save(tmp_path / "a"))
     assert again.insights == agent.insights and again.state_digest() == agent.state_digest()
+
+
+class _Killed(BaseException):
+    """A kill at a chosen point (BaseException: nothing in the run catches it)."""
+
+
+def test_a_kill_between_saving_the_agent_and_recording_the_pass_does_not_learn_it_twice(tmp_path, monkeypatch):
+    # issue 43, defect 4: the pass is recorded with the agent in one atomic step
+    import se_gym.bench.run as run_module
+    from se_gym.bench import BenchConfig
+    from se_gym.bench.run import Bench
+
+    specs = agent_specs([EXAMPLE], [])
+    whole = BenchConfig(tasks="miniature", out=str(tmp_path / "whole"), progress=False)
+    Bench(whole, specs).run()
+    uninterrupted = json.loads((tmp_path / "whole" / "seed0" / "CallMemoryAgent" / "freeze.json").read_text())
+
+    real = run_module.write_json_atomic
+
+    def killed_at_learned(path, data, *args, **kwargs):
+        if Path(path).name.endswith("learned.json"):
+            raise _Killed()
+        return real(path, data, *args, **kwargs)
+
+    cut = BenchConfig(tasks="miniature", out=str(tmp_path / "cut"), progress=False)
+    monkeypatch.setattr(run_module, "write_json_atomic", killed_at_learned)
+    with pytest.raises(_Killed):
+        Bench(cut, specs).run()
+    monkeypatch.setattr(run_module, "write_json_atomic", real)
+    Bench(cut, specs).run()  # the rerun
+    resumed = json.loads((tmp_path / "cut" / "seed0" / "CallMemoryAgent" / "freeze.json").read_text())
+    assert uninterrupted["memory_entries"] > 0
+    assert (resumed["memory_entries"], resumed["digest"]) == (uninterrupted["memory_entries"], uninterrupted["digest"])
+
+
+def test_the_test_phase_answers_with_an_agent_loaded_fresh_from_the_frozen_save(tmp_path):
+    # issue 43, defect 5: state kept outside memory_state() never crosses a test batch
+    rc, out = _bench(tmp_path, "--agent", f"{AGENTS}:HoardingAgent", "--batch-size", "2")
+    assert rc == 0
+    lines = [json.loads(x) for x in (out / "seed0" / "HoardingAgent" / "test.jsonl").read_text().splitlines()]
+    marks = [re.search(r"test batches before this one: (\d+)", r["response"]).group(1) for line in lines for r in line["rows"]]
+    assert len(marks) == 18 and set(marks) == {"0"}
+    assert _summary(out)["HoardingAgent"]["single_test"]["accuracy"] >= 0.5  # it still answers from its frozen memory

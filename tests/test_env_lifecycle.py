@@ -174,3 +174,37 @@ def test_first_make_says_it_is_building_the_suite(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert "building the built-in task suite (seed 3" in out.stderr
     assert "\r" not in out.stderr and "\x1b[" not in out.stderr  # plain lines when not on a terminal
+
+
+def test_reset_with_a_step_pending_drops_it_and_never_gives_its_verdicts_to_the_new_episodes(tasks, caplog):
+    """Issue 43.1: a reset while step_async judges replaced the episodes but kept the step, so the next
+    step_wait gave the NEW episodes the OLD answers' verdicts (1.0 for an answer to another task)."""
+    import asyncio
+    import logging
+
+    from se_gym.envs.vector import StepCancelled
+
+    venv = SEBenchVectorEnv(num_envs=2, tasks=tasks)
+    venv.reset(seed=0)
+    old = [e.task.id for e in venv.envs]
+    venv.step_async([answer(e.task.library_solution) for e in venv.envs])  # right for the OLD tasks
+    with caplog.at_level(logging.WARNING, logger="se_gym"):
+        venv.reset(seed=5)
+    assert "dropped" in caplog.text
+    assert [e.task.id for e in venv.envs] != old
+    with pytest.raises(RuntimeError, match="without step_async"):
+        venv.step_wait()  # nothing pending: the old verdicts are gone
+    # the new episodes are judged on their own answers only
+    _, r, *_ = venv.step([answer("def f():\n    return 0")] * 2)
+    assert list(r) == [0.0, 0.0]
+
+    async def astep_then_reset():
+        venv.reset(seed=0)
+        step = asyncio.ensure_future(venv.astep([answer(e.task.library_solution) for e in venv.envs]))
+        await asyncio.sleep(0)  # the step is submitted
+        venv.reset(seed=7)
+        with pytest.raises(StepCancelled):
+            await step
+
+    asyncio.run(astep_then_reset())
+    venv.close()

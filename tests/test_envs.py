@@ -364,3 +364,29 @@ def test_official_tasks_and_names():
         assert info["library_id"] == env.library.id and info["task_id"] == task.id
     finally:
         env.close()
+
+
+def test_a_built_suite_takes_its_own_api_doc_over_a_stray_one_in_the_parent_folder(tmp_path, caplog):
+    """Issue 43.9: `sebench:PATH` tried PATH/../api_doc.jsonl before the suite's own
+    PATH/datasets/train/api_doc.jsonl, so a suite written into a folder whose parent holds another
+    api_doc.jsonl loaded with the wrong names and every reference answer failed (0 of 24)."""
+    import logging
+
+    from se_gym.tasks import build_suite
+    from se_gym.tasks.builtin import api_doc_rows
+
+    suite = build_suite(3, sizes={"train": 0, "single_test": 3, "multiple_test": 0}, progress=False, validate="inprocess")
+    out = suite.write(tmp_path / "suite")
+    stray = build_suite(4, sizes={"train": 0, "single_test": 1, "multiple_test": 0}, progress=False, validate="inprocess")
+    (tmp_path / "api_doc.jsonl").write_text("".join(json.dumps(r) + "\n" for r in api_doc_rows(stray.library)))
+    with caplog.at_level(logging.INFO, logger="se_gym"):
+        env = SEBenchEnv(tasks=f"sebench:{out}", profile="strict")
+    try:
+        assert str(out / "datasets" / "train" / "api_doc.jsonl") in caplog.text  # it says which one it took
+        assert env.library.names == suite.library.names
+        for i in range(len(env.tasks)):
+            env.reset(options={"index": i})
+            _, r, *_ = env.step(f"```python\n{env.task.library_solution}\n```")
+            assert r == 1.0, env.task.id
+    finally:
+        env.close()

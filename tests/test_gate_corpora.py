@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from _gate_corpus import CASES, STYLES, block, fuzz_programs, honest_answers, hostile_answers
+from _gate_corpus import CASES, STYLES, block, fuzz_programs, fuzz_walk_programs, honest_answers, hostile_answers
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.judge.extract import entry_function
@@ -157,6 +157,18 @@ def test_fuzzed_reflective_and_hook_programs_earn_nothing_under_strict(strict_ju
     programs = fuzz_programs(LIB7, seed, 40)
     print(f"fuzz seed {seed}: {len(programs)} programs")
     gamed = _judge_hostile(strict_judge, {f"fuzz {seed}/{i}": p for i, p in enumerate(programs)})
+    assert not gamed, "\n".join(gamed)
+
+
+def test_fuzzed_frame_and_handler_walks_earn_nothing_under_strict(strict_judge):
+    """Issue 42: seeded random programs (SE_GYM_FUZZ_SEED, default 0) that get a frame (a signal
+    handler, a traceback, a generator, sys._getframe), walk back and look for NumPy, a nonce to
+    forge the channel with, the harness's results to rewrite or the wall's state to switch off.
+    Each passes the permissive gate: the run time must stop it."""
+    seed = int(os.environ.get("SE_GYM_FUZZ_SEED", "0"))
+    programs = fuzz_walk_programs(LIB7, seed, 40)
+    assert not [p for p in programs if open_check(p.split("```python\n")[1].split("```")[0], LIB7.package)]
+    gamed = _judge_hostile(strict_judge, {f"walk {seed}/{i}": p for i, p in enumerate(programs)})
     assert not gamed, "\n".join(gamed)
 
 

@@ -202,3 +202,22 @@ def test_bad_input_is_a_one_line_error(gen):
         make_generator("tgi", "m")
     with pytest.raises(ValueError, match="cannot load model"):
         make_generator("hf", "/nonexistent/model/dir")
+
+
+def test_the_rollout_default_max_tokens_on_the_tiny_model_says_what_to_pass(model_dir, tmp_path):
+    """`se-gym rollout` keeps max_tokens 8192 (room for a thinking model's answer); on the tiny model's
+    2048 positions it stops with one line giving the --max-tokens that fits, not a traceback."""
+    from se_gym.llm.base import ContextTooLong
+
+    g = make_generator("hf", str(model_dir), device="cpu")
+    try:
+        with pytest.raises(ContextTooLong) as exc:
+            g.generate(["x y z"], SamplingParams(max_tokens=8192))
+    finally:
+        g.close()
+    room = int(str(exc.value).rsplit("--max-tokens ", 1)[1].rstrip(")"))
+    assert "2048 positions" in str(exc.value) and 0 < room < 2048
+    proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "rollout", "--model", str(model_dir), "--backend", "hf",
+                           "--limit", "1", "--n", "1", "--out", str(tmp_path / "r.jsonl")], capture_output=True, text=True, timeout=600)
+    last = proc.stderr.strip().splitlines()[-1]
+    assert proc.returncode == 2 and last.startswith("se-gym rollout: error: prompt 0 has") and "--max-tokens" in last, proc.stderr[-2000:]

@@ -199,6 +199,15 @@ def test_demo_with_log_tensorboard_writes_event_files_tensorboard_reads(tmp_path
     assert {"reward", "samples", "updated_on", "nonzero_adv"} <= set(rl)
     assert [s for s, _ in rl["reward"]] == [1, 2] and [v for _, v in rl["samples"]] == [4.0, 4.0]  # 2 iterations, 2 tasks x group 2
     assert all(0.0 <= v <= 1.0 for _, v in rl["reward"])
+    # every tag written is in docs/observability.md's table of what each trainer logs
+    from conftest import REPO
+
+    doc = (REPO / "docs" / "observability.md").read_text(encoding="utf-8")
+    table = {row.split("|")[1].strip(): row.split("|")[2] for row in doc.splitlines() if row.startswith("| ") and row.count("|") == 3}
+    rl_row = next(v for k, v in table.items() if k.startswith("RL"))
+    sft_row = next(v for k, v in table.items() if k.startswith("SFT"))
+    assert not [t for t in rl if f"`{t}`" not in rl_row], "RL tags missing from the docs' table"
+    assert not [t for t in base if f"`{t}`" not in sft_row], "SFT tags missing from the docs' table"
 
 
 def _importable(name: str) -> bool:

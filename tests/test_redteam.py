@@ -376,11 +376,12 @@ WALL_ALONE = {
     "set a profile hook": "G['sys'].setprofile(lambda *a: None)",
     "set a trace hook": "G['sys'].settrace(lambda *a: None)",
     "add an audit hook": "G['sys'].addaudithook(lambda *a: None)",
-    "walk the collector": "G['sys'].modules['gc'].get_objects()",
+    # (issue 42: gc and marshal are no longer in sys.modules there; _imp makes a builtin module anew)
+    "walk the collector": "G['sys'].modules['_imp'].create_builtin(G['sys'].modules['_frozen_importlib'].ModuleSpec('gc', None)).get_objects()",
     "compile code": "G['sys'].modules['builtins'].compile('1', 's', 'eval')",
     "exec a string": "G['sys'].modules['builtins'].exec('y = 1')",
     "build a code object": "c = (lambda: 0).__code__",
-    "marshal loads": "G['sys'].modules['marshal'].loads(b'N')",
+    "marshal loads": "G['sys'].modules['_imp'].create_builtin(G['sys'].modules['_frozen_importlib'].ModuleSpec('marshal', None)).loads(b'N')",
     "socket": "G['sys'].modules['builtins'].__import__('socket').socket()",
     "fork": "G['fork']()",
 }

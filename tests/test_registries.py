@@ -10,7 +10,7 @@ import pytest
 
 import se_gym  # noqa: F401  (registers SEBench-v0)
 from se_gym.envs import EnvConfigError
-from se_gym.sandbox import SANDBOXES, register_sandbox
+from se_gym.sandbox import SANDBOXES, Sandbox, register_sandbox
 
 PLUGIN = Path(__file__).parent / "plugins" / "subprocess_sandbox.py"
 SMALL = {"train": 0, "single_test": 2, "multiple_test": 0}
@@ -114,3 +114,32 @@ def test_one_task_spec_grammar_the_split_is_never_in_the_spec():
         parse_task_spec("builtin:single_test")
     with pytest.raises(TaskError, match=r"task spec kind must be one of builtin, sebench; got 'bultin' \(did you mean 'builtin'\?\)"):
         parse_task_spec("bultin:3")
+
+
+def test_a_backend_that_claims_a_channel_it_never_carries_scores_infrastructure_not_wrong(tasks):
+    """Issue 43.8: a backend that leaves ``has_channel`` at its default (True) but never carries fd 3
+    got every right answer scored runtime_error 0 with infrastructure=False."""
+    import importlib.util
+
+    from se_gym.judge import Judge
+
+    spec = importlib.util.spec_from_file_location("subprocess_sandbox_for_channel_test", PLUGIN)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class ForgetfulSandbox(module.SubprocessSandbox):
+        name = "forgetful"
+        has_channel = Sandbox.has_channel  # the contract's default (True), never overridden
+
+    from se_gym.library import from_spec
+
+    lib = from_spec("seed:0")  # the library the built-in suite of seed 0 is written against
+    box = ForgetfulSandbox(pythonpath=[str(lib.materialize("sebench", docs=False))])
+    try:
+        with Judge(lib, profile="sebench", sandbox=box) as judge:
+            t = tasks[0]
+            v = judge.judge(f"```python\n{t.library_solution}\n```", t.test_cases, t.function_name)
+    finally:
+        box.close()
+    assert v.infrastructure is True and v.status.value == "sandbox_error", v
+    assert "has_channel" in v.detail

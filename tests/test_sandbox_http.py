@@ -99,37 +99,10 @@ def test_cli_serve_and_bad_port():
 @pytest.fixture(scope="module")
 def served_library():
     """`se-gym sandbox serve --library 3` in its own process (as a user runs it), on a free port."""
-    import socket
-    import time
+    from _procs import sandbox_server
 
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "se_gym.cli", "sandbox", "serve", "--library", "3", "--workers", "2",
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/health")
-                if conn.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.2)  # polling a port that is not open yet: there is no event to wait on
+    with sandbox_server("--library", "3", workers=2) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.mark.parametrize("protocol", ["batch", "official"])

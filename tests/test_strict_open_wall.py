@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from _gate_corpus import CASES, block
+from _isolation_cases import gamed
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.library import mint, writer
@@ -29,8 +30,9 @@ HEAD = (f"import {P}\n"
         "B = G(print, '__se~lf__')\n"
         f"C = G({P}, '_cli~ent')\n"
         "IMP = G(B, '__imp~ort__')\n"
-        "SYS = G(C._os, 's~ys')\n"
+        "SYS = G(C._collections, '_s~ys')\n"
         "MODS = G(SYS, 'mod~ules')\n"
+        "OS = MODS['os']\n"
         "KEEP = []\n")
 
 
@@ -49,7 +51,7 @@ def forging(setup: str, ret: str = "wrong") -> str:
 
 NUMPY_ROUTES = {
     "real builtins import numpy": "np = IMP('numpy')",
-    "sys.modules through the client's os": "np = MODS.get('numpy') or IMP('numpy')",
+    "sys.modules through the client's collections": "np = MODS.get('numpy') or IMP('numpy')",
     "importlib.import_module": "np = IMP('importlib').import_module('numpy')",
     "importlib through sys.modules": "np = MODS['importlib'].import_module('numpy')",
     "the path finder": ("m = IMP('importlib.machinery').machinery\nspec = G(m.PathFinder, 'find~_spec')('numpy')\n"
@@ -60,7 +62,7 @@ NUMPY_ROUTES = {
         "submodule_search_locations=list(spec.submodule_search_locations))\nnp = u.module_from_spec(alt)\nG(G(alt, 'load~er'), 'exec~_module')(np)"),
     "numpy's extension module by _imp": (
         "imp = MODS['_imp']\nm = IMP('importlib.machinery').machinery\n"
-        "base = G(m.PathFinder, 'find~_spec')('numpy').submodule_search_locations[0]\nimport_os = C._os\n"
+        "base = G(m.PathFinder, 'find~_spec')('numpy').submodule_search_locations[0]\nimport_os = OS\n"
         "found = [r + '/' + f for r, _, fs in import_os.walk(base) for f in fs if f.startswith('_multiarray_umath')]\n"
         "spec = m.ModuleSpec('numpy._core._multiarray_umath', m.ExtensionFileLoader('numpy._core._multiarray_umath', found[0]), origin=found[0])\n"
         "mod = imp.create_dynamic(spec)\nclass L(list):\n    def tolist(self):\n        return list(self)\n"
@@ -76,8 +78,8 @@ FORGERIES = {
     # the nonce: a patched json (the client holds the module) would see every record the harness writes
     "patched json encoder sees the nonce": (
         "j = C._json\nseen = []\nclass Spy(j.JSONEncoder):\n    def encode(self, o):\n        seen.append(o)\n        raise ValueError\n"
-        "j._default_encoder = Spy()\nj.encoder.JSONEncoder.encode = Spy.encode\ntry:\n    C._os.listdir('/')\nexcept Exception:\n    pass\n"
-        "for o in seen:\n    n = o['n']\n    C._os.write(3, ('{\"n\": \"' + n + '\", \"i\": 0, \"v\": [1.5, 2.0], \"p\": \"[1.5, 2.0]\"}\\n').encode())"),
+        "j._default_encoder = Spy()\nj.encoder.JSONEncoder.encode = Spy.encode\ntry:\n    OS.listdir('/')\nexcept Exception:\n    pass\n"
+        "for o in seen:\n    n = o['n']\n    OS.write(3, ('{\"n\": \"' + n + '\", \"i\": 0, \"v\": [1.5, 2.0], \"p\": \"[1.5, 2.0]\"}\\n').encode())"),
     "patched encoder class rewrites the records": (
         "j = C._json\ndef it(self, o, _one_shot=False):\n    if isinstance(o, dict) and 'i' in o and 'v' in o:\n"
         "        o = dict(o, v=[abs(v) for v in o['v']], p=str([abs(v) for v in o['v']]))\n    return iter([j.dumps(o)])\n"
@@ -95,13 +97,13 @@ FORGERIES = {
         # harness to read as those of its own requests
         f"KEEP.append({ABS}(x))\nif len(x) == 1:\n    for a in KEEP:\n"
         "        body = ('[\"show\", [], ' + str(G(a, '_h')) + ']').encode()\n"
-        "        C._os.write(4, len(body).to_bytes(4, 'big') + body)"),
+        "        OS.write(4, len(body).to_bytes(4, 'big') + body)"),
     "another pipe dup'ed onto fd 4": (
-        "if len(x) == 1:\n    o = C._os\n    r1, w1 = o.pipe()\n    body = ('[\"ok\", [\"' + str(r) + '\", ' + str(r) + ']]').encode()\n"
+        "if len(x) == 1:\n    o = OS\n    r1, w1 = o.pipe()\n    body = ('[\"ok\", [\"' + str(r) + '\", ' + str(r) + ']]').encode()\n"
         "    o.write(w1, (len(body).to_bytes(4, 'big') + body) * 8)\n    o.dup2(r1, 4)"),
     "records without the nonce on fd 3": (
-        "C._os.write(3, b'{\"hello\": \"' + b'0' * 32 + b'\"}\\n')\n"
-        "C._os.write(3, b'{\"n\": \"' + b'0' * 32 + b'\", \"i\": 0, \"v\": [1.5, 2.0], \"p\": \"[1.5, 2.0]\"}\\n')"),
+        "OS.write(3, b'{\"hello\": \"' + b'0' * 32 + b'\"}\\n')\n"
+        "OS.write(3, b'{\"n\": \"' + b'0' * 32 + b'\", \"i\": 0, \"v\": [1.5, 2.0], \"p\": \"[1.5, 2.0]\"}\\n')"),
 }
 
 # each allowance of the run-time wall, abused
@@ -149,17 +151,7 @@ def judge():
 
 
 def _gamed(judge: Judge, answers: dict[str, str]) -> tuple[list[str], dict]:
-    # each passes the permissive gate: what stops it is the run time
-    for name, text in answers.items():
-        assert not gates.open_check(text.split("```python\n")[1].split("```")[0], P), name
-    honest = block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n")
-    names = list(answers)
-    verdicts = judge.judge_many([(answers[n], CASES, "solve") for n in names] + [(honest, CASES)])
-    assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
-    got = dict(zip(names, verdicts))
-    assert not [n for n, v in got.items() if v.status.value == "static_gate"]  # (they all reach the run time)
-    return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for n, v in got.items()
-            if v.reward > 0 or v.passed or v.infrastructure], got
+    return gamed(judge, LIB, answers)
 
 
 def test_the_routes_to_numpy_give_nothing(judge):

@@ -135,10 +135,11 @@ def test_the_docs_snippet_runs(tmp_path):
     assert proc.stdout.split() == ["All", "1", "example(s)", "passed.", body.strip().splitlines()[-1][2:]]
 
 
-def _tool_calling_model(tmp_path, prompt, task, tools_env):
-    """The tiny model, taught by a short SFT to answer ``prompt`` with run_tests, then submit, with the
-    task's solution (a random model never writes a well-formed tool call, so the tools would never run).
-    Its tokenizer carries Qwen3's chat template, whose tool-call format TRL parses."""
+def _tool_calling_model(tmp_path, prompts, task, tools_env):
+    """The tiny model, taught by a short SFT to answer each of ``prompts`` (the full chat prompts TRL
+    will render) with run_tests, then submit, with the task's solution (a random model never writes a
+    well-formed tool call, so the tools would never run).  Its tokenizer carries Qwen3's chat template,
+    whose tool-call format TRL parses."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import qwen3_chat_template
@@ -148,47 +149,96 @@ def _tool_calling_model(tmp_path, prompt, task, tools_env):
     def call(name):
         return {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": name, "arguments": {"code": task.library_solution}}}]}
 
-    hint = tools_env.reset(**dataset_rows([task], LIB, template=TEMPLATE)[0])
-    prompt = prompt[:-1] + [{**prompt[-1], "content": prompt[-1]["content"] + hint}]
+    tools_env.reset(**dataset_rows([task], LIB, template=TEMPLATE)[0])
     tail = [call("run_tests"), {"role": "tool", "name": "run_tests", "content": tools_env.run_tests(task.library_solution)},
             call("submit"), {"role": "tool", "name": "submit", "content": "Submitted."}, {"role": "assistant", "content": "Done."}]
     tools = [tools_env.run_tests, tools_env.submit]
     draft = AutoTokenizer.from_pretrained(build_tiny_model(tmp_path / "draft", chat_template=qwen3_chat_template))
-    text = draft.apply_chat_template(prompt + tail, tools=tools, tokenize=False)
-    # the conversation in the tokenizer's corpus: fewer tokens per sequence, a faster SFT
-    model_dir = build_tiny_model(tmp_path / "tiny", corpus=list(default_corpus()) + [text] * 40, vocab_size=2000,
+    texts = [draft.apply_chat_template(p + tail, tools=tools, tokenize=False) for p in prompts]
+    # the conversations in the tokenizer's corpus: fewer tokens per sequence, a faster SFT
+    model_dir = build_tiny_model(tmp_path / "tiny", corpus=list(default_corpus()) + texts * 40, vocab_size=2000,
                                  chat_template=qwen3_chat_template)
     tok = AutoTokenizer.from_pretrained(model_dir)
-    n_prompt = len(tok(tok.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=False), add_special_tokens=False)["input_ids"])
-    ids = torch.tensor([tok(tok.apply_chat_template(prompt + tail, tools=tools, tokenize=False), add_special_tokens=False)["input_ids"]])
-    labels = ids.clone()
-    labels[0, :n_prompt] = -100  # learn the completion: the calls (and the tool answers it will see)
+    seqs = []
+    for p in prompts:
+        n_prompt = len(tok(tok.apply_chat_template(p, tools=tools, add_generation_prompt=True, tokenize=False), add_special_tokens=False)["input_ids"])
+        ids = torch.tensor([tok(tok.apply_chat_template(p + tail, tools=tools, tokenize=False), add_special_tokens=False)["input_ids"]])
+        labels = ids.clone()
+        labels[0, :n_prompt] = -100  # learn the completion: the calls (and the tool answers it will see)
+        seqs.append((ids, labels))
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(300):
-        loss = model(input_ids=ids, labels=labels).loss
+        losses = [model(input_ids=ids, labels=labels).loss for ids, labels in seqs]
+        loss = max(float(x) for x in losses)
         opt.zero_grad()
-        loss.backward()
+        sum(losses).backward()
         opt.step()
-        if float(loss) < 0.02:
+        if loss < 0.02:
             break
-    assert float(loss) < 0.02, f"the tiny model did not learn the tool calls (loss {float(loss):.3f})"
+    assert loss < 0.02, f"the tiny model did not learn the tool calls (loss {loss:.3f})"
     model.save_pretrained(model_dir)
     return model_dir
 
 
-def test_grpo_trainer_trains_on_the_tool_environment(tmp_path, task, monkeypatch):
-    """A real GRPOTrainer with ``environment_factory``: TRL renders the tools' schemas into the prompt,
-    parses the model's tool calls, runs ``run_tests`` and ``submit`` on the rollout's own instance,
-    and takes the reward from ``get_reward`` (the judge's verdict on the submission), for 2 steps."""
-    trl = need_module("trl", "trl is not installed (extra 'trl')")
+def _with_hint(prompt, hint):
+    return prompt[:-1] + [{**prompt[-1], "content": prompt[-1]["content"] + hint}]
+
+
+@pytest.fixture(scope="module")
+def taught(tmp_path_factory, task):
+    """The tool-calling tiny model, taught on both prompts TRL renders for ``task``: the dataset's row
+    (system + user turn, the tools' note appended) and the env-owned one (one user turn that ``reset``
+    fills: SEBenchTaskEnv's whole task)."""
+    need_module("trl", "trl is not installed (extra 'trl')")
     need_module("datasets", "datasets is not installed (extra 'hf')")
     import transformers
     from packaging.version import Version
 
     need(Version(transformers.__version__) >= Version("5.2"), "TRL's environment_factory needs transformers >= 5.2")
+    from se_gym.integrations.trl import SEBenchTaskEnv
+
+    row = dataset_rows([task], LIB, template=TEMPLATE)[0]
+    env = SEBenchToolEnv(LIB)
+    owned = SEBenchTaskEnv.factory(tasks=[task], library=LIB, template=TEMPLATE)()
+    prompts = [_with_hint(row["prompt"], env.reset(**row)), [{"role": "user", "content": owned.reset(prompt=[])}]]
+    try:
+        return _tool_calling_model(tmp_path_factory.mktemp("taught"), prompts, task, env)
+    finally:
+        close_environments()
+
+
+def _grpo_config(trl, tmp_path):
+    return trl.GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2, max_completion_length=256,
+        max_steps=2, logging_steps=1, report_to=[], use_cpu=True, save_strategy="no", bf16=False, learning_rate=1e-5,
+        temperature=0.1,  # near-greedy: the taught calls, not a sample of the tail
+    )
+
+
+def _check_tool_rollouts(trainer, made, task, reward_key):
+    steps = [e for e in trainer.state.log_history if reward_key in e]
+    assert len(steps) == 2 and trainer.state.global_step == 2
+    assert [e["tools/call_frequency"] for e in steps] == [2.0, 2.0]  # run_tests and submit, per rollout
+    assert [e[reward_key] for e in steps] == [1.0, 1.0]
+    used = [e for e in made if getattr(e, "tool_log", None)]
+    assert len(used) == 2  # one instance per rollout of the batch, reused across steps
+    hidden = [c.input for c in task.test_cases if c.input != task.example.input]
+    for env in used:
+        (t1, seen), (t2, said) = env.tool_log[-2:]
+        assert (t1, t2, said) == ("run_tests", "submit", "Submitted.")
+        assert "passed" in seen and task.example.input in seen and not [h for h in hidden if h in seen]
+        assert env.verdict.passed and len(env.verdict.cases) == len(task.test_cases)
+
+
+def test_grpo_trainer_trains_on_the_tool_environment(tmp_path, task, taught, monkeypatch):
+    """A real GRPOTrainer with ``environment_factory`` and a dataset: TRL renders the tools' schemas into
+    the prompt, parses the model's tool calls, runs ``run_tests`` and ``submit`` on the rollout's own
+    instance, and takes the reward from ``get_reward`` (the judge's verdict on the submission), for 2 steps."""
+    import trl
+
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     ds = make_dataset([task], LIB, template=TEMPLATE)
     made: list[SEBenchToolEnv] = []
@@ -198,25 +248,65 @@ def test_grpo_trainer_trains_on_the_tool_environment(tmp_path, task, monkeypatch
         return made[-1]
 
     try:
-        model_dir = _tool_calling_model(tmp_path, ds[0]["prompt"], task, SEBenchToolEnv(LIB))
-        cfg = trl.GRPOConfig(
-            output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2, max_completion_length=256,
-            max_steps=2, logging_steps=1, report_to=[], use_cpu=True, save_strategy="no", bf16=False, learning_rate=1e-5,
-            temperature=0.1,  # near-greedy: the taught calls, not a sample of the tail
-        )
-        trainer = trl.GRPOTrainer(model=str(model_dir), args=cfg, train_dataset=ds, environment_factory=factory)
+        trainer = trl.GRPOTrainer(model=str(taught), args=_grpo_config(trl, tmp_path), train_dataset=ds, environment_factory=factory)
         trainer.train()
     finally:
         close_environments()
-    steps = [e for e in trainer.state.log_history if "rewards/SEBenchToolEnv/mean" in e]
-    assert len(steps) == 2 and trainer.state.global_step == 2
-    assert [e["tools/call_frequency"] for e in steps] == [2.0, 2.0]  # run_tests and submit, per rollout
-    assert [e["rewards/SEBenchToolEnv/mean"] for e in steps] == [1.0, 1.0]
-    used = [e for e in made if getattr(e, "tool_log", None)]
-    assert len(used) == 2  # one instance per rollout of the batch, reused across steps
-    hidden = [c.input for c in task.test_cases if c.input != task.example.input]
-    for env in used:
-        (t1, seen), (t2, said) = env.tool_log[-2:]
-        assert (t1, t2, said) == ("run_tests", "submit", "Submitted.")
-        assert "passed" in seen and task.example.input in seen and not [h for h in hidden if h in seen]
-        assert env.verdict.passed and len(env.verdict.cases) == len(task.test_cases)
+    _check_tool_rollouts(trainer, made, task, "rewards/SEBenchToolEnv/mean")
+
+
+def test_grpo_trainer_without_a_dataset_on_the_env_owned_tasks_and_async_reward(tmp_path, task, taught, monkeypatch):
+    """TRL >= 1.16: no ``train_dataset`` and no ``reward_funcs``.  TRL feeds empty prompts; the
+    environment (SEBenchTaskEnv.factory) serves the task from ``reset`` and owns the reward through an
+    async ``get_reward``, which TRL awaits on its own event loop, for 2 steps."""
+    import trl
+
+    from se_gym.integrations.trl import SEBenchTaskEnv
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    cfg = _grpo_config(trl, tmp_path)
+    make = SEBenchTaskEnv.factory(tasks=[task], library=LIB, template=TEMPLATE, group_size=cfg.num_generations)
+    made: list[SEBenchTaskEnv] = []
+
+    def factory():
+        made.append(make())
+        return made[-1]
+
+    assert inspect.iscoroutinefunction(factory().get_reward)
+    try:
+        trainer = trl.GRPOTrainer(model=str(taught), args=cfg, environment_factory=factory)
+        trainer.train()
+    finally:
+        close_environments()
+    _check_tool_rollouts(trainer, made, task, "rewards/SEBenchTaskEnv/mean")
+    assert {e.task.id for e in made if e.task is not None} == {task.id}
+
+
+def test_the_env_owned_stream_serves_a_group_one_task_and_the_row_path_still_works(task):
+    """The k-th reset over a factory's instances plays task order[k // group_size]; each pass is a seeded
+    shuffle; a dataset row still picks its own task."""
+    import asyncio
+
+    from se_gym.integrations.trl import SEBenchTaskEnv
+
+    make = SEBenchTaskEnv.factory(split="train", seed=3, group_size=2)
+    envs = [make() for _ in range(4)]
+    try:
+        first = [e.reset(prompt=[{"role": "user", "content": ""}]) for e in envs]
+        ids = [e.task.id for e in envs]
+        assert ids[0] == ids[1] != ids[2] == ids[3] and first[0] == first[1]
+        # seeded: a new factory with the same seed serves the same order; another seed another one
+        same, other = (SEBenchTaskEnv.factory(split="train", seed=s, group_size=1).stream for s in (3, 4))
+        assert [same.next().id for _ in range(2)] == [ids[0], ids[2]]
+        assert [other.next().id for _ in range(3)] != [ids[0], ids[2], same.next().id]
+        env = envs[0]
+        assert env.task.query in first[0] and "run_tests" in first[0]
+        env.submit(env.task.library_solution)
+        assert asyncio.run(env.get_reward()) == 1.0 and asyncio.run(envs[1].get_reward()) == 0.0  # no submission
+        row_task = envs[2].task
+        env.reset(**dataset_rows([row_task], envs[2]._library)[0])  # the dataset path (a row of the env's library)
+        assert env.task is None and env.run_tests(row_task.library_solution).startswith("All 1 example(s) passed")
+        env.submit(row_task.library_solution)
+        assert asyncio.run(env.get_reward()) == 1.0
+    finally:
+        close_environments()

@@ -69,3 +69,46 @@ if ! "$VF04_VENV/bin/python" -c "import importlib.metadata as m; assert m.versio
   rm -f "$pins"
 fi
 echo "integrations setup: verifiers $("$VF04_VENV/bin/python" -c 'import verifiers; print(verifiers.__version__)') in $VF04_VENV"
+
+# GEM (gem-llm 0.1.0 pins msgspec==0.19.0, nltk==3.9.1, reasoning-gym==0.1.23): a venv of its own the
+# same way (its own packages first, the test venv's through the .pth), for tests/test_adapters_gem.py
+GEM_VENV="${SE_GYM_GEM_VENV:-$(dirname "$VF_VENV")/gem}"
+[ -x "$GEM_VENV/bin/python" ] || "$PY" -m venv --without-pip "$GEM_VENV"
+cp "$vf_site/_se_gym_parent_site.pth" "$("$GEM_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+if ! "$GEM_VENV/bin/python" -c "import gem" 2>/dev/null; then
+  "$PY" -m pip --python "$GEM_VENV/bin/python" install --quiet --disable-pip-version-check "gem-llm==0.1.0"
+fi
+echo "integrations setup: gem-llm $("$GEM_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("gem-llm"))') in $GEM_VENV"
+
+# verl's agent loop (multi-turn, tests/test_adapters_verl.py) imports hydra: hydra-core 1.3.8 pins
+# omegaconf<2.4 and antlr4 4.9, where this environment has newer ones (vllm's), so it gets a venv of
+# its own the same way; verl itself comes from this environment (the --no-deps install above)
+VERL_VENV="${SE_GYM_VERL_VENV:-$(dirname "$VF_VENV")/verl}"
+[ -x "$VERL_VENV/bin/python" ] || "$PY" -m venv --without-pip "$VERL_VENV"
+cp "$vf_site/_se_gym_parent_site.pth" "$("$VERL_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+if ! "$VERL_VENV/bin/python" -c "import hydra, verl.experimental.agent_loop.agent_loop" 2>/dev/null; then
+  "$PY" -m pip --python "$VERL_VENV/bin/python" install --quiet --disable-pip-version-check --ignore-installed "hydra-core==1.3.8"
+fi
+echo "integrations setup: hydra-core $("$VERL_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("hydra-core"))') for verl's agent loop in $VERL_VENV"
+
+# NeMo Gym 0.7 needs Python >= 3.13.14 and pins mcp<2: a Python 3.13 venv of its own, outside the test
+# venv (it cannot read a 3.11 venv's packages), kept between runs at $SE_GYM_NEMO_GYM_VENV (it holds
+# mlflow, ray and wandb: minutes to build).  se-gym is not installed there: the test puts the checkout
+# on PYTHONPATH.  Where only an older 3.13 exists (this image: 3.13.0), nemo-gym goes in with
+# --ignore-requires-python (its code runs on 3.13.0; docs/integrations/nemo_gym.md says so).
+NEMO_VENV="${SE_GYM_NEMO_GYM_VENV:-/var/tmp/se-gym-venvs/nemo-gym}"
+PY313="${SE_GYM_PYTHON313:-}"
+for cand in python3.13 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do  # a pyenv shim may not run
+  [ -n "$PY313" ] && break
+  if "$cand" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then PY313="$cand"; fi
+done
+if [ -z "$PY313" ] && [ ! -x "$NEMO_VENV/bin/python" ]; then
+  echo "integrations setup: no python3.13 found: NeMo Gym's venv is not made (tests/test_adapters_nemo_gym.py will say so)"
+else
+  [ -x "$NEMO_VENV/bin/python" ] || "$PY313" -m venv "$NEMO_VENV"
+  if ! "$NEMO_VENV/bin/python" -c "import importlib.metadata as m, resources_servers.gymnasium; assert m.version('nemo-gym') == '0.7.0'" 2>/dev/null; then
+    "$NEMO_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --ignore-requires-python \
+      "nemo-gym==0.7.0" "numpy>=2" "gymnasium>=1.4,<1.5" "tqdm>=4.60"
+  fi
+  echo "integrations setup: nemo-gym $("$NEMO_VENV/bin/python" -c 'from importlib.metadata import version as v; print(v("nemo-gym"))') in $NEMO_VENV ($("$NEMO_VENV/bin/python" -c 'import platform; print("Python", platform.python_version())'))"
+fi

@@ -229,3 +229,103 @@ class RLAgent(PolicyAgent):
 
 def _no_reward(prompts, responses):  # RLAgent is scored by the runner's judge, not by the trainer
     raise RuntimeError("RLAgent learns from judged trajectories; call RLTrainer.step only with a reward_fn")
+
+
+def _groups(trajectories: Sequence[Trajectory]) -> int:
+    """The size of the runs of consecutive trajectories of one task (the benchmark asks each train
+    question ``--learn-samples`` times in a row); every run must have it.
+
+    Raises:
+        ValueError: runs of different sizes, or one task in two runs.
+    """
+    sizes, seen, last = [], set(), object()
+    for t in trajectories:
+        tid = getattr(t.observation.task, "id", None)
+        if tid != last:
+            if tid in seen:
+                raise ValueError(f"task {tid} appears in two separate runs: its answers must come together (a group)")
+            seen.add(tid)
+            sizes.append(0)
+            last = tid
+        sizes[-1] += 1
+    if len(set(sizes)) > 1:
+        raise ValueError(f"groups of {sorted(set(sizes))} answers per task: RL needs the same number for every task (--learn-samples)")
+    return sizes[0] if sizes else 1
+
+
+class ClosedRLAgent(RLAgent):
+    """Closed-RL as the benchmark's ``closed-rl`` (SE-Bench, Closed-RL: answers rolled out with the docs,
+    the update made under the query-only prompt), PPO **without clipping**; each learn pass is one
+    rollout-and-update iteration (``iterations`` passes; the group is the ``--learn-samples`` answers
+    of a train question, its advantage ``advantage``)."""
+
+    def __init__(self, policy, iterations: int = 3, learning_rate: float = 1e-6, ppo_epochs: int = 1, minibatch_size: int = 16,
+                 advantage: str = "grpo", temperature: float = 1.0, test_temperature: float = 0.0, max_new_tokens: int = 512,
+                 seed: int = 0, mixed_precision: str = "auto", sampler=None):
+        if iterations < 1:
+            raise ValueError(f"iterations must be >= 1, got {iterations}")
+        config = RLConfig(learning_rate=learning_rate, group_size=1, ppo_epochs=ppo_epochs, minibatch_size=minibatch_size, clip=False,
+                          advantage=advantage, temperature=temperature, max_new_tokens=max_new_tokens, seed=seed, mixed_precision=mixed_precision)
+        super().__init__(policy, mode="closed", config=config, sampler=sampler)
+        self.learn_passes = iterations  # the benchmark gives this agent this many learn passes
+        self.test_temperature = test_temperature
+
+    def freeze(self) -> None:
+        """Rollouts sample at ``temperature``; the test answers at ``test_temperature``."""
+        super().freeze()
+        self.temperature = self.test_temperature
+
+    def _rl(self, trajectories: list[Trajectory]) -> dict:
+        from dataclasses import replace
+
+        self.config = self.trainer.config = replace(self.config, group_size=_groups(trajectories))
+        return RLAgent._learn(self, trajectories)
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        return self._rl(trajectories)
+
+
+class ClosedSFTRLAgent(ClosedRLAgent):
+    """The paper's best row as the benchmark's ``closed-sft-rl``: Closed-SFT on the first learn pass's
+    accepted answers (sampled with the docs at ``sft_temperature``), then ``rl_iterations`` passes of
+    PPO **without clipping and without advantage** (the reward itself weighs each answer's likelihood:
+    with 0/1 rewards only accepted answers are pushed up)."""
+
+    def __init__(self, policy, rl_iterations: int = 2, sft_epochs: int = 3, sft_learning_rate: float = 1e-5, sft_batch_size: int = 8,
+                 sft_temperature: float = 0.6, learning_rate: float = 1e-6, ppo_epochs: int = 1, minibatch_size: int = 16,
+                 temperature: float = 1.0, test_temperature: float = 0.0, max_new_tokens: int = 512, seed: int = 0,
+                 mixed_precision: str = "auto", sampler=None, progress: bool = False):
+        super().__init__(policy, iterations=1 + rl_iterations, learning_rate=learning_rate, ppo_epochs=ppo_epochs, minibatch_size=minibatch_size,
+                         advantage="reward", temperature=temperature, test_temperature=test_temperature, max_new_tokens=max_new_tokens,
+                         seed=seed, mixed_precision=mixed_precision, sampler=sampler)
+        self.sft_config = SFTConfig(learning_rate=sft_learning_rate, epochs=sft_epochs, batch_size=sft_batch_size, warmup_ratio=0.1, seed=seed,
+                                    mixed_precision=mixed_precision)
+        self.sft_temperature, self.rl_temperature, self.progress = sft_temperature, temperature, progress
+        self.sft_done = False
+        self.temperature = sft_temperature  # the first pass samples the SFT data
+
+    def _learn(self, trajectories: list[Trajectory]) -> dict:
+        if self.sft_done:
+            return self._rl(trajectories)
+        examples = SFTAgent.examples(self, trajectories)  # accepted answers under the query-only prompt (mode "closed")
+        metrics = {"stage": "sft", "accepted": len(examples), "infrastructure": sum(not t.judged for t in trajectories)}
+        if examples:
+            out = train_sft(self.policy, examples, self.sft_config, progress=self.progress)
+            self.sampler.sync(self.policy.model)
+            metrics["final_loss"] = out["loss"][-1]
+        self.sft_done, self.temperature = True, self.rl_temperature
+        return metrics
+
+    def save(self, directory: str | os.PathLike) -> Path:
+        directory = super().save(directory)
+        (Path(directory) / "stage.json").write_text(f'{{"sft_done": {str(self.sft_done).lower()}}}', encoding="utf-8")
+        return directory
+
+    def load(self, directory: str | os.PathLike) -> "ClosedSFTRLAgent":
+        import json
+
+        stage = Path(directory) / "stage.json"
+        if stage.is_file():
+            self.sft_done = bool(json.loads(stage.read_text(encoding="utf-8"))["sft_done"])
+            self.temperature = self.rl_temperature if self.sft_done else self.sft_temperature
+        return super().load(directory)  # the trainer's checkpoint holds the weights (after SFT too) and the optimizer

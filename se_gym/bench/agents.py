@@ -209,6 +209,17 @@ class Models:
 
         return {"policy": policy, "sampler": GeneratorSampler(self._generator(), model=policy.model)}
 
+    def gpus(self) -> int:
+        """GPUs the agents' model runs on: 1 on a CUDA machine (one process, one device), 0 on a CPU or
+        behind an OpenAI-compatible server (its GPUs are not this run's to count)."""
+        if self.backend == "openai" or (self.device or "").startswith("cpu"):
+            return 0
+        try:
+            import torch
+        except ImportError:
+            return 0
+        return 1 if torch.cuda.is_available() else 0
+
     def tokenizer(self):
         shared = self._shared or self._engine
         return getattr(shared, "tokenizer", None) if shared is not None else None
@@ -242,22 +253,36 @@ def check(spec: AgentSpec, has_model: bool) -> type:
     return cls
 
 
-def build(spec: AgentSpec, models: Models | None) -> Agent:
-    """A fresh agent for ``spec``, its sampler wrapped in a :class:`CountingSampler`.
-
-    Raises:
-        CLIError: see :func:`agent_class` and :func:`check_options`; or the constructor raised.
-    """
+def injected(spec: AgentSpec, models: Models | None) -> dict:
+    """What the benchmark gives ``spec``'s constructor: ``model`` (shared), or ``policy`` (a fresh
+    trainable copy, and with vLLM a ``sampler`` synced to it).  Made once per (seed, agent): the agents
+    loaded fresh for each test batch get the same objects (see :meth:`se_gym.bench.run.Bench.restore`)."""
     cls = check(spec, models is not None)
-    injected = [n for n in ("model", "policy") if wants(cls, n)]
-    kwargs = _url_options(spec, cls)
-    if "policy" in injected:
+    kwargs: dict = {}
+    if wants(cls, "policy"):
         extra = models.trainable(spec.label)
         kwargs["policy"] = extra["policy"]
         if "sampler" in extra and wants(cls, "sampler"):
             kwargs["sampler"] = extra["sampler"]
-    if "model" in injected:
+    if wants(cls, "model"):
         kwargs["model"] = models.shared(spec.label)
+    return kwargs
+
+
+def build(spec: AgentSpec, models: Models | None, given: Mapping[str, Any] | None = None) -> Agent:
+    """A fresh agent for ``spec``, its sampler wrapped in a :class:`CountingSampler`.
+
+    Args:
+        spec: the agent.
+        models: where its model comes from.
+        given: the injected objects (:func:`injected`) to build it on; None: new ones.
+
+    Raises:
+        CLIError: see :func:`agent_class` and :func:`check_options`; or the constructor raised.
+    """
+    cls = check(spec, models is not None or bool(given))
+    inj = dict(injected(spec, models) if given is None else given)
+    kwargs = {**_url_options(spec, cls), **inj}
     try:
         agent = cls(**kwargs)
     except CLIError:
@@ -272,4 +297,4 @@ def build(spec: AgentSpec, models: Models | None) -> Agent:
     return agent
 
 
-__all__ = ["AgentSpec", "CountingSampler", "Models", "agent_class", "agent_specs", "build", "check", "check_options", "parse_value"]
+__all__ = ["AgentSpec", "CountingSampler", "Models", "agent_class", "agent_specs", "build", "check", "check_options", "injected", "parse_value"]

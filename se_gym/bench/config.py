@@ -6,7 +6,9 @@ from typing import Any, Mapping
 
 from ..choices import PROFILES
 
-BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "closed-sft")
+BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "cheatsheet", "playbook", "closed-sft", "closed-rl",
+                 "closed-sft-rl", "experience")
+QUICK_UNSEEN = 3  # --quick: functions held out of train, asked about in the unseen-function split
 BACKENDS = ("hf", "vllm", "openai")
 
 
@@ -35,8 +37,20 @@ class BenchConfig:
     limit: int | None = field(default=None, metadata={"help": "only the first N tasks of each split"})
     online: bool = field(default=False, metadata={"help": "the online setting: memory may change during the test phase "
                                                   "(reported in its own column instead of flagged)"})
+    orders: int | None = field(default=None, metadata={"help": "with --online: the test stream in this many orders (the first as "
+                                                    "listed, the others shuffled), each from the frozen save; the spread is reported "
+                                                    "(default 3 with --online, else 1)"})
+    stability: bool = field(default=False, metadata={"help": "after the test, each learner learns a second, independently minted "
+                                                     "library and is tested again closed book on the first: retention and forgetting"})
+    unseen: int | None = field(default=None, metadata={"help": "library functions held out of train (N): the test questions on "
+                                                       "functions no train task uses are reported apart (default 0; --quick 3)"})
+    season: str | None = field(default=None, metadata={"help": "a season: the libraries are minted from a seed derived from this "
+                                                       "SECRET (or env:NAME, file:PATH), which never reaches the agents or the report; "
+                                                       "a publishable report is written (see se-gym bench verify)"})
+    price_prompt: float | None = field(default=None, metadata={"help": "US dollars per million prompt tokens (the cost column)"})
+    price_completion: float | None = field(default=None, metadata={"help": "US dollars per million generated tokens (the cost column)"})
     quick: bool = field(default=False, metadata={"help": "CPU, offline: the demo's tiny base, a fresh minted library, "
-                                                 "the six built-ins unless --agent is given"})
+                                                 "every built-in that runs on a CPU unless --agent is given, 3 functions held out (--unseen)"})
     out: str = field(default="se_gym_bench", metadata={"help": "run folder (a rerun resumes; another configuration is refused)"})
     restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
     device: str | None = field(default=None, metadata={"help": "torch device for hf models (default: cuda if available)"})
@@ -44,18 +58,42 @@ class BenchConfig:
     progress: bool = field(default=True, metadata={"help": "progress bars"})
 
     def __post_init__(self):
-        for name in ("learn_passes", "learn_samples", "samples", "batch_size"):
+        if self.orders is None:
+            object.__setattr__(self, "orders", 3 if self.online else 1)
+        for name in ("learn_passes", "learn_samples", "samples", "batch_size", "orders"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name.replace('_', '-')} must be >= 1, got {getattr(self, name)}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be >= 1, got {self.limit}")
         if any(s < 0 for s in self.seeds):
             raise ValueError("seeds must be non-negative integers")
+        if self.unseen is not None and self.unseen < 0:
+            raise ValueError(f"unseen must be >= 0, got {self.unseen}")
+        if self.orders > 1 and not self.online:
+            raise ValueError("orders > 1 needs --online: a frozen agent answers every order alike (each batch from the frozen save)")
+        if self.season is not None and not self.season.strip():
+            raise ValueError("season needs a secret (a string, env:NAME or file:PATH)")
 
     def run_config(self) -> dict:
-        """What makes the results (the run folder is bound to it); presentation left out."""
-        skip = {"out", "restart", "progress", "device", "gpu_memory_utilization", "agent", "agent_option", "agent_options", "seeds"}
-        return {k: v for k, v in self.__dict__.items() if k not in skip}
+        """What makes the results (the run folder is bound to it); presentation left out, and a season's
+        secret replaced by its commitment (the run folder never holds the secret).  The settings added
+        after the first release appear only when set, so older run folders still resume."""
+        skip = {"out", "restart", "progress", "device", "gpu_memory_utilization", "agent", "agent_option", "agent_options", "seeds",
+                "price_prompt", "price_completion", "season"}
+        out = {k: v for k, v in self.__dict__.items() if k not in skip}
+        for name, default in (("orders", 1), ("stability", False), ("unseen", None)):
+            if out[name] == default:
+                del out[name]
+        if self.season is not None:
+            from .season import commitment
+
+            out["season"] = commitment(self.season)
+        return out
+
+    @property
+    def held_out(self) -> int:
+        """Functions held out of train (``unseen``; 0 when not given)."""
+        return self.unseen or 0
 
 
 def bench_demo_config():
@@ -76,22 +114,33 @@ def quick_agent_options(demo) -> dict[str, dict]:
     shows 1-2, within the model's 256 positions); remembered docs as the open-book ``Docs:`` section.
     """
     short = {"max_new_tokens": demo.max_new_tokens}
+    sft = {"epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch, "mixed_precision": "no"}
+    rl = {"learning_rate": demo.rl_lr, "ppo_epochs": demo.rl_ppo_epochs, "minibatch_size": 32,
+          "mixed_precision": "no"}
     return {
         "closed-book": short, "open-book": short,
         "expel": {**short, "k": 2, "k_insights": 1},  # one insight below them: prompts within 256 positions
         "memory": {**short, "k": 2, "use_docs": False},  # past solutions only, as the pre-training shows them
         "doc-memory": {**short, "k": 1, "header": "Docs:\n"},  # the layout the tiny base read docs in
-        "closed-sft": {**short, "epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch,
-                       "temperature": 0.6, "mixed_precision": "no"},
+        "closed-sft": {**short, **sft, "temperature": 0.6},
+        # the curated memories show their lines as the Docs: section the experience base read lessons in (1-3 lines)
+        "cheatsheet": {**short, "k": 2, "header": "Docs:\n"},
+        # no pitfall lines: the tiny base copies the call of any line it is shown, and a pitfall names a wrong one
+        "playbook": {**short, "k": 2, "k_pitfalls": 0, "header": "Docs:\n"},
+        "closed-rl": {**short, **rl, "iterations": demo.rl_iterations},
+        "closed-sft-rl": {**short, **rl, "rl_iterations": demo.rl_iterations - 1, "sft_epochs": demo.sft_epochs,
+                          "sft_learning_rate": demo.sft_lr, "sft_batch_size": demo.sft_batch},
+        "experience": {**short, **sft, "iterations": 2, "k": 2, "header": "Docs:\n", "temperature": 0.6},
     }
 
 
 def quick(config: BenchConfig) -> BenchConfig:
-    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, the six built-ins unless
-    agents were given, and at least the demo's answers per train question (4)."""
+    """``config`` with what ``--quick`` implies: the miniature's tasks on hf, every built-in that runs on
+    a CPU unless agents were given, at least the demo's answers per train question (4), and
+    :data:`QUICK_UNSEEN` functions held out unless ``unseen`` was given."""
     demo = bench_demo_config()
     return replace(config, agent=config.agent or BUILTIN_QUICK, tasks="miniature", backend="hf",
-                   learn_samples=max(config.learn_samples, demo.samples))
+                   learn_samples=max(config.learn_samples, demo.samples), unseen=QUICK_UNSEEN if config.unseen is None else config.unseen)
 
 
-__all__ = ["BACKENDS", "BUILTIN_QUICK", "BenchConfig", "bench_demo_config", "quick", "quick_agent_options"]
+__all__ = ["BACKENDS", "BUILTIN_QUICK", "QUICK_UNSEEN", "BenchConfig", "bench_demo_config", "quick", "quick_agent_options"]

@@ -3,13 +3,20 @@
 Per seed and agent (``OUT/seed<S>/<label>/``):
 
 * ``learn.jsonl``: one line per judged batch of the learn phase (pass, batch, answers, rewards, wall
-  time, tokens); after each pass the agent learns from the pass's trajectories and is saved
-  (``agent/``, atomically) with ``learned.json``.  A rerun reuses the batches and passes on disk.
-* ``freeze.json``: the memory's digest and size at the end of the learn phase.  From here on the
-  agent's ``learn()`` raises :class:`~se_gym.agents.ProtocolError`.
+  and CPU time, tokens); after each pass the agent learns from the pass's trajectories and is saved
+  (``agent/``, atomically, with the record of the passes it learned inside it: one step).  A rerun
+  reuses the batches and passes on disk.
+* ``freeze.json``: the memory's digest and size at the end of the learn phase, and the learn cost.
+  From here on the agent's ``learn()`` raises :class:`~se_gym.agents.ProtocolError`.
 * ``test.jsonl``: one line per judged batch of the test phase (split, batch, answers, statuses,
-  prompt tokens).  The tasks the agent sees have no tests and no solutions.
-* ``result.json``: the digest after the test phase and whether the memory changed.
+  tokens, times, the memory's digest after the batch).  Every batch is answered by an agent built
+  fresh and loaded from the frozen save, so only what was hashed can be used; ``--online``: one
+  restored agent answers the whole stream, in ``--orders`` orders.  The tasks the agent sees have no
+  tests and no solutions.
+* ``stability/`` (``--stability``, learners): the same agent learns a second, independently minted
+  library (``learn.jsonl``, ``agent/``, ``freeze.json``), then answers the first library's test
+  questions again (``test.jsonl``).
+* ``result.json``: whether the memory changed during the test, the agent's code (a hash of its source).
 
 A line is written whole after its batch is judged, so a kill loses at most the batch in flight;
 a torn last line (a kill mid-write) is dropped on the rerun.
@@ -19,8 +26,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -28,23 +36,28 @@ from ..accuracy import is_infrastructure
 from ..agents import Agent, JudgeScorer, Observation, ProtocolError, Runner, Trajectory
 from ..errors import CLIError
 from ..progress import bar
-from ..storage import RunDir, atomic_dir, recover_dir, write_json_atomic
-from .agents import AgentSpec, Models, build, check
+from ..storage import RunDir, atomic_dir, recover_dir, write_json_atomic, write_text_atomic
+from .agents import AgentSpec, Models, build, check, injected
 from .config import BenchConfig, bench_demo_config, quick, quick_agent_options
 
 log = logging.getLogger(__name__)
-TEST_SPLITS = ("single_test", "multiple_test")
+TEST_SPLITS = ("single_test", "multiple_test")  # the paper's test splits
+UNSEEN_SPLIT = "unseen_test"  # questions minted on functions held out of train (the miniature)
+ASKED_SPLITS = TEST_SPLITS + (UNSEEN_SPLIT,)
 AGENT_ERROR, PROTOCOL_ERROR = "agent_error", "protocol_error"
+SECOND_LIBRARY = 1_000_000  # --stability: the second library is minted from seed + this (no run tests on it)
 
 
 @dataclass(frozen=True)
 class World:
-    """One seed's library, tasks per split and prompt renderer."""
+    """One seed's library, tasks per split and prompt renderer; ``unseen``: the ids of the test tasks
+    that call a library function no train task calls."""
 
     library: Any
     splits: dict
     renderer: Any
     official: bool
+    unseen: frozenset = field(default_factory=frozenset)
 
 
 def public(task):
@@ -58,49 +71,113 @@ def observe(runner: Runner, tasks, book: str, repeat: int) -> list[Observation]:
     return [replace(o, task=public(o.task)) for o in runner.observe(tasks, book) for _ in range(repeat)]
 
 
-def world(config: BenchConfig, seed: int) -> World:
+def hold_out(train: Sequence, tests: Sequence, n: int, seed: int) -> tuple[list, frozenset, list[str]]:
+    """Hold ``n`` library functions out of train, structurally.
+
+    The functions are drawn (seeded) among those the test tasks call; every train task that calls one
+    of them is removed.  Returns the train tasks kept, the ids of the test tasks that call a function
+    no kept train task calls (with ``n=0``: the ones the suite already has), and the functions held out.
+    """
+    asked = sorted({k for t in tests for k in t.functions})
+    held = sorted(random.Random(f"bench-unseen-{seed}").sample(asked, min(n, len(asked)))) if n else []
+    kept = [t for t in train if not set(held) & set(t.functions)]
+    seen = {k for t in kept for k in t.functions}
+    return kept, frozenset(t.id for t in tests if set(t.functions) - seen), held
+
+
+def library_seed(config: BenchConfig, seed: int, second: bool = False) -> int:
+    """The seed a world is minted from: ``seed`` (``+ SECOND_LIBRARY`` for the stability pass's second
+    library), or in a season one derived from the secret (the run knows only the index ``seed``)."""
+    if config.season is not None:
+        from .season import season_seed
+
+        return season_seed(config.season, f"{'stability-' if second else ''}{seed}")
+    return seed + (SECOND_LIBRARY if second else 0)
+
+
+def world(config: BenchConfig, seed: int, second: bool = False, tasks: bool = True) -> World:
     """The library and tasks of ``seed``: minted per seed (builtin, miniature) or the official files.
 
     Args:
-        config: the run's configuration (``tasks``, ``out``, ``progress``).
-        seed: the seed; ``builtin`` and ``miniature`` mint a fresh library and task set from it.
+        config: the run's configuration (``tasks``, ``unseen``, ``season``, ``out``, ``progress``).
+        seed: the seed (in a season: its index); ``builtin`` and ``miniature`` mint a fresh library and
+            task set from it.
+        second: the second library of ``--stability`` (for official tasks: a built-in library minted apart).
+        tasks: False: the library alone (checking a season's library).
 
     Returns:
         The :class:`World` (``official`` is True for ``sebench:PATH``).
 
     Raises:
-        CLIError: the task spec or its files are wrong (one line).
+        CLIError: the task spec or its files are wrong, or a season asked of official tasks (one line).
     """
     from ..agents import default_renderer
 
+    real = library_seed(config, seed, second)
     if config.tasks == "miniature":
-        from ..demo import Demo
-        from ..training import miniature as mini
+        w = _mini_world(config, real, second, tasks)
+    else:
+        from ..tasks import TaskError
+        from ..tasks.spec import load_task_spec, parse_task_spec
 
-        demo = Demo(Path(config.out), bench_demo_config(), progress=False)
-        library, functions, train, test = demo.world(seed)
-        test = [replace(t, split="single_test") for t in test]  # one-function questions only: no multiple_test
+        try:
+            spec = parse_task_spec(config.tasks, default_seed=seed)
+            if spec.kind == "sebench" and (second or config.season is not None):
+                if config.season is not None:
+                    raise CLIError("--season mints the season's libraries: use --tasks builtin or miniature, not the official files")
+                spec = parse_task_spec("builtin")  # a second library for the stability pass: the built-in suite's, minted apart
+            if spec.kind == "builtin":
+                spec = replace(spec, seed=real)  # a fresh library and task set per seed
+            if not tasks:
+                from ..library import from_spec
 
-        def render(task, book):
-            prompt = mini.render(library, task, book, functions)
-            docs = tuple(line for line in prompt.splitlines() if line.startswith(f"{library.package}.")) if book == "open" else ()
-            return prompt, docs
+                return World(from_spec(real if spec.kind == "builtin" else None), {}, None, spec.kind == "sebench")
+            splits, library = {}, None
+            for split in ("train", *TEST_SPLITS):
+                loaded, library = load_task_spec(spec, split, library=library, progress=config.progress)
+                splits[split] = list(loaded)
+        except TaskError as exc:
+            raise CLIError(f"--tasks {config.tasks}: {exc}") from None
+        tests = splits["single_test"] + splits["multiple_test"]
+        splits["train"], unseen, _ = hold_out(splits["train"], tests, 0 if second else config.held_out, real)
+        w = World(library, splits, default_renderer(library), official=spec.kind == "sebench", unseen=unseen)
+    if config.season is None or not tasks:
+        return w
+    from .season import public_id  # task ids name their library, and so its seed: a season hides them
 
-        return World(library, {"train": train, "single_test": test}, render, official=False)
-    from ..tasks import TaskError
-    from ..tasks.spec import load_task_spec, parse_task_spec
+    splits = {k: [replace(t, id=public_id(config.season, t.id)) for t in v] for k, v in w.splits.items()}
+    return replace(w, splits=splits, unseen=frozenset(public_id(config.season, i) for i in w.unseen))
 
-    try:
-        spec = parse_task_spec(config.tasks, default_seed=seed)
-        if spec.kind == "builtin":
-            spec = replace(spec, seed=seed)  # a fresh library and task set per seed
-        splits, library = {}, None
-        for split in ("train", *TEST_SPLITS):
-            tasks, library = load_task_spec(spec, split, library=library, progress=config.progress)
-            splits[split] = list(tasks)
-    except TaskError as exc:
-        raise CLIError(f"--tasks {config.tasks}: {exc}") from None
-    return World(library, splits, default_renderer(library), official=spec.kind == "sebench")
+
+def _mini_world(config: BenchConfig, real: int, second: bool, tasks: bool) -> World:
+    """The miniature of ``--quick``: the demo's world of seed ``real``; ``unseen`` more functions of the
+    miniature's pool, never in train, asked about in their own split."""
+    from ..demo import Demo
+    from ..training import miniature as mini
+
+    demo = Demo(Path(config.out), bench_demo_config(), progress=False)
+    if not tasks:
+        from ..library import mint
+
+        return World(mint(100 + real), {}, None, False)
+    library, functions, train, test = demo.world(real)
+    splits = {"train": train, "single_test": [replace(t, split="single_test") for t in test]}  # one function each: no multiple_test
+    unseen: frozenset = frozenset()
+    if config.held_out and not second:
+        rng = random.Random(f"bench-unseen-{real}")
+        rest = [k for k in mini.EXPERIMENT_POOL if k not in functions]
+        extra = sorted(rng.sample(rest, min(config.held_out, len(rest))))
+        made = [replace(mini.make_task(library, k, rng, mini.HELDOUT_TEMPLATES, "test", i), split=UNSEEN_SPLIT)
+                for k in extra for i in range(demo.cfg.test_per_function)]
+        splits[UNSEEN_SPLIT] = [replace(t, id=t.id.replace("-test-", "-unseen-")) for t in made]
+        unseen = frozenset(t.id for t in splits[UNSEEN_SPLIT])
+
+    def render(task, book):
+        prompt = mini.render(library, task, book, functions)
+        docs = tuple(line for line in prompt.splitlines() if line.startswith(f"{library.package}.")) if book == "open" else ()
+        return prompt, docs
+
+    return World(library, splits, render, official=False, unseen=unseen)
 
 
 def read_lines(path: Path, repair: bool = True) -> list[dict]:
@@ -129,6 +206,25 @@ def _append(path: Path, row: dict) -> None:
         os.fsync(fh.fileno())
 
 
+LEARNED = "bench_learned.json"  # inside agent/: the passes the saved agent has learned
+
+
+def learned_state(adir: Path) -> dict:
+    """The passes learned so far, as saved with the agent (older runs wrote it beside ``agent/``)."""
+    for path in (adir / "agent" / LEARNED, adir / "learned.json"):
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    return {"passes": 0, "wall_s": 0.0, "cpu_s": 0.0, "metrics": []}
+
+
+def save_agent(agent: Agent, path: Path, state: dict) -> None:
+    """Save ``agent`` and the record of what it learned (``state``) in one atomic step: a kill leaves
+    either the old pair or the new one, so a rerun never learns a pass twice."""
+    with atomic_dir(path) as tmp:
+        agent.save(tmp)
+        write_json_atomic(Path(tmp) / LEARNED, state)
+
+
 def test_book(agent: Agent) -> str:
     """The book of the test phase: closed unless the agent is built to read docs at test time (a ceiling)."""
     return agent.test_book or agent.book
@@ -147,6 +243,24 @@ def _tokens(agent: Agent) -> tuple[int, int]:
     return (int(sum(reported)), 0) if reported else (0, 0)
 
 
+class _Meter:
+    """Wall and CPU seconds of a block (``with``), GPU-seconds as wall time x the GPUs the agent holds."""
+
+    def __init__(self, gpus: int):
+        self.gpus = gpus
+
+    def __enter__(self) -> "_Meter":
+        self.t0, self.c0 = time.monotonic(), time.process_time()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall_s, self.cpu_s = time.monotonic() - self.t0, time.process_time() - self.c0
+        self.gpu_s = self.wall_s * self.gpus
+
+    def cost(self) -> dict:
+        return {"wall_s": self.wall_s, "cpu_s": self.cpu_s, "gpu_s": self.gpu_s}
+
+
 class Bench:
     """Runs the protocol for each (seed, agent) of ``config``; see the module docstring."""
 
@@ -154,6 +268,7 @@ class Bench:
         self.config, self.specs = config, list(specs)
         self.models = models  # given: the agents' models come from here (tests pass a fake sampler)
         self.out = Path(config.out)
+        self._second: dict[int, tuple] = {}  # seed -> (world, judge, runner) of the stability pass's second library
 
     # -- answering and judging -------------------------------------------------------------------
     def answer(self, agent: Agent, observations: list[Observation]) -> list[tuple[str, str, str]]:
@@ -190,64 +305,96 @@ class Bench:
             todo = again
         return rows
 
+    def batch(self, agent: Agent, chunk: list[Observation], real: dict, scorer, gpus: int) -> dict:
+        """One judged batch: the rows, the tokens and the cost of answering it (judging is not the agent's cost)."""
+        with _Meter(gpus) as m:
+            answers = self.answer(agent, chunk)
+        rows = self.judge_rows(scorer, [real[o.task.id] for o in chunk], answers)
+        prompt_tokens, completion_tokens = _tokens(agent)
+        return {"rows": rows, "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, **m.cost()}
+
     # -- one agent on one seed ---------------------------------------------------------------------
     def run_agent(self, seed: int, spec: AgentSpec, w: World, runner: Runner, models: Models | None) -> dict:
+        from .season import code_identity
+
         adir = self.out / f"seed{seed}" / spec.label
         RunDir(adir, "bench/agent", {"spec": spec.spec, "options": dict(spec.options)})  # options changed: refused
         if (adir / "result.json").is_file():
             return json.loads((adir / "result.json").read_text(encoding="utf-8"))
         cfg = self.config
-        agent = build(spec, models)
-        recover_dir(adir / "agent")
-        if (adir / "agent").is_dir():
-            agent.load(adir / "agent")
-        elif not (adir / "learn.jsonl").exists() and callable(getattr(agent, "reset", None)):
-            agent.reset()  # a service (HTTPAgent) starts from nothing
-        freeze = json.loads((adir / "freeze.json").read_text()) if (adir / "freeze.json").is_file() else None
-        if freeze is None:
-            learned = self.learn_phase(agent, spec, adir, w, runner)
-            _tokens(agent)  # what was counted while building or loading is no learn cost
-            entries, size = agent.memory_size()
-            freeze = {**learned, "digest": agent.state_digest(), "memory_entries": entries, "memory_bytes": size}
-            with atomic_dir(adir / "agent") as tmp:  # the frozen agent, which a resumed test phase reloads
-                agent.save(tmp)
-            write_json_atomic(adir / "freeze.json", freeze)
-        agent.freeze()
-        self.test_phase(agent, spec, adir, w, runner)
-        after = agent.state_digest()
-        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": test_book(agent), "freeze": freeze,
-                  "digest_after": after, "memory_changed": after != freeze["digest"]}
+        given = injected(spec, models)  # the model objects of this (seed, agent), shared by every agent built below
+        gpus = models.gpus() if models is not None and given and hasattr(models, "gpus") else 0
+        freeze = self.learn_and_freeze(spec, adir, w, runner, models, given, gpus, start=None)
+        book, changed = self.test_phase(seed, spec, adir, w, runner, models, given, freeze["digest"], gpus)
+        after = changed[-1] if changed else freeze["digest"]
+        result = {"seed": seed, "agent": spec.label, "spec": spec.spec, "book": book, "freeze": freeze, "gpus": gpus,
+                  "digest_after": after, "memory_changed": bool(changed), "code": code_identity(spec.spec)}
         if result["memory_changed"] and not cfg.online:
             log.warning("agent %s, seed %d: memory changed during test (digest %s -> %s)", spec.label, seed, freeze["digest"][:12], after[:12])
+        if cfg.stability and freeze["learns"]:
+            result["stability"] = self.stability_phase(seed, spec, adir, w, runner, models, given, gpus)
         write_json_atomic(adir / "result.json", result)
         return result
 
-    def learn_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner) -> dict:
+    def learn_and_freeze(self, spec: AgentSpec, pdir: Path, w: World, runner: Runner, models: Models | None, given: dict, gpus: int,
+                         start: Path | None) -> dict:
+        """The learn phase in ``pdir`` (from a fresh agent, or from the save at ``start``), then the
+        freeze: the agent saved with its digest and size (``freeze.json``).  Returns the freeze record."""
+        if (pdir / "freeze.json").is_file():
+            return json.loads((pdir / "freeze.json").read_text(encoding="utf-8"))
+        recover_dir(pdir / "agent")
+        agent = build(spec, models, given)
+        if (pdir / "agent").is_dir():
+            agent.load(pdir / "agent")
+        elif start is not None:
+            agent.load(start)
+        elif not (pdir / "learn.jsonl").exists() and callable(getattr(agent, "reset", None)):
+            agent.reset()  # a service (HTTPAgent) starts from nothing
+        learned = self.learn_phase(agent, spec, pdir, w, runner, gpus)
+        _tokens(agent)  # what was counted while building or loading is no learn cost
+        entries, size = agent.memory_size()
+        freeze = {**learned, "digest": agent.state_digest(), "memory_entries": entries, "memory_bytes": size}
+        save_agent(agent, pdir / "agent", learned_state(pdir))  # the frozen agent, which the test phase loads
+        write_json_atomic(pdir / "freeze.json", freeze)
+        return freeze
+
+    def restore(self, spec: AgentSpec, models: Models | None, given: dict, frozen: Path, weights: bool = False) -> Agent:
+        """A fresh agent holding exactly what was saved at freeze, frozen.
+
+        Built anew (nothing an earlier object kept in attributes outside its memory survives) and
+        loaded from the frozen save.  Learners of weights share the model object that holds the frozen
+        weights (``weights=True`` loads them into it: once per test phase; reloading them per batch
+        would cost a model load each time; their weights are what is hashed, and a change shows in the
+        digest), and load the rest of their memory.
+        """
+        agent = build(spec, models, given)
+        if "policy" in given and not weights:
+            Agent.load(agent, frozen)  # memory_state only: the weights are the shared policy's
+        else:
+            agent.load(frozen)
+        agent.freeze()
+        return agent
+
+    def learn_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner, gpus: int = 0) -> dict:
         cfg = self.config
-        state_path = adir / "learned.json"
-        state = json.loads(state_path.read_text()) if state_path.is_file() else {"passes": 0, "wall_s": 0.0, "metrics": []}
+        state = learned_state(adir)
         if not learns(agent):
-            return {"learns": False, "passes": 0, "wall_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "metrics": []}
+            return {"learns": False, "passes": 0, "wall_s": 0.0, "cpu_s": 0.0, "gpu_s": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "metrics": []}
+        passes = int(getattr(agent, "learn_passes", None) or cfg.learn_passes)  # an RL agent's iterations, say
         train = w.splits["train"][: cfg.limit]
         real = {t.id: t for t in train}
         obs = observe(runner, train, cfg.learn_book, cfg.learn_samples)
         lines = read_lines(adir / "learn.jsonl")
-        for p in range(state["passes"], cfg.learn_passes):
+        for p in range(state["passes"], passes):
             done = {r["batch"]: r for r in lines if r["pass"] == p}
-            batches = range(0, len(obs), cfg.batch_size)
             trajectories: list[Trajectory] = []
             b = bar(total=len(obs), desc=f"{spec.label}: learn pass {p + 1}", disable=not cfg.progress, leave=False)
             try:
-                for i, start in enumerate(batches):
+                for i, start in enumerate(range(0, len(obs), cfg.batch_size)):
                     chunk = obs[start : start + cfg.batch_size]
                     row = done.get(i)
                     if row is None:
-                        t0 = time.monotonic()
-                        answers = self.answer(agent, chunk)
-                        rows = self.judge_rows(runner.scorer, [real[o.task.id] for o in chunk], answers)
-                        prompt_tokens, completion_tokens = _tokens(agent)
-                        row = {"pass": p, "batch": i, "rows": rows, "wall_s": time.monotonic() - t0,
-                               "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+                        row = {"pass": p, "batch": i, **self.batch(agent, chunk, real, runner.scorer, gpus)}
                         _append(adir / "learn.jsonl", row)
                         lines.append(row)
                     for o, r in zip(chunk, row["rows"]):
@@ -255,46 +402,122 @@ class Bench:
                     b.update(len(chunk))
             finally:
                 b.close()
-            t0 = time.monotonic()
             try:
-                metrics = agent.learn(trajectories)
+                with _Meter(gpus) as m:
+                    metrics = agent.learn(trajectories)
             except Exception as exc:  # the pass's judged batches stay on disk: a rerun learns again from them
                 raise CLIError(f"agent {spec.label}: learn() raised {type(exc).__name__}: {exc} (rerun to retry this pass)") from exc
-            learn_s = time.monotonic() - t0
             _tokens(agent)  # (a learner that samples while learning: counted in its wall time only)
-            with atomic_dir(adir / "agent") as tmp:
-                agent.save(tmp)
-            state = {"passes": p + 1, "wall_s": state["wall_s"] + learn_s,
+            state = {"passes": p + 1, "wall_s": state["wall_s"] + m.wall_s, "cpu_s": state.get("cpu_s", 0.0) + m.cpu_s,
+                     "gpu_s": state.get("gpu_s", 0.0) + m.gpu_s,
                      "metrics": state["metrics"] + [{k: v for k, v in metrics.items() if isinstance(v, (int, float, str))}]}
-            write_json_atomic(state_path, state)
+            save_agent(agent, adir / "agent", state)  # the agent and the passes it learned: one atomic step
         return {"learns": True, "passes": state["passes"], "metrics": state["metrics"],
-                "wall_s": state["wall_s"] + sum(r["wall_s"] for r in lines),
+                **{k: state.get(k, 0.0) + sum(r.get(k, 0.0) for r in lines) for k in ("wall_s", "cpu_s", "gpu_s")},
                 "prompt_tokens": sum(r["prompt_tokens"] for r in lines), "completion_tokens": sum(r["completion_tokens"] for r in lines)}
 
-    def test_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner) -> None:
+    def test_phase(self, seed: int, spec: AgentSpec, pdir: Path, w: World, runner: Runner, models: Models | None, given: dict,
+                   frozen: str, gpus: int = 0) -> tuple[str, list[str]]:
+        """Closed-book test of the agent frozen in ``pdir/agent`` on ``w``'s test splits (``pdir/test.jsonl``).
+
+        Each batch is answered by an agent loaded fresh from the frozen save (:meth:`restore`), so only
+        what was hashed at freeze can be used.  ``--online``: one restored agent answers the whole stream
+        (all test questions) and may change its memory; with ``--orders N`` the stream is answered N
+        times from the frozen save, in the order listed first and then shuffled (seeded); an order a kill
+        interrupted is answered again from its start (an online agent's memory mid-stream is not saved).
+
+        Returns:
+            The test book, and the digests that differ from ``frozen`` (the memory changed), in order.
+        """
         cfg = self.config
-        lines = read_lines(adir / "test.jsonl")
-        done = {(r["split"], r["batch"]) for r in lines}
-        for split in TEST_SPLITS:
+        first = self.restore(spec, models, given, pdir / "agent", weights=True)
+        book = test_book(first)
+        path = pdir / "test.jsonl"
+        lines = read_lines(path)
+        changed = [r["digest"] for r in lines if r.get("digest", frozen) != frozen]
+        streams = []
+        for split in ASKED_SPLITS:
             tasks = w.splits.get(split, [])[: cfg.limit]
-            if not tasks:
-                continue
-            real = {t.id: t for t in tasks}
-            obs = observe(runner, tasks, test_book(agent), cfg.samples)
+            if tasks:
+                streams.append((split, tasks, observe(runner, tasks, book, cfg.samples)))
+        real = {t.id: t for _, tasks, _ in streams for t in tasks}
+        hashed_per_batch = "policy" not in given or cfg.online  # (a learner's weights are hashed once, after the test)
+        if cfg.online:
+            flat = [(split, o) for split, _, obs in streams for o in obs]
+            for order in range(cfg.orders):
+                seq = list(flat)
+                if order:
+                    random.Random(f"bench-order-{seed}-{order}").shuffle(seq)
+                batches = [seq[i : i + cfg.batch_size] for i in range(0, len(seq), cfg.batch_size)]
+                mine = [ln for ln in lines if ln.get("order", 0) == order]
+                if len(mine) == len(batches):
+                    continue
+                if mine:  # interrupted mid-stream: this order again from the frozen save
+                    log.info("agent %s: the test stream in order %d was interrupted; answering it again from the frozen save", spec.label, order)
+                    lines = [ln for ln in lines if ln.get("order", 0) != order]
+                    write_text_atomic(path, "".join(json.dumps(ln, sort_keys=True) + "\n" for ln in lines))
+                agent = first if order == 0 else self.restore(spec, models, given, pdir / "agent", weights=True)
+                b = bar(total=len(seq), desc=f"{spec.label}: test stream, order {order + 1}", disable=not cfg.progress, leave=False)
+                try:
+                    for i, chunk in enumerate(batches):
+                        line = {"order": order, "split": "stream", "batch": i, **self.batch(agent, [o for _, o in chunk], real, runner.scorer, gpus)}
+                        for (split, _), r in zip(chunk, line["rows"]):
+                            r["split"] = split
+                        line["digest"] = agent.state_digest()
+                        if line["digest"] != frozen:
+                            changed.append(line["digest"])
+                        _append(path, line)
+                        b.update(len(chunk))
+                finally:
+                    b.close()
+            return book, changed
+        done = {(r["split"], r["batch"]) for r in lines}
+        agent: Agent | None = first
+        for split, tasks, obs in streams:
             b = bar(total=len(obs), desc=f"{spec.label}: {split}", disable=not cfg.progress, leave=False)
             try:
                 for i, start in enumerate(range(0, len(obs), cfg.batch_size)):
-                    chunk = obs[start : start + cfg.batch_size]
                     if (split, i) not in done:
-                        t0 = time.monotonic()
-                        answers = self.answer(agent, chunk)
-                        rows = self.judge_rows(runner.scorer, [real[o.task.id] for o in chunk], answers)
-                        prompt_tokens, _ = _tokens(agent)
-                        _append(adir / "test.jsonl", {"split": split, "batch": i, "rows": rows, "prompt_tokens": prompt_tokens,
-                                                      "wall_s": time.monotonic() - t0})
-                    b.update(len(chunk))
+                        agent = agent or self.restore(spec, models, given, pdir / "agent")
+                        line = {"split": split, "batch": i, **self.batch(agent, obs[start : start + cfg.batch_size], real, runner.scorer, gpus)}
+                        if hashed_per_batch:
+                            line["digest"] = agent.state_digest()
+                            if line["digest"] != frozen:
+                                changed.append(line["digest"])
+                        _append(path, line)
+                        agent = None  # the next batch: a fresh agent
+                    b.update(min(cfg.batch_size, len(obs) - start))
             finally:
                 b.close()
+        if not hashed_per_batch:
+            after = self.restore(spec, models, given, pdir / "agent").state_digest()
+            if after != frozen:
+                changed.append(after)
+        return book, changed
+
+    # -- stability: a second library, then the first one's test again ------------------------------------
+    def second(self, seed: int) -> tuple[World, Runner]:
+        """The stability pass's second library for ``seed`` (minted apart), and a runner judging against it."""
+        if seed not in self._second:
+            from ..judge.core import Judge
+
+            w2 = world(self.config, seed, second=True)
+            judge = Judge(w2.library, profile=self.config.profile, sandbox=self.config.sandbox)
+            self._second[seed] = (w2, judge, Runner(JudgeScorer(judge), w2.renderer, progress=False))
+        w2, _, runner = self._second[seed]
+        return w2, runner
+
+    def stability_phase(self, seed: int, spec: AgentSpec, adir: Path, w: World, runner: Runner, models: Models | None, given: dict,
+                        gpus: int) -> dict:
+        """From the frozen save, the agent learns the second library's train split (the same learn settings),
+        is frozen again, and answers the first library's test questions closed book (``adir/stability``)."""
+        sdir = adir / "stability"
+        sdir.mkdir(exist_ok=True)
+        w2, runner2 = self.second(seed)
+        freeze = self.learn_and_freeze(spec, sdir, w2, runner2, models, given, gpus, start=adir / "agent")
+        _, changed = self.test_phase(seed, spec, sdir, w, runner, models, given, freeze["digest"], gpus)
+        return {"library_fingerprint": w2.library.fingerprint, "train_tasks": len(w2.splits["train"][: self.config.limit]),
+                "freeze": freeze, "memory_changed": bool(changed)}
 
     # -- the whole run ---------------------------------------------------------------------------------
     def run(self) -> list[dict]:
@@ -329,7 +552,9 @@ class Bench:
             for seed in cfg.seeds:
                 w = world(cfg, seed)
                 write_json_atomic(self.out / f"seed{seed}" / "world.json", {
-                    "seed": seed, "library": getattr(w.library, "id", None), "official": w.official, "tasks": cfg.tasks,
+                    "seed": seed, "official": w.official, "tasks": cfg.tasks, "unseen_tasks": sorted(w.unseen),
+                    # a season's library id names its seed: the fingerprint (the names) only
+                    **({"library": w.library.id} if cfg.season is None else {}), "library_fingerprint": w.library.fingerprint,
                     "splits": {k: len(v[: cfg.limit]) for k, v in w.splits.items()}})
                 from ..judge.core import Judge
 
@@ -344,6 +569,8 @@ class Bench:
                         log.info("seed %d: agent %s done in %.0f s", seed, spec.label, time.monotonic() - t0)
                 finally:
                     judge.close()
+                    if seed in self._second:
+                        self._second.pop(seed)[1].close()
         finally:
             if models is not None:
                 models.close()
@@ -357,4 +584,5 @@ def resolve(config: BenchConfig) -> tuple[BenchConfig, dict]:
     return quick(config), quick_agent_options(bench_demo_config())
 
 
-__all__ = ["AGENT_ERROR", "PROTOCOL_ERROR", "TEST_SPLITS", "Bench", "World", "public", "resolve", "world"]
+__all__ = ["AGENT_ERROR", "ASKED_SPLITS", "PROTOCOL_ERROR", "TEST_SPLITS", "UNSEEN_SPLIT", "Bench", "World", "hold_out", "library_seed", "public",
+           "resolve", "world"]

@@ -9,11 +9,18 @@ last observation and info are in ``infos["final_obs"][i]`` and ``infos["final_in
 Gymnasium's own ``AsyncVectorEnv`` also works (``gym.make_vec(..., vectorization_mode="async",
 vector_kwargs={"shared_memory": False})``: text cannot live in shared memory), but it judges each
 answer in its own worker process; this class is the fast path.
+
+A ``reset()`` while a ``step_async`` (or ``astep``) is still judging drops that step first, as
+``step_cancel()`` does: it waits for the sandbox batch in flight, discards its verdicts (they
+belong to the episodes being replaced) and logs a warning; a later ``step_wait()`` then raises, and
+a pending ``astep`` raises ``StepCancelled``.  Gymnasium's ``AsyncVectorEnv`` refuses such a reset
+instead; dropping the step keeps an RL loop that resets after an error running.
 """
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -21,7 +28,14 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..errors import SEGymError
 from .sebench import SEBenchEnv
+
+log = logging.getLogger(__name__)
+
+
+class StepCancelled(SEGymError, RuntimeError):
+    """The step being awaited was dropped (by ``reset()`` or ``step_cancel()``) before it finished."""
 
 
 class SEBenchVectorEnv(VectorEnv):
@@ -78,6 +92,10 @@ class SEBenchVectorEnv(VectorEnv):
         seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else (seed or [None] * self.num_envs)
         if len(seeds) != self.num_envs:
             raise ValueError(f"reset needs {self.num_envs} seeds, got {len(seeds)}")
+        if self._pending is not None:
+            # its verdicts are for the episodes this reset replaces: never hand them to the new ones
+            log.warning("reset() with a step still judging: that step is dropped (its verdicts are discarded)")
+            self.step_cancel()
         obs, infos = [], {}
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
             o, info = env.reset(seed=s, options=options)
@@ -177,7 +195,13 @@ class SEBenchVectorEnv(VectorEnv):
         """``await env.astep(actions)``: the step, without blocking the event loop while judging."""
         self.step_async(actions)
         fut = self._pending
-        await asyncio.wrap_future(fut)
+        try:
+            await asyncio.wrap_future(fut)
+        except asyncio.CancelledError:
+            if not (fut.cancelled() and self._pending is not fut):
+                raise  # the awaiting task itself was cancelled
+        if self._pending is not fut:  # a reset() or step_cancel() dropped it while judging
+            raise StepCancelled("the step was dropped by reset() or step_cancel() before its verdicts arrived")
         return self.step_wait()
 
     def close_extras(self, **kwargs: Any) -> None:

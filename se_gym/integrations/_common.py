@@ -79,10 +79,31 @@ def shared_judge(library: Any = None, profile: str = "strict", reward: str = "bi
 
 def close_shared_judges() -> None:
     with _JUDGES_LOCK:
+        batchers = [b for _, b in _BATCHED.values()]
+        _BATCHED.clear()
         judges = list(_JUDGES.values())
         _JUDGES.clear()
+    for b in batchers:
+        b.close()
     for j in judges:
         j.close()
+
+
+_BATCHED: dict[int, tuple[Any, "BatchJudge"]] = {}  # judge id -> (the judge, kept alive; its batcher)
+
+
+def shared_batched_judge(library: Any = None, profile: str = "strict", reward: str = "binary", sandbox: Any = "local",
+                         strip_think: bool = True) -> "BatchedJudge":
+    """The :func:`shared_judge` of a configuration behind one process-wide :class:`BatchJudge`: the
+    single judgements that callers (episodes of a server, rollouts of an agent loop) ask at the same
+    time from any thread or event loop are judged in one sandbox batch.  :func:`close_shared_judges`
+    stops them."""
+    judge = shared_judge(library, profile, reward, sandbox, strip_think)
+    with _JUDGES_LOCK:
+        entry = _BATCHED.get(id(judge))
+        if entry is None or entry[0] is not judge:
+            entry = _BATCHED[id(judge)] = (judge, BatchJudge(judge))
+    return BatchedJudge(entry[1])
 
 
 def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:

@@ -72,8 +72,34 @@ def to_rollout_jsonl(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
     return n
 
 
+def _judge_info(library: Any, profile: str | None) -> dict:
+    """The exporter's ``library`` (as its spec) and ``profile``, for each row's judge."""
+    info: dict = {}
+    if library is not None:
+        from ..library import from_spec
+
+        info["library"] = from_spec(library).source
+    if profile is not None:
+        info["profile"] = profile
+    return info
+
+
+def _own_source(traj: Mapping[str, Any]) -> dict:
+    """A mixed trajectory's own ``library`` (it wins over the exporter's) and ``source`` tag
+    (:mod:`se_gym.integrations.mix`), for the row's judge and per-source metrics."""
+    out: dict = {}
+    if traj.get("library") is not None:
+        from ..library import from_spec
+
+        out["library"] = from_spec(traj["library"]).source
+    if traj.get("source") is not None:
+        out["source"] = str(traj["source"])
+    return out
+
+
 def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None,
-              library: Any = None, profile: str | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> list[dict]:
+              library: Any = None, profile: str | None = None, agent_name: str | None = None,
+              max_turns: int | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> list[dict]:
     """verl rows; ``library`` (a Library or spec) and ``profile`` are recorded in ``extra_info`` so
     the reward function (:mod:`se_gym.integrations.verl`) judges with the same library.  ``sampler``
     (a TaskSampler over the trajectories' tasks, in order): a weighted epoch of ``rows`` rows instead
@@ -86,13 +112,7 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
         trajectories = list(trajectories)
         order = scheduled([t["task"] for t in trajectories], sampler, rows, seed, indices=True)
         trajectories = [trajectories[i] for i in order]
-    judge_info: dict = {}
-    if library is not None:
-        from ..library import from_spec
-
-        judge_info["library"] = from_spec(library).source
-    if profile is not None:
-        judge_info["profile"] = profile
+    judge_info = _judge_info(library, profile)
     rows = []
     for i, traj in enumerate(trajectories):
         task = traj["task"]
@@ -106,16 +126,22 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
             "function_name": task.function_name,
             "reward": None if v is None else float(v["reward"]),
             **judge_info,
+            **_own_source(traj),
         }
         if kind == "rl":
             truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
-            rows.append({
+            row = {
                 "data_source": DATA_SOURCE,
                 "prompt": messages,
                 "ability": "code",
                 "reward_model": {"style": "rule", "ground_truth": json.dumps(truth)},
                 "extra_info": extra,
-            })
+            }
+            if agent_name is not None:  # verl's agent loop for the row (se_gym_agent: multi-turn, verl_agent.py)
+                row["agent_name"] = agent_name
+            if max_turns is not None:
+                extra["max_turns"] = int(max_turns)
+            rows.append(row)
         else:
             if "response" not in traj:
                 raise ValueError("SFT export needs 'response' in every trajectory")
@@ -124,14 +150,19 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
 
 
 def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None,
-                    library: Any = None, profile: str | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> int:
-    """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count."""
+                    library: Any = None, profile: str | None = None, agent_name: str | None = None,
+                    max_turns: int | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> int:
+    """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count.
+    ``agent_name``/``max_turns``: the verl agent loop that plays each row and its answer budget
+    (``"se_gym_agent"``: multi-turn with execution feedback, :mod:`se_gym.integrations.verl_agent`).
+    ``sampler``/``rows``/``seed``: a weighted epoch (see :func:`verl_rows`)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
-    table = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile, sampler=sampler, rows=rows, seed=seed)
+    table = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile, agent_name=agent_name,
+                      max_turns=max_turns, sampler=sampler, rows=rows, seed=seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
@@ -182,3 +213,24 @@ def to_skyrl_dataset(trajectories: Iterable[Mapping[str, Any]], path: str | os.P
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
     os.replace(tmp, path)
     return len(rows)
+
+
+def nemo_gym_rows(trajectories: Iterable[Mapping[str, Any]], library: Any = None, profile: str | None = None,
+                  max_turns: int | None = None, agent: str | None = "se_gym_gymnasium_agent") -> list[dict]:
+    """NeMo Gym dataset rows for :mod:`se_gym.integrations.nemo_gym` (one JSON object per line):
+    ``responses_create_params`` (the model's input: the chat prompt) and, beside it, what the
+    resources server reads from the row: ``task`` (the task's JSON, test cases included: the agent
+    sends only ``responses_create_params`` to the model), ``library``, ``profile``, ``max_turns``,
+    and ``agent_ref`` naming the agent that plays it (``None``: none)."""
+    judge_info = _judge_info(library, profile)
+    rows = []
+    for traj in trajectories:
+        task = traj["task"]
+        row = {"responses_create_params": {"input": _prompt_messages(traj)}, "task_id": task.id,
+               "task": json.dumps(task.to_json(), ensure_ascii=False), **judge_info, **_own_source(traj)}
+        if max_turns is not None:
+            row["max_turns"] = int(max_turns)
+        if agent:
+            row["agent_ref"] = {"type": "responses_api_agents", "name": agent}
+        rows.append(row)
+    return rows

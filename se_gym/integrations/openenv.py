@@ -143,8 +143,11 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
 
     # -- OpenEnv API -----------------------------------------------------------------------
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
-              index: Optional[int] = None, **_: Any) -> SEBenchObservation:
+              index: Optional[int] = None, split: Optional[str] = None, **_: Any) -> SEBenchObservation:
         from ..envs import EnvConfigError
+
+        if split is not None:  # the Task API's way to pick a task: reset(split=..., index=...)
+            self._split_tasks(split)
 
         if task_id is not None and index is not None:
             raise SEBenchRequestError("reset takes task_id or index, not both")
@@ -156,20 +159,21 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         self._messages = self.env.messages_for(self.env.task)
         self._episode_id = episode_id or uuid.uuid4().hex
         self._steps = 0
+        self._stateless = False  # a stateless step's one-answer episode ends with its request, not the session's next ones
         return self._obs(prompt)
 
     async def reset_async(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: Optional[str] = None,
-                          index: Optional[int] = None, **kw: Any) -> SEBenchObservation:
+                          index: Optional[int] = None, split: Optional[str] = None, **kw: Any) -> SEBenchObservation:
         # on the event loop (a fraction of a millisecond), not queued on the one thread that
         # every session's sync calls share
-        return self.reset(seed=seed, episode_id=episode_id, task_id=task_id, index=index, **kw)
+        return self.reset(seed=seed, episode_id=episode_id, task_id=task_id, index=index, split=split, **kw)
 
     def _check(self, action: Any, task_id: Optional[str], index: Optional[int]) -> str:
         if not isinstance(action, SEBenchAction):
             raise TypeError(f"the action must be a SEBenchAction, got {type(action).__name__}")
         if task_id is not None or index is not None:  # a stateless step (HTTP): a new one-answer episode
             self.reset(task_id=task_id, index=index)
-            self._stateless = True
+            self._stateless = True  # until the next reset
         elif self.env.task is None or self.env._done:
             raise SEBenchRequestError(
                 "no episode in progress: send reset first (one episode at a time per session). Over plain HTTP "
@@ -191,6 +195,8 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
             fb = feedback_text(verdict, info["turn"], self.env.max_turns, self.env.visible_cases)
             self._messages.append({"role": "user", "content": fb})
         # a stateless step's episode ends with the request (its feedback is what a next turn would see)
+        if self._stateless and not done:
+            self.env._done = True  # a later step without a task must reset first, as after any ended episode
         return self._obs(obs, reward=float(reward), done=done or self._stateless, verdict=verdict, feedback=fb)
 
     def step(self, action: SEBenchAction, timeout_s: Optional[float] = None, task_id: Optional[str] = None,
@@ -229,6 +235,37 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
             split=env.split, library_id=env.library.id, book=env.book, turn=env._turn, max_turns=env.max_turns, done=env._done,
         )
 
+    # -- OpenEnv's Task API (TaskProvider): discovery only, no episode state touched -----------
+    def _split_tasks(self, split: str) -> list:
+        if split != self.env.split:
+            raise SEBenchRequestError(f"unknown split {split!r}: this server serves {self.env.split!r} "
+                                      "(se-gym serve openenv --split NAME serves another)")
+        return self.suite.tasks
+
+    @staticmethod
+    def _spec(task: Any, index: int, split: str) -> dict:
+        return {"id": task.id, "index": index, "split": split, "function_name": task.function_name}
+
+    def list_splits(self) -> list[dict]:
+        split = self.env.split
+        return [{"name": split, "type": split if split in ("train", "validation", "test") else "test"}]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self._split_tasks(split))
+
+    def list_tasks(self, split: str) -> list[dict]:
+        return [self._spec(t, i, split) for i, t in enumerate(self._split_tasks(split))]
+
+    def get_task(self, split: str, index: int) -> dict:
+        tasks = self._split_tasks(split)
+        if not 0 <= index < len(tasks):
+            raise IndexError(f"index {index} out of range for split {split!r} ({len(tasks)} tasks)")
+        return self._spec(tasks[index], index, split)
+
+    def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> list[dict]:
+        tasks = self._split_tasks(split)
+        return [self._spec(tasks[i], i, split) for i in range(*slice(start, stop).indices(len(tasks)))]
+
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
             name="SEBench-v0", version="0.1.0",
@@ -255,7 +292,7 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
             episode.setdefault(k, suite_opts.pop(k))
     suite = Suite.get(suite_opts)
     factory = functools.partial(SEBenchEnvironment, suite, **episode)
-    app = create_app(factory, SEBenchAction, SEBenchObservation, env_name="se_gym",
+    app = create_app(factory, SEBenchAction, SEBenchObservation, env_name=ENV_NAME,
                      concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout))
 
     @app.exception_handler(SEBenchRequestError)
@@ -276,11 +313,63 @@ def create_server_app(options: dict | None = None, max_sessions: int = 64, sessi
 
         return {"server": "se-gym", "library": served_identity(suite.library, suite.judge.profile)}
 
+    add_task_routes(app, factory, ENV_NAME)
     from ..prometheus import add_metrics_route
 
     add_metrics_route(app, suite.judge.metrics)  # GET /metrics: the judge's counters
     app.state.se_gym_suite = suite
     return app
+
+
+ENV_NAME = "se_gym"  # create_app's env_name: the Task API's routes are /se_gym/splits, /se_gym/tasks, ...
+
+
+def add_task_routes(app: Any, factory: Any, env_name: str) -> None:
+    """OpenEnv's Task API routes (``GET /list_environments``, ``GET /{env_name}/splits``, ``POST
+    /{env_name}/tasks | num_tasks | task | task_range``), answered by a short-lived environment's
+    TaskProvider methods, with OpenEnv's error semantics (IndexError: 400, a request the env cannot
+    serve: 400).  openenv-core releases that register these routes themselves (OpenEnv PR 726; not
+    in 0.3.0) keep theirs: a route already there is left alone."""
+    from fastapi import HTTPException
+
+    have = {getattr(r, "path", None) for r in app.routes}
+
+    def call(method: str, *args: Any) -> Any:
+        env = factory()
+        try:
+            return getattr(env, method)(*args)
+        except IndexError as exc:
+            raise HTTPException(status_code=400, detail=str(exc)) from None
+        finally:
+            env.close()
+
+    def route(verb: str, path: str, endpoint) -> None:
+        if path not in have:
+            getattr(app, verb)(path, tags=["Task API"])(endpoint)
+
+    route("get", "/list_environments", lambda: [env_name])
+    route("get", f"/{env_name}/splits", lambda: call("list_splits"))
+
+    def tasks(body: Dict[str, Any]) -> dict:
+        return {"tasks": call("list_tasks", _field(body, "split")), "env_name": env_name}
+
+    def num_tasks(body: Dict[str, Any]) -> dict:
+        return {"num_tasks": call("num_tasks", _field(body, "split"))}
+
+    def task(body: Dict[str, Any]) -> dict:
+        return {"task": call("get_task", _field(body, "split"), int(_field(body, "index")))}
+
+    def task_range(body: Dict[str, Any]) -> dict:
+        return {"tasks": call("get_task_range", _field(body, "split"), body.get("start"), body.get("stop"))}
+
+    for path, endpoint in (("tasks", tasks), ("num_tasks", num_tasks), ("task", task), ("task_range", task_range)):
+        route("post", f"/{env_name}/{path}", endpoint)
+
+
+def _field(body: dict, key: str) -> Any:
+    if key not in body:
+        raise SEBenchRequestError(f"the request needs {key!r}")
+    return body[key]
 
 
 # what the ASGI stack raises on a send to a client that is gone: uvicorn's ClientDisconnected,
@@ -390,6 +479,38 @@ class SEBenchClient(EnvClient[SEBenchAction, SEBenchObservation, SEBenchState]):
 
     def _parse_state(self, payload: Dict[str, Any]) -> SEBenchState:
         return SEBenchState(**payload)
+
+    # -- OpenEnv's Task API (plain HTTP beside the session; async here, blocking under .sync()) ----
+    async def _task_api(self, path: str, body: Optional[dict] = None) -> Any:
+        import httpx
+
+        ws = self._ws_url[: -len("/ws")]  # openenv-core keeps only the session's URL: the HTTP base is beside it
+        base = ws.replace("ws://", "http://", 1).replace("wss://", "https://", 1).rstrip("/")
+        async with httpx.AsyncClient(timeout=60) as client:
+            url = f"{base}/{path}" if path == "list_environments" else f"{base}/{ENV_NAME}/{path}"
+            r = await (client.get(url) if body is None else client.post(url, json=body))
+        if r.status_code >= 400:
+            detail = r.json().get("detail") if r.headers.get("content-type", "").startswith("application/json") else r.text
+            raise SEBenchRequestError(f"{path}: HTTP {r.status_code}: {detail}")
+        return r.json()
+
+    async def list_splits(self) -> List[str]:
+        """The split names the server serves (``GET /se_gym/splits``)."""
+        return [s["name"] for s in await self._task_api("splits")]
+
+    async def num_tasks(self, split: str) -> int:
+        return int((await self._task_api("num_tasks", {"split": split}))["num_tasks"])
+
+    async def list_tasks(self, split: str) -> List[Dict[str, Any]]:
+        """Every task of ``split``: ``{"id", "index", "split", "function_name"}`` (no test case)."""
+        return (await self._task_api("tasks", {"split": split}))["tasks"]
+
+    async def get_task(self, split: str, index: int) -> Dict[str, Any]:
+        return (await self._task_api("task", {"split": split, "index": index}))["task"]
+
+    async def get_task_range(self, split: str, start: Optional[int] = None, stop: Optional[int] = None) -> List[Dict[str, Any]]:
+        """Tasks ``start:stop`` of ``split`` (Python slice bounds); ``reset(split=..., index=...)`` plays one."""
+        return (await self._task_api("task_range", {"split": split, "start": start, "stop": stop}))["tasks"]
 
 
 class HostNetworkDockerProvider(LocalDockerProvider):

@@ -24,21 +24,16 @@ sandbox batch.
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any, Dict, Mapping
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 from skyrl_gym.envs.registration import register, registry
 
-from ._common import BatchedJudge, BatchJudge, Suite, close_shared_judges, env_options, shared_judge
+from ._common import BatchedJudge, Suite, close_shared_judges, env_options, shared_batched_judge
 from .export import SKYRL_ENV_CLASS
 
 ENV_ID = SKYRL_ENV_CLASS
 
-# the judges of self-contained rows: one batcher per shared judge (keyed by the judge's id, which
-# the entry keeps alive)
-_BATCHERS: dict[int, tuple[Any, BatchJudge]] = {}
-_BATCHERS_LOCK = threading.Lock()
 
 
 def _task_id(extras: Mapping[str, Any]) -> str | None:
@@ -62,22 +57,12 @@ def _row_task(info: Mapping[str, Any]):
 
 
 def _row_judge(library: Any, profile: str, reward: str, sandbox: Any, strip_think: bool) -> BatchedJudge:
-    judge = shared_judge(library, profile, reward, sandbox, strip_think)
-    with _BATCHERS_LOCK:
-        entry = _BATCHERS.get(id(judge))
-        if entry is None or entry[0] is not judge:
-            entry = _BATCHERS[id(judge)] = (judge, BatchJudge(judge))
-        return BatchedJudge(entry[1])
+    return shared_batched_judge(library, profile, reward, sandbox, strip_think)
 
 
 def close_all() -> None:
     """Close every judge this module's envs share (the suites' and the self-contained rows')."""
     Suite.close_all()
-    with _BATCHERS_LOCK:
-        batchers = [b for _, b in _BATCHERS.values()]
-        _BATCHERS.clear()
-    for b in batchers:
-        b.close()
     close_shared_judges()
 
 

@@ -15,6 +15,7 @@ of a wrong-answer 0.  See docs/integrations/trl.md.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any, Sequence
@@ -236,6 +237,175 @@ class SEBenchToolEnv:
     def _said(self, tool: str, text: str) -> str:
         self.tool_log.append((tool, text))
         return text
+
+
+class TaskStream:
+    """The tasks an environment-owned run serves, shared by every instance of one factory: the
+    ``k``-th ``reset`` (counted over the instances, in the order TRL calls them) gets task
+    ``order[k // group_size]``, so the ``group_size`` rollouts of one GRPO group (TRL resets them one
+    after another) play the same task.  ``order`` is a seeded shuffle, drawn anew each pass."""
+
+    def __init__(self, tasks: Sequence[Any], seed: int = 0, group_size: int = 1, shuffle: bool = True):
+        if not tasks:
+            raise ValueError("no tasks to serve")
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.tasks, self.seed, self.group_size, self.shuffle = list(tasks), seed, group_size, shuffle
+        self._lock = threading.Lock()
+        self._resets = 0
+        self._orders: dict[int, list[int]] = {}
+
+    def _order(self, epoch: int) -> list[int]:
+        order = self._orders.get(epoch)
+        if order is None:
+            import random
+
+            order = list(range(len(self.tasks)))
+            if self.shuffle:
+                random.Random(f"{self.seed}/{epoch}").shuffle(order)
+            self._orders = {epoch: order}  # one pass at a time
+        return order
+
+    def next(self):
+        """The task of the next reset."""
+        with self._lock:
+            group, self._resets = self._resets // self.group_size, self._resets + 1
+            epoch, i = divmod(group, len(self.tasks))
+            return self.tasks[self._order(epoch)[i]]
+
+
+class _GroupedDraws:
+    """A :class:`~se_gym.integrations.mix.MixStream` served ``group_size`` resets per draw (a GRPO
+    group plays one task), as :class:`TaskStream` does for one source."""
+
+    def __init__(self, mix: Any, group_size: int = 1):
+        if group_size < 1:
+            raise ValueError(f"group_size must be >= 1, got {group_size}")
+        self.mix, self.group_size = mix, group_size
+        self._lock = threading.Lock()
+        self._resets, self._last = 0, None
+
+    def next(self) -> dict:
+        with self._lock:
+            if self._resets % self.group_size == 0:
+                self._last = self.mix.next()
+            self._resets += 1
+            return self._last
+
+
+class SEBenchTaskEnv(SEBenchToolEnv):
+    """:class:`SEBenchToolEnv` that owns its tasks and its reward, for TRL's
+    ``GRPOTrainer(environment_factory=..., train_dataset=None)`` (TRL >= 1.16)::
+
+        factory = SEBenchTaskEnv.factory(split="train", seed=0, group_size=args.num_generations)
+        GRPOTrainer(model=..., args=args, environment_factory=factory)      # no train_dataset, no reward_funcs
+
+    TRL then feeds each rollout an empty prompt and appends what ``reset`` returns: here the whole
+    task (the system text, the task's prompt, the tools' note), taken from the factory's
+    :class:`TaskStream` (SEBench-v0's options: ``tasks``, ``split``, ``seed``, ``library``,
+    ``book``, ``template``; ``group_size``: TRL's ``num_generations``, so that a GRPO group plays
+    one task).  ``get_reward`` is async (TRL awaits it on its event loop): the judge's verdict on the
+    submission, judged in the background with the other rollouts' submissions.  Given a dataset row
+    (``make_dataset``), ``reset`` plays that row's task instead, as :class:`SEBenchToolEnv` does.
+    """
+
+    def __init__(self, stream: Any, library: Any, book: str = "closed", template: str | None = None, metrics: Any = None,
+                 profile: str = "strict", reward: str = "binary", sandbox: Any = "local", **kw: Any):
+        super().__init__(library, profile=profile, reward=reward, sandbox=sandbox, **kw)
+        self._stream, self._library, self._book, self._template = stream, library, book, template
+        self._judge_opts = {"profile": profile, "reward": reward, "sandbox": sandbox}
+        self.metrics = metrics  # a SourceMetrics shared by the factory's instances (mixtures)
+        self.task = self.source = None  # the current rollout's task and source (env-owned), for inspection
+
+    @classmethod
+    def factory(cls, tasks: Any = "builtin", split: str = "train", seed: int = 0, library: Any = None, book: str = "closed",
+                template: str | None = None, group_size: int = 1, shuffle: bool = True, sources: Any = None, **kw: Any):
+        """A callable for ``environment_factory``: its instances share one task stream and one judge.
+        ``sources``: a mixture instead of ``tasks`` (:func:`se_gym.integrations.mix.parse_sources`'s
+        ``"builtin:0=2,builtin:1=1,sebench:PATH=1"`` or a list of ``Source``): each draw is judged
+        with its source's library, and ``make.metrics`` (a ``SourceMetrics``) keeps reward and pass
+        rate per source.  ``kw``: :class:`SEBenchToolEnv`'s options (``profile``, ``reward``,
+        ``sandbox``, ``max_test_runs``, ``hint``)."""
+        from .mix import MixStream, SourceMetrics, load_sources, parse_sources
+
+        metrics = SourceMetrics()
+        if sources is not None:
+            loaded = load_sources(parse_sources(sources) if isinstance(sources, str) else sources, split)
+            stream: Any = _GroupedDraws(MixStream(loaded, seed), group_size)
+            lib = loaded[0][2]
+        else:
+            from ._common import make_env
+
+            base = make_env({"tasks": tasks, "split": split, "seed": seed, "library": library})
+            try:
+                task_list, lib = list(base.tasks), base.library
+            finally:
+                base.close()
+            stream = TaskStream(task_list, seed=seed, group_size=group_size, shuffle=shuffle)
+
+        def make() -> "SEBenchTaskEnv":
+            return cls(stream, lib, book=book, template=template, metrics=metrics, **kw)
+
+        make.stream, make.metrics = stream, metrics  # type: ignore[attr-defined]
+        return make
+
+    def reset(self, test_cases: str | None = None, examples: str | None = None, **row: Any) -> str | None:
+        """With a dataset row: that row's task (as :class:`SEBenchToolEnv`); without one: the next task
+        of the stream, returned whole (TRL appends it to its empty placeholder prompt)."""
+        if test_cases is not None or examples is not None:
+            self.task = None
+            return super().reset(test_cases=test_cases, examples=examples, **row)
+        from ..tasks import render_messages
+        from ._common import shared_judge
+
+        item = self._stream.next()
+        task, lib, self.source = (item["task"], item["library"], item["source"]) if isinstance(item, dict) else (item, self._library, None)
+        self.task, self._recorded = task, False
+        if isinstance(item, dict) and getattr(self._judge, "library", None) is not lib:  # a mixture: the source's library judges
+            self._judge = shared_judge(lib, **self._judge_opts)
+        hint = super().reset(**dataset_rows([task], lib, book=self._book, template=self._template)[0])
+        text = "\n\n".join(m["content"] for m in render_messages(task, lib, book=self._book, template=self._template))
+        return text + (hint or "")
+
+    async def get_reward(self) -> float | None:  # type: ignore[override]
+        """The judge's reward for the submission, awaited (0.0 without one; None when the sandbox failed)."""
+        sub = getattr(self, "_submission", None)
+        v = None if sub is None else await asyncio.wrap_future(sub)
+        reward = 0.0 if v is None else (None if v.infrastructure else float(v.reward))
+        if self.metrics is not None and self.task is not None and not getattr(self, "_recorded", True):
+            self._recorded = True  # once per rollout
+            self.metrics.add(self.source or "tasks", reward, bool(v is not None and v.passed))
+        return reward
+
+
+class SourceMetricsLog:
+    """A ``reward_funcs`` entry that scores nothing (``None`` for every rollout, which TRL leaves out
+    of the sum) and logs, per source of a mixture, the batch's ``source/<name>/reward``,
+    ``/pass_rate`` and ``/tokens`` (completion tokens) through TRL's ``log_metric``::
+
+        GRPOTrainer(..., environment_factory=SEBenchTaskEnv.factory(sources=...), reward_funcs=[SourceMetricsLog()])
+    """
+
+    __name__ = "se_gym_sources"
+
+    def __call__(self, completions: Sequence[Any] = (), completion_ids: Sequence[Any] | None = None,
+                 environments: Sequence[Any] | None = None, log_metric: Any = None, **_: Any) -> list[None]:
+        from .mix import SourceMetrics
+
+        m = SourceMetrics()
+        for i, env in enumerate(environments or []):
+            if getattr(env, "task", None) is None:
+                continue
+            v = env.verdict
+            reward = 0.0 if v is None else (None if v.infrastructure else float(v.reward))
+            tokens = len(completion_ids[i]) if completion_ids is not None else None
+            m.add(env.source or "tasks", reward, bool(v is not None and v.passed), tokens)
+        if log_metric is not None:
+            for k, val in m.flat().items():
+                if k.rsplit("/", 1)[1] != "n" and val == val:  # NaN: nothing of that kind in the batch
+                    log_metric(k, val)
+        self.last = m.summary()
+        return [None] * len(completions)
 
 
 def _example_report(v: Any, examples: Sequence[dict]) -> str:

@@ -29,8 +29,8 @@ from importlib.metadata import PackageNotFoundError, version
 try:
     VERIFIERS_VERSION = version("verifiers")
 except PackageNotFoundError:
-    raise ImportError("se_gym.integrations.verifiers needs verifiers: pip install 'verifiers==0.4.*' "
-                      "(or 'se-gym[verifiers]' for 0.3.1)") from None
+    raise ImportError("se_gym.integrations.verifiers needs verifiers: pip install 'se-gym[verifiers]' (0.4.x, v1 "
+                      "tasksets), or add 'verifiers==0.3.1' for the classic load_environment API") from None
 
 SERIES = ".".join(VERIFIERS_VERSION.split(".")[:2])
 if SERIES == "0.3":

@@ -104,6 +104,7 @@ class _Pending:
     expected: list[str] = field(default_factory=list)
     verdict: Verdict | None = None  # decided without running
     program: str = ""
+    channelled: bool = False  # the program reports on the result channel (fd 3), not on stdout
     prep_s: float = 0.0
     extra: dict = field(default_factory=dict)
 
@@ -495,6 +496,7 @@ class Judge:
             p.program = official or self._official_program(p, body, inputs)
         else:
             strict = self.profile == "strict"
+            p.channelled = True
             p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else (),
                                         units=self._units(body + f"import {self.package}\n", nodes, entry, inputs))
         p.prep_s = time.perf_counter() - t0
@@ -578,6 +580,13 @@ class Judge:
             return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank, "forbidden: the program imitates a sandbox failure")
         if r.status is ExecStatus.SANDBOX_ERROR:
             return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank, f"sandbox error (not the answer's fault): {r.detail}", infra=True)
+        if p.channelled and not r.channel and r.status in (ExecStatus.OK, ExecStatus.ERROR):
+            # the harness announces itself on the channel before any answer code exists, so a program that
+            # ended on its own with an empty or missing channel says the backend carried none (e.g.
+            # has_channel left True by a backend without one); a program stopped at a limit may have lost it
+            return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank,
+                        f"sandbox error (not the answer's fault): backend {r.backend!r} says it carries the result channel "
+                        "(has_channel) but returned none for this program", infra=True)
         limit_status = {ExecStatus.TIMEOUT: Status.TIMEOUT, ExecStatus.MEMORY: Status.MEMORY_LIMIT, ExecStatus.OUTPUT_LIMIT: Status.OUTPUT_LIMIT}
         if r.channel is None:
             return self._finish_stdout(p, r, done, blank, limit_status)
@@ -586,6 +595,13 @@ class Judge:
         if report.refused:
             extra["refused"] = list(report.refused)
             return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank, f"forbidden at run time: {report.refused[0]}", extra=extra)
+        if r.status is ExecStatus.OUTPUT_LIMIT:
+            # the worker cut the output at its cap, the channel's last record with it: what looks
+            # malformed there is the cut, not a forgery (issue 42: results over 1 MB were forbidden)
+            return done(0.0, Status.OUTPUT_LIMIT, SEBENCH_EXEC_ERROR, blank, f"output_limit: {r.detail or r.status.value}", extra=extra)
+        if report.infrastructure and not report.forged:
+            return done(0.0, Status.SANDBOX_ERROR, SEBENCH_EXEC_ERROR, blank, f"sandbox error (not the answer's fault): {report.infrastructure}",
+                        infra=True)
         if report.forged:
             return done(0.0, Status.FORBIDDEN, SEBENCH_EXEC_ERROR, blank,
                         f"forbidden: the result channel holds {report.forged} record(s) the harness did not write ({report.problem})", extra=extra)

@@ -54,6 +54,9 @@ CLOSED_MODULES = frozenset(
 OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap", "collections.abc", "sys", "__future__"}
 SYS_READ_ONLY = frozenset({"maxsize", "float_info", "int_info", "hash_info", "version_info", "hexversion", "byteorder",
                            "maxunicode", "float_repr_style", "getrecursionlimit", "getsizeof"})
+# what an answer may also take from `sys` under the permissive gate: the strict harness hands it out
+# bounded (setrecursionlimit: at most harness.RECURSION_MAX; issue 42)
+SYS_BOUNDED = frozenset({"setrecursionlimit"})
 CLOSED_BUILTINS = frozenset(
     {"exec", "eval", "compile", "open", "getattr", "setattr", "delattr", "vars", "globals", "locals",
      "breakpoint", "input", "help", "memoryview", "importlib", "__import__", "classmethod", "staticmethod",
@@ -166,7 +169,7 @@ def module_attributes(name: str, permissive: bool | None = None) -> frozenset[st
                 continue  # eval/exec/getattr... and metaclasses (they build classes with hooks)
             out.add(attr)
         if permissive and name == "sys":
-            out &= SYS_READ_ONLY
+            out &= SYS_READ_ONLY | SYS_BOUNDED
         got = _MODULE_ATTRS[(name, permissive)] = frozenset(out)
     return got
 
@@ -577,6 +580,17 @@ def open_check(code: str, package: str) -> list[Violation]:
     return out
 
 
+def _library_getattr(n: ast.Call, lib_names: set[str]) -> bool:
+    """``getattr(PKG..., "name"[, default])``: a library attribute taken by a literal name."""
+    f = n.func
+    if not (isinstance(f, ast.Name) and f.id == "getattr" and len(n.args) in (2, 3) and not n.keywords):
+        return False
+    root = n.args[0]
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    return isinstance(root, ast.Name) and root.id in lib_names and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)
+
+
 def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None = None) -> str:
     """The permissive strict gate's rule for using the library, in place of the official one: the
     entry function exists and returns a value, and the library is named in code reachable from it
@@ -633,9 +647,12 @@ def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None 
                 while isinstance(root, ast.Attribute):
                     root = root.value
                 if isinstance(root, ast.Name) and root.id in lib_names:
-                    calls.append(n)
+                    calls.append(_call_name(n.func))
+                elif _library_getattr(n, lib_names):
+                    # getattr(PKG, "name"): the library's function taken by its name (issue 42)
+                    calls.append(f"{_call_name(n.args[0])}.{n.args[1].value}")
     if not named:
         return f"the entry function {entry} does not use {package}, directly or through the code it names"
-    if array_ctor and len(calls) == 1 and array_ctor.lower() in _call_name(calls[0].func).lower():
+    if array_ctor and len(calls) == 1 and array_ctor.lower() in calls[0].lower():
         return f"the only {package} call of {entry} is the array constructor"
     return ""

@@ -20,22 +20,28 @@ Two harnesses:
   any other line (another nonce, not JSON, a case twice, a field too many, a strict record without
   its value, anything after ``done``) makes the answer ``forbidden``.
 
-Profile ``strict`` adds a runtime wall in the program's process (issue 21), put up after the
-answer's imports are loaded and before its code runs: the answer's builtins lose everything
-:data:`.gates.FORBIDDEN_BUILTINS` names and its ``__import__`` hands out allowed modules only as
-proxies holding their allow-listed attributes; and an audit hook (``sys.addaudithook``) refuses
+Profile ``strict`` (issue 42) runs the answer in a process of its own: the program's process is
+the harness (``__sg_strict``), which compiles, loads the answer's imports, forks the answer's
+process and only then makes the nonce; the answer's process (``__sg_answer``) never holds the
+nonce, the channel, the harness's connection to the library server or the harness's results.
+Before any answer code exists it takes the worker's answer filter (``__sg_fence``: seccomp, no
+signal handlers, processes, exec, signals to others or tracing), drops the modules the worker
+left loaded (:data:`DROP_MODULES`), announces a tag of its own on a pipe to the harness, and puts up
+the run-time wall (issue 21): the answer's builtins lose everything :data:`.gates.FORBIDDEN_BUILTINS`
+names, its ``__import__`` hands out allowed modules only as proxies holding their allow-listed
+attributes (``sys.setrecursionlimit`` bounded), and an audit hook (``sys.addaudithook``) refuses
 every event but a few harmless ones: files outside the interpreter's, NumPy's and the library's
-folders, any write, exec/compile of code the harness did not make (collections.namedtuple's
-template excepted), imports the answer could name (NumPy's lazy imports and the standard library
-they pull are let through, threads/sockets/ctypes/processes are not), frames (``sys._getframe``
+folders, any write, exec/compile of code the harness did not make (collections.namedtuple's and
+dataclasses' generated code excepted), imports the answer could name, frames (``sys._getframe``
 except for namedtuple/typing/enum, tracebacks' and generators' frames, code objects), the
 collector's object walks, profile/trace/audit hooks, marshal/pickle, sockets, processes, and
-``__array*`` set on a class.  A refusal is written to the channel at once (the verdict is then
-``forbidden`` even if the answer catches the error).
-
-Under ``strict`` the library is a client of a per-program library server (issue 31, see
-``se_gym/library/client.py``): an array result is a handle, and the harness's trusted code fetches
-its printed form and data from the server in one request (``show``) after the answer has run.
+``__array*`` set on a class.  A refusal is reported on the pipe and ends the answer's process.
+After the cases it converts each result with exact types (arrays as library handles) and writes
+its report, each line with its tag; nothing of the answer runs after the cases.  The harness's
+process checks every line of that report (anything its harness does not write is ``forbidden``),
+reads each array from the library server over its own connection (fd 5, served once the answer's
+socket is closed), makes the printed form and the canonical value itself and writes the records
+to fd 3; it ends as the answer's process did.
 
 In profile ``sebench`` the answer runs with the official freedoms, so in-process introspection can
 still find the nonce (the harness's frame) and forge its records before exiting; printing,
@@ -65,11 +71,22 @@ HARMLESS_EVENTS = frozenset({"time.sleep", "builtins.id", "os.urandom", "random.
 # standard-library modules the strict wall never lets load after the answer starts (threads would run
 # beside the harness's post-processing; the others exist to reach the system)
 NO_IMPORT = frozenset({"_thread", "threading", "ctypes", "_ctypes", "socket", "_socket", "ssl", "_ssl", "subprocess",
+                       "_signal", "_posixshmem", "_tracemalloc", "_lsprof", "termios", "grp", "pwd", "_curses", "readline",
                        "_posixsubprocess", "multiprocessing", "_multiprocessing", "concurrent", "asyncio", "signal",
                        "mmap", "pty", "fcntl", "resource", "select", "selectors", "pickle", "_pickle", "shelve", "dbm",
                        "sqlite3", "_sqlite3", "http", "urllib", "ftplib", "smtplib", "webbrowser", "code", "codeop",
                        "pdb", "bdb", "trace", "tracemalloc", "faulthandler", "zipimport", "runpy", "pkgutil",
                        "gc", "marshal", "tempfile", "shutil", "glob", "os", "posix", "sys", "builtins"})
+# strict (issue 42): modules the worker left loaded that the answer's process drops from sys.modules
+# before the answer runs (memory, frames, signals, fds, processes: reachable otherwise through any
+# module's sys, or a function's globals)
+DROP_MODULES = frozenset({"ctypes", "_ctypes", "gc", "marshal", "fcntl", "resource", "signal", "_signal", "select",
+                          "selectors", "socket", "_socket", "termios", "mmap", "_posixsubprocess", "subprocess",
+                          "threading", "faulthandler", "tracemalloc", "_tracemalloc", "pickle", "_pickle",
+                          "multiprocessing", "_multiprocessing", "_posixshmem", "asyncio"})
+MAX_REPORT = 64 << 20  # bytes of the answer's report the harness reads (far past what the channel carries)
+REFUSED_EXIT = 87  # the answer's process's exit status when the wall ended it
+RECURSION_MAX = 100_000  # what sys.setrecursionlimit may set in the answer's process (higher is clamped)
 # the source collections.namedtuple compiles for a tuple's __new__
 NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
 
@@ -99,44 +116,44 @@ def official_program(code: str, entry: str, cases: Sequence[dict], package: str 
 
 
 _PRELUDE = r"""
+
 def __sg_no_json(o):
     raise TypeError("not JSON")
 
 
-def __sg_server_reader(Array, scan, write, read, fstat, urandom, _str, _type, _int, _len, _list, _tuple, _complex, _dict,
-                       _BaseException):
-    # strict, library server (issue 31): the harness's own read of an array result, (printed form,
-    # data), over the program's server socket (fd 4) with primitives taken before the answer ran,
-    # none of the client module's (the answer can reach and patch that module's globals, its
-    # channel object and its json).  The socket must be the one the worker gave (not one the answer
-    # put on fd 4); a random marker request goes first and every reply before its answer is dropped
-    # (requests the answer wrote itself and left unread); call-backs the server still makes get an error.
+def __sg_server_reader(scan, write, read, fstat, _str, _type, _int, _len, _list, _tuple, _complex, _dict, _BaseException):
+    # strict, library server: the harness's own read of an array result over its own connection to
+    # the program's library server (fd 5, issue 42), which the server serves once the answer's
+    # process has closed its own (fd 4).  The answer's process never holds this socket, so no
+    # request of the answer's, partial frame or unread reply stands between the harness and its
+    # replies.  Returns read(handle, shown): (printed form, data), the printed form only when shown.
     try:
-        st = fstat(4)
-        ident = (st.st_dev, st.st_ino)
+        st = fstat(5)
         if st.st_mode & 0o170000 != 0o140000 or scan is None:
             return None
-        handle = Array.__dict__["_h"].__get__
     except _BaseException:
         return None
 
     class Unread(Exception):
         pass
 
+    buf = [b""]
+
     def send(text):
         body = text.encode("utf-8")
         data = _len(body).to_bytes(4, "big") + body
         while data:
-            data = data[write(4, data):]
+            data = data[write(5, data):]
 
     def exact(n):
-        buf = b""
-        while _len(buf) < n:
-            chunk = read(4, n - _len(buf))
+        b = buf[0]
+        while _len(b) < n:
+            chunk = read(5, max(n - _len(b), 65536))
             if not chunk:
                 raise Unread("the library server is gone")
-            buf += chunk
-        return buf
+            b += chunk
+        buf[0] = b[n:]
+        return b[:n]
 
     def recv():
         n = _int.from_bytes(exact(4), "big")
@@ -160,132 +177,23 @@ def __sg_server_reader(Array, scan, write, read, fstat, urandom, _str, _type, _i
             raise Unread("unsupported element")
         return v
 
-    def show(a):
-        h = handle(a, Array)
-        if _type(h) is not _int:
-            raise Unread("not a handle")
-        st = fstat(4)
-        if (st.st_dev, st.st_ino) != ident:
-            raise Unread("the library server's socket was replaced")
-        mark = "se-gym " + urandom(16).hex()
-        send('["call", [], "' + mark + '", [], {}]')
-        send('["show", [], ' + _int.__repr__(h) + "]")
-        while True:
-            msg = recv()
-            if msg[0] == "cb":
-                send('["raise", "RuntimeError", "the answer has returned"]')
-            elif msg[0] == "err" and _len(msg) == 3 and _type(msg[2]) is _str and mark in msg[2]:
-                break
+    def read_array(h, shown):
+        send('["' + ("show" if shown else "list") + '", [], ' + _int.__repr__(h) + "]")
         msg = recv()
-        if msg[0] != "ok" or _len(msg) != 2 or _type(msg[1]) is not _list or _len(msg[1]) != 2 or _type(msg[1][0]) is not _str:
+        if msg[0] != "ok" or _len(msg) != 2:
+            raise Unread("the library server refused the read")
+        if not shown:
+            return None, plain(msg[1])
+        if _type(msg[1]) is not _list or _len(msg[1]) != 2 or _type(msg[1][0]) is not _str:
             raise Unread("unexpected reply")
         return msg[1][0], plain(msg[1][1])
 
-    return show
+    return read_array
 
 
-def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
-    import builtins, gc, os, sys
-    _setprofile, _settrace = sys.setprofile, sys.settrace
-    _setprofile(None)
-    _settrace(None)
-    _write, _urandom = os.write, os.urandom
-    # the nonce exists only from here on, in this frame and the wall's closure, and is announced
-    # as the channel's first record before any answer code exists in the process
-    NONCE = _urandom(16).hex()
-    _write(3, ('{"hello": "' + NONCE + '"}\n').encode())
-    g = sys.modules["__main__"].__dict__
-    g.pop("__sg_harness", None)
-    _wall = g.pop("__sg_wall", None)
-    _no_json, _server_reader = g.pop("__sg_no_json", None), g.pop("__sg_server_reader", None)
-    # what the worker compiled for us before the fork (se_gym.sandbox.Program): the very code
-    # objects compile() below would make; None where it did not (then compiled here)
-    pre = g.pop("__sg_units", None)
-    if type(pre) is not tuple or len(pre) != 1 + len(CASES):
-        pre = (None,) * (1 + len(CASES))
-    # builtins taken before the answer runs (it may replace them); only those this profile uses:
-    # each one bound is a write to a page the forked program shares with its worker (a copy)
-    _str, _type, _len, _list, _int = builtins.str, builtins.type, builtins.len, builtins.list, builtins.int
-    _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
-    _gc_disable = gc.disable
-    if STRICT:  # what only the strict paths use, taken before the answer runs
-        # records are written by json's C encoder and replies read by its C scanner, made here: the
-        # answer can reach the json module (the library client holds it) and patch its Python
-        # functions and classes, never these (issue 31: a patched encoder would see the nonce)
-        _json = __import__("json")
-        try:
-            _cenc = _json.encoder.c_make_encoder(None, _no_json, _json.encoder.encode_basestring_ascii, None, ": ", ", ",
-                                                 False, False, False)
-            _scan = _json.scanner.c_make_scanner(_json.JSONDecoder(parse_constant=builtins.float))
-        except _BaseException:  # (an interpreter without json's C parts)
-            _cenc = _scan = None
-        _join = "".join
-        if _cenc is not None:
-            record = _dumps = lambda rec: _join(_cenc(rec, 0))
-        else:
-            _dumps = _json.dumps
-            record = _json.JSONEncoder(allow_nan=False).encode
-        _repr, _float, _tuple, _dict, _bool, _complex, _id = (
-            builtins.repr, builtins.float, builtins.tuple, builtins.dict, builtins.bool, builtins.complex, builtins.id)
-        _switch, _path_norm = sys.setswitchinterval, os.path.normpath
-        import signal as sg
-        _signal, _setitimer, _SIG_IGN = sg.signal, sg.setitimer, sg.SIG_IGN
-        _timers = (sg.ITIMER_REAL, sg.ITIMER_VIRTUAL, sg.ITIMER_PROF)
-        _signals = [getattr(sg, n) for n in ("SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGIO", "SIGURG",
-                                             "SIGWINCH", "SIGHUP", "SIGTERM", "SIGINT", "SIGQUIT", "SIGCHLD") if hasattr(sg, n)]
-        _Array = _raw = _show = _flush = None
-        try:  # a client of a library server (issue 31): an array's data is fetched from the server
-            core = __import__(PKG + "._client", fromlist=["_client"])
-            _Array, _raw, _show, _flush = core.Array, core.fetch, core.show, core.flush
-            _sealed = _server_reader(_Array, _scan, _write, os.read, os.fstat, _urandom, _str, _type, _int, _len,
-                                     _list, _tuple, _complex, _dict, _BaseException)
-            if _sealed is not None:
-                _show = _sealed
-                _raw = lambda a: _sealed(a)[1]
-        except _BaseException:
-            try:  # the in-process runtime (SE_GYM_STRICT_SERVER=0)
-                core = __import__(PKG + "._core", fromlist=["_core"])
-                _Array = _type(sys).__getattribute__(core, "Array")
-                _raw0 = _type(sys).__getattribute__(core, "_arr_data")
-                _raw = lambda a: _raw0(a).tolist()
-            except _BaseException:
-                pass
-
-        class Rejected(Exception):
-            pass
-
-        def canon(v, budget):
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise Rejected("result too large")
-            t = _type(v)
-            if v is None or t is _bool or t is _int or t is _str:
-                return v
-            if t is _float:
-                return v if v == v and v not in (_float("inf"), _float("-inf")) else {"$f": _repr(v)}
-            if t is _complex:
-                return {"$c": [canon(v.real, budget), canon(v.imag, budget)]}
-            if t is _list:
-                return [canon(x, budget) for x in v]
-            if t is _tuple:
-                return {"$t": [canon(x, budget) for x in v]}
-            if t is _dict:
-                return {"$d": [[canon(k, budget), canon(x, budget)] for k, x in v.items()]}
-            if _Array is not None and t is _Array:
-                return canon(_raw(v), budget)
-            raise Rejected("unsupported result type " + t.__name__)
-
-    else:  # records hold only strings, ints and lists of strings here: written as json.dumps writes
-        # them (strings escaped by json's own function), without an encoder's Python calls per record
-        _esc = __import__("json").encoder.encode_basestring_ascii
-
-        def record(rec):
-            out = []
-            for k, x in rec.items():
-                t = _type(x)
-                out.append('"' + k + '": ' + (_esc(x) if t is _str else _str(x) if t is _int else "[" + ", ".join([_esc(y) for y in x]) + "]"))
-            return "{" + ", ".join(out) + "}"
-
+def __sg_prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException):
+    # both harnesses: how an exception is described, and the answer's and each case's code compiled
+    # before the answer runs (the worker's, where it compiled them: se_gym.sandbox.Program)
     def describe(e):
         try:
             name = _type(e).__name__
@@ -296,7 +204,6 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             name, msg = "Exception", "(unprintable exception)"
         return [name, msg if _type(msg) is _str else "", ""]
 
-    # compile everything before the answer runs (the wall refuses compiling afterwards)
     loaded = code = None
     try:
         code = pre[0] if pre[0] is not None else _compile(SRC, "<answer>", "exec")
@@ -308,52 +215,11 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
             units.append(pre[i + 1] if pre[i + 1] is not None else _compile(src, "<test case " + _str(i) + ">", "eval"))
         except _BaseException as e:
             units.append(describe(e))
-    if STRICT:
-        for m in MODS:  # what the answer imports (allowed by the gate): loaded before the wall
-            try:
-                __import__(m)
-            except _BaseException:
-                pass
-        ours = {_id(c) for c in units if _type(c) is not _list}
-        if code is not None:
-            ours.add(_id(code))
-        # the answer's builtins: without the forbidden ones, and an __import__ that hands out
-        # allowed modules as proxies holding only their allow-listed attributes
-        safe = _dict(builtins.__dict__)
-        for name in DENY:
-            safe.pop(name, None)
-        _import, _Module, _modules, proxies = builtins.__import__, _type(sys), sys.modules, {}
+    return describe, code, loaded, units
 
-        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-            if level != 0 or _type(name) is not _str:
-                raise ImportError("relative imports are not allowed")
-            if name == PKG or name.startswith(PKG + "."):
-                return _import(name, None, None, fromlist, 0)
-            proxy = proxies.get(name)
-            if proxy is None:
-                if name not in ATTRS:
-                    raise ImportError("import of " + name + " is not allowed")
-                real = _modules.get(name) or (_import(name) and _modules[name])
-                proxy = _Module(name)
-                for a in ATTRS[name]:
-                    try:
-                        proxy.__dict__[a] = real.__dict__[a]
-                    except _BaseException:
-                        pass
-                proxies[name] = proxy
-            return proxy
 
-        safe["__import__"] = guarded_import
-        # what the process may still read and run: the interpreter's and NumPy's own files and
-        # the library's (warnings print source lines, NumPy loads some submodules lazily)
-        roots = []
-        for m in ("os", "numpy", PKG):
-            f = getattr(_modules.get(m), "__file__", None)
-            if f:
-                roots.append(_path_norm(os.path.dirname(f)) + "/")
-        _wall(NONCE, ours, _tuple(roots) + _tuple(ROOTS), _write, _dumps, _path_norm, _show is not None)
-        g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
-    # -- the answer's code runs from here on ------------------------------------------------------
+def __sg_run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe):
+    # both harnesses: the answer's code, then each case: (True, its value) or (False, its error)
     outcomes = []
     if loaded is None:
         try:
@@ -370,66 +236,107 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
                 outcomes.append((True, _eval(unit, g)))
             except _BaseException as e:
                 outcomes.append((False, describe(e)))
+    return outcomes
+
+
+def __sg_canonical(Rejected, other):
+    # strict: a result as a canonical JSON value, exact builtin types only (no code of the answer
+    # runs: a subclass is not its base); ``other(v, type, budget, top)`` for the rest (arrays)
+    import builtins
+    _type, _bool, _int, _str, _float, _complex, _list, _tuple, _dict, _repr = (
+        builtins.type, builtins.bool, builtins.int, builtins.str, builtins.float, builtins.complex, builtins.list,
+        builtins.tuple, builtins.dict, builtins.repr)
+    inf, ninf = _float("inf"), _float("-inf")
+
+    def canon(v, budget, top):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Rejected("result too large")
+        t = _type(v)
+        if v is None or t is _bool or t is _int or t is _str:
+            return v
+        if t is _float:
+            return v if v == v and v != inf and v != ninf else {"$f": _repr(v)}
+        if t is _complex:
+            return {"$c": [canon(v.real, budget, False), canon(v.imag, budget, False)]}
+        if t is _list:
+            return [canon(x, budget, False) for x in v]
+        if t is _tuple:
+            return {"$t": [canon(x, budget, False) for x in v]}
+        if t is _dict:
+            return {"$d": [[canon(k, budget, False), canon(x, budget, False)] for k, x in v.items()]}
+        return other(v, t, budget, top)
+
+    return canon
+
+
+def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
+    import builtins, gc, os, sys
+    _setprofile, _settrace = sys.setprofile, sys.settrace
+    _setprofile(None)
+    _settrace(None)
+    g = sys.modules["__main__"].__dict__
+    g.pop("__sg_harness", None)
+    _wall, _strict = g.pop("__sg_wall", None), g.pop("__sg_strict", None)
+    _answer = g.pop("__sg_answer", None)
+    _no_json, _server_reader = g.pop("__sg_no_json", None), g.pop("__sg_server_reader", None)
+    _fence = g.pop("__sg_fence", None)
+    _prepare, _run, _canonical = g.pop("__sg_prepare", None), g.pop("__sg_run", None), g.pop("__sg_canonical", None)  # the worker's (se_gym/sandbox/worker.py: _fence), where it gives one
+    # what the worker compiled for us before the fork (se_gym.sandbox.Program): the very code
+    # objects compile() below would make; None where it did not (then compiled here)
+    pre = g.pop("__sg_units", None)
+    if type(pre) is not tuple or len(pre) != 1 + len(CASES):
+        pre = (None,) * (1 + len(CASES))
+    if STRICT:  # (issue 42: the answer in a process of its own, this one holds the channel)
+        return _strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, _fence, _wall, _answer, _no_json, _server_reader,
+                       _prepare, _run, _canonical)
+    _write, _urandom = os.write, os.urandom
+    # the nonce exists only from here on, in this frame, and is announced as the channel's first
+    # record before any answer code exists in the process
+    NONCE = _urandom(16).hex()
+    _write(3, ('{"hello": "' + NONCE + '"}\n').encode())
+    # builtins taken before the answer runs (it may replace them); only those this profile uses:
+    # each one bound is a write to a page the forked program shares with its worker (a copy)
+    _str, _type, _len, _list, _int = builtins.str, builtins.type, builtins.len, builtins.list, builtins.int
+    _exec, _eval, _compile, _BaseException = builtins.exec, builtins.eval, builtins.compile, builtins.BaseException
+    _gc_disable = gc.disable
+    # records hold only strings, ints and lists of strings here: written as json.dumps writes
+    # them (strings escaped by json's own function), without an encoder's Python calls per record
+    _esc = __import__("json").encoder.encode_basestring_ascii
+
+    def record(rec):
+        out = []
+        for k, x in rec.items():
+            t = _type(x)
+            out.append('"' + k + '": ' + (_esc(x) if t is _str else _str(x) if t is _int else "[" + ", ".join([_esc(y) for y in x]) + "]"))
+        return "{" + ", ".join(out) + "}"
+
+    describe, code, loaded, units = _prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException)
+    # -- the answer's code runs from here on ------------------------------------------------------
+    outcomes = _run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe)
     # -- post-processing: nothing of the answer may run any more (no hooks, no collector) ---------
     try:
         _gc_disable()
-        if not STRICT:  # (strict: the wall never let the answer set them)
-            _setprofile(None)
-            _settrace(None)
-        else:
-            # no audit event covers signal handlers or threads: an answer that got past every wall
-            # could have left one to run (with a frame) during what follows; they get no chance
-            _switch(1e6)
-            for timer in _timers:
-                _setitimer(timer, 0)
-            for sig in _signals:
-                _signal(sig, _SIG_IGN)
+        _setprofile(None)
+        _settrace(None)
     except _BaseException:
         pass
-
-    if STRICT and _flush is not None:
-        # arrays the client made without a round trip (plain numbers) reach the server now; an answer
-        # that broke its client only leaves its own results unreadable (the reads above are ours)
-        try:
-            _flush()
-        except _BaseException:
-            pass
     try:
         lines = []
         for i, (ran, v) in enumerate(outcomes):
             rec = {"n": NONCE, "i": i}
-            shown = None  # (strict, an array from a library server: its printed form and data in one request)
             if not ran:
                 rec["e"] = v
             else:
-                if STRICT:
-                    try:
-                        if _show is not None and _type(v) is _Array:
-                            shown, data = _show(v)
-                            rec["v"] = canon(data, [%(max_nodes)d])
-                        else:
-                            rec["v"] = canon(v, [%(max_nodes)d])
-                    except Rejected as r:
-                        rec["r"] = r.args[0]
-                    except RecursionError:
-                        rec["r"] = "result nested too deeply"
-                    except _BaseException as e:
-                        rec["r"] = "result could not be read: " + _type(e).__name__
-                if "r" in rec:
-                    rec["p"] = "<" + rec["r"] + ">"
-                    rec.pop("v", None)
-                else:
-                    try:
-                        p = _str(v) if shown is None else shown
-                        if _type(p) is not _str:
-                            raise TypeError("__str__ returned a non-string")
-                        rec["p"] = p if _len(p) <= %(max_printed)d else p[:%(max_printed)d]
-                        if _len(p) > %(max_printed)d:
-                            rec["r"] = "printed result too long"
-                            rec.pop("v", None)
-                    except _BaseException as e:
-                        rec.pop("v", None)
-                        rec["e"] = describe(e)
+                try:
+                    p = _str(v)
+                    if _type(p) is not _str:
+                        raise TypeError("__str__ returned a non-string")
+                    rec["p"] = p if _len(p) <= %(max_printed)d else p[:%(max_printed)d]
+                    if _len(p) > %(max_printed)d:
+                        rec["r"] = "printed result too long"
+                except _BaseException as e:
+                    rec["e"] = describe(e)
             try:
                 lines.append(record(rec))
             except _BaseException:
@@ -442,10 +349,501 @@ def __sg_harness(SRC, CASES, PKG, STRICT, MODS, ROOTS, ATTRS, DENY):
         pass  # no done record: the run counts as a crash
 
 
-def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
-    # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21).
-    # SERVER: the library is a client of a library server (issue 31): NumPy is never loaded here
-    _type, _str, _id, _len, _BaseException = type, str, id, len, BaseException
+def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, answer, no_json, server_reader, prepare, run,
+                canonical):
+    # strict (issue 42): this process is the harness.  It compiles, loads what the answer imports,
+    # then forks the ANSWER'S PROCESS, which takes the worker's answer filter, drops the modules
+    # no answer needs, puts up the run-time wall and runs the answer and its cases, and sends each
+    # case's value back over a pipe as plain data (arrays as library handles).  Only after the
+    # fork does this process make the nonce and announce it on the channel (fd 3), which the
+    # answer's process never holds; it is not dumpable, so that process (the same uid) can neither
+    # trace it nor read it.  It reads the answer's report, checks every line, reads each array
+    # result from the library server over a connection of its own (fd 5), makes the printed form
+    # and the canonical value itself, and writes the records.  Nothing of the answer ever runs here.
+    import builtins, os, sys
+    _str, _type, _len, _list, _int, _tuple, _dict, _bool, _float, _complex, _repr, _id = (
+        builtins.str, builtins.type, builtins.len, builtins.list, builtins.int, builtins.tuple, builtins.dict,
+        builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
+    _compile, _BaseException = builtins.compile, builtins.BaseException
+    _write, _read, _close = os.write, os.read, os.close
+    _json = __import__("json")
+    try:
+        _cenc = _json.encoder.c_make_encoder(None, no_json, _json.encoder.encode_basestring_ascii, None, ": ", ", ",
+                                             False, False, False)
+        _scan = _json.scanner.c_make_scanner(_json.JSONDecoder(parse_constant=builtins.float))
+        _join = "".join
+        _dumps = lambda rec: _join(_cenc(rec, 0))
+    except _BaseException:  # (an interpreter without json's C parts)
+        _scan, _dumps = None, _json.JSONEncoder(allow_nan=False).encode
+
+    describe, code, loaded, units = prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException)
+    for m in MODS:  # what the answer imports (allowed by the gate): loaded before the wall
+        try:
+            __import__(m)
+        except _BaseException:
+            pass
+    # the library's array type: a client of a library server (issue 31), or the in-process runtime
+    # (SE_GYM_STRICT_SERVER=0)
+    Array = handle = arrdata = pending = read_array = None
+    NAME = "Array"
+    try:
+        core = __import__(PKG + "._client", fromlist=["_client"])
+        Array, pending = core.Array, _type(sys).__getattribute__(core, "_CHANNEL").__dict__
+        handle = Array.__dict__["_h"].__get__
+        read_array = server_reader(_scan, _write, _read, os.fstat, _str, _type, _int, _len, _list, _tuple, _complex,
+                                   _dict, _BaseException)
+    except _BaseException:
+        try:
+            core = __import__(PKG + "._core", fromlist=["_core"])
+            Array = _type(sys).__getattribute__(core, "Array")
+            arrdata = _type(sys).__getattribute__(core, "_arr_data")
+        except _BaseException:
+            Array = None
+    if Array is not None:
+        NAME = Array.__name__
+    served = handle is not None
+    try:  # (looked at before the pipe below is made: it may take a number neither holds)
+        answer_socket = os.fstat(4).st_mode & 0o170000 == 0o140000
+    except _BaseException:
+        answer_socket = False
+    roots = []  # what the answer's process may still read and run: the interpreter's own files and
+    # the library's (warnings print source lines, NumPy in process loads some submodules lazily)
+    for m in ("os", "numpy", PKG):
+        f = getattr(sys.modules.get(m), "__file__", None)
+        if f:
+            roots.append(os.path.normpath(os.path.dirname(f)) + "/")
+    roots = _tuple(roots) + _tuple(ROOTS)
+    _waitpid, _kill, _getpid, _exit = os.waitpid, os.kill, os.getpid, os._exit
+    _signals = sys.modules.get("signal")
+    r = w = -1
+    try:
+        r, w = os.pipe()
+        if fence is not None:
+            fence("harness")  # (the answer's process inherits it: neither can be traced by the other)
+        pid = fence("fork") if fence is not None else os.fork()
+    except _BaseException as e:
+        pid, failed = -1, describe(e)
+    if pid == 0:  # -- the answer's process ---------------------------------------------------------
+        _close(r)
+        _close(3)  # the channel
+        if read_array is not None:
+            _close(5)  # the harness's connection to the library server
+        # its filter (se_gym/sandbox/worker.py: _ANSWER_REFUSED); without it, no answer runs here
+        fenced = fence is not None and fence("answer") is True
+        fence = None
+        answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
+               fenced, run, describe, canonical)
+        return  # (no answer ran: it ends the answer's process itself after its report)
+    # -- the harness's process ----------------------------------------------------------------------
+    if w >= 0:
+        _close(w)
+    if answer_socket:
+        _close(4)  # (the answer's socket: the server sees its end once the answer's process is gone)
+    NONCE = os.urandom(16).hex()
+
+    def emit(recs):
+        data = _join_lines([_dumps(dict(rec, n=NONCE)) for rec in recs])
+        while data:
+            data = data[_write(3, data):]
+
+    _join_lines = lambda lines: ("\n".join(lines) + "\n").encode("utf-8", "replace")
+    _write(3, ('{"hello": "' + NONCE + '"}\n').encode())
+    if pid < 0:  # no process for the answer: the sandbox's failure, never the answer's
+        emit([{"infrastructure": "the answer's process could not be started: " + failed[0] + ": " + failed[1]}])
+        return
+    chunks, total, over = [], 0, False
+    while True:
+        try:
+            b = _read(r, 1 << 16)
+        except InterruptedError:
+            continue
+        if not b:
+            break
+        total += _len(b)
+        if total > %(max_report)d:  # (far past what the channel can carry: the rest is not read)
+            over = True
+            try:
+                _kill(pid, 9)
+            except _BaseException:
+                pass
+            break
+        chunks.append(b)
+    _close(r)
+    status = _waitpid(pid, 0)[1]
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) and not over else 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0 if over else 1
+
+    def finish():
+        # this process ends as the answer's did: its exit status or its signal (the worker reads
+        # the CPU and memory limits, and an uncaught MemoryError, from those)
+        if sig and _signals is not None:
+            try:
+                _signals.signal(sig, _signals.SIG_DFL)
+                _kill(_getpid(), sig)
+            except _BaseException:
+                pass
+        if sig or code:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except _BaseException:
+                pass
+            _exit(code or 1)
+
+    n = _len(CASES)
+    if over:  # (its report was not read to the end)
+        emit([{"i": i, "r": "results too large", "p": "<results too large>"} for i in range(n)] + [{"done": n}])
+        return finish()
+    # the answer's report, line by line: exactly what the answer's harness writes, or forbidden
+    refusals, found, done, bad = [], {}, False, ""
+    report = b"".join(chunks).split(b"\n")
+    if report and not report[-1]:
+        report.pop()
+    tag = None
+    for k, raw in enumerate(report):
+        try:
+            text = raw.decode("ascii")
+            rec, end = _scan(text, 0) if _scan is not None else (_json.loads(text), _len(text))
+            if end != _len(text) or _type(rec) is not _dict:
+                raise ValueError
+        except _BaseException:
+            bad = bad or "line %%d is not one of its records" %% (k + 1)
+            break
+        if k == 0:  # its announcement, written before any answer code existed there
+            tag = rec.get("hello")
+            if rec.keys() != {"hello"} or _type(tag) is not _str or _len(tag) != 32:
+                bad = "it does not start with its harness's announcement"
+                break
+            continue
+        if rec.pop("t", None) != tag:
+            bad = "line %%d does not carry its harness's tag" %% (k + 1)
+            break
+        keys = rec.keys()
+        if done:
+            bad = "line %%d follows its done record" %% (k + 1)
+            break
+        if "infrastructure" in rec:
+            if keys != {"infrastructure"} or _type(rec["infrastructure"]) is not _str or k != 1:
+                bad = "a malformed harness record"
+                break
+            emit([{"infrastructure": rec["infrastructure"][:300]}])
+            return finish()
+        if "refused" in rec:
+            if keys != {"refused", "what"} or _type(rec["refused"]) is not _str or _type(rec["what"]) is not _str:
+                bad = "a malformed refusal"
+                break
+            refusals.append({"refused": rec["refused"][:200], "what": rec["what"][:200]})
+        elif "done" in rec:
+            if keys != {"done"} or rec["done"] != n or _type(rec["done"]) is not _int or _len(found) != n:
+                bad = "a done record that does not match the cases"
+                break
+            done = True
+        else:
+            i = rec.get("i")
+            e, kind = rec.get("e"), (keys - {"i"})
+            if _type(i) is not _int or not 0 <= i < n or i in found or _len(kind) != 1:
+                bad = "line %%d names no case, or a case twice" %% (k + 1)
+                break
+            kind = "v" if "v" in kind else "r" if "r" in kind else "e" if "e" in kind else ""
+            if (kind == "" or kind == "r" and _type(rec["r"]) is not _str or kind == "e" and not (
+                    _type(e) is _list and _len(e) == 2 and _type(e[0]) is _str and _type(e[1]) is _str)):
+                bad = "line %%d is a malformed record" %% (k + 1)
+                break
+            found[i] = (kind, rec[kind])
+    if refusals or code == %(refused_exit)d and not sig:
+        emit(refusals[:20] or [{"refused": "wall", "what": "the answer's process was ended by the wall (its report was lost)"}])
+        return finish()
+    if bad:
+        emit([{"refused": "report", "what": "the answer's process reported what its harness does not write: " + bad}])
+        return finish()
+    if not done:
+        return finish()  # (it ended before its report: no done record, as when a program crashes)
+
+    class Rejected(Exception):
+        pass
+
+    class Bad(Exception):
+        pass
+
+    class Shown:  # an array in a result: its printed form (as print shows it inside a container) and data
+        __slots__ = ("text", "data")
+
+        def __init__(self, text, data):
+            self.text, self.data = text, data
+
+        def __repr__(self):
+            return self.text
+
+    def build(v, budget, top):
+        # the answer's value (its harness's canonical form, arrays as handles) as a Python value,
+        # each array read from the library server (or, in process, as reported)
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise Rejected("result too large")
+        t = _type(v)
+        if v is None or t is _bool or t is _int or t is _str or t is _float:
+            return v
+        if t is _list:
+            return [build(x, budget, False) for x in v]
+        if t is _dict and _len(v) == 1:
+            (tag, x), = v.items()
+            if tag == "$f" and x in ("nan", "inf", "-inf"):
+                return _float(x)
+            if tag == "$c" and _type(x) is _list and _len(x) == 2:
+                re, im = build(x[0], budget, False), build(x[1], budget, False)
+                if _type(re) in (_int, _float) and _type(im) in (_int, _float):
+                    return _complex(re, im)
+            elif tag == "$t" and _type(x) is _list:
+                return _tuple([build(y, budget, False) for y in x])
+            elif tag == "$d" and _type(x) is _list:
+                out = {}
+                for kv in x:
+                    if _type(kv) is not _list or _len(kv) != 2:
+                        raise Bad("a malformed dict")
+                    key = build(kv[0], budget, False)
+                    try:
+                        out[key] = build(kv[1], budget, False)
+                    except TypeError:
+                        raise Bad("an unhashable key")
+                return out
+            elif tag == "$h" and served and _type(x) is _int:
+                if read_array is None:
+                    raise Rejected("result could not be read: no connection to the library server")
+                try:
+                    text, data = read_array(x, top)
+                except RecursionError:
+                    raise Rejected("result nested too deeply")
+                except _BaseException as e:
+                    raise Rejected("result could not be read: " + _type(e).__name__)
+                return Shown(text if top else NAME + "(" + _repr(data) + ")", data)
+            elif (tag == "$a" and not served and Array is not None and _type(x) is _list and _len(x) == 2
+                  and _type(x[0]) is _str):
+                return Shown(x[0], build(x[1], budget, False))
+        raise Bad("a value its harness does not write")
+
+    def shown(v, t, budget, top):
+        if t is Shown:
+            return canon(v.data, budget, False)
+        raise Rejected("unsupported result type " + t.__name__)
+
+    canon = canonical(Rejected, shown)
+
+    recs = []
+    for i in range(n):
+        kind, v = found[i]
+        if kind == "e":
+            recs.append({"i": i, "e": [v[0][:200], v[1][:2000], ""]})
+            continue
+        if kind == "r":
+            recs.append({"i": i, "r": v[:300], "p": "<" + v[:300] + ">"})
+            continue
+        try:
+            obj = build(v, [%(max_nodes)d], True)
+            value = canon(obj, [%(max_nodes)d], True)
+        except Rejected as e:
+            recs.append({"i": i, "r": e.args[0], "p": "<" + e.args[0] + ">"})
+            continue
+        except RecursionError:
+            recs.append({"i": i, "r": "result nested too deeply", "p": "<result nested too deeply>"})
+            continue
+        except _BaseException as e:
+            emit([{"refused": "report", "what": "the answer's process reported what its harness does not write: "
+                   + (e.args[0] if _type(e) is Bad else "case %%d" %% i)}])
+            return finish()
+        try:
+            p = obj.text if _type(obj) is Shown else _str(obj)
+        except _BaseException as e:  # (an int past the digits str() prints, say)
+            recs.append({"i": i, "e": describe(e)})
+            continue
+        if _len(p) > %(max_printed)d:
+            recs.append({"i": i, "r": "printed result too long", "p": p[:%(max_printed)d]})
+        else:
+            recs.append({"i": i, "v": value, "p": p})
+    lines = []
+    for rec in recs:
+        try:
+            lines.append(_dumps(dict(rec, n=NONCE)))
+        except _BaseException:
+            lines.append(_dumps({"n": NONCE, "i": rec["i"], "e": ["HarnessError", "result not serializable", ""]}))
+    lines.append(_dumps({"n": NONCE, "done": n}))
+    data = _join_lines(lines)
+    while data:
+        data = data[_write(3, data):]
+    return finish()
+
+
+def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
+                fenced, run, describe, canonical):
+    # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
+    # run (the harness's process checks all it reports); what matters is that nothing here is
+    # worth having: no nonce, no channel, no connection of the harness's, no module that reaches
+    # the system (dropped below), no signal handler (the worker's answer filter), and the wall.
+    import builtins, sys
+    _str, _type, _len, _list, _int, _tuple, _dict, _bool, _float, _complex, _repr, _id = (
+        builtins.str, builtins.type, builtins.len, builtins.list, builtins.int, builtins.tuple, builtins.dict,
+        builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
+    _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException
+    _os = __import__("os")
+    _write, _read, _exit = _os.write, _os.read, _os._exit
+    _tname = _type.__dict__["__name__"].__get__  # (a class's own name, whatever its metaclass says)
+    _modules = sys.modules
+    _gc_disable = _modules["gc"].disable
+    _flushes = (sys.stdout.flush, sys.stderr.flush)  # (the streams the worker gave: C methods)
+    # this process's own tag on each line it reports, announced before any answer code exists:
+    # a line without it is one the answer wrote (the harness's process then forbids the report)
+    TAG = _os.urandom(16).hex()
+    _os = None
+    hello = ('{"hello": "' + TAG + '"}\n').encode()
+    if not fenced:  # (the sandbox could not put the answer's filter on this process: its failure)
+        hello += ('{"t": "' + TAG + '", "infrastructure": "the sandbox cannot filter the answer\'s process"}\n').encode()
+    while hello:
+        hello = hello[_write(w, hello):]
+    if not fenced:
+        return
+    # what the worker left loaded and no answer needs: the ways to memory, frames, signals, files
+    # and processes (reachable through any module's sys, or a function's globals, otherwise)
+    for name in [m for m in _modules if m.split(".")[0] in %(drop_modules)r]:
+        del _modules[name]
+    ours = {_id(c) for c in units if _type(c) is not _list}
+    if code is not None:
+        ours.add(_id(code))
+    # the answer's builtins: without the forbidden ones, and an __import__ that hands out
+    # allowed modules as proxies holding only their allow-listed attributes
+    safe = _dict(builtins.__dict__)
+    for name in DENY:
+        safe.pop(name, None)
+    _import, _Module, proxies = builtins.__import__, _type(sys), {}
+    _setrec = sys.setrecursionlimit
+
+    def setrecursionlimit(limit):  # (sys's, bounded: issue 42)
+        return _setrec(limit if _type(limit) is not _int or limit <= %(recursion_max)d else %(recursion_max)d)
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or _type(name) is not _str:
+            raise ImportError("relative imports are not allowed")
+        if name == PKG or name.startswith(PKG + "."):
+            return _import(name, None, None, fromlist, 0)
+        proxy = proxies.get(name)
+        if proxy is None:
+            if name not in ATTRS:
+                raise ImportError("import of " + name + " is not allowed")
+            real = _modules.get(name) or (_import(name) and _modules[name])
+            proxy = _Module(name)
+            for a in ATTRS[name]:
+                try:
+                    proxy.__dict__[a] = setrecursionlimit if name == "sys" and a == "setrecursionlimit" else real.__dict__[a]
+                except _BaseException:
+                    pass
+            proxies[name] = proxy
+        return proxy
+
+    safe["__import__"] = guarded_import
+    wall(w, TAG, ours, ROOTS, _write, dumps, served)
+    g["__builtins__"] = safe  # (after the wall: functions made from now on resolve builtins there)
+    # -- the answer's code runs from here on ------------------------------------------------------
+    outcomes = run(code, loaded, units, g, _exec, _eval, _type, _list, _BaseException, describe)
+    # -- after the cases: nothing of the answer's runs any more (no collector: its __del__ methods;
+    # no client function: the answer can rebind them; exact types only, read with C functions
+    # taken before it ran; and the process ends right after its report, before any exit handler
+    # or finaliser of the answer's could change an array the harness then reads) ---------------
+    try:
+        _gc_disable()
+    except _BaseException:
+        pass
+    if pending is not None:
+        # arrays the client made without a round trip (plain numbers) reach the server now: the
+        # client's own request, written and its reply read here (the harness's process reads them
+        # over its own connection once this process is gone)
+        try:
+            defs = pending.get("defs")
+            if _type(defs) is _list and defs:
+                body = dumps(["defs", [], defs, ["sync", []]]).encode("ascii")
+                data = _len(body).to_bytes(4, "big") + body
+                while data:
+                    data = data[_write(4, data):]
+                got, need = b"", 4
+                while _len(got) < need:
+                    chunk = _read(4, need - _len(got))
+                    if not chunk:
+                        break
+                    got += chunk
+                    if need == 4 and _len(got) == 4:
+                        need = 4 + min(_int.from_bytes(got, "big"), 1 << 20)
+        except _BaseException:
+            pass
+
+    class Rejected(Exception):
+        pass
+
+    def array(v, t, budget, top):
+        if Array is not None and t is Array:
+            if served:
+                return {"$h": handle(v, Array)}
+            return {"$a": [_str(v) if top else _repr(v), canon(arrdata(v).tolist(), budget, False)]}
+        raise Rejected("unsupported result type " + _tname(t))
+
+    canon = canonical(Rejected, array)
+
+    lines = []
+    for i, (ran, v) in enumerate(outcomes):
+        if not ran:
+            rec = {"t": TAG, "i": i, "e": v[:2]}
+        else:
+            try:
+                rec = {"t": TAG, "i": i, "v": canon(v, [%(max_nodes)d], True)}
+            except Rejected as r:
+                rec = {"t": TAG, "i": i, "r": r.args[0]}
+            except RecursionError:
+                rec = {"t": TAG, "i": i, "r": "result nested too deeply"}
+            except _BaseException as e:
+                rec = {"t": TAG, "i": i, "r": "result could not be read: " + _tname(_type(e))}
+        try:
+            lines.append(dumps(rec))
+        except _BaseException as e:  # (an int past the digits repr() prints, say: as str() of it would)
+            lines.append(dumps({"t": TAG, "i": i, "e": describe(e)[:2]}))
+    lines.append(dumps({"t": TAG, "done": _len(outcomes)}))
+    data = ("\n".join(lines) + "\n").encode("ascii", "replace")
+    status = 0
+    try:
+        while data:
+            data = data[_write(w, data):]
+    except _BaseException:
+        status = 1
+    for flush in _flushes:  # (what the answer printed, as `python main.py` flushes it at exit)
+        try:
+            flush()
+        except _BaseException:
+            status = status or 120
+    _exit(status)
+
+
+def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
+    # strict: the runtime wall, an audit hook refusing what no honest answer needs (issue 21), in the
+    # answer's own process (issue 42).  A refusal is reported on SINK (the pipe to the harness's
+    # process) and ends that process at once: nothing the answer does after it counts.
+    # SERVER: the library is a client of a library server (issue 31): NumPy is never loaded here.
+    # Everything the hook uses is bound here, before the answer runs, and is C code or immutable:
+    # no global name lookup and no Python function of a module the answer can patch (a patched
+    # posixpath.normpath once showed it every path as one inside the roots).
+    _type, _str, _id, _len, _BaseException, _bytes, _PermissionError = type, str, id, len, BaseException, bytes, PermissionError
+    _exit = __import__("os")._exit
+    _norm = getattr(__import__("posix"), "_path_normpath", None)
+    if _norm is None:  # (a Python without posix._path_normpath: the same rules, on builtins only)
+        _split, _slash = str.split, "/".join
+
+        def _norm(p):
+            parts, rooted = [], _startswith(p, "/")
+            for part in _split(p, "/"):
+                if part == "" or part == ".":
+                    continue
+                if part == "..":
+                    if parts and parts[-1] != "..":
+                        parts.pop()
+                    elif not rooted:
+                        parts.append(part)
+                    continue
+                parts.append(part)
+            return ("/" if rooted else "") + _slash(parts) or "."
     _startswith, _endswith, _fullmatch = str.startswith, str.endswith, __import__("re").compile(%(nt)r).fullmatch
     _isidentifier, _list, _compile, _words = str.isidentifier, list, compile, __import__("re").compile(r"\w+").findall
     # dataclasses' generated methods (issue 31): dataclasses compiles their source from templates
@@ -539,7 +937,6 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
     ALLOWED = frozenset(%(harmless)r)
     STDLIB = frozenset(__import__("sys").stdlib_module_names)
     NO_IMPORT = frozenset(%(no_import)r)
-    said = set()
     state = [0, 0, 0]  # the next exec is a namedtuple's template; .pyc files read; inside our own look
     _sys = __import__("sys")
     _getframe, _os = _sys._getframe, __import__("os")
@@ -555,15 +952,14 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
     }
 
     def refuse(event, what):
-        if event not in said and _len(said) < 20:
-            said.add(event)
-            try:
-                data = (_dumps({"n": NONCE, "refused": event, "what": what[:200]}) + "\n").encode("utf-8", "replace")
-                while data:
-                    data = data[_write(3, data):]
-            except _BaseException:
-                pass
-        raise PermissionError("se-gym strict: " + event + " is not allowed")
+        try:
+            data = (_dumps({"t": TAG, "refused": event, "what": what[:200]}) + "\n").encode("ascii", "replace")
+            while data:
+                data = data[_write(SINK, data):]
+        except _BaseException:
+            pass
+        _exit(%(refused_exit)d)
+        raise _PermissionError("se-gym strict: " + event + " is not allowed")
 
     def code_reader():
         # typing.overload, or inspect's signature reading under dataclasses' _process_class
@@ -657,10 +1053,10 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
             refuse(event, _str(name))
         elif event == "compile":
             src = args[0]
-            if _type(src) is bytes and _fullmatch(src) and args[1] == "<string>":
+            if _type(src) is _bytes and _fullmatch(src) and args[1] == "<string>":
                 state[0] = 1  # collections.namedtuple builds its __new__ this way
                 return
-            if _type(src) is bytes and args[1] == "<string>":
+            if _type(src) is _bytes and args[1] == "<string>":
                 state[2] = 1
                 try:
                     caller = _getframe(1).f_code
@@ -707,6 +1103,8 @@ def __sg_wall(NONCE, OURS, ROOTS, _write, _dumps, _norm, SERVER):
 
     __import__("sys").addaudithook(hook)
 """ % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
+       "max_report": MAX_REPORT, "refused_exit": REFUSED_EXIT, "recursion_max": RECURSION_MAX,
+       "drop_modules": DROP_MODULES,
        "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS)}
 
 
@@ -986,6 +1384,7 @@ class ChannelReport:
     forged: int  # records the harness did not write: wrong nonce, not JSON, duplicates, bad fields
     refused: tuple[str, ...] = ()  # what the strict wall refused
     problem: str = ""  # the first forged record, described
+    infrastructure: str = ""  # the strict harness could not run the answer (the sandbox's failure, not the answer's)
 
     @property
     def valid(self) -> bool:
@@ -1055,6 +1454,7 @@ def read_channel(channel: bytes | None, n_cases: int, strict: bool = False) -> C
         return ChannelReport(False, (), len(lines), problem="the channel does not start with the harness's announcement")
     found: dict[int, CaseReport] = {}
     refused: list[str] = []
+    infra = ""
     done = False
     forged = 0
     problem = ""
@@ -1080,6 +1480,11 @@ def read_channel(channel: bytes | None, n_cases: int, strict: bool = False) -> C
                 refused.append(f"{rec['refused']} {rec['what']}".strip())
             else:
                 bad(f"line {k} is a malformed refusal")
+        elif "infrastructure" in rec:
+            if set(rec) == {"n", "infrastructure"} and isinstance(rec["infrastructure"], str) and k == 2:
+                infra = rec["infrastructure"] or "the harness failed"
+            else:
+                bad(f"line {k} is a malformed harness record")
         elif "done" in rec:
             if set(rec) != {"n", "done"} or type(rec["done"]) is not int or rec["done"] != n_cases or len(found) != n_cases:
                 bad(f"line {k} is a done record that does not match the cases")
@@ -1097,4 +1502,4 @@ def read_channel(channel: bytes | None, n_cases: int, strict: bool = False) -> C
                 else:
                     found[i] = case
     cases = tuple(found[i] for i in sorted(found))
-    return ChannelReport(done and not forged and len(cases) == n_cases, cases, forged, tuple(refused), problem)
+    return ChannelReport(done and not forged and len(cases) == n_cases, cases, forged, tuple(refused), problem, infra)

@@ -1,6 +1,8 @@
 """The strict profile's library in the answer's process: a thin client, standard library only.
 
 Copied verbatim into every strict library as ``_client.py`` (the writer prepends ``ARRAY_NAME``).
+It holds the few functions of ``os`` it uses, not the module (issue 42: the module led the answer to
+``sys`` and every module loaded).
 NumPy is never imported here: every call crosses to a library server (``server.py``, a process of
 its own that holds NumPy, reset between programs) over a socket, one request and one reply at a time.
 Arrays are opaque handles (numbers the server gives out); arguments are turned into plain data
@@ -18,9 +20,12 @@ the rest (see ``_encode``).
 """
 import collections as _collections
 import json as _json
-import os as _os
 import stat as _stat
 import struct as _struct
+from os import fstat as _fstat
+from os import getpid as _getpid
+from os import read as _read
+from os import write as _write
 
 try:
     ARRAY_NAME  # noqa: B018 - set by the writer
@@ -97,12 +102,12 @@ class _Channel:
         self.callbacks = []  # the program's callables handed to the server (by position)
 
     def connect(self):
-        if self.fd >= 0 and self.pid == _os.getpid():
+        if self.fd >= 0 and self.pid == _getpid():
             return
         if self.fd < 0:
             try:
-                if _stat.S_ISSOCK(_os.fstat(SERVER_FD).st_mode):
-                    self.fd, self.pid, self.buf = SERVER_FD, _os.getpid(), b""  # the sandbox worker's: forked for this program
+                if _stat.S_ISSOCK(_fstat(SERVER_FD).st_mode):
+                    self.fd, self.pid, self.buf = SERVER_FD, _getpid(), b""  # the sandbox worker's: forked for this program
                     self.defs, self.local, self.depth = [], 0, 0
                     return
             except OSError:
@@ -112,6 +117,7 @@ class _Channel:
     def spawn(self):
         """No worker gave us a server (the library imported outside the sandbox, say in a test):
         start one, ended when this channel is (or at exit)."""
+        import os
         import socket
         import subprocess
         import sys
@@ -119,10 +125,10 @@ class _Channel:
         import weakref
 
         mine, theirs = socket.socketpair()
-        script = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_server.py")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_server.py")
         proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
         theirs.close()
-        self.fd, self.pid, self.lock = mine.fileno(), _os.getpid(), threading.RLock()
+        self.fd, self.pid, self.lock = mine.fileno(), _getpid(), threading.RLock()
         self.frees, self.callbacks, self.buf = [], [], b""  # (a fork's copies name the parent's server's objects)
         self.defs, self.local, self.depth = [], 0, 0
         weakref.finalize(self, _stop, mine, proc)
@@ -131,7 +137,7 @@ class _Channel:
         body = _dumps(msg).encode()
         data = _HEAD.pack(len(body)) + body
         while data:
-            data = data[_os.write(self.fd, data):]
+            data = data[_write(self.fd, data):]
 
     def recv(self):
         buf = self.buf
@@ -148,7 +154,7 @@ class _Channel:
 
     def _more(self, buf, n):
         """``buf`` and what one read brings (up to ``n`` bytes): a reply in one read, as a rule."""
-        chunk = _os.read(self.fd, n)
+        chunk = _read(self.fd, n)
         if not chunk:
             raise RuntimeError("library server is gone")
         return buf + chunk
@@ -490,8 +496,10 @@ class Function:
 
 def load_docs(module_file):
     """The ``docs.json`` written beside a library module, or no docs."""
-    path = _os.path.join(_os.path.dirname(module_file), "docs.json")
-    if not _os.path.exists(path):
+    import os
+
+    path = os.path.join(os.path.dirname(module_file), "docs.json")
+    if not os.path.exists(path):
         return {}
     with open(path, encoding="utf-8") as f:
         return _json.load(f)

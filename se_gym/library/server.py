@@ -84,6 +84,10 @@ class Refused(TypeError):
     """A request outside the library's API."""
 
 
+class _Gone(Exception):
+    """The program's connection ended while the server waited on it inside a call-back."""
+
+
 def _resolve(path):
     for option in path.split("|"):
         obj = np
@@ -170,6 +174,7 @@ class Server:
         self.next = 1
         self.fit = True  # fit to serve another program after this one (see serve)
         self.buf = b""  # what was read of the next frame
+        self.harness = False  # serving the harness's own connection: it reads results only
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -304,7 +309,7 @@ class Server:
             while True:
                 msg = self.recv()
                 if msg is None:
-                    raise SystemExit(0)
+                    raise _Gone  # (out of NumPy's call; the harness's connection is served next)
                 if msg[0] == "ret" and len(msg) == 2:
                     return self.decode(msg[1])
                 if msg[0] == "raise" and len(msg) == 3:
@@ -318,6 +323,8 @@ class Server:
     def handle(self, msg):
         try:
             reply = ["ok", self.dispatch(msg)]
+        except _Gone:
+            raise
         except RecursionError:
             self.fit = False
             reply = ["err", "RuntimeError", "nested too deeply"]
@@ -331,6 +338,8 @@ class Server:
 
     def dispatch(self, msg):
         op, frees, args = msg[0], msg[1] if len(msg) > 1 else None, msg[2:]
+        if self.harness and op not in ("show", "list"):
+            raise Refused(f"request {op!r} is not the harness's")
         if type(frees) is not list:
             raise Refused("request is not valid")
         for h in frees:
@@ -414,11 +423,16 @@ class Server:
             self.handle(msg)
 
 
-def serve(fd):
-    """Answer one client on ``fd`` until it closes its end.
+def serve(fd, harness=None):
+    """Answer one client on ``fd`` until it closes its end; then, if given, the harness on
+    ``harness`` (the strict harness's own connection, issue 42): it reads the arrays the answer
+    returned (``show`` and ``list`` only), with the program's handles, once the answer's process
+    has closed ``fd``.  A connection of its own, so nothing the answer left on ``fd`` (a partial
+    frame, requests whose replies it never read) stands between the harness and its replies.
 
     Args:
         fd: the socket of the program's end.
+        harness: the socket of the harness's end, or None.
 
     Returns:
         True when nothing happened that ``reset`` might not undo (no error, call-back or refused
@@ -426,9 +440,16 @@ def serve(fd):
     """
     server = Server(fd)
     try:
-        server.serve()
-    except BrokenPipeError:  # (the program went away before reading a reply)
-        server.fit = False
+        for conn in (fd, harness):
+            if conn is None:
+                continue
+            server.fd, server.buf, server.harness = conn, b"", conn == harness
+            try:
+                server.serve()
+            except (ConnectionError, _Gone):
+                # the program went away before reading a reply (a broken pipe), with replies it never
+                # read (the connection reset), or in the middle of a call-back
+                server.fit = False
     finally:
         server.objects.clear()  # every handle goes now, cycles or not
     return server.fit

@@ -22,6 +22,21 @@ class GenerationError(SEGymError, RuntimeError):
     """A backend failed to produce an answer (server error, retries exhausted, engine failure)."""
 
 
+class ContextTooLong(SEGymError, ValueError):
+    """A prompt plus ``max_tokens`` does not fit the model's positions (one line, saying what to lower)."""
+
+
+def check_context(i: int, n_prompt: int, max_tokens: int, limit: int | None, what: str) -> None:
+    """Refuse prompt ``i`` (``n_prompt`` tokens) when ``n_prompt + max_tokens`` passes ``limit``
+    (``what`` names the limit: "the model's 2048 positions"); the error gives the largest
+    ``max_tokens`` that fits (the rollout/eval commands' ``--max-tokens``)."""
+    if limit and n_prompt + max_tokens > limit:
+        room = limit - n_prompt
+        fix = (f"lower max_tokens to at most {room} (se-gym rollout/eval: --max-tokens {room})" if room >= 1
+               else "the prompt alone fills them: use a shorter prompt or a model with more positions")
+        raise ContextTooLong(f"prompt {i} has {n_prompt} tokens; with max_tokens={max_tokens} it exceeds {what}: {fix}")
+
+
 class WeightUpdateUnsupported(GenerationError):
     """The backend cannot take new weights (e.g. a remote server): serve a new checkpoint instead."""
 

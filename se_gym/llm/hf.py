@@ -25,6 +25,7 @@ from .base import (
     Generator,
     Prompt,
     SamplingParams,
+    check_context,
     check_prompts,
     derive_seed,
     encode_prompt,
@@ -147,11 +148,7 @@ class HFGenerator(Generator):
         for i, ids in enumerate(encoded):
             if not ids:
                 raise ValueError(f"prompt {i} is empty after tokenization")
-            if self.max_positions and len(ids) + params.max_tokens > self.max_positions:
-                raise ValueError(
-                    f"prompt {i} has {len(ids)} tokens; with max_tokens={params.max_tokens} it exceeds the "
-                    f"model's {self.max_positions} positions"
-                )
+            check_context(i, len(ids), params.max_tokens, self.max_positions, f"the model's {self.max_positions} positions")
         base_seed = params.seed if params.seed is not None else secrets.randbits(62)
         rows = [(i, j) for i in range(len(prompts)) for j in range(params.n)]
         rows.sort(key=lambda r: -len(encoded[r[0]]))  # similar lengths together: less padding

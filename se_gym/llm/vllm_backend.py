@@ -26,6 +26,7 @@ from .base import (
     Prompt,
     SamplingParams,
     WeightUpdateUnsupported,
+    check_context,
     check_prompts,
     derive_seed,
     encode_prompt,
@@ -127,11 +128,7 @@ class VLLMGenerator(Generator):
         for i, ids in enumerate(encoded):
             if not ids:
                 raise ValueError(f"prompt {i} is empty after tokenization")
-            if len(ids) + params.max_tokens > self.max_model_len:
-                raise ValueError(
-                    f"prompt {i} has {len(ids)} tokens; with max_tokens={params.max_tokens} it exceeds "
-                    f"max_model_len={self.max_model_len}"
-                )
+            check_context(i, len(ids), params.max_tokens, self.max_model_len, f"max_model_len={self.max_model_len}")
         sampling = [
             vllm.SamplingParams(
                 n=params.n,

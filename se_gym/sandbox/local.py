@@ -435,6 +435,8 @@ class LocalSandbox(WorkerPool):
             "user_namespaces": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "posix_mqueues": "refused (seccomp)" if hard.get("seccomp") else "allowed",
             "kernel_keyrings": "refused (seccomp)" if hard.get("seccomp") else "allowed",
+            # the strict harness's answer process (issue 42): measured by the worker's probe
+            "answer_process_filter": bool(hard.get("answer_filter")),
             "worker_uid": hello.get("uid"),
             "program_uid": "private per worker" if hello.get("child_uid") != hello.get("uid") else hello.get("child_uid"),
             "program_uid_reason": self.uid_reason,
@@ -639,6 +641,8 @@ def isolation_report(isolation: str = "auto") -> dict[str, Any]:
     check(bool(hard.get("not_dumpable")), "worker not dumpable (programs cannot open its fds)",
           "worker is dumpable: " + "; ".join(hard.get("errors", [])))
     check(seen["seccomp"], "seccomp: programs cannot make user namespaces", "seccomp filter not installed")
+    check(bool(hard.get("answer_filter")), "strict: the answer's own process installs no signal handler, starts no process",
+          "strict: the answer's process filter does not hold (strict judges report infrastructure failures)")
     check(bool(hard.get("ipc_namespace")), f"System V IPC: {hard.get('ipc_namespace')}; POSIX queues refused",
           "System V IPC: unknown")
     if "keyrings" in seen:

@@ -184,7 +184,7 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
     units = getattr(code, "units", None)
     size = len(code)
     try:
-        size += sum(len(u[0]) + len(u[1]) + len(u[2]) + (len(u[3]) if len(u) > 3 else 0) for u in units[1]) if units else 0
+        size += sum(len(u[0]) + len(u[1]) + len(u[2]) + (len(u[3]) if len(u) > 3 and u[3] is not None else 0) for u in units[1]) if units else 0
     except (TypeError, ValueError, IndexError):
         units, size = None, len(code)  # not units as Program makes them: the program compiles itself
     # the frame carries a plain str (marshal refuses subclasses) and the units as plain tuples

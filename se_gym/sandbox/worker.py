@@ -16,15 +16,21 @@ When a preloaded package is a client of a library server (it has a ``_server.py`
 profile, issue 31), or the config names one (``"server": {"path": ".../_server.py", "preload":
 [...]}``), the worker itself never imports NumPy (the ``numpy*`` preloads go to the zygote): a
 zygote forked from it imports NumPy and the library server module, and forks a server when the
-worker asks for one.  Each program finds one end of a socket pair on fd 4; the worker hands the
-other to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
+worker asks for one.  Each program finds one end of a socket pair on fd 4, and of a second on fd 5
+(the strict harness's own, which the server serves once fd 4 is closed: issue 42); the worker hands
+the other ends to its server.  The server keeps the worker's hardening, takes the program's rlimits (its
 CPU limit per program, on top of what it used before), another uid where the worker can give one,
 and is not dumpable (the program can neither trace nor read it).  Once the program is gone the
 server drops every handle and resets NumPy's state, and says so on a control socket of its own to
 the worker, which keeps it for the next program; after an error, a call-back, a refused request,
 other limits, no word within _SERVER_IDLE_S (still busy with what the program left it), or a
 bound on its programs, CPU or memory, the worker kills it (the zygote reaps it) and a fresh one
-is forked.
+is forked.  Each program gets the same CPU in its server (an interval timer per program); a server
+that dies under its program makes the program's status ``timeout`` (its CPU) or ``sandbox_error``
+(anything else); the reply says whether the server was forked for it (``server_forked``).
+
+Every program finds ``__sg_fence`` in its ``__main__`` (see _fence): the strict harness's way to
+fork the answer's process and put the answer filter on it (issue 42).
 """
 import atexit
 import binascii
@@ -69,9 +75,12 @@ _MIN_ENV = {
 # find them ready.  Heavier ones (decimal, statistics, dataclasses: 1.2 MB that every fork would
 # copy) are imported by the programs that use them, or preloaded by the pool where the program uid
 # cannot read the Python install (local.py).
+# (ast: the strict harness's run-time wall reads dataclasses' generated code with it in every
+# program; imported there it cost ~2 ms of each strict program's CPU where NumPy, which imports it,
+# lives in the library server's zygote and not here)
 _STDLIB = ("math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re", "json",
            "random", "typing", "string", "copy", "operator", "io", "atexit", "array",
-           "numbers", "textwrap", "linecache")
+           "numbers", "textwrap", "linecache", "ast")
 
 
 # ---------------------------------------------------------------------------------------- frames
@@ -362,7 +371,52 @@ def _seccomp_filter():
         (RET, 0, 0, ENOSYS),  # nosys
     ]
     assert len(prog) == nosys + 1
+    return _bpf(prog)
 
+
+# The answer's own process under the strict harness (issue 42): the harness runs in the program's
+# process and forks the answer into a child of its own, which takes this second filter on top of
+# the worker's before any of the answer's code exists.  It refuses what only an escape would use,
+# whatever the run-time wall (an audit hook in that process) lets through: signal handlers
+# (rt_sigaction: no audit event covers them, and a handler is handed a frame, from which f_back
+# walks into the wall's and the harness's state), new processes and threads, exec, signals to
+# other processes (the harness, the library server), tracing, another session or process group.
+#   x86_64: rt_sigaction, clone, fork, vfork, execve, kill, setpgid, ptrace, setsid,
+#           rt_sigqueueinfo, tkill, tgkill, rt_tgsigqueueinfo, process_vm_readv/writev, execveat,
+#           pidfd_send_signal, pidfd_open, clone3, pidfd_getfd
+_ANSWER_REFUSED = {
+    "x86_64": (0xC000003E, (13, 56, 57, 58, 59, 62, 109, 101, 112, 129, 200, 234, 297, 310, 311, 322, 424, 434, 435, 438)),
+    "aarch64": (0xC00000B7, (134, 220, 221, 129, 154, 117, 157, 138, 130, 131, 240, 270, 271, 281, 424, 434, 435, 438)),
+}
+_ANSWER_SECCOMP = None  # a pointer to that filter (built by _harden), or None where it cannot be had
+
+
+def _answer_filter():
+    """The BPF program of the answer's process (see _ANSWER_REFUSED): those calls fail with EPERM,
+    every other syscall ABI too.  None on architectures it does not know."""
+    import platform
+
+    found = _ANSWER_REFUSED.get(platform.machine())
+    if found is None:
+        return None
+    arch, refused = found
+    LD, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+    ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1
+    n = len(refused)
+    deny = 6 + n  # where the refusal is
+    prog = [(LD, 0, 0, 4), (JEQ, 1, 0, arch), (RET, 0, 0, EPERM), (LD, 0, 0, 0), (JGE, _jump_to(4, deny), 0, 0x40000000)]
+    prog += [(JEQ, _jump_to(5 + i, deny), 0, nr) for i, nr in enumerate(refused)]
+    prog += [(RET, 0, 0, ALLOW), (RET, 0, 0, EPERM)]
+    assert len(prog) == deny + 1
+    return _bpf(prog)
+
+
+def _jump_to(pc, target):
+    """A BPF jump's offset from the instruction after ``pc`` to ``target``."""
+    return target - pc - 1
+
+
+def _bpf(prog):
     class Insn(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
 
@@ -373,6 +427,28 @@ def _seccomp_filter():
     fprog = Prog(len(prog), insns)
     fprog._keep = insns
     return fprog
+
+
+def _fence(role):
+    """What the strict harness asks of its worker (bound as ``__sg_fence`` in every program's
+    ``__main__``; the harness takes it out before any answer code exists): ``"harness"`` makes
+    the program's process not dumpable (the answer's process, the same uid, can then neither trace
+    it nor read its memory or open its fds through /proc), ``"fork"`` forks the answer's process
+    (libc's fork where the worker uses it), ``"answer"`` puts the answer's filter on the calling
+    process.  Returns whether it holds (the fork: its pid)."""
+    if role == "fork":
+        if _LIBC_FORK is not None:
+            pid = _LIBC_FORK()
+            if pid >= 0:
+                return pid
+        return os.fork()
+    if _CHILD_PRCTL is None:
+        return False
+    if role == "harness":
+        return _CHILD_PRCTL(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE 0
+    if role == "answer":
+        return _ANSWER_SECCOMP is not None and _CHILD_PRCTL(22, 2, _ANSWER_SECCOMP, 0, 0) == 0
+    return False
 
 
 _VM = [0, 0]  # the worker's size, and how many more programs may use it before it is read again
@@ -394,9 +470,11 @@ def _rlimits(limits, uid):
         (resource.RLIMIT_CORE, (0, 0)),
     ]
     if uid is not None or os.getuid() != 0:
-        # NPROC counts every process of the uid: this child plus the extras it may start (the uid
-        # is private to this worker; without a uid of our own the worker counts too)
-        nproc = int(limits["processes"]) + (1 if uid is not None else 2)
+        # NPROC counts every process of the uid: this child, the answer's own process under the
+        # strict harness (issue 42), plus the extras it may start (the uid is private to this
+        # worker; without a uid of our own the worker counts too, and the library servers' zygote,
+        # its server and one being replaced)
+        nproc = int(limits["processes"]) + 2 + (0 if uid is not None else 1 + (3 if _ZYGOTE is not None else 0))
         rl.append((resource.RLIMIT_NPROC, (nproc, nproc)))
     return rl
 
@@ -409,9 +487,11 @@ def _child(code, compiled, rlimits, uid, fds):
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
         os.dup2(fds[2], 3)  # os.dup2's copies are inheritable: fd 3 is the program's to keep
-        if len(fds) > 3:
-            os.dup2(fds[3], SERVER_FD)  # its library server (strict)
-        os.closerange(SERVER_FD + 1 if len(fds) > 3 else SERVER_FD, 1 << 16)
+        if len(fds) > 4 and fds[4] == SERVER_FD:  # (never, as the worker's fds are laid out: dup2 below would close it)
+            fds = fds[:4] + [os.dup(fds[4])]
+        for k, fd in enumerate(fds[3:]):
+            os.dup2(fd, SERVER_FD + k)  # its library server (strict): the answer's socket, then the harness's
+        os.closerange(SERVER_FD + len(fds) - 3, 1 << 16)
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if _IPC_PER_PROGRAM and _CHILD_UNSHARE(0x08000000) != 0:  # CLONE_NEWIPC: System V objects die with the program
@@ -867,9 +947,9 @@ def run_program(req, uid):
     # What the child would otherwise do first, done here: every page a child writes is copied, and
     # the same writes here cost nothing (these pages are ours again once the last child is gone)
     fds = [w for _, w in pipes]
-    server = _request_server(limits) if _ZYGOTE else None
+    server = _request_server(limits) if _ZYGOTE else None  # (the program's two sockets to it, raw fds)
     if server is not None:
-        fds.append(server.fileno())
+        fds += server
     main = _MAIN.__dict__
     if units is not None:
         main[units[0]] = units[1]  # (see _units; taken out again below)
@@ -889,27 +969,40 @@ def run_program(req, uid):
             pid = os.fork()  # no libc fork, or it failed (errno is not kept): the real thing
             if pid == 0:
                 _child(req["code"], compiled, rlimits, uid, fds)
+        if server is not None:
+            # the program has its own copies: its server sees the end of the answer's input as soon
+            # as the answer is gone (not up to a tick later, while the harness waits on its own
+            # connection), and resets while we collect the program's output.  (C calls only: see above)
+            os.close(server[0])
+            os.close(server[1])
+            server, served = None, True
+        else:
+            served = False
         pidfd = os.pidfd_open(pid)
         if _POLL is not None:
             os.dup2(pidfd, _WAIT_FD)
             exited = _POLL.poll(first_ms)
         else:
             exited = _SELECT([pidfd], _NONE, _NONE, first_wait)[0]
-        if server is not None:
-            # the program has its own copy: its server sees the end of its input as soon as the
-            # program is gone, and resets while we collect the program's output
-            server.close()
         reply = _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
-        if server is not None:
-            server = None
+        if served:
             try:
-                reply["server_cpu_s"] = _end_server()
+                reply["server_cpu_s"], reply["server_forked"], death = _end_server()
             except OSError:  # (the program may have killed the zygote: its result stands, we retire)
-                reply["server_cpu_s"] = None
+                reply["server_cpu_s"], death = None, ""
+            if death and reply["status"] in ("ok", "error"):
+                # the server died under the program: of the CPU the program had it spend (the
+                # answer's limit), or of something else (killed from outside, a crash): never
+                # the answer's wrong result (issue 42)
+                if death == "cpu":
+                    reply["status"], reply["detail"] = "timeout", "cpu limit %.3gs (its library server)" % limits["cpu_s"]
+                else:
+                    reply["status"], reply["detail"] = "sandbox_error", "the library server died: " + death
         return reply
     finally:
-        if server is not None:  # (something failed on our side: the server goes too)
-            server.close()
+        if server is not None:  # (something failed on our side before the fork: the server goes too)
+            for fd in server:
+                os.close(fd)
             try:
                 _end_server()
             except Exception:
@@ -1138,9 +1231,10 @@ def _zygote(spec, ctrl, uid):
         return
     server_uid = None if uid is None else uid + 1  # another uid than the program's
     reusable = getattr(module, "reset", None) is not None
+    reaped = {}  # pid -> wait status of the servers reaped lately (the worker may ask how one died)
     while True:
         try:
-            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 1)
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 2)
         except OSError:
             return
         if not msg:
@@ -1156,8 +1250,9 @@ def _zygote(spec, ctrl, uid):
                 rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
             pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
             if pid == 0:
-                _server_child(module, fds[0], rl, server_uid, theirs)
-            os.close(fds[0])
+                _server_child(module, fds, rl, server_uid, theirs)
+            for fd in fds:
+                os.close(fd)
             if mine is None:
                 ctrl.send(b"P%d" % pid)
             else:
@@ -1180,14 +1275,29 @@ def _zygote(spec, ctrl, uid):
             # (a server that serves one program): its CPU time, then the kill; reaped below, later:
             # its exit is not on the worker's way to the next program
             ctrl.send(b"C%r" % _server_cpu(int(msg[1:])))
+        elif msg[:1] == b"Q":
+            # how a server that died under its program ended (the worker saw its control socket close)
+            pid = int(msg[1:])
+            status = reaped.pop(pid, None)
+            if status is None:
+                try:
+                    status = os.waitpid(pid, 0)[1]
+                except ChildProcessError:
+                    status = -1
+            ctrl.send(b"Q%d" % status)
         while True:  # reap the servers gone by now (killed by us or by the worker)
             try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 break
-        for fd in fds[1:] if msg[:1] == b"S" else fds:
-            os.close(fd)
+            if pid == 0:
+                break
+            if len(reaped) >= 64:
+                reaped.clear()
+            reaped[pid] = status
+        if not (msg[:1] == b"S" and fds):  # (a server's are closed above)
+            for fd in fds:
+                os.close(fd)
 
 
 _SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle again, once the program is gone
@@ -1216,26 +1326,43 @@ def _server_cpu(pid):
     return cpu
 
 
-def _server_child(module, fd, rlimits, uid, ctrl):
-    """A program's library server; never returns.  With ``ctrl`` (its control socket, which the
-    zygote hands the worker; the server module has a ``reset``) it serves program after program:
-    after each it resets, says "I" and its CPU seconds for that program, and waits for the next
-    program's socket; when it is no longer fit to serve (see the module's ``serve``; too much CPU
-    used, memory kept or programs served) it says "X" instead and exits."""
+_HARNESS_FD = SERVER_FD + 2  # in a server: the harness's connection (SERVER_FD + 1 is its control socket)
+
+
+def _server_child(module, fds, rlimits, uid, ctrl):
+    """A program's library server; never returns.  ``fds``: the program's two sockets (the
+    answer's, then the strict harness's own, served once the answer's is closed).  With ``ctrl``
+    (its control socket, which the zygote hands the worker; the server module has a ``reset``) it
+    serves program after program: after each it resets, says "I" and its CPU seconds for that
+    program, and waits for the next program's sockets; when it is no longer fit to serve (see the
+    module's ``serve``; too much CPU used, memory kept or programs served) it says "X" instead and
+    exits.  Each program gets the same CPU, whatever ran before it (issue 42): an interval timer
+    of the program's CPU limit (SIGPROF ends the server, and the worker reads that as the
+    program's CPU limit); the RLIMIT_CPU of a kept server bounds its total only."""
     status = 1
     try:
         os.setsid()
         if _PRCTL is not None:
             _PRCTL(15, b"se-gym-libsrv", 0, 0, 0)  # PR_SET_NAME (see _zygote)
-        moved = fcntl.fcntl(fd, fcntl.F_DUPFD, 64)  # (out of the way of the two numbers below)
-        os.close(fd)
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in fds]  # (out of the way of the numbers below)
+        for fd in fds:
+            os.close(fd)
         if ctrl is not None:
             cfd = fcntl.fcntl(ctrl.fileno(), fcntl.F_DUPFD, 64)
             ctrl.close()
             os.dup2(cfd, SERVER_FD + 1)
             ctrl = _SOCKET.socket(fileno=SERVER_FD + 1)
-        os.dup2(moved, SERVER_FD)
-        os.closerange(SERVER_FD + (2 if ctrl is not None else 1), 1 << 16)
+        os.dup2(moved[0], SERVER_FD)
+        os.dup2(moved[1], _HARNESS_FD)
+        os.closerange(_HARNESS_FD + 1, 1 << 16)
+        if ctrl is None:
+            try:
+                os.close(SERVER_FD + 1)
+            except OSError:
+                pass
+        cpu_limit, cpu_hard = dict(rlimits)[resource.RLIMIT_CPU]
+        if ctrl is not None:  # (a kept server's total; each program's share is the timer's)
+            rlimits = [(r, (cpu_hard, cpu_hard)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rlimits]
         for what, value in rlimits:
             resource.setrlimit(what, value)
         if uid is not None:
@@ -1252,14 +1379,18 @@ def _server_child(module, fd, rlimits, uid, ctrl):
                 raise OSError("PR_SET_DUMPABLE failed")
         elif _HARDEN_REQUIRED:
             raise OSError("no prctl")
+        timer = signal.setitimer
         if ctrl is None:
-            module.serve(SERVER_FD)
+            timer(signal.ITIMER_PROF, cpu_limit)
+            module.serve(SERVER_FD, _HARNESS_FD)
             os._exit(0)
-        cpu_limit, cpu_hard = dict(rlimits)[resource.RLIMIT_CPU]
         size, served, start = _vm_bytes(), 0, 0.0
         while True:
-            fit = module.serve(SERVER_FD) is True
+            timer(signal.ITIMER_PROF, cpu_limit)
+            fit = module.serve(SERVER_FD, _HARNESS_FD) is True
+            timer(signal.ITIMER_PROF, 0)
             os.close(SERVER_FD)
+            os.close(_HARNESS_FD)
             module.reset()
             served += 1
             used = time.process_time()
@@ -1268,14 +1399,14 @@ def _server_child(module, fd, rlimits, uid, ctrl):
             ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start))
             if not fit:
                 break
-            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 1)
-            if msg != b"P" or len(fds) != 1:
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 2)
+            if msg != b"P" or len(fds) != 2:
                 break  # (the worker is gone)
             start = time.process_time()
-            if fds[0] != SERVER_FD:  # (the lowest free number: usually it is)
-                os.dup2(fds[0], SERVER_FD)
-                os.close(fds[0])
-            resource.setrlimit(resource.RLIMIT_CPU, (int(start) + 1 + cpu_limit, cpu_hard))  # this program's CPU on top
+            for fd, to in zip(fds, (SERVER_FD, _HARNESS_FD)):
+                if fd != to:  # (the lowest free numbers: usually they are)
+                    os.dup2(fd, to)
+                    os.close(fd)
         status = 0
     except BaseException:
         pass
@@ -1313,35 +1444,43 @@ _ASKED = [None]  # the limits of the server asked of the zygote for the running 
 
 def _request_server(limits):
     """This program's server: the kept one when it has these limits, else a fresh one asked of
-    the zygote.  Returns our end of its socket (the program's)."""
+    the zygote.  Returns our ends of its two sockets (the program's, raw fds): the answer's, and
+    the strict harness's own (issue 42: the server serves it once the answer's is closed)."""
     key = json.dumps(limits).encode()
-    ours, theirs = _SOCKET.socketpair()
+    pairs = [_SOCKET.socketpair(), _SOCKET.socketpair()]
+    theirs = [p[1].fileno() for p in pairs]
+    ours = [p[0].detach() for p in pairs]  # (closed by run_program with os.close)
     try:
         if _KEPT is not None and _KEPT[2] != key:
             _drop_kept()  # (other limits: a fresh server gets them)
         if _KEPT is not None:
             try:
-                _SOCKET.send_fds(_KEPT[1], [b"P"], [theirs.fileno()])
+                _SOCKET.send_fds(_KEPT[1], [b"P"], theirs)
                 return ours
             except OSError:  # (it died meanwhile)
                 _drop_kept()
         try:
-            _SOCKET.send_fds(_ZYGOTE, [b"S" + key], [theirs.fileno()])
+            _SOCKET.send_fds(_ZYGOTE, [b"S" + key], theirs)
         except OSError:
-            ours.close()
+            for fd in ours:
+                os.close(fd)
             _RETIRE[0] = "the library server zygote is gone"  # (the pool starts a fresh worker)
             raise
         _ASKED[0] = key
         return ours
     finally:
-        theirs.close()
+        for p in pairs:
+            p[1].close()
 
 
 def _end_server():
     """Once the program is gone: keep its server when it says it is idle and fit, else kill it
-    (reaped by the zygote later).  Returns its CPU seconds for this program, or None."""
+    (reaped by the zygote later).  Returns its CPU seconds for this program (or None), whether it
+    was forked for this program, and how it died under the program: "" (it did not), "cpu" (its
+    CPU limit for the program), or what ended it (killed from outside, a crash)."""
     global _KEPT
-    if _ASKED[0] is not None:  # a fresh server: the zygote's word (its pid, and its control socket)
+    forked = _ASKED[0] is not None
+    if forked:  # a fresh server: the zygote's word (its pid, and its control socket)
         key, _ASKED[0] = _ASKED[0], None
         try:
             word, fds, _, _ = _SOCKET.recv_fds(_ZYGOTE, 64, 1)
@@ -1353,7 +1492,7 @@ def _end_server():
                 if word[:1] != b"C":
                     raise OSError("library server zygote: no reply")
                 cpu = float(word[1:])
-                return cpu if cpu >= 0 else None
+                return (cpu if cpu >= 0 else None), True, ""
         except OSError:
             _RETIRE[0] = "the library server zygote is gone"
             raise
@@ -1363,25 +1502,48 @@ def _end_server():
     try:
         word = _KEPT[1].recv(64)
     except OSError:  # (no word in time: still busy with what the program left it)
-        word = b""
-    if word[:1] == b"I":
-        return float(word[1:])
+        word = None
+    if word is not None and word[:1] == b"I":
+        return float(word[1:]), forked, ""
     pid = _KEPT[0]
-    _drop_kept()  # (an "X" or nothing: it goes)
-    cpu = float(word[1:]) if word[:1] == b"X" else _server_cpu(pid)
-    return cpu if cpu >= 0 else None
+    _drop_kept(kill=word != b"")  # (an "X", nothing in time, or its end: it goes)
+    if word == b"":  # its end: it died while it served this program
+        return None, forked, _server_death(pid)
+    cpu = float(word[1:]) if word is not None and word[:1] == b"X" else _server_cpu(pid)
+    return (cpu if cpu >= 0 else None), forked, ""
 
 
-def _drop_kept():
-    """Kill the kept server (the zygote reaps it)."""
+def _server_death(pid):
+    """What ended a server that died under its program: "cpu" (its CPU limit for the program:
+    SIGPROF, or SIGXCPU past the kept server's total) or a description.  Asks the zygote, which
+    reaps it."""
+    try:
+        _ZYGOTE.send(b"Q%d" % pid)
+        word = _ZYGOTE.recv(64)
+        status = int(word[1:]) if word[:1] == b"Q" else -1
+    except (OSError, ValueError):
+        return "its zygote is gone"
+    if status < 0:
+        return "no exit status"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig in (signal.SIGPROF, signal.SIGXCPU):
+            return "cpu"
+        return "killed by signal %d" % sig
+    return "exited with status %d without its word" % os.WEXITSTATUS(status)
+
+
+def _drop_kept(kill=True):
+    """Forget the kept server and kill it (the zygote reaps it)."""
     global _KEPT
     pid, sock, _ = _KEPT
     _KEPT = None
     sock.close()
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
+    if kill:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 _SERVER_SPEC = None
@@ -1471,13 +1633,9 @@ def _harden(cfg):
     _DROP_CAPS = bool(cfg.get("drop_caps"))
     global _READ_CAP
     _READ_CAP = bool(cfg.get("read_cap"))
-    try:
-        fprog = _seccomp_filter()
-        if fprog is not None:
-            _SECCOMP = ctypes.pointer(fprog)
-            _SECCOMP._keep = fprog
-    except Exception as e:
-        errors.append("seccomp: %s: %s" % (type(e).__name__, e))
+    global _ANSWER_SECCOMP
+    _SECCOMP = _filter_pointer(_seccomp_filter, "seccomp", errors)
+    _ANSWER_SECCOMP = _filter_pointer(_answer_filter, "answer filter", errors)
     # NO_NEW_PRIVS and the filter go on the worker itself, once: the kernel passes both on through
     # every fork and no process can take them off, so each child holds them without installing
     # them (two prctl calls and the pages they touch, per program).  The worker needs nothing they
@@ -1493,6 +1651,19 @@ def _harden(cfg):
     # what a child gets, measured on a real one: NO_NEW_PRIVS, the filter, the capabilities
     report.update(_probe_child(cfg.get("uid")))
     return report
+
+
+def _filter_pointer(build, what, errors):
+    """A pointer to the BPF program ``build()`` makes (kept alive with it), or None."""
+    try:
+        fprog = build()
+        if fprog is not None:
+            ptr = ctypes.pointer(fprog)
+            ptr._keep = fprog
+            return ptr
+    except Exception as e:
+        errors.append("%s: %s: %s" % (what, type(e).__name__, e))
+    return None
 
 
 def _probe_child(uid):
@@ -1522,6 +1693,15 @@ def _probe_child(uid):
                 "capabilities": status.get("CapEff", "").strip(),
                 "user_namespace_refused": _UNSHARE(0x10000000) != 0,
             }
+            # the strict harness's answer process (issue 42): its filter holds when a signal
+            # handler can no longer be installed
+            refused = False
+            if _fence("answer"):
+                try:
+                    signal.signal(signal.SIGUSR1, lambda *_: None)
+                except OSError:
+                    refused = True
+            out["answer_filter"] = refused
         except BaseException as e:
             out = {"no_new_privs": False, "seccomp": False, "probe_error": "%s: %s" % (type(e).__name__, e)}
         os.write(w, json.dumps(out).encode())
@@ -1589,6 +1769,7 @@ def _setup(cfg):
     sys.argv = ["main.py"]
     _MAIN = types.ModuleType("__main__")
     _MAIN.__dict__.update(__file__=os.path.join(_WORKDIR, "main.py"), __builtins__=__builtins__, __cached__=None)
+    _MAIN.__dict__["__sg_fence"] = _fence  # (for the strict harness: see _fence; it takes it out of its process)
     sys.modules["__main__"] = _MAIN  # our own code keeps its globals; programs find theirs here
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the parent's terminal is the pool's to handle
     for sig in (signal.SIGTERM, signal.SIGCHLD):

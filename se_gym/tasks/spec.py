@@ -16,12 +16,15 @@ the official names from ``api_doc.jsonl`` beside official files).  A new kind is
 from __future__ import annotations
 
 import abc
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..registry import Registry, RegistryError
 from .record import TaskError
+
+log = logging.getLogger(__name__)
 
 GRAMMAR = "'builtin[:SEED]' or 'sebench[:PATH]'"
 
@@ -73,16 +76,28 @@ class BuiltinSuite(TaskSuite):
         return list(builtin_tasks(split, seed=spec.seed, library=library, progress=progress))
 
 
+def api_doc_candidates(path: Path) -> list[Path]:
+    """Where the ``api_doc.jsonl`` of official files at ``path`` may be, the most specific place first:
+    inside a folder (its ``datasets/train/``, ``train/``, ``datasets/``, itself), then beside it; for
+    one JSONL file, its own folder, the ``train/`` beside that folder (``test/x.jsonl``), then outward.
+    A stray ``api_doc.jsonl`` in a parent folder never wins over the suite's own."""
+    name = "api_doc.jsonl"
+    if path.is_dir():
+        return [path / "datasets" / "train" / name, path / "train" / name, path / "datasets" / name, path / name,
+                path.parent / name]
+    folder = path.parent
+    return [folder / name, folder.parent / "train" / name, folder.parent / name]
+
+
 class SEBenchSuite(TaskSuite):
     """``sebench[:PATH]``: SE-Bench's official files (the Hugging Face dataset when no path)."""
 
     def default_library(self, spec: TaskSpec) -> str:
         if spec.path is None:
             raise TaskError("tasks 'sebench' (the hub dataset) needs a library: pass 'official:PATH/api_doc.jsonl'")
-        base = Path(spec.path)
-        for cand in (base / "api_doc.jsonl", base.parent / "api_doc.jsonl", base / "datasets" / "train" / "api_doc.jsonl",
-                     base / "datasets" / "api_doc.jsonl", base / "train" / "api_doc.jsonl"):
+        for cand in api_doc_candidates(Path(spec.path)):
             if cand.is_file():
+                log.info("tasks %s: library from %s", spec.path, cand)
                 return f"official:{cand}"
         raise TaskError(f"no api_doc.jsonl beside {spec.path}; pass the library as 'official:PATH/api_doc.jsonl'")
 
