@@ -124,11 +124,11 @@ class TaskSampler(abc.ABC):
         """Numbers worth logging (the default: none)."""
         return {}
 
-    def _state(self) -> dict:
+    def learned_state(self) -> dict:
         """What the sampler has learned (JSON-able); the default: nothing."""
         return {}
 
-    def _load_state(self, state: Mapping[str, Any]) -> None:
+    def set_learned_state(self, state: Mapping[str, Any]) -> None:
         pass
 
     # -- drawing ----------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ class TaskSampler(abc.ABC):
         streams = {str(k): {"rng": _rng_state(s.rng), "order": None if s.order is None else [int(i) for i in s.order], "cursor": s.cursor}
                    for k, s in self._streams.items()}
         return {"kind": STATE_KIND, "version": STATE_VERSION, "sampler": self.name or f"{type(self).__module__}:{type(self).__qualname__}",
-                "tasks": self.fingerprint, "n_tasks": len(self.tasks), "options": self.options(), "learned": self._state(), "streams": streams}
+                "tasks": self.fingerprint, "n_tasks": len(self.tasks), "options": self.options(), "learned": self.learned_state(), "streams": streams}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore :meth:`state_dict`'s output.
@@ -229,7 +229,7 @@ class TaskSampler(abc.ABC):
         if saved != now:
             diff = sorted(k for k in set(saved) | set(now) if saved.get(k) != now.get(k))
             raise SamplerError(f"the saved state was made with other sampler options ({', '.join(f'{k}: {saved.get(k)!r} -> {now.get(k)!r}' for k in diff)})")
-        self._load_state(state.get("learned", {}))
+        self.set_learned_state(state.get("learned", {}))
         for key, s in state.get("streams", {}).items():
             old = self._streams.get(int(key))
             stream = _Stream(_rng_from_state(s["rng"], old.rng if old is not None else None))
@@ -417,10 +417,10 @@ class LearnabilitySampler(TaskSampler):
         return {"expected_signal": sum(wi * self.signal(i) for i, wi in enumerate(w)),
                 "tasks_seen": sum(self._by_task.get(t.id, (0.0, 0.0))[1] > 0 for t in self.tasks), "updates": self.updates}
 
-    def _state(self) -> dict:
+    def learned_state(self) -> dict:
         return {"tasks": self._by_task, "functions": self._by_function, "updates": self.updates}
 
-    def _load_state(self, state: Mapping[str, Any]) -> None:
+    def set_learned_state(self, state: Mapping[str, Any]) -> None:
         for key in ("tasks", "functions"):
             if not isinstance(state.get(key, {}), Mapping) or any(len(v) != 4 for v in state.get(key, {}).values()):
                 raise SamplerError(f"the saved learnability state's {key!r} is not a map of 4 sums")
