@@ -10,7 +10,9 @@ Prints:
   reflective chains and hooks (--fuzz), and frame and signal-handler walks (--walks, issue 42);
 * for each gate (gates.set_permissive, in this process) judged end to end under strict, with the
   library where SE_GYM_STRICT_SERVER puts it (out of process by default): the hostile answers and
-  fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail.
+  fuzzed programs that earn reward > 0 (there must be none), and the honest answers that fail;
+* fuzzed "library named but unused" programs (tests/_dependence_corpus.py, issue 42): the reward they
+  earn without strict's run-time dependence check, and with it (there must be none).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from _dependence_corpus import ORACLES, fuzz_named_unused  # noqa: E402
 from _gate_corpus import CASES, block, fuzz_programs, fuzz_walk_programs, honest_answers, hostile_answers  # noqa: E402
 from se_gym.judge import Judge, gates  # noqa: E402
 from se_gym.library import mint, writer  # noqa: E402
@@ -70,25 +73,31 @@ def main() -> None:
     if args.no_run:
         return
 
-    honest7 = block(f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n")
+    ref7 = f"import {lib7.package}\ndef solve(x):\n    return [float(v) for v in {lib7.qualified('abs')}(x)]\n"
+    honest7 = block(ref7)
     for on in (False, True):
         gates.set_permissive(on)
         t0 = time.perf_counter()
         with Judge(lib7, profile="strict", reward="fraction") as judge:
             names = list(hostile)
-            v = judge.judge_many([(hostile[n][1], CASES) for n in names] + [(a, CASES) for a in fuzz + walks] + [(honest7, CASES)])
+            # (each with the task's reference, ref7: strict's dependence check runs it beside the answer, issue 42)
+            v = judge.judge_many([(hostile[n][1], CASES, None, None, ref7) for n in names]
+                                 + [(a, CASES, None, None, ref7) for a in fuzz + walks] + [(honest7, CASES, None, None, ref7)])
         gamed = [(n, x) for n, x in zip(names, v) if x.reward > 0]
         fgamed = [x for x in v[len(names):len(names) + len(fuzz)] if x.reward > 0]
         wgamed = [x for x in v[len(names) + len(fuzz):-1] if x.reward > 0]
+        # a hostile answer computes a right value only where its route worked: a wall's failure even
+        # where the dependence check then took the reward away
+        through = [x for x in v[:-1] if any(c.ok for c in x.cases)]
         where = "library out of process" if writer.STRICT_SERVER else "NumPy in the answer's process"
         label = f"{'permissive' if on else 'closed'} gate, {where}"
         print(f"{label}: hostile with reward > 0: {len(gamed)}/{len(names)}, fuzzed: {len(fgamed)}/{len(fuzz)}, "
-              f"walks: {len(wgamed)}/{len(walks)} "
+              f"walks: {len(wgamed)}/{len(walks)}; with a case right (a wall passed): {len(through)} "
               f"(honest control passed: {v[-1].passed}; {time.perf_counter() - t0:.1f} s)")
         for n, x in gamed:
             print(f"    earned reward: [{hostile[n][0]}] {n} (reward {x.reward})")
         with Judge(lib, profile="strict") as judge:
-            hv = judge.judge_many([(block(c), t.test_cases, t.function_name) for _, _, c, t in honest])
+            hv = judge.judge_many([t.judge_item(block(c)) for _, _, c, t in honest])  # (with its reference: issue 42)
         fails = Counter()
         for (n, *_), x in zip(honest, hv):
             if not x.passed:
@@ -97,6 +106,19 @@ def main() -> None:
         for why, k in sorted(fails.items()):
             print(f"    x{k} {why}")
     gates.set_permissive(writer.STRICT_SERVER)
+    if writer.STRICT_SERVER:  # the library named but unused (issue 42): the run-time dependence check
+        named = fuzz_named_unused([t for t in tasks if t.id in ORACLES], lib, args.seed, args.fuzz)
+        t0 = time.perf_counter()
+        got = {}
+        for on in (False, True):
+            with Judge(lib, profile="strict", dependence=on, reward="fraction") as judge:
+                got[on] = judge.judge_many([t.judge_item(block(c)) for _, c, t in named])
+        print(f"named-but-unused fuzz (seed {args.seed}): {len(named)} programs; reward > 0 without the dependence check: "
+              f"{sum(v.reward > 0 for v in got[False])}, with it: {sum(v.reward > 0 for v in got[True])} "
+              f"({time.perf_counter() - t0:.1f} s)")
+        for (name, _, t), v in zip(named, got[True]):
+            if v.reward > 0:
+                print(f"    earned reward: {name} ({t.id}) {v.status.value} {v.reward}")
 
 
 if __name__ == "__main__":

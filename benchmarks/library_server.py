@@ -28,6 +28,7 @@ say the load with the figures, and compare the two paths only within one run (th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import marshal
 import os
@@ -158,15 +159,40 @@ def _tree_cpu() -> float:
     return total
 
 
-def real(data: Path, rounds: int) -> None:
-    from se_gym.judge import Judge, gates
-    from se_gym.library import official
+@contextlib.contextmanager
+def program_cpu():
+    """The CPU of every program the pools run meanwhile, by process: the list it yields grows as
+    results come back, one (answer's CPU seconds, its library server's, whether that server was
+    forked for it: None from a worker that does not say) per program."""
     from se_gym.sandbox import pool
+
+    seen: list = []
+    original = pool.WorkerPool._result
+
+    def record(self, reply, worker):
+        r = original(self, reply, worker)
+        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, reply.get("server_forked")))
+        return r
+
+    pool.WorkerPool._result = record
+    try:
+        yield seen
+    finally:
+        pool.WorkerPool._result = original
+
+
+def real(data: Path, rounds: int) -> None:
+    from se_gym.library import official
 
     rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
     lib = official(data / "api_doc.jsonl")
-    seen = _recording(pool)
+    with program_cpu() as seen:
+        _real_rounds(rows, items, lib, seen, rounds)
+
+
+def _real_rounds(rows, items, lib, seen, rounds) -> None:
+    from se_gym.judge import Judge, gates
     from se_gym.library import writer
 
     with Judge(lib, profile="sebench") as j:
@@ -222,33 +248,16 @@ def _timed(j, items: list, seen: list, started=None) -> tuple:
     return got, dt, time.process_time() - p0, _tree_cpu() - c0
 
 
-def _recording(pool) -> list:
-    """A list that gets, for each program the pool's workers run from now on, its CPU, its library
-    server's CPU, and whether that server was forked for it (None: a worker that does not say)."""
-    seen: list = []
-    original = pool.WorkerPool._result
-
-    def record(self, reply, worker):
-        r = original(self, reply, worker)
-        seen.append((r.cpu_s or 0.0, r.server_cpu_s or 0.0, reply.get("server_forked")))
-        return r
-
-    pool.WorkerPool._result = record
-    return seen
-
-
 def _judge_once(data: Path) -> dict:
     """One strict judging of parity_dev by the se_gym this process imported (see compare)."""
     import threading
 
     from se_gym.judge import Judge
     from se_gym.library import official
-    from se_gym.sandbox import pool
 
     rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
     items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
     lib = official(data / "api_doc.jsonl")
-    seen = _recording(pool)
     servers: set = set()
     done = threading.Event()
 
@@ -262,7 +271,7 @@ def _judge_once(data: Path) -> dict:
                     pass
 
     watcher = threading.Thread(target=sample, daemon=True)
-    with Judge(lib, profile="strict") as j:
+    with program_cpu() as seen, Judge(lib, profile="strict") as j:
         got, dt, judge_cpu, children = _timed(j, items, seen, watcher.start)
         done.set()
         watcher.join()

@@ -8,6 +8,9 @@
 - an *arrow* ``a -> b`` says some module of room ``a`` imports one of room ``b`` (with how many
   imports);
 - a *reach* is an import of a private name (``_x``) from another room;
+- an *arrow back up* is an import of the package face (``se_gym/__init__``) by a module inside the
+  package (``from .. import __version__``, ``import se_gym``): the face imports the rooms, so such an
+  import runs against every layer at once.  tests/test_house.py asserts there are none;
 - a *circle* is a set of modules that import each other round a loop (a strongly connected part of
   the module graph).  Imports inside functions count too: a cycle hidden there is still a cycle in
   the design, only one that import time does not reveal.
@@ -39,6 +42,7 @@ class House:
     circles: tuple[tuple[str, ...], ...]
     room_circles: tuple[tuple[str, ...], ...]
     reaches: tuple[str, ...] = ()  # "module imports other.module._name": private names across rooms
+    back_up: tuple[str, ...] = ()  # modules inside the package that import the package face (se_gym/__init__)
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -136,7 +140,7 @@ def survey(root: Path = ROOT) -> House:
         root: the ``se_gym`` folder.
 
     Returns:
-        rooms, arrows between rooms and module circles.
+        rooms, arrows between rooms, arrows back up to the package face and module circles.
     """
     modules = _modules(root)
     known = set(modules)
@@ -160,8 +164,9 @@ def survey(root: Path = ROOT) -> House:
     for a, b in arrows:
         between[a].add(b)
     room_circles = tuple(tuple(part) for part in sorted(_strong_parts(between)))
+    back_up = tuple(sorted(name for name, targets in graph.items() if name != "se_gym" and "se_gym" in targets))
     return House({room: tuple(sorted(mods)) for room, mods in sorted(rooms.items())}, dict(sorted(arrows.items())),
-                 circles, room_circles, tuple(reaches))
+                 circles, room_circles, tuple(reaches), back_up)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -175,12 +180,15 @@ def main(argv: list[str] | None = None) -> int:
                           "arrows": [[a, b, n] for (a, b), n in house.arrows.items()],
                           "circles": [list(c) for c in house.circles],
                           "room_circles": [list(c) for c in house.room_circles],
-                          "reaches": list(house.reaches)}, indent=1))
+                          "reaches": list(house.reaches), "back_up": list(house.back_up)}, indent=1))
         return 0
     print(f"rooms ({len(house.rooms)}): " + ", ".join(f"{r} ({len(m)})" for r, m in house.rooms.items()))
     print(f"arrows ({len(house.arrows)}):")
     for (a, b), n in house.arrows.items():
         print(f"  {a} -> {b} ({n})")
+    print(f"arrows back up to the package face ({len(house.back_up)}):")
+    for module in house.back_up:
+        print(f"  {module.removeprefix('se_gym.')} -> se_gym")
     print(f"circles between rooms ({len(house.room_circles)}):")
     for circle in house.room_circles:
         print("  " + " <-> ".join(circle))

@@ -7,7 +7,6 @@ deep in a traceback.  :func:`transformers_names` says what happened and the comm
 """
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any
 
 from .errors import SEGymError
@@ -20,6 +19,8 @@ class DependencyError(SEGymError, ImportError):
 
 
 def dist_version(dist: str) -> str | None:
+    from importlib import metadata  # (here: importlib.metadata costs ~25 ms, and the CLI imports this module)
+
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -28,6 +29,8 @@ def dist_version(dist: str) -> str | None:
 
 def torch_has_cuda() -> bool:
     """Whether the installed torch is a CUDA build (it requires nvidia-* wheels)."""
+    from importlib import metadata
+
     try:
         files = metadata.distribution("torch").requires or []
     except metadata.PackageNotFoundError:

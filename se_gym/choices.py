@@ -15,7 +15,13 @@ REWARDS = ("binary", "fraction")
 
 
 def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
-    """``"sandbox must be one of local, docker, http, ray; got 'dockr' (did you mean 'docker'?)"``."""
+    """``"sandbox must be one of local, docker, http, ray; got 'dockr' (did you mean 'docker'?)"``.
+
+    Args:
+        name: what the value is.
+        value: the value given.
+        choices: the values allowed.
+    """
     listed = ", ".join(str(c) for c in choices)
     msg = f"{name} must be one of {listed}; got {value!r}"
     if isinstance(value, str):
@@ -26,7 +32,14 @@ def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
 
 
 def check(name: str, value: Any, choices: Sequence[Any], error: type[Exception] = ValueError) -> Any:
-    """Return ``value`` if it is one of ``choices``; else raise ``error`` with a one-line message."""
+    """Return ``value`` if it is one of ``choices``; else raise ``error`` with a one-line message.
+
+    Args:
+        name: what the value is, for the message (``"sandbox"``).
+        value: the value given.
+        choices: the values allowed.
+        error: the exception class to raise.
+    """
     try:
         ok = value in choices
     except TypeError:  # unhashable/odd values are simply not a choice

@@ -28,13 +28,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "experience": ("se_gym.experience.cli", "experience internalization: extract, inject, distil, iterate (and the 2x2x2 grid)"),
     "doctor": ("se_gym.doctor", "check what this machine's setup can do, and how to fix what it cannot"),
     "bench": ("se_gym.bench.cli", "benchmark memory-augmented and learning agents under the SE-Bench protocol (and: bench report)"),
+    "validate": ("se_gym.validate.cli", "check every task of a suite (oracle, floor, library dependence, determinism, leakage, containment): one report"),
     "selfplay": ("se_gym.selfplay.cli", "self-play: the model proposes its own tasks, solves them and internalizes the library (resumable; --ray-address for a cluster)"),
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; ``only``: the one subcommand whose module is imported and configured (the
+    others are listed with their help, not loaded: ``se-gym judge`` starts on the judge alone)."""
     parser = argparse.ArgumentParser(prog="se-gym", description="se-gym: a gym for knowledge internalization (SE-Bench).")
-    from . import __version__
+    from ._version import __version__
 
     parser.add_argument("--version", action="version", version=f"se-gym {__version__}")
     # dests of their own: subcommands have --quiet/--verbose flags of their own (progress bar, requests)
@@ -43,13 +46,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show only warnings and errors (-qq: errors only); a command's results still print")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
-        mod = importlib.import_module(module)
-        mod.configure(sub.add_parser(name, help=help_text, description=help_text))
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is None or name == only:
+            importlib.import_module(module).configure(command)
     return parser
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option of the top parser),
+    or None: then every subcommand is configured, as ``--help`` or an error message may list them."""
+    for word in argv:
+        if word in COMMANDS:
+            return word
+        if not word.startswith("-") or word in ("-h", "--help", "--version"):
+            return None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(only=_command_of(sys.argv[1:] if argv is None else list(argv)))
     args = parser.parse_args(argv)
     from .logs import setup
 

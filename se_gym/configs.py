@@ -79,7 +79,11 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude:
 
 
 def load_config_file(path: str | Path) -> dict:
-    """The options in a TOML (``.toml``) or JSON file, as a dict."""
+    """The options in a TOML (``.toml``) or JSON file, as a dict.
+
+    Args:
+        path: the file.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -138,7 +142,11 @@ def config_from_args(cls: type, args: argparse.Namespace, *, also: tuple[type, .
 
 
 def int_or_none(text: str) -> int | None:
-    """A flag's integer, or None for ``none`` (``field(metadata={"type": int_or_none})``)."""
+    """A flag's integer, or None for ``none`` (``field(metadata={"type": int_or_none})``).
+
+    Args:
+        text: the flag's text.
+    """
     if text.strip().lower() == "none":
         return None
     try:

@@ -27,7 +27,19 @@ def _mode(stream: TextIO) -> str:
 
 
 class LineBar:
-    """A tqdm-like bar (update/close/set_postfix/context manager) that writes plain lines."""
+    """A tqdm-like bar (update/close/set_postfix/context manager) that writes plain lines.
+
+    Args:
+        total: the count at completion (None: unknown).
+        desc: the text before the count.
+        unit: what is counted.
+        initial: the count to start from.
+        stream: where lines go (default stderr).
+        every_pct: write a line each time this much more of ``total`` is done.
+        every_s: and at least this often, in seconds, while work goes on.
+        disable: write nothing.
+        iterable: what iterating the bar yields (each item counts one).
+    """
 
     def __init__(self, total: int | None = None, desc: str = "", unit: str = "it", initial: int = 0,
                  stream: TextIO | None = None, every_pct: float = 10.0, every_s: float = 30.0, disable: bool = False,
@@ -69,6 +81,11 @@ class LineBar:
             self._last_pct = 100.0 * self.n / self.total
 
     def update(self, n: int = 1) -> None:
+        """Count ``n`` more; write a line when a step of ``every_pct`` or ``every_s`` has passed.
+
+        Args:
+            n: how many more are done.
+        """
         with self._lock:
             self.n += n
             if self.disable or self._closed:
@@ -79,19 +96,40 @@ class LineBar:
                 self._write()
 
     def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        """Show ``key=value`` pairs after the count, as tqdm does.
+
+        Args:
+            ordered_dict: pairs to show.
+            refresh: ignored (tqdm's signature).
+            kwargs: more pairs.
+        """
         items = dict(ordered_dict or {}, **kwargs)
         self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
 
     def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        """Show ``s`` after the count.
+
+        Args:
+            s: the text.
+            refresh: ignored (tqdm's signature).
+        """
         self.postfix = s
 
     def set_description(self, desc: str, refresh: bool = True) -> None:
+        """Change the text before the count.
+
+        Args:
+            desc: the new text.
+            refresh: ignored (tqdm's signature).
+        """
         self.desc = desc
 
     def refresh(self) -> None:
+        """Nothing to redraw (tqdm's method; lines are written as they come)."""
         pass
 
     def close(self) -> None:
+        """Write the last count (once) and stop; safe to call again."""
         if self._closed:
             return
         self._closed = True
@@ -119,7 +157,21 @@ def bar(iterable: Any = None, desc: str = "", total: int | None = None, unit: st
         initial: int = 0, stream: TextIO | None = None, **tqdm_kwargs: Any):
     """A progress bar (tqdm's signature): tqdm on a terminal, :class:`LineBar` elsewhere.
 
-    ``disable=None`` means what it means to tqdm: a bar only on a terminal."""
+    ``disable=None`` means what it means to tqdm: a bar only on a terminal.
+
+    Args:
+        iterable: what to iterate with progress (its length is the total when it has one).
+        desc: the text before the count.
+        total: the count at completion.
+        unit: what is counted.
+        disable: no bar (None: a bar only on a terminal).
+        initial: the count to start from.
+        stream: where the bar goes (default stderr).
+        tqdm_kwargs: more of tqdm's options (used only on a terminal).
+
+    Returns:
+        A tqdm bar or a :class:`LineBar`.
+    """
     stream = stream if stream is not None else sys.stderr
     mode = _mode(stream)
     if mode == "off" or (disable is None and mode != "tty"):

@@ -14,7 +14,12 @@ def words(text: str) -> list[str]:
 
 
 class BM25:
-    """Okapi BM25 over a growing list of documents (k1 = 1.5, b = 0.75)."""
+    """Okapi BM25 over a growing list of documents (k1 = 1.5, b = 0.75).
+
+    Args:
+        k1: how fast a term's weight saturates with its count in a document.
+        b: how much a document's length scales its terms' weights (0: not at all).
+    """
 
     def __init__(self, k1: float = 1.5, b: float = 0.75):
         self.k1, self.b = k1, b
@@ -22,11 +27,24 @@ class BM25:
         self.df: Counter = Counter()
 
     def add(self, text: str) -> None:
+        """Add a document (its index is the number of documents before it).
+
+        Args:
+            text: the document.
+        """
         tf = Counter(words(text))
         self.docs.append(tf)
         self.df.update(tf.keys())
 
     def scores(self, query: str) -> list[float]:
+        """The BM25 score of ``query`` against every document, in the order they were added.
+
+        Args:
+            query: the query text.
+
+        Returns:
+            One score per document (empty when there are none).
+        """
         n = len(self.docs)
         if not n:
             return []

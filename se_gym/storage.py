@@ -177,6 +177,6 @@ def _bind(path: Path, kind: str, config: dict, hint: str) -> None:
         return
     if any(p.name != RUN_FILE and not p.name.startswith(".") for p in path.iterdir()) and kind.count("/") == 0:
         raise ConfigMismatch(f"{path} is not empty and was not made by a se-gym {kind} run; {hint}")
-    from . import __version__
+    from ._version import __version__
 
     write_json_atomic(meta, {"kind": kind, "config": config, "se_gym": __version__})

@@ -42,6 +42,20 @@ def main() -> None:
     _, rewards, term, trunc, step_infos = vec.step(actions)
     out["vec"] = {"ids": ids, "rewards": [float(r) for r in rewards], "terminated": [bool(t) for t in term],
                   "next_ids": [i.get("task_id") for i in step_infos], "batches": suite.batcher.batches[len(before):]}
+    # issue 42: a train task with a Python oracle; its reference, then an answer that names the library
+    # (on a constant) and computes in Python, each in an episode of its own
+    from _dependence_corpus import ORACLES, adapter_answers
+    from se_gym.library import mint
+
+    env = gem.make("se_gym:SEBench-v0", split="train", seed=0)
+    seed = 0
+    while env.reset(seed=seed)[1]["task_id"] not in ORACLES:  # (reset(seed) picks a task from the seed)
+        seed += 1
+    task = next(t for t in builtin_tasks("train", seed=0) if t.id == env.env.task.id)
+    answers = adapter_answers(task, mint(0))
+    out["reference"] = list(env.step(answers["reference"]))
+    env.reset(seed=seed)
+    out["unused"] = list(env.step(answers["unused"]))
     json.dump(out, open(sys.argv[1], "w"))
 
 

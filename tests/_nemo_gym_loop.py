@@ -83,6 +83,14 @@ def main() -> None:
               tasks[3].query: ["# SANDBOX_DOWN\n" + ok[3]]}
     rows = nemo_gym_rows([{"task": t, "prompt": render_messages(t, lib)} for t in tasks], library=lib, max_turns=2)
     rows[3]["library"] = "seed:0"
+    # issue 42: two train tasks with Python oracles, one answered with its reference, one with an
+    # answer that names the library (on a constant) and computes in Python
+    from _dependence_corpus import adapter_answers
+
+    more = builtin_tasks("train", seed=0)[:2]
+    script[more[0].query] = [adapter_answers(more[0], lib)["reference"]]
+    script[more[1].query] = [adapter_answers(more[1], lib)["unused"]]
+    rows += nemo_gym_rows([{"task": t, "prompt": render_messages(t, lib)} for t in more], library=lib, max_turns=1)
     ports = {"se_gym": _port(), "agent": _port(), "policy_model": _port()}
     gc = OmegaConf.create({
         "se_gym": {"resources_servers": {"se_gym": {"host": "127.0.0.1", "port": ports["se_gym"]}}},

@@ -9,7 +9,9 @@ port where nothing listens: a real infrastructure failure (the rest go to the su
 Writes one JSON object: each rollout's task, reward, answers, feedback turns and error, the
 verifiers version, the judge calls, and (0.3) the warnings verifiers logged.
 
-    python tests/_verifiers_stub_eval.py BASE_URL MAX_TURNS NUM_TASKS ROLLOUTS OUT.json
+    python tests/_verifiers_stub_eval.py BASE_URL MAX_TURNS NUM_TASKS ROLLOUTS [SPLIT] OUT.json
+
+``SPLIT``: the built-in split the environment serves (SEBench-v0's default, ``single_test``, when not given).
 """
 from __future__ import annotations
 
@@ -90,10 +92,10 @@ class Warnings(logging.Handler):
 WARNINGS = Warnings()
 
 
-def _classic(url: str, max_turns: int, n: int, r: int) -> list[dict]:
+def _classic(url: str, max_turns: int, n: int, r: int, split: str) -> list[dict]:
     import verifiers as vf
 
-    env = vf.load_environment("se-gym", max_turns=max_turns, book="closed")
+    env = vf.load_environment("se-gym", max_turns=max_turns, book="closed", split=split)
     logging.getLogger("verifiers").addHandler(WARNINGS)  # after the import of verifiers' v0 stack, which resets its handlers
     client = vf.ClientConfig(api_base_url=url, api_key_var="SE_GYM_STUB_KEY")
     res = env.evaluate_sync(client=client, model="stub", sampling_args={"max_tokens": 64}, num_examples=n, rollouts_per_example=r,
@@ -110,12 +112,12 @@ def _classic(url: str, max_turns: int, n: int, r: int) -> list[dict]:
     return rows
 
 
-def _v1(url: str, max_turns: int, n: int, r: int) -> list[dict]:
+def _v1(url: str, max_turns: int, n: int, r: int, split: str) -> list[dict]:
     from verifiers.v1.cli.eval.main import main
 
     out = tempfile.mkdtemp(prefix="se-gym-vf-eval-")
     main(["se-gym", "-m", "stub", "--client.base-url", url, "--client.api-key-var", "SE_GYM_STUB_KEY",
-          "-n", str(n), "-r", str(r), "--env.taskset.max-turns", str(max_turns),
+          "-n", str(n), "-r", str(r), "--env.taskset.max-turns", str(max_turns), "--env.taskset.split", split,
           "--no-push", "--no-rich", "-o", out, "--run.name", "stub"])
     rows = []
     with open(os.path.join(out, "stub", "traces.jsonl")) as f:
@@ -133,12 +135,13 @@ def _v1(url: str, max_turns: int, n: int, r: int) -> list[dict]:
 
 
 def main() -> None:
-    url, max_turns, n, r, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    url, max_turns, n, r, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[-1]
+    split = sys.argv[5] if len(sys.argv) == 7 else "single_test"
     os.environ["SE_GYM_STUB_KEY"] = "none"  # the stub needs no key; verifiers reads it from a variable
     fronts = _route_judges()
     import verifiers
 
-    rows = (_classic if verifiers.__version__.startswith("0.3.") else _v1)(url, max_turns, n, r)
+    rows = (_classic if verifiers.__version__.startswith("0.3.") else _v1)(url, max_turns, n, r, split)
     json.dump({"version": verifiers.__version__, "rows": rows, "judged_items": sum(f.items for f in fronts),
                "warnings": WARNINGS.messages}, open(out, "w"))
 

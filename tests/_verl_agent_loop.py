@@ -117,6 +117,12 @@ def main() -> None:
                                                      rows[0]["extra_info"])["score"]
     right_away = ScriptedServer(tok, [ok])
     res["right_away"] = summary(run(rows[0], right_away)[0], right_away, rows[0])
+    # the library named, the result computed in Python, twice: strict's dependence check, with the
+    # reference the row carries, gives each 0 (issue 42)
+    from _dependence_corpus import adapter_answers
+
+    unused = ScriptedServer(tok, [adapter_answers(tasks[0], lib)["unused"]])
+    res["unused"] = summary(run(rows[0], unused)[0], unused, rows[0])
     tiny = TinyServer(model)
     res["tiny"] = summary(run(rows[1], tiny)[0], tiny, rows[1])
     json.dump(res, open(out_path, "w"))

@@ -155,6 +155,19 @@ def test_trl_reward_on_ray_unchanged(cluster):
         reward.close()
 
 
+def test_the_library_dependence_check_on_ray(cluster):
+    """Strict's library dependence check (issue 42) on the cluster: a program's library mode travels
+    with it to whichever node's worker runs it, and its server's word comes back."""
+    from _dependence_corpus import backend_items, check_backend_verdicts
+    from se_gym.judge import Judge
+    from se_gym.tasks.spec import load_task_spec
+
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    with Judge(lib, profile="strict", sandbox="ray", ray_address=cluster.address) as j:
+        assert j.sandbox.library_modes
+        check_backend_verdicts(j.judge_many(backend_items(tasks[0], lib) * 3))
+
+
 def test_back_pressure_bounds_the_work_held_by_the_driver(cluster):
     from se_gym.distributed.sandbox import RaySandbox
 
@@ -246,7 +259,8 @@ def test_strict_isolation_routes_give_nothing_on_ray(cluster):
     from se_gym.judge import Judge
 
     suite = backend_suite(LIB)
-    with Judge(LIB, profile="strict", sandbox="ray", ray_address=cluster.address, reward="fraction") as j:
+    # (the walls alone, as in test_strict_isolation: its controls compute in Python)
+    with Judge(LIB, profile="strict", sandbox="ray", ray_address=cluster.address, reward="fraction", dependence=False) as j:
         got = j.judge_many([(answer, cases, "solve") for _, answer, cases, _ in suite])
     wrong = [f"{name}: {v.status.value} reward={v.reward} ({v.detail[:160]})" for (name, _, _, must), v in zip(suite, got)
              if v.passed != must or (not must and (v.reward > 0 or v.infrastructure))]

@@ -28,3 +28,6 @@ def test_gem_make_reset_step_and_its_vector_env(tmp_path):
     assert vec["rewards"] == [1.0, 0.0, 1.0, 0.0] and all(vec["terminated"])
     assert all(vec["next_ids"]) and vec["next_ids"] != vec["ids"]  # GEM's autoreset started each env's next task
     assert sum(vec["batches"]) == 4 and max(vec["batches"]) >= 2  # GEM's threads' steps shared sandbox batches
+    # issue 42: judged with the task's reference, a named-but-unused answer gets 0 (1.0 without it)
+    assert res["reference"][1:3] == [1.0, True] and res["reference"][4]["status"] == "passed"
+    assert res["unused"][1:3] == [0.0, True] and res["unused"][4]["status"] == "library_unused"

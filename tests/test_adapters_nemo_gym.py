@@ -14,7 +14,7 @@ NEMO_PYTHON = Path(os.environ.get("SE_GYM_NEMO_GYM_VENV", "/var/tmp/se-gym-venvs
 def test_gymnasium_agent_plays_sebench_rows_with_feedback_and_masks_infrastructure(tmp_path):
     res = run_in_venv(NEMO_PYTHON, "_nemo_gym_loop.py", tmp_path, probe="import nemo_gym, resources_servers.gymnasium", what="nemo-gym")
     assert res["version"].startswith("0.7.")
-    right, fixed, wrong, down = res["runs"]
+    right, fixed, wrong, down, reference, unused = res["runs"]
     # right at once: one model turn, the judge's reward, the episode ends
     assert (right["reward"], right["terminated"], right["turns"], right["info"]["status"]) == (1.0, True, ["assistant"], "passed")
     # wrong, then right: the execution feedback came back as the next user message (max_turns=2 from the row)
@@ -24,3 +24,6 @@ def test_gymnasium_agent_plays_sebench_rows_with_feedback_and_masks_infrastructu
     # the sandbox could not judge: NeMo Gym's own mask, not a wrong answer
     assert down["info"]["mask_sample"] is True and down["info"]["failure_kind"] == "verifier_error"
     assert down["info"]["status"] == "sandbox_error" and down["reward"] == 0.0 and down["turns"] == ["assistant"]
+    # issue 42: judged with the task's reference (the row's task carries it): a named-but-unused answer gets 0
+    assert (reference["reward"], reference["info"]["status"]) == (1.0, "passed")
+    assert (unused["reward"], unused["terminated"], unused["info"]["status"]) == (0.0, True, "library_unused")

@@ -397,3 +397,22 @@ def test_the_task_api_lists_splits_and_tasks_and_reset_picks_one(server):
         # discovery changes no session: the episode is over, as it was before the calls
         env.list_tasks("single_test")
         assert env.state().done is True and env.state().task_id == TASKS[3].id
+
+
+def test_a_named_but_unused_answer_gets_nothing(server_log, tmp_path):
+    """Issue 42: the server judges each step with its task's reference (strict's library dependence
+    check): the reference gets 1.0, an answer that names the library (on a constant) and computes in
+    Python 0 (judged without the reference it would get 1.0).  Two train tasks with Python oracles."""
+    need_module("openenv.core", "the 'openenv' extra (openenv-core) is the package under test")
+    from _dependence_corpus import adapter_answers
+    from se_gym.integrations.openenv import SEBenchAction
+    from se_gym.library import mint
+
+    tasks = builtin_tasks("train", seed=0)[:2]
+    got = []
+    with openenv_server(tmp_path / "server.log", "--split", "train") as (_, url), _client(url).sync() as env:
+        for t, kind in ((tasks[0], "reference"), (tasks[1], "unused"), (tasks[1], "reference"), (tasks[0], "unused")):
+            env.reset(task_id=t.id)
+            r = env.step(SEBenchAction(answer=adapter_answers(t, mint(0))[kind]))
+            got.append((r.reward, r.observation.status))
+    assert got == [(1.0, "passed"), (0.0, "library_unused")] * 2

@@ -181,3 +181,30 @@ def test_exported_row_multi_turn_and_config_library(skyrl, tmp_path, no_suite):
     assert other.step(_ok(t))["reward"] == 0.0
     with pytest.raises(ValueError, match="task's JSON"):
         skyrl.make("se_gym", env_config={}, extras={"extra_info": {"task": "{not json"}})
+
+
+def test_a_named_but_unused_answer_gets_nothing_from_either_row_form(skyrl, tmp_path):
+    """Issue 42: the env judges with the task's reference (strict's library dependence check), from
+    an exported row (the task's JSON carries it) and from a row naming a task of the suite: the
+    reference gets 1.0, an answer that names the library (on a constant) and computes in Python 0
+    (judged without the reference it would get 1.0)."""
+    from _dependence_corpus import adapter_answers
+    from se_gym.integrations import export
+    from se_gym.library import mint
+    from se_gym.tasks import render_messages
+
+    lib = mint(0)
+    tasks = builtin_tasks("train", seed=0)[:2]
+    path = tmp_path / "skyrl.jsonl"
+    export.to_skyrl_dataset([{"task": t, "prompt": render_messages(t, lib)} for t in tasks], path, library=lib)
+    rows = _as_skyrl_reads(path)
+    got = []
+    for t, (_, env_class, extras) in zip(tasks, rows):
+        for kind in ("reference", "unused"):
+            out = skyrl.make(env_class, env_config={}, extras=extras).step(adapter_answers(t, lib)[kind])
+            got.append((out["reward"], out["metadata"]["status"]))
+    t = builtin_tasks("train", seed=0)[2]  # by name, in the suite env_config describes
+    for kind in ("reference", "unused"):
+        out = skyrl.make("se_gym", env_config={"split": "train"}, extras=_row(t)).step(adapter_answers(t, lib)[kind])
+        got.append((out["reward"], out["metadata"]["status"]))
+    assert got == [(1.0, "passed"), (0.0, "library_unused")] * 3

@@ -158,6 +158,37 @@ def test_verifiers_loop_on_the_se_gym_id(version, max_turns, stub_url, tmp_path)
     assert not [w for w in res["warnings"] if "raw dicts" in w]  # multi-turn returns verifiers' message types
 
 
+@pytest.fixture(scope="module")
+def reference_stub_url():
+    """Two train tasks with Python oracles: one answered with its reference, one with an answer that
+    names the library (on a constant) and computes in Python."""
+    from _dependence_corpus import adapter_answers
+    from se_gym.library import mint
+
+    t = builtin_tasks("train", seed=0)[:2]
+    with openai_stub({t[0].query: [adapter_answers(t[0], mint(0))["reference"]],
+                      t[1].query: [adapter_answers(t[1], mint(0))["unused"]]}) as url:
+        yield url
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("version", ["0.3", "0.4"])
+def test_verifiers_judges_with_the_tasks_reference(version, reference_stub_url, tmp_path):
+    """Issue 42: the rubric (0.3) and the task's reward (0.4) judge with the task's reference, which
+    strict's library dependence check runs beside the answer: a named-but-unused answer gets 0
+    (judged without the reference it would get 1.0), the reference 1.0."""
+    python = _venv_python(version)
+    out = tmp_path / "out.json"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    proc = subprocess.run([python, str(REPO / "tests" / "_verifiers_stub_eval.py"), reference_stub_url, "1", "2", "1", "train", str(out)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=540)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    rows = {r["task_id"]: r for r in json.loads(out.read_text())["rows"]}
+    t = builtin_tasks("train", seed=0)[:2]
+    assert (rows[t[0].id]["reward"], rows[t[0].id]["judged"]) == (1.0, ["passed"])
+    assert (rows[t[1].id]["reward"], rows[t[1].id]["judged"], rows[t[1].id]["ok"]) == (0.0, ["library_unused"], True)
+
+
 @pytest.mark.parametrize("installed", [None, "0.5.0", "0.2.9"])
 def test_an_unsupported_verifiers_is_refused_in_one_line(installed, monkeypatch):
     import importlib.metadata

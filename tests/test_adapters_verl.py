@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from _dependence_corpus import adapter_answers
 from conftest import need_module, run_in_venv
 from se_gym.integrations import export
 from se_gym.integrations import verl as verl_reward
@@ -43,6 +44,25 @@ def test_compute_score_per_row_reads_exported_rows(rows):
     assert [s["score"] for s in scores] == [1.0, 0.0, 0.0, 1.0]
     assert [s["acc"] for s in scores] == [1.0, 0.0, 0.0, 1.0]
     assert all(s["infrastructure"] == 0.0 for s in scores)
+
+
+def test_rows_carry_the_reference_and_a_named_but_unused_answer_gets_nothing(rows):
+    """Issue 42: ground_truth carries the task's reference (its library solution), which strict's
+    library dependence check runs beside the answer.  An answer that names the library (on a
+    constant) and computes in Python gets 0, per row and batched; judged without the reference
+    (a row from before) it would get 1.0, the check's weaker rule."""
+    import json
+
+    tasks, table = rows
+    srcs, gts, extras = [r["data_source"] for r in table], [r["reward_model"]["ground_truth"] for r in table], [r["extra_info"] for r in table]
+    assert [json.loads(gt)["reference"] for gt in gts] == [t.library_solution for t in tasks]
+    answers = [adapter_answers(t, LIB) for t in tasks]
+    assert [verl_reward.compute_score(s, a["reference"], gt, x)["score"] for s, a, gt, x in zip(srcs, answers, gts, extras)] == [1.0] * 4
+    assert [verl_reward.compute_score(s, a["unused"], gt, x)["score"] for s, a, gt, x in zip(srcs, answers, gts, extras)] == [0.0] * 4
+    batch = verl_reward.compute_score_batch(srcs, [a["unused"] for a in answers], gts, extras)
+    assert [b["score"] for b in batch] == [0.0] * 4 and not any(b["infrastructure"] for b in batch)
+    old = json.dumps({k: v for k, v in json.loads(gts[0]).items() if k != "reference"})
+    assert verl_reward.compute_score(srcs[0], answers[0]["unused"], old, extras[0])["score"] == 1.0
 
 
 def test_library_keyword_overrides_the_row(rows):
@@ -122,7 +142,7 @@ def test_verl_loads_the_module_and_scores_exported_rows(tmp_path, tmp_path_facto
     from _llm_helpers import tiny_model_dir
 
     model = tiny_model_dir(tmp_path_factory)
-    tasks = builtin_tasks("train", seed=0)[:3]
+    tasks = builtin_tasks("train", seed=0)[:4]
     path = tmp_path / "rl.parquet"
     export.to_verl_parquet([{"task": t, "prompt": render_messages(t, LIB, book="closed")} for t in tasks], path, library=LIB)
 
@@ -137,7 +157,9 @@ def test_verl_loads_the_module_and_scores_exported_rows(tmp_path, tmp_path_facto
     dataset = RLHFDataset(str(path), tok, config.data)
     items = [dataset[i] for i in range(len(dataset))]
     assert [it["extra_info"]["task_id"] for it in items] == [t.id for t in tasks]
-    answers = [_ok(tasks[0]), "I do not know.", "<think>hmm</think>" + _ok(tasks[2])]
+    # (the last: the library named, the result computed in Python: strict's dependence check, with
+    # the reference the row carries, gives it 0; issue 42)
+    answers = [_ok(tasks[0]), "I do not know.", "<think>hmm</think>" + _ok(tasks[2]), adapter_answers(tasks[3], LIB)["unused"]]
     data = _verl_batch(verl, tok, items, answers)
 
     worker = RewardLoopWorker(config, None)
@@ -151,7 +173,7 @@ def test_verl_loads_the_module_and_scores_exported_rows(tmp_path, tmp_path_facto
         worker.loop.run_until_complete(worker.loop.shutdown_default_executor())
         worker.loop.close()
         asyncio.set_event_loop(None)
-    assert [o["reward_score"] for o in out] == [1.0, 0.0, 1.0]
+    assert [o["reward_score"] for o in out] == [1.0, 0.0, 1.0, 0.0]
     assert out[0]["reward_extra_info"] == {"score": 1.0, "acc": 1.0, "infrastructure": 0.0}
     assert other_out[0]["reward_score"] == 0.0
 
@@ -177,5 +199,7 @@ def test_multi_turn_agent_loop_through_verls_loader_rollout_to_reward(tmp_path):
     assert res["compute_score"] == s["reward"]
     r = res["right_away"]
     assert (r["reward"], r["calls"], r["mask_zeros"]) == (1.0, 1, 0)  # a passing answer ends it: no feedback turn
+    u = res["unused"]  # the library named, the result in Python: 0 with the row's reference (issue 42)
+    assert u["reward"] == 0.0 and u["statuses"] and set(u["statuses"]) == {"library_unused"}, u  # (one turn: it fills the tiny tokenizer's response length)
     t = res["tiny"]  # the tiny model's own tokens: a real rollout, judged (a random model cannot answer)
     assert t["calls"] == 2 and t["reward"] == 0.0 and t["mask_ones"] > 0 and "attempt 1 of 2" in t["inserted"] and t["prompt_matches"]

@@ -128,7 +128,7 @@ def test_judge_many_under_cancellation_from_another_thread(tasks):
         for _ in range(rounds):
             picked = [rng.choice(tasks) for _ in range(6)]
             modes = [rng.choice(("right", "slow", "wrong")) for _ in picked]
-            items = [(wrong(t, kind) if m == "wrong" else right(t, m == "slow", kind), t.test_cases, t.function_name)
+            items = [t.judge_item(wrong(t, kind) if m == "wrong" else right(t, m == "slow", kind))
                      for t, m in zip(picked, modes)]
             try:
                 verdicts = judge.judge_many(items)
@@ -150,7 +150,7 @@ def test_judge_many_under_cancellation_from_another_thread(tasks):
     assert outcome["witness"] == [12, 0]  # nobody cancelled the witness's futures: all judged, all right
     # afterwards: every serving thread still serves, new judgements are correct
     assert all(t.is_alive() for t in box._threads)
-    fresh = [(right(t), t.test_cases, t.function_name) for t in tasks] + [(wrong(t), t.test_cases, t.function_name) for t in tasks]
+    fresh = [t.judge_item(right(t)) for t in tasks] + [t.judge_item(wrong(t)) for t in tasks]
     assert [v.reward for v in judge.judge_many(fresh)] == [1.0] * len(tasks) + [0.0] * len(tasks)
     judge.close()
     assert box.closed and not any(t.is_alive() for t in box._threads)
@@ -258,7 +258,7 @@ def test_judges_on_several_threads_parse_in_turn_where_cpython_needs_it(tasks, m
     with Judge("seed:0", workers=1) as judge:
         _ = judge.sandbox  # started before the parses are watched
         monkeypatch.setattr(ast, "parse", slow_parse)
-        items = [(right(t), t.test_cases, t.function_name) for t in tasks] + [(wrong(t), t.test_cases, t.function_name) for t in tasks]
+        items = [t.judge_item(right(t)) for t in tasks] + [t.judge_item(wrong(t)) for t in tasks]
         results: list = []
         threads = [threading.Thread(target=lambda: results.append([v.reward for v in judge.judge_many(items)]), daemon=True)
                    for _ in range(3)]

@@ -136,7 +136,7 @@ def test_vector_step_refuses_before_reset_and_bad_actions_before_judging(tasks):
     venv.reset(seed=0)
     with pytest.raises(InvalidAction, match="sub-env 1"):
         venv.step([answer(venv.envs[0].task.library_solution), 7])
-    assert venv.envs[0]._judge is None  # nothing was judged, so no sandbox was ever started
+    assert venv.envs[0].judge.metrics.latency.count == 0  # nothing was judged (its workers started at reset)
     venv.close()
 
 

@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from _dependence_corpus import ORACLES, fuzz_named_unused
 from _gate_corpus import CASES, STYLES, block, fuzz_programs, fuzz_walk_programs, honest_answers, hostile_answers
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
@@ -75,14 +76,16 @@ def test_honest_answers_score_one_end_to_end_under_sebench(honest):
 
 def test_honest_answers_score_one_end_to_end_under_strict(honest):
     """Every honest answer passes every case under ``strict`` (the permissive gate, the run-time wall
-    with its allowances for dataclasses and typing.overload, the library out of process)."""
+    with its allowances for dataclasses and typing.overload, the library out of process), and the
+    library dependence check (issue 42) with its task's reference: its results come from the library."""
     if not writer.uses_server("strict"):
         legit_skip("SE_GYM_STRICT_SERVER=0: strict keeps the closed gate")
     answers, lib = honest
     with Judge(lib, profile="strict", workers=2) as judge:
-        verdicts = judge.judge_many([(block(code), t.test_cases, t.function_name) for _, _, code, t in answers])
+        verdicts = judge.judge_many([t.judge_item(block(code)) for _, _, code, t in answers])
     failed = [f"{name} ({t.id}): {v.status.value} {v.detail[:160]}" for (name, _, _, t), v in zip(answers, verdicts) if not v.passed]
     assert not failed, f"{len(failed)} of {len(answers)} failed:\n" + "\n".join(failed[:10])
+    assert all(v.dependence["reference"] == "used" and "match" in v.dependence["cases"] for v in verdicts)
 
 
 def test_the_permissive_rule_for_the_library_refuses_answers_that_do_not_use_it():
@@ -111,13 +114,20 @@ def test_the_switch_follows_the_out_of_process_library(monkeypatch):
 
 
 # ----------------------------------------------------------------------------------- hostile
+REF7 = f"import {LIB7.package}\ndef solve(x):\n    return [float(v) for v in {LIB7.qualified('abs')}(x)]\n"
+
+
 def _judge_hostile(judge: Judge, answers: dict[str, str]) -> list[str]:
-    honest = block(f"import {LIB7.package}\ndef solve(x):\n    return [float(v) for v in {LIB7.qualified('abs')}(x)]\n")
+    """Each answer with the task's reference (``REF7``: strict's library dependence check runs it
+    beside the answer, issue 42), then the honest one.  A hostile answer computes the right value
+    only where its route worked (with NumPy in its own process, or a forged report): so a case
+    right in the real run is a wall's failure, even where the dependence check then took the
+    reward away (``library_unused``), and it is reported as one."""
     names = list(answers)
-    verdicts = judge.judge_many([(answers[n], CASES) for n in names] + [(honest, CASES)])
+    verdicts = judge.judge_many([(answers[n], CASES, None, None, REF7) for n in names] + [(block(REF7), CASES, None, None, REF7)])
     assert verdicts[-1].passed, f"the honest answer in the batch: {verdicts[-1].detail}"
     return [f"{n}: {v.status.value} reward={v.reward} ({v.detail[:120]})" for n, v in zip(names, verdicts)
-            if v.reward > 0 or v.passed or v.infrastructure]
+            if v.reward > 0 or v.passed or v.infrastructure or any(c.ok for c in v.cases)]
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +168,25 @@ def test_fuzzed_reflective_and_hook_programs_earn_nothing_under_strict(strict_ju
     print(f"fuzz seed {seed}: {len(programs)} programs")
     gamed = _judge_hostile(strict_judge, {f"fuzz {seed}/{i}": p for i, p in enumerate(programs)})
     assert not gamed, "\n".join(gamed)
+
+
+def test_fuzzed_named_but_unused_programs_earn_nothing_under_strict():
+    """Seeded random answers (SE_GYM_FUZZ_SEED, default 0) that compute the right result in plain
+    Python and only name the library, one to three ways at once (bare mentions, dropped calls, dead
+    branches, code after return, lambdas never called, the library on constants or for a shape, its
+    result times zero), in the entry function, a helper, a method or after the return, under an
+    alias or not: each passes every case; with the dependence check (issue 42) none earns reward."""
+    if not writer.uses_server("strict"):
+        legit_skip("SE_GYM_STRICT_SERVER=0: the dependence check is a mode of the library server")
+    seed = int(os.environ.get("SE_GYM_FUZZ_SEED", "0"))
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    programs = fuzz_named_unused([t for t in tasks if t.id in ORACLES], lib, seed, 40)
+    print(f"named-but-unused fuzz seed {seed}: {len(programs)} programs")
+    with Judge(lib, profile="strict", workers=2, reward="fraction") as judge:
+        verdicts = judge.judge_many([t.judge_item(block(code)) for _, code, t in programs])
+    gamed = [f"{name} ({t.id}): {v.status.value} reward={v.reward}\n{code}" for (name, code, t), v in zip(programs, verdicts) if v.reward > 0]
+    assert not gamed, "\n".join(gamed)
+    assert sum(v.status.value == "library_unused" for v in verdicts) >= 0.8 * len(programs)  # (the rest: the gate)
 
 
 def test_fuzzed_frame_and_handler_walks_earn_nothing_under_strict(strict_judge):

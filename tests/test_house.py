@@ -83,6 +83,23 @@ def test_no_private_names_are_taken_across_rooms():
     assert not plan.reaches, "make these public in their own room:\n" + "\n".join(plan.reaches)
 
 
+def test_nothing_imports_the_package_face_from_inside():
+    # se_gym/__init__ imports the rooms: a room importing it back (for __version__, say) runs up every layer
+    plan = house.survey(PACKAGE)
+    assert plan.back_up == (), "import these from their own room (se_gym._version for __version__):\n" + "\n".join(plan.back_up)
+
+
+def test_the_survey_sees_an_arrow_back_up_to_the_package_face(tmp_path):
+    root = tmp_path / "se_gym"
+    (root / "low").mkdir(parents=True)
+    (root / "__init__.py").write_text("from . import low\n")
+    (root / "low" / "__init__.py").write_text("")
+    (root / "low" / "a.py").write_text("def f():\n    from .. import __version__\n")
+    (root / "low" / "b.py").write_text("import se_gym\n")
+    (root / "low" / "c.py").write_text("from .. import low\n")  # a room, not the face
+    assert house.survey(root).back_up == ("se_gym.low.a", "se_gym.low.b")
+
+
 def test_the_survey_sees_a_circle_hidden_in_a_function(tmp_path):
     root = tmp_path / "se_gym"
     (root / "low").mkdir(parents=True)
@@ -157,10 +174,39 @@ def _ruff() -> list[str] | None:
     return None
 
 
+LINTED = ("se_gym", "tests", "scripts", "examples", "benchmarks", "setup.py")  # the project's code, nothing of a user's
+
+
+def _linted_files() -> list[str]:
+    """The project's Python files that git tracks, under :data:`LINTED` (a scratch file of the user's,
+    untracked, is not the project's to lint); outside a git checkout, those folders whole."""
+    try:
+        done = subprocess.run(["git", "ls-files", "-z", "--", *LINTED], cwd=REPO, capture_output=True, timeout=60)
+    except OSError:
+        done = None
+    if done is None or done.returncode != 0:
+        return [p for p in LINTED if (REPO / p).exists()]
+    return sorted(f for f in done.stdout.decode().split("\0") if f.endswith(".py") and (REPO / f).is_file())
+
+
+def test_the_lint_covers_the_projects_tracked_files_only(tmp_path):
+    files = _linted_files()
+    assert "se_gym/cli.py" in files and "tests/test_house.py" in files and "scripts/house.py" in files
+    assert any(f.startswith("examples/") for f in files)
+    if (REPO / ".git").exists():
+        scratch = REPO / "tests" / "scratch_untracked_by_test_house.py"
+        scratch.write_text("import os\n")  # an unused import: ruff would report it
+        try:
+            assert str(scratch.relative_to(REPO)) not in _linted_files()
+        finally:
+            scratch.unlink()
+
+
 def test_ruff_finds_nothing():
     ruff = _ruff()
     need(ruff is not None, "ruff is not installed (pip install 'se-gym[dev]')")
-    done = subprocess.run([*ruff, "check", "--output-format", "concise", "--no-cache", "."], cwd=REPO,
+    # --force-exclude: the files named keep pyproject.toml's exclusions (sandbox/openenv)
+    done = subprocess.run([*ruff, "check", "--output-format", "concise", "--no-cache", "--force-exclude", *_linted_files()], cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert "error:" not in done.stderr, done.stderr  # a configuration ruff cannot read
     findings = [line for line in done.stdout.splitlines() if line.split(":", 1)[0].endswith(".py")]

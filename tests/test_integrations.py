@@ -46,6 +46,29 @@ def test_reward_function_scores_rows_of_its_dataset(tasks):
         reward.close()
 
 
+def test_reward_function_passes_the_rows_reference(tasks):
+    """Issue 42: TRL hands a reward function every dataset column; the rows carry the task's
+    ``library_solution``, which strict's library dependence check runs beside the answer: a
+    named-but-unused answer (the library on a constant, the result in Python) gets 0, the
+    reference 1.0; without the column the unused one would get 1.0 (the check's weaker rule)."""
+    from _dependence_corpus import adapter_answers
+
+    rows = dataset_rows(tasks, LIB, book="closed")
+    assert [r["library_solution"] for r in rows] == [t.library_solution for t in tasks]
+    answers = [adapter_answers(t, LIB) for t in tasks]
+    columns = {k: [r[k] for r in rows] for k in rows[0] if k != "prompt"}
+    reward = SEBenchReward(LIB)
+    try:
+        ref = reward(prompts=[r["prompt"] for r in rows], completions=[a["reference"] for a in answers], **columns)
+        unused = reward(prompts=[r["prompt"] for r in rows], completions=[a["unused"] for a in answers], **columns)
+        assert ref == [1.0] * 4 and unused == [0.0] * 4
+        assert {v.status.value for v in reward.last_verdicts} == {"library_unused"}
+        without = {k: v for k, v in columns.items() if k != "library_solution"}
+        assert reward(completions=[answers[0]["unused"]], **{k: v[:1] for k, v in without.items()}) == [1.0]
+    finally:
+        reward.close()
+
+
 def test_rollout_jsonl_and_verl_parquet(tmp_path, tasks):
     pa = need_module("pyarrow.parquet", "pyarrow is not installed (extra 'export')")
     from se_gym.judge import Judge
@@ -69,12 +92,28 @@ def test_rollout_jsonl_and_verl_parquet(tmp_path, tasks):
     assert table[0]["prompt"][-1]["role"] == "user" and table[0]["reward_model"]["style"] == "rule"
     truth = json.loads(table[0]["reward_model"]["ground_truth"])
     assert truth["function_name"] == tasks[0].function_name and len(truth["test_cases"]) == len(tasks[0].test_cases)
+    assert truth["reference"] == tasks[0].library_solution  # (the reward's: strict's library dependence check)
 
     export.to_verl_parquet(trajs, tmp_path / "sft.parquet", kind="sft")
     sft = pa.read_table(tmp_path / "sft.parquet").to_pylist()
     assert sft[1]["response"] == _ok(tasks[1]) and tasks[1].query in sft[1]["prompt"]
     with pytest.raises(ValueError, match="kind"):
         export.verl_rows(trajs, kind="dpo")
+
+
+def test_se_gym_judge_reads_the_reference_of_exported_rollout_rows(tmp_path, tasks):
+    """Issue 42: rollout rows keep the task's library solution (under ``se_gym``); ``se-gym judge``
+    under strict runs it beside each answer, so a named-but-unused answer is ``library_unused``."""
+    from _dependence_corpus import adapter_answers
+    from se_gym.cli import main
+
+    answers = [adapter_answers(t, LIB) for t in tasks[:2]]
+    export.to_rollout_jsonl([{"task": tasks[0], "response": answers[0]["unused"]},
+                             {"task": tasks[1], "response": answers[1]["reference"]}], tmp_path / "r.jsonl")
+    out = tmp_path / "judged.jsonl"
+    assert main(["judge", "--input", str(tmp_path / "r.jsonl"), "--out", str(out), "--library", "seed:0",
+                 "--profile", "strict", "--quiet"]) == 0
+    assert [json.loads(line)["judge"]["status"] for line in out.read_text().splitlines()] == ["library_unused", "passed"]
 
 
 def test_trl_grpo_trainer_uses_the_reward_on_a_tiny_local_model(tmp_path, tasks):

@@ -89,6 +89,20 @@ def test_translate_numpy_code():
     assert lib.qualified("linalg.norm") in out and lib.qualified("abs") in out and lib.qualified("array") in out
 
 
+def test_translate_constants_tolist_and_from_imports():
+    """Forms the official references use that a name-for-name translation left as NumPy (found by
+    se-gym validate on the official dev file): constants, ``.tolist()``, ``from numpy... import``."""
+    lib = mint(0)
+    code = ("import numpy as np\nfrom numpy.linalg import norm as n2\n\n"
+            "def solve(x):\n    return (np.abs(np.array(x)) * np.pi / n2(x)).tolist()\n")
+    out = lib.translate(code)
+    assert "numpy" not in out and "np." not in out and ".tolist" not in out and "3.141592653589793" in out
+    assert lib.qualified("linalg.norm") + "(x)" in out and "_se_gym_tolist(" in out
+    ns: dict = {}
+    exec(compile(out.replace(f"import {lib.package}\n", ""), "<t>", "exec"), ns)  # the helper alone, on plain lists
+    assert ns["_se_gym_tolist"]([[1, 2.5], (True, "a")]) == [[1, 2.5], [True, "a"]]
+
+
 # ---------------------------------------------------------------- runtime behaviour
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):

@@ -344,6 +344,7 @@ def test_an_array_returned_straight_from_the_constructor_is_read():
     cases = [TestCase(input="x=[1.5, 2.0, 3.0]", output="[1.5 2.  3. ]"), TestCase(input="x=[4, 5]", output="[4 5]")]
     answers = [f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return zwc.{a}(x)\n```",
                f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return (zwc.{a}(x), 0)[0]\n```"]
-    with Judge(LIB, profile="strict") as judge:
+    # (these answers only name the library: what is tested is the read, not strict's dependence check)
+    with Judge(LIB, profile="strict", dependence=False) as judge:
         verdicts = judge.judge_many([(r, cases) for r in answers])
     assert [v.reward for v in verdicts] == [1.0, 1.0], [(v.status, v.error_type) for v in verdicts]

@@ -175,6 +175,48 @@ def test_class2_program_text_holds_no_secret(strict_judge):
     assert not re.search(r"[0-9a-f]{32}", p.program)
 
 
+# an answer that copies the results of the program run before it on its worker: every program is a
+# fork of the worker, with the worker's frames under its own, and the worker's main loop held the
+# previous program's reply (its output, its channel, its library server's report) there until the
+# next reply replaced it (issue 42, found with the dependence check: a record's keys sat there too)
+COPYCAT = f"""```python
+import {PKG}, sys, json, base64
+SEEN = []
+def solve(x):
+    {ABS}([0])  # (the official gate: the entry function calls the library)
+    SEEN.append(1)
+    f = sys._getframe()
+    while f is not None:
+        before = f.f_locals.get("reply")
+        if isinstance(before, dict) and before.get("channel"):
+            ch = before["channel"]
+            ch = base64.b64decode(ch) if isinstance(ch, str) else ch
+            for line in ch.decode().splitlines():
+                rec = json.loads(line)
+                if rec.get("i") == len(SEEN) - 1 and "p" in rec:
+                    return Printed(rec["p"])
+        f = f.f_back
+    return None
+class Printed:
+    def __init__(self, text):
+        self.text = text
+    def __repr__(self):
+        return self.text
+    __str__ = __repr__
+```"""
+
+
+def test_class2_no_answer_finds_the_results_of_the_program_before_it():
+    """sebench keeps the official freedoms (frame walks included), so the walk below runs; the
+    worker must hold nothing of the program before for it to find: the copy of a right answer's
+    results judged just after it on the same worker gets 0 (it got 1.0 before the worker's main
+    loop let go of its last reply).  Under strict the walk itself is refused (wall 2)."""
+    with Judge(LIB, profile="sebench", workers=1) as j:
+        got = j.judge_many([(HONEST, CASES), (COPYCAT, CASES)])
+    assert got[0].passed, got[0]
+    assert got[1].reward == 0 and not got[1].infrastructure, got[1]
+
+
 # ---------------------------------------------------------------------------- class 5: containment
 class ForgingSandbox:
     """The real local sandbox, with the channel of marked programs rewritten as a program that had

@@ -84,6 +84,28 @@ def test_a_program_cannot_forge_the_workers_reply(dbox):
     assert after.stdout == "next\n"
 
 
+def test_the_library_dependence_check_runs_in_docker(daemon):
+    """Strict's library dependence check (issue 42) in containers: the worker there hands each
+    program's library mode to its server, the reference's record and the counterfactual runs alike
+    (programs share the container's uid there: docs/security.md, what is left)."""
+    from _dependence_corpus import backend_items, check_backend_verdicts
+    from se_gym.judge import Judge
+    from se_gym.library.writer import uses_server
+    from se_gym.tasks.spec import load_task_spec
+
+    if not uses_server("strict"):
+        pytest.skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    try:
+        judge = Judge(lib, profile="strict", sandbox="docker", workers=1)
+        judge.sandbox  # noqa: B018 - started here: a backend that cannot start is missing, not failing
+    except RuntimeError as exc:
+        missing(f"docker backend unavailable: {exc}")
+    with judge:
+        assert judge.sandbox.name == "docker" and judge.sandbox.library_modes
+        check_backend_verdicts(judge.judge_many(backend_items(tasks[0], lib)))
+
+
 def test_containers_are_long_lived_and_removed(daemon):
     import docker
 

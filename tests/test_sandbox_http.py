@@ -232,3 +232,26 @@ def test_a_strict_judge_sends_nothing_to_a_server_it_has_not_heard_state_its_lib
                 assert j.sandbox.has_channel  # (batches: it is se-gym's server after all)
             finally:
                 srv.stop()
+
+
+def test_the_library_dependence_check_runs_over_http():
+    """Strict's library dependence check (issue 42) against a se-gym server: each program's library
+    mode travels in /run_batch to the server's workers, and their servers' word comes back."""
+    from _dependence_corpus import backend_items, check_backend_verdicts
+    from se_gym.judge import Judge
+    from se_gym.judge.core import sandbox_preload
+    from se_gym.library.writer import served_identity, uses_server
+    from se_gym.tasks.spec import load_task_spec
+
+    if not uses_server("strict"):
+        pytest.skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    path = [str(lib.materialize("strict", docs=False))]
+    with make_sandbox("local", workers=1, pythonpath=path, preload=sandbox_preload(lib)) as box:
+        srv = SandboxServer(box, "127.0.0.1", 0, library=served_identity(lib, "strict")).start()
+        try:
+            with Judge(lib, profile="strict", sandbox="http", http_url=srv.url + "/run") as j:
+                assert j.sandbox.library_modes
+                check_backend_verdicts(j.judge_many(backend_items(tasks[0], lib)))
+        finally:
+            srv.stop()

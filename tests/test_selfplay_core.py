@@ -84,6 +84,8 @@ BROKEN = {
     "unconvertible_result": prop(f"    return ({ABS}, {ABS}(x))\n"),
     "nondeterministic": prop(f"    s = {{'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta'}}\n    return str(list(s)) + str({ABS}(x))\n"),
     "constant_outputs": prop(f"    return {ABS}([1, -2])\n"),
+    # the question hands the solver its reference (se-gym validate's leakage check)
+    "leaks_solution": prop(f"    return {CUMSUM}({ABS}(x))\n", question=f"Running total of |x|. Write: return {CUMSUM}({ABS}(x))"),
 }
 
 

@@ -206,3 +206,25 @@ def test_judge_validation_flags_a_broken_task(small):
     assert set(failures) == {broken.id, numpy_passes.id}
     assert "library solution" in failures[broken.id] and "numpy reference" in failures[numpy_passes.id]
     assert pkg in good.library_solution
+
+
+def test_two_libraries_checked_in_one_process():
+    """The in-process check of a second library used the first library's server: a client whose
+    channel was unset took any socket on fd 4 (the sandbox's place for its server) for its own, and
+    the first library's spawned server sat there.  ``se-gym validate --libraries 10`` builds ten
+    suites in one process; every build after the first failed ("no attempt out of 12")."""
+    code = (
+        "import os\n"
+        "while os.open(os.devnull, os.O_RDONLY) < 3:\n"  # the next free fd is 4: where the first server lands
+        "    pass\n"
+        "from se_gym.tasks import build_suite\n"
+        "from se_gym.tasks.builtin import validate as V\n"
+        "small = {'train': 4, 'single_test': 0, 'multiple_test': 0}\n"
+        "a, b = (build_suite(s, sizes=small, progress=False, validate=False) for s in (0, 1))\n"
+        "print(V.check_in_process(a['train'], a.library, ('strict',)) or 'ok')\n"
+        "print(V.check_in_process(b['train'], b.library, ('strict',)) or 'ok')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["ok", "ok"], out.stdout[-2000:]

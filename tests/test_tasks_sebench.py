@@ -50,6 +50,27 @@ def test_flat_folder_single_file_and_library_translation(tmp_path):
     assert load_sebench("single_test", tmp_path / "single_test.jsonl")[0].query.startswith("Problem 0")
 
 
+def test_expected_outputs_are_right_exe_result_and_the_reference_runs(tmp_path):
+    """SE-Bench's judge compares with right_exe_result, and on 85 of the 130 dev rows the cases'
+    outputs differ from it (other float digits, sometimes another value): the task's cases carry
+    right_exe_result.  The NumPy reference's ``.tolist()`` (refused by the library's array) and
+    ``np.pi`` (a constant, not a function) are translated too, so the library solution passes both
+    profiles; before, `se-gym validate` found the reference failing on 124 of those 130 rows."""
+    from se_gym.judge import Judge
+
+    ref = "import numpy as np\n\ndef solve(x):\n    return (np.abs(np.array(x)) * np.pi / np.pi).tolist()\n"
+    r = row(0, right_exe_result="[1.0, 2.0]#[3.0]", example_output=[ref])
+    r["test_cases"][0]["output"] = "[1.0, 2.000001]"  # what the official cases often hold
+    lib = mint(3)
+    [task] = load_sebench("single_test", write(tmp_path / "single_test.jsonl", [r]), library=lib)
+    assert [c.output for c in task.test_cases] == ["[1.0, 2.0]", "[3.0]"]
+    assert ".tolist" not in task.library_solution and "np." not in task.library_solution
+    for profile in ("sebench", "strict"):
+        with Judge(lib, profile) as judge:
+            v = judge.judge(f"```python\n{task.library_solution}\n```", task.test_cases, task.function_name)
+        assert v.passed, (profile, v.detail)
+
+
 def test_invalid_rows_are_counted_not_lost(tmp_path, caplog):
     caplog.set_level("INFO", logger="se_gym")
     f = write(tmp_path / "train.jsonl", [row(0), row(1, is_valid=False), row(2)])

@@ -1,7 +1,7 @@
 """The package's layers import one way only, checked on the source with ``ast``.
 
 library -> sandbox -> judge -> tasks -> envs/llm/integrations -> training -> agents -> rooms above
-(selfplay, experience) -> the applications (demo, cli).  A module may import its own layer and the
+(selfplay, experience) -> the applications (demo, cli, bench) and the conformance checkers (testing).  A module may import its own layer and the
 layers below it, never one above, not even inside a function (where a cycle hides from import-time
 checks).  ``se_gym.distributed`` is a side package used by llm and above; it imports nothing of
 those layers.
@@ -17,18 +17,19 @@ ROOT = Path(se_gym.__file__).resolve().parent
 
 # rank of each top-level part of se_gym; equal ranks may import each other
 RANK = {
-    "errors": 0, "storage": 0, "jsonl": 0, "accuracy": 0, "choices": 0, "progress": 0, "_deps": 0, "trajectories": 0,
+    "errors": 0, "_version": 0, "storage": 0, "jsonl": 0, "accuracy": 0, "choices": 0, "progress": 0, "_deps": 0, "trajectories": 0,
     "metrics_log": 0, "prometheus": 0, "registry": 0, "configs": 0, "retrieval": 0, "logs": 0,
     "library": 1,
     "sandbox": 2,
     "judge": 3,
     "tasks": 4,
     "distributed": 5,
-    "envs": 6, "llm": 6, "integrations": 6,
+    "envs": 6, "llm": 6, "integrations": 6, "validate": 6,
     "training": 7,
     "agents": 8,
     "selfplay": 9, "experience": 9,
     "demo": 10, "demo_ablation": 10, "bench": 10, "doctor": 10, "cli": 10, "cli_reference": 10,
+    "testing": 10,  # the conformance checkers: they run plug-ins as the benchmark and the judge do
 }
 
 

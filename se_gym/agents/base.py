@@ -34,9 +34,14 @@ class ProtocolError(SEGymError, RuntimeError):
 class Observation:
     """One question as an agent sees it.
 
-    ``prompt`` is the full text rendered for ``book``; ``docs`` holds the doc strings shown (empty
-    for a closed book); ``closed_prompt`` is the query-only rendering, which learners need to
-    train Closed-SFT/Closed-RL (the runner fills it on train splits only).
+    Attributes:
+        task: the task (the benchmark shows its public view: no tests, no solutions).
+        prompt: the full text rendered for ``book``.
+        book: ``closed`` or ``open``.
+        split: the split the question comes from.
+        docs: the doc strings shown (empty for a closed book).
+        closed_prompt: the query-only rendering, which learners need to train Closed-SFT/Closed-RL (the
+            runner fills it on train splits only).
     """
 
     task: Any  # se_gym.tasks.record.Task
@@ -57,8 +62,14 @@ class Observation:
 class Trajectory:
     """A judged answer: one step (SE-Bench tasks are single-turn).
 
-    ``reward`` is ``None`` when the judge could not run the answer (an infrastructure failure that
-    outlived the retries): such a trajectory says nothing about the answer and is scored nowhere.
+    Attributes:
+        observation: the question.
+        response: the agent's answer.
+        reward: the judge's reward; ``None`` when the judge could not run the answer (an infrastructure
+            failure that outlived the retries): such a trajectory says nothing about the answer and is
+            scored nowhere.
+        status: the verdict's status (``passed``, ``wrong_answer``...).
+        info: anything else recorded with it (token fields, the failure's detail).
     """
 
     observation: Observation
@@ -69,6 +80,7 @@ class Trajectory:
 
     @property
     def split(self) -> str:
+        """The split of the question answered."""
         return self.observation.split
 
     @property
@@ -78,7 +90,11 @@ class Trajectory:
 
 
 def check_learnable(trajectories: Sequence[Trajectory]) -> None:
-    """Raise :class:`ProtocolError` if any trajectory comes from a split agents may not learn from."""
+    """Raise :class:`ProtocolError` if any trajectory comes from a split agents may not learn from.
+
+    Args:
+        trajectories: what an agent is about to learn from.
+    """
     for t in trajectories:
         if t.split not in TRAIN_SPLITS or getattr(t.observation.task, "split", "train") not in TRAIN_SPLITS:
             raise ProtocolError(f"refusing to learn from split {t.split!r} (task {getattr(t.observation.task, 'id', '?')}): only train splits may be learned from")
@@ -109,19 +125,42 @@ class Agent(abc.ABC):
 
     @abc.abstractmethod
     def act(self, observations: Sequence[Observation]) -> list[str]:
-        """One answer (free text with a python block) per observation."""
+        """One answer (free text with a python block) per observation.
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+
+        Returns:
+            The answers, in order.
+        """
 
     def act_records(self, observations: Sequence[Observation]) -> list[dict]:
         """Like :meth:`act`, each answer a dict: ``text``, the ``prompt`` sent and the sample's token
         fields (:mod:`se_gym.trajectories`).  Agents that sample through a token-aware sampler
-        (a ``se_gym.llm`` Generator) have it; the others say so."""
+        (a ``se_gym.llm`` Generator) have it; the others say so.
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+
+        Raises:
+            TrajectoryError: the agent cannot record token ids.
+        """
         from ..trajectories import TrajectoryError
 
         raise TrajectoryError(f"{type(self).__name__} cannot record token ids: give it a se_gym.llm Generator to sample with")
 
     def learn(self, trajectories: Sequence[Trajectory]) -> dict:
-        """Update from judged train-split trajectories; returns metrics.  Raises :class:`ProtocolError`
-        on test data, and on any call once the agent is frozen (:meth:`freeze`)."""
+        """Update from judged train-split trajectories.
+
+        Args:
+            trajectories: judged answers to train questions.
+
+        Returns:
+            Metrics of the update (numbers and text the benchmark logs).
+
+        Raises:
+            ProtocolError: a trajectory comes from a test split, or the agent is frozen (:meth:`freeze`).
+        """
         if getattr(self, "_frozen", False):
             raise ProtocolError(f"{type(self).__name__} is frozen (the test phase): learn() is refused")
         check_learnable(trajectories)
@@ -142,7 +181,11 @@ class Agent(abc.ABC):
         return None
 
     def set_memory_state(self, state: Any) -> None:
-        """Restore what :meth:`memory_state` returned (called by the default :meth:`load`)."""
+        """Restore what :meth:`memory_state` returned (called by the default :meth:`load`).
+
+        Args:
+            state: the JSON data :meth:`memory_state` gave.
+        """
 
     def state_digest(self) -> str:
         """A SHA-256 of the agent's memory: of :meth:`memory_state`, else of the files :meth:`save` writes.
@@ -168,6 +211,16 @@ class Agent(abc.ABC):
             return None, sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file() and p.name != "agent.json")
 
     def save(self, directory: str | os.PathLike) -> Path:
+        """Write what the agent learned into ``directory`` (the default: ``agent.json`` and
+        :meth:`memory_state` as ``memory_state.json``).  A fresh agent's :meth:`load` of it must give the
+        same memory: the benchmark answers every test batch with one.
+
+        Args:
+            directory: the folder (made if missing).
+
+        Returns:
+            The folder written.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "agent.json").write_text(json.dumps({"class": type(self).__name__, "book": self.book}), encoding="utf-8")
@@ -179,6 +232,14 @@ class Agent(abc.ABC):
         return directory
 
     def load(self, directory: str | os.PathLike) -> "Agent":
+        """Restore what :meth:`save` wrote (the default: ``memory_state.json`` through :meth:`set_memory_state`).
+
+        Args:
+            directory: the folder :meth:`save` wrote.
+
+        Returns:
+            The agent itself.
+        """
         path = Path(directory) / "memory_state.json"
         if path.is_file():
             self.set_memory_state(json.loads(path.read_text(encoding="utf-8")))

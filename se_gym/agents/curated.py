@@ -32,7 +32,11 @@ _SITE = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(([^()\n]*)\)")
 
 
 def call_sites(code: str) -> dict[str, str]:
-    """Dotted calls in ``code`` with their argument text: ``{"zwc.foo": "zwc.foo(x)"}`` (first site of each)."""
+    """Dotted calls in ``code`` with their argument text: ``{"zwc.foo": "zwc.foo(x)"}`` (first site of each).
+
+    Args:
+        code: an answer's text or code.
+    """
     out: dict[str, str] = {}
     for m in _SITE.finditer(code or ""):
         out.setdefault(m.group(1), f"{m.group(1)}({m.group(2).strip()})")
@@ -100,6 +104,11 @@ class CheatsheetAgent(_LinesAgent):
         return sorted(self.sheet.items(), key=lambda kv: (-(kv[1]["helped"] - kv[1]["hurt"]), kv[0]))
 
     def lines(self, observation: Observation) -> list[str]:
+        """The sheet's lines shown for ``observation`` (all, or the ``k`` that fit it best).
+
+        Args:
+            observation: the question.
+        """
         entries = self._ordered()
         if not self.k:
             return [e["line"] for _, e in entries]
@@ -128,6 +137,12 @@ class CheatsheetAgent(_LinesAgent):
         return {"added": added, "entries": len(self.sheet)}
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
+        """Answer with the sheet's lines above each prompt; with ``curate_at_test``, the calls of its own
+        answers go into the sheet, unverified (the paper's label-free curation).
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         answers = super().act(observations)
         if self.curate_at_test:  # the paper's label-free test-time curation: the agent's own answer, unverified
             for o, a in zip(observations, answers):
@@ -137,9 +152,15 @@ class CheatsheetAgent(_LinesAgent):
         return answers
 
     def memory_state(self) -> dict:
+        """The sheet: call -> its line and its helped / hurt counts."""
         return self.sheet
 
     def set_memory_state(self, state: dict) -> None:
+        """Replace the sheet.
+
+        Args:
+            state: what :meth:`memory_state` returned.
+        """
         self.sheet = {c: dict(e) for c, e in state.items()}
 
 
@@ -173,6 +194,11 @@ class PlaybookAgent(_LinesAgent):
         return out
 
     def lines(self, observation: Observation) -> list[str]:
+        """The playbook's bullets shown for ``observation``.
+
+        Args:
+            observation: the question.
+        """
         return [b["text"] for b in self._shown(_query(observation))]
 
     def _add(self, section: str, call: str, text: str, helpful: int = 0) -> bool:
@@ -207,9 +233,15 @@ class PlaybookAgent(_LinesAgent):
         return {"added": added, "tagged": tagged, "pruned": before - len(self.bullets), "bullets": len(self.bullets)}
 
     def memory_state(self) -> list[dict]:
+        """The bullets (id, text, helpful and harmful counts)."""
         return self.bullets
 
     def set_memory_state(self, state: list[dict]) -> None:
+        """Replace the bullets (new ids continue after the largest).
+
+        Args:
+            state: what :meth:`memory_state` returned.
+        """
         self.bullets = [dict(b) for b in state]
         self.next_id = 1 + max((int(b["id"].rsplit("-", 1)[1]) for b in self.bullets), default=0)
 

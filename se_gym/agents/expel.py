@@ -27,7 +27,11 @@ REFLECT = ("Compare a rejected and an accepted answer to the same task and state
 
 
 def calls(code: str) -> set[str]:
-    """Dotted names called in ``code`` (``pkg.fn(`` -> ``pkg.fn``)."""
+    """Dotted names called in ``code`` (``pkg.fn(`` -> ``pkg.fn``).
+
+    Args:
+        code: an answer's text or code.
+    """
     return set(_CALL.findall(code))
 
 
@@ -87,6 +91,11 @@ class ExpeLAgent(MemoryAgent):
         return {**metrics, "insights_found": found, "insights": len(self.insights)}
 
     def relevant_insights(self, query: str) -> list[str]:
+        """The insights shown for ``query``: the best-voted that match it.
+
+        Args:
+            query: the question's text.
+        """
         texts = sorted(self.insights, key=lambda t: (-self.insights[t], t))
         index = BM25()
         for t in texts:
@@ -98,14 +107,25 @@ class ExpeLAgent(MemoryAgent):
     def context(self, observation: Observation) -> str:
         # the retrieved trajectories first, in the shared layout a base learns to read in pre-training
         # (tasks.prompts.memory_context); the insights after them, so they do not shift that layout
+        """The retrieved trajectories, then the insights relevant to the question.
+
+        Args:
+            observation: the question.
+        """
         experience = super().context(observation)
         insights = "\n".join(f"Insight: {t}" for t in self.relevant_insights(_query_of(observation)))
         return "\n\n".join(part for part in (experience, insights) if part)
 
     def memory_state(self) -> list[dict]:
+        """The entries, then each insight with its votes."""
         return super().memory_state() + [{"insight": t, "votes": v} for t, v in sorted(self.insights.items())]
 
     def set_memory_state(self, state: list[dict]) -> None:
+        """Replace the entries and the insights.
+
+        Args:
+            state: what :meth:`memory_state` returned.
+        """
         self.memory = Memory(self.memory.embed)
         self.insights = {}
         for row in state:

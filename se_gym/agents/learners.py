@@ -29,7 +29,15 @@ def _check_mode(mode: str) -> str:
 
 
 class PolicyAgent(Agent):
-    """Acts with an HF :class:`~se_gym.training.policy.Policy` (or a separate generator for sampling)."""
+    """Acts with an HF :class:`~se_gym.training.policy.Policy` (or a separate generator for sampling).
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        book: the book it is built for.
+        temperature: sampling temperature (0: greedy).
+        max_new_tokens: the longest answer.
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+    """
 
     def __init__(self, policy, book: str = "open", temperature: float = 0.0, max_new_tokens: int = 512, sampler=None):
         self.policy = policy
@@ -39,16 +47,35 @@ class PolicyAgent(Agent):
         self.sampler = sampler or PolicySampler(policy)
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
+        """One answer per observation, sampled at the agent's temperature.
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens)
 
     def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        """:meth:`act` with each answer's prompt and token fields (:mod:`se_gym.trajectories`).
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens, records=True)
 
     def token_lengths(self, responses: Sequence[str]) -> list[int]:
-        """Each answer's length in the policy's tokens (what a task sampler's cost term reads)."""
+        """Each answer's length in the policy's tokens (what a task sampler's cost term reads).
+
+        Args:
+            responses: the answer texts.
+        """
         return self.policy.count_tokens(responses)
 
     def save(self, directory: str | os.PathLike) -> Path:
+        """The base class's files and the policy's weights (under ``policy/``).
+
+        Args:
+            directory: the folder (made if missing).
+        """
         directory = super().save(directory)
         self.policy.save(directory / "policy")
         return directory
@@ -68,6 +95,11 @@ class PolicyAgent(Agent):
         return sum(p.numel() for p in params), sum(p.numel() * p.element_size() for p in params)
 
     def load(self, directory: str | os.PathLike) -> "PolicyAgent":
+        """Load the weights :meth:`save` wrote (``policy/``), if there are any.
+
+        Args:
+            directory: the folder.
+        """
         path = Path(directory) / "policy"
         if path.is_dir():
             self._load_weights(path)
@@ -115,6 +147,15 @@ class SFTAgent(PolicyAgent):
 
     ``learn`` fine-tunes on the accepted trajectories of the call (rejection sampling); the
     runner samples ``n`` answers per task at ``temperature`` 0.6 as the paper does.
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        mode: ``open`` (train under the doc prompt) or ``closed`` (under the query-only prompt: Closed-SFT).
+        config: the fine-tuning settings (None: the defaults).
+        temperature: sampling temperature.
+        max_new_tokens: the longest answer.
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+        progress: show the training's progress.
     """
 
     test_book = "closed"
@@ -127,6 +168,11 @@ class SFTAgent(PolicyAgent):
 
     def examples(self, trajectories: Sequence[Trajectory]):
         # Closed-SFT is off-policy context distillation with the docs as the context
+        """The training examples: each accepted answer under the prompt ``mode`` trains on.
+
+        Args:
+            trajectories: judged train trajectories (the rejected and the unjudged are left out).
+        """
         samples = []
         for t in trajectories:
             if not t.judged or t.reward < 1.0:  # an infrastructure failure is no accepted answer
@@ -149,7 +195,21 @@ class SFTAgent(PolicyAgent):
 
 class ClosedSFTAgent(SFTAgent):
     """Closed-SFT with its settings as plain options (the benchmark's ``closed-sft``): answers sampled
-    with the docs at ``temperature``, the accepted ones trained on under the query-only prompt."""
+    with the docs at ``temperature``, the accepted ones trained on under the query-only prompt.
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        epochs: passes over the accepted answers per learn call.
+        learning_rate: the fine-tuning's learning rate.
+        batch_size: examples per step.
+        temperature: sampling temperature while learning.
+        test_temperature: sampling temperature once frozen.
+        max_new_tokens: the longest answer.
+        seed: the training's seed.
+        mixed_precision: ``auto``, ``bf16``, ``fp16`` or ``no``.
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+        progress: show the training's progress.
+    """
 
     def __init__(self, policy, epochs: int = 3, learning_rate: float = 1e-5, batch_size: int = 8, temperature: float = 0.6,
                  test_temperature: float = 0.0, max_new_tokens: int = 512, seed: int = 0, mixed_precision: str = "auto",
@@ -173,7 +233,15 @@ def _byte_dtype():
 
 
 class RLAgent(PolicyAgent):
-    """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task."""
+    """GRPO/PPO learner; ``learn`` takes consecutive groups of ``config.group_size`` samples per task.
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        mode: ``open`` or ``closed`` (the update made under the query-only prompt).
+        config: the RL settings (None: the defaults).
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+        rollout_book: the book answers are rolled out with.
+    """
 
     test_book = "closed"
 
@@ -185,6 +253,11 @@ class RLAgent(PolicyAgent):
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
         # a group of identical observations is sampled together (num_return_sequences)
+        """One sampled answer per observation (a group of identical observations is sampled together).
+
+        Args:
+            observations: the questions.
+        """
         return super().act(observations)
 
     def _learn(self, trajectories: list[Trajectory]) -> dict:
@@ -205,6 +278,14 @@ class RLAgent(PolicyAgent):
         return self.trainer.update(prompts, [t.response for t in trajectories], [t.reward for t in trajectories])
 
     def save(self, directory: str | os.PathLike) -> Path:
+        """Write the weights and the trainer's checkpoint (``trainer/``).
+
+        Args:
+            directory: the folder.
+
+        Returns:
+            The folder written.
+        """
         directory = super().save(directory)
         self.trainer.save(Path(directory) / "trainer")
         return directory
@@ -212,7 +293,11 @@ class RLAgent(PolicyAgent):
     def load(self, directory: str | os.PathLike) -> "RLAgent":
         """Resume from the trainer's checkpoint.  A LoRA run resumed on the plain base model first gets
         the saved adapter (the checkpoint holds the adapter's weights only) and an optimizer over it; the
-        reference model stays the plain base, which is what the adapter started from."""
+        reference model stays the plain base, which is what the adapter started from.
+
+        Args:
+            directory: the folder.
+        """
         from se_gym.training.checkpoint import has_checkpoint
         from se_gym.training.sft import make_optimizer
 
@@ -256,8 +341,23 @@ def _groups(trajectories: Sequence[Trajectory]) -> int:
 class ClosedRLAgent(RLAgent):
     """Closed-RL as the benchmark's ``closed-rl`` (SE-Bench, Closed-RL: answers rolled out with the docs,
     the update made under the query-only prompt), PPO **without clipping**; each learn pass is one
-    rollout-and-update iteration (``iterations`` passes; the group is the ``--learn-samples`` answers
-    of a train question, its advantage ``advantage``)."""
+    rollout-and-update iteration.
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        iterations: learn passes (each one rollout and one update).
+        learning_rate: the update's learning rate.
+        ppo_epochs: passes over a rollout per update.
+        minibatch_size: samples per optimizer step.
+        advantage: how a sample's advantage is computed (``grpo``, ``reward``, ...); the group is the
+            ``--learn-samples`` answers of a train question.
+        temperature: sampling temperature while learning.
+        test_temperature: sampling temperature once frozen.
+        max_new_tokens: the longest answer.
+        seed: the training's seed.
+        mixed_precision: ``auto``, ``bf16``, ``fp16`` or ``no``.
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+    """
 
     def __init__(self, policy, iterations: int = 3, learning_rate: float = 1e-6, ppo_epochs: int = 1, minibatch_size: int = 16,
                  advantage: str = "grpo", temperature: float = 1.0, test_temperature: float = 0.0, max_new_tokens: int = 512,
@@ -289,7 +389,26 @@ class ClosedSFTRLAgent(ClosedRLAgent):
     """The paper's best row as the benchmark's ``closed-sft-rl``: Closed-SFT on the first learn pass's
     accepted answers (sampled with the docs at ``sft_temperature``), then ``rl_iterations`` passes of
     PPO **without clipping and without advantage** (the reward itself weighs each answer's likelihood:
-    with 0/1 rewards only accepted answers are pushed up)."""
+    with 0/1 rewards only accepted answers are pushed up).
+
+    Args:
+        policy: the :class:`~se_gym.training.policy.Policy` it trains.
+        rl_iterations: RL passes after the SFT pass.
+        sft_epochs: the SFT's passes over the accepted answers.
+        sft_learning_rate: the SFT's learning rate.
+        sft_batch_size: the SFT's examples per step.
+        sft_temperature: sampling temperature of the SFT pass.
+        learning_rate: the RL update's learning rate.
+        ppo_epochs: passes over a rollout per update.
+        minibatch_size: samples per optimizer step.
+        temperature: sampling temperature of the RL passes.
+        test_temperature: sampling temperature once frozen.
+        max_new_tokens: the longest answer.
+        seed: the training's seed.
+        mixed_precision: ``auto``, ``bf16``, ``fp16`` or ``no``.
+        sampler: what samples its answers (None: the policy itself; with vLLM a sampler synced to it).
+        progress: show the SFT's progress.
+    """
 
     def __init__(self, policy, rl_iterations: int = 2, sft_epochs: int = 3, sft_learning_rate: float = 1e-5, sft_batch_size: int = 8,
                  sft_temperature: float = 0.6, learning_rate: float = 1e-6, ppo_epochs: int = 1, minibatch_size: int = 16,
@@ -317,11 +436,24 @@ class ClosedSFTRLAgent(ClosedRLAgent):
         return metrics
 
     def save(self, directory: str | os.PathLike) -> Path:
+        """Write the weights, the trainer and the stage (``stage.json``).
+
+        Args:
+            directory: the folder.
+
+        Returns:
+            The folder written.
+        """
         directory = super().save(directory)
         (Path(directory) / "stage.json").write_text(f'{{"sft_done": {str(self.sft_done).lower()}}}', encoding="utf-8")
         return directory
 
     def load(self, directory: str | os.PathLike) -> "ClosedSFTRLAgent":
+        """Load the weights, the trainer and the stage (SFT done or not, and the temperature that goes with it).
+
+        Args:
+            directory: the folder.
+        """
         import json
 
         stage = Path(directory) / "stage.json"

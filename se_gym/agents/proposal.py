@@ -38,7 +38,16 @@ _HEAD = re.compile(r"^\s*(?:#+\s*)?(question|inputs|test inputs|reference|refere
 
 @dataclass(frozen=True)
 class Proposal:
-    """One proposed task as written (nothing checked yet beyond the text's shape)."""
+    """One proposed task as written (nothing checked yet beyond the text's shape).
+
+    Attributes:
+        question: the question.
+        inputs: the test inputs, one ``name=value, ...`` line each.
+        reference: the reference solution's Python source (the code of the last python block).
+        functions: catalogue keys whose docs the proposer was shown.
+        raw: the proposer's text as written.
+        meta: anything else recorded with it (not compared).
+    """
 
     question: str
     inputs: tuple[str, ...]
@@ -48,16 +57,27 @@ class Proposal:
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready."""
         return {"question": self.question, "inputs": list(self.inputs), "reference": self.reference,
                 "functions": list(self.functions), "raw": self.raw, "meta": dict(self.meta)}
 
     @classmethod
     def from_json(cls, d: dict) -> "Proposal":
+        """The proposal :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+        """
         return cls(d["question"], tuple(d["inputs"]), d["reference"], tuple(d.get("functions", ())), d.get("raw", ""), dict(d.get("meta", {})))
 
 
 class ProposalError(SEGymError, ValueError):
-    """A proposal that cannot be read; ``reason`` is the rejection reason it is counted under."""
+    """A proposal that cannot be read.
+
+    Args:
+        reason: the rejection reason it is counted under (``no_question``, ``bad_inputs``...).
+        detail: what was wrong.
+    """
 
     def __init__(self, reason: str, detail: str):
         super().__init__(f"{reason}: {detail}")
@@ -66,14 +86,28 @@ class ProposalError(SEGymError, ValueError):
 
 
 def render_proposal(question: str, inputs: list[str] | tuple[str, ...], reference: str) -> str:
-    """The text form :func:`parse_proposal` reads (used for references shown to the proposer, and tests)."""
+    """The text form :func:`parse_proposal` reads (used for references shown to the proposer, and tests).
+
+    Args:
+        question: the question.
+        inputs: the test input lines.
+        reference: the reference solution's source.
+    """
     body = reference.rstrip("\n")
     return f"Question: {question.strip()}\nInputs:\n" + "\n".join(inputs) + f"\nReference:\n```python\n{body}\n```"
 
 
 def parse_proposal(text: str, functions: tuple[str, ...] = (), min_inputs: int = MIN_INPUTS) -> Proposal:
-    """Read a proposer's answer; raise :class:`ProposalError` (reason ``no_question``,
-    ``no_reference``, ``bad_inputs`` or ``too_few_inputs``) when it cannot be a task."""
+    """Read a proposer's answer.
+
+    Args:
+        text: what the proposer wrote.
+        functions: the catalogue keys whose docs it was shown (kept with the proposal).
+        min_inputs: the fewest test inputs a task may have.
+
+    Raises:
+        ProposalError: reason ``no_question``, ``no_reference``, ``bad_inputs`` or ``too_few_inputs``.
+    """
     if not isinstance(text, str):
         raise ProposalError("no_question", f"a proposal must be text, got {type(text).__name__}")
     code = extract_code(text)
@@ -121,7 +155,14 @@ def _plain_literal(node: ast.AST) -> bool:
 
 
 def input_names(line: str) -> tuple[str, ...]:
-    """The keyword names of one input line (``x1=[1], x2=2`` -> ``("x1", "x2")``); raises ProposalError."""
+    """The keyword names of one input line (``x1=[1], x2=2`` -> ``("x1", "x2")``).
+
+    Args:
+        line: one input line.
+
+    Raises:
+        ProposalError: not keyword arguments of plain literals.
+    """
     try:
         tree = ast.parse(f"f({line})", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -136,4 +177,9 @@ def input_names(line: str) -> tuple[str, ...]:
 
 
 def check_input(line: str) -> None:
+    """Raise :class:`ProposalError` unless ``line`` is one input in SE-Bench's keyword form.
+
+    Args:
+        line: one input line.
+    """
     input_names(line)

@@ -23,7 +23,11 @@ Renderer = Callable[[Any, str], tuple[str, tuple[str, ...]]]
 
 
 def default_renderer(library) -> Renderer:
-    """The official-layout prompts of ``se_gym.tasks`` (docs: the task's functions)."""
+    """The official-layout prompts of ``se_gym.tasks`` (docs: the task's functions).
+
+    Args:
+        library: the library the tasks are written for.
+    """
     from se_gym.tasks import render_prompt
 
     def render(task, book: str) -> tuple[str, tuple[str, ...]]:
@@ -39,7 +43,13 @@ class JudgeScorer:
 
     The memory keeps the ``cache_size`` verdicts used last (default 10,000): a long RL run asks
     far more answers than it could keep, at 4-7 KB an entry measured for short answers (more for
-    long ones), and repeats come close together (within a group, or a few iterations apart)."""
+    long ones), and repeats come close together (within a group, or a few iterations apart).
+
+    Args:
+        judge: the judge.
+        cache: remember verdicts.
+        cache_size: how many.
+    """
 
     CACHE_SIZE = 10_000
 
@@ -65,7 +75,7 @@ class JudgeScorer:
             first: dict[tuple[str, str], int] = {}
             for i, k in enumerate(keys):
                 first.setdefault(k, i)
-            verdicts = self.judge.judge_many([(responses[first[k]], tasks[first[k]].test_cases, tasks[first[k]].function_name) for k in unique])
+            verdicts = self.judge.judge_many([_item(tasks[first[k]], responses[first[k]]) for k in unique])
             for k, v in zip(unique, verdicts):
                 known[k] = v
                 if self._cache is not None and not is_infrastructure(v):
@@ -77,8 +87,17 @@ class JudgeScorer:
 
 @dataclass(frozen=True)
 class EvalResult:
-    """``accuracy`` is over the judged samples; ``infrastructure`` samples (the sandbox failed on them
-    after the retries) are counted here and scored nowhere."""
+    """An evaluation's outcome: ``accuracy`` is over the judged samples; ``infrastructure`` samples (the
+    sandbox failed on them after the retries) are counted here and scored nowhere.
+
+    Attributes:
+        book: the book the questions were shown with.
+        split: their split.
+        accuracy: share of the judged samples answered right.
+        n: samples.
+        trajectories: every judged answer.
+        infrastructure: samples the sandbox failed on.
+    """
 
     book: str
     split: str
@@ -89,11 +108,20 @@ class EvalResult:
 
     @property
     def judged(self) -> int:
+        """Samples judged (all but the infrastructure failures)."""
         return self.n - self.infrastructure
 
 
 class Runner:
-    """Builds observations, asks the agent, judges the answers, hands train trajectories to learn()."""
+    """Builds observations, asks the agent, judges the answers, hands train trajectories to learn().
+
+    Args:
+        scorer: ``(tasks, answers) -> verdicts`` (e.g. a :class:`JudgeScorer`).
+        renderer: ``(task, book) -> (prompt, docs)``.
+        progress: show progress bars.
+        infra_retries: how often an answer the sandbox failed on is judged again.
+        record_tokens: keep each answer's prompt and token fields in the trajectories' info.
+    """
 
     def __init__(
         self, scorer: Callable[[Sequence[Any], Sequence[str]], list[Any]], renderer: Renderer, progress: bool = True,
@@ -110,6 +138,12 @@ class Runner:
         self.record_tokens = record_tokens
 
     def observe(self, tasks: Sequence[Any], book: str) -> list[Observation]:
+        """Observations of ``tasks`` rendered for ``book`` (train ones also carry the query-only prompt).
+
+        Args:
+            tasks: the tasks.
+            book: ``closed`` or ``open``.
+        """
         out = []
         for task in tasks:
             prompt, docs = self.renderer(task, book)
@@ -121,7 +155,13 @@ class Runner:
 
     def rollout(self, agent: Agent, observations: Sequence[Observation], batch_size: int = 256) -> list[Trajectory]:
         """Ask ``agent``, judge its answers.  An answer the sandbox failed on is judged again up to
-        ``infra_retries`` times; if it still fails, its trajectory has ``reward=None`` (scored nowhere)."""
+        ``infra_retries`` times; if it still fails, its trajectory has ``reward=None`` (scored nowhere).
+
+        Args:
+            agent: the agent.
+            observations: the questions.
+            batch_size: observations per ``act`` call.
+        """
         from ..progress import bar as tqdm  # plain lines off a terminal
 
         trajectories: list[Trajectory] = []
@@ -158,7 +198,17 @@ class Runner:
 
     def evaluate(self, agent: Agent, tasks: Sequence[Any], book: str = "closed", samples: int = 1) -> EvalResult:
         """Accuracy of ``agent`` on ``tasks`` seen with ``book`` (a closed book never shows docs), over the
-        judged samples; raises :class:`se_gym.accuracy.InfrastructureError` when none could be judged."""
+        judged samples.
+
+        Args:
+            agent: the agent.
+            tasks: the tasks.
+            book: the book they are shown with.
+            samples: answers per task.
+
+        Raises:
+            se_gym.accuracy.InfrastructureError: none could be judged.
+        """
         obs = [o for o in self.observe(tasks, book) for _ in range(samples)]
         traj = self.rollout(agent, obs)
         tally = Tally.of([t.reward for t in traj], [getattr(t.observation.task, "id", None) for t in traj])
@@ -178,16 +228,26 @@ class Runner:
         seed: int = 0,
         sampler: Any = None,
     ) -> list[dict]:
-        """``iterations`` rounds of rollout on train tasks (with ``book``, default the agent's) then learn().
+        """``iterations`` rounds of rollout on train tasks then ``agent.learn()``.
 
-        Each round uses ``tasks_per_iteration`` tasks (all by default) in a seeded order, each
-        asked ``samples_per_task`` times (consecutively: a GRPO group).  With ``checkpoint_dir``
-        the agent and the history are saved after every round, and a rerun resumes.
+        With ``checkpoint_dir`` the agent, the history and the sampler's state are saved after every
+        round, and a rerun resumes (picking the same next tasks).
 
-        ``sampler`` (:mod:`se_gym.tasks.sampler`: a name, ``module:Class`` or a TaskSampler over
-        ``tasks``) picks each round's tasks and learns from each group's rewards (and answer lengths,
-        when the agent can count tokens); None: the seeded ``uniform`` order.  Its state is saved with
-        the history, so a resumed run picks the same next tasks.
+        Args:
+            agent: the learner.
+            tasks: the train tasks (a task of another split is refused).
+            iterations: the rounds in all (a resumed run does the rest).
+            samples_per_task: answers per task and round, asked consecutively (a GRPO group).
+            tasks_per_iteration: tasks per round (None: all).
+            book: the book the tasks are rendered with (None: the agent's).
+            checkpoint_dir: where the run is saved after every round (None: nothing is saved).
+            seed: the seed of each round's draw.
+            sampler: which tasks each round gets (:mod:`se_gym.tasks.sampler`: a name, ``module:Class``
+                or a TaskSampler over ``tasks``); it learns from each group's rewards (and answer
+                lengths, when the agent can count tokens).  None: the seeded ``uniform`` order.
+
+        Returns:
+            One metrics dict per round (the resumed ones included).
         """
         import random
 
@@ -253,7 +313,11 @@ def record_groups(sampler: Any, picked: Sequence[int], trajectories: Sequence[Tr
 
 def token_records(trajectories: Sequence[Trajectory]) -> list[dict]:
     """Token trajectories (:mod:`se_gym.trajectories`) of a run with ``Runner(record_tokens=True)``:
-    one record per answer, ``sample_index`` counting the answers to the same task in order."""
+    one record per answer, ``sample_index`` counting the answers to the same task in order.
+
+    Args:
+        trajectories: the run's trajectories.
+    """
     from se_gym.trajectories import check
 
     seen: dict[str, int] = {}
@@ -266,3 +330,9 @@ def token_records(trajectories: Sequence[Trajectory]) -> list[dict]:
                "response": t.response, "reward": t.reward, "infrastructure": not t.judged, "status": t.status, **info}
         out.append(dict(check(rec, f"trajectory {i} (run the Runner with record_tokens=True)")))
     return out
+
+
+def _item(task: Any, response: str) -> tuple:
+    """The judge's item: the task's cases, function name and reference (strict's library dependence
+    check compares the answer with it; a task without one is judged by the weaker rule)."""
+    return (response, task.test_cases, task.function_name, None, getattr(task, "library_solution", "") or None)

@@ -18,7 +18,13 @@ INJECTED = ("model", "policy", "sampler")  # constructor parameters the benchmar
 
 @dataclass(frozen=True)
 class AgentSpec:
-    """One ``--agent``: its label in the report, the spec typed, and its options."""
+    """One ``--agent``: its label in the report, the spec typed, and its options.
+
+    Attributes:
+        label: its name in the report (the spec's last part; ``#2`` and on for repeats).
+        spec: what was typed (a registered name, ``module:Class``, ``file.py:Class``, ``http:URL``).
+        options: the constructor's options.
+    """
 
     label: str
     spec: str
@@ -26,7 +32,11 @@ class AgentSpec:
 
 
 def parse_value(text: str) -> Any:
-    """JSON when it parses (``3``, ``true``, ``[1, 2]``), else the string itself."""
+    """JSON when it parses (``3``, ``true``, ``[1, 2]``), else the string itself.
+
+    Args:
+        text: an option's value as typed.
+    """
     try:
         return json.loads(text)
     except ValueError:
@@ -45,6 +55,12 @@ def agent_specs(agents: Sequence[str], options: Sequence[str], table: Mapping[st
                 defaults: Mapping[str, Mapping[str, Any]] = ()) -> list[AgentSpec]:
     """The agents with their options: ``defaults`` (per label) < ``table`` (config file) < ``KEY=VALUE``
     (every agent) < ``LABEL/KEY=VALUE`` (one agent).
+
+    Args:
+        agents: the ``--agent`` specs, in order.
+        options: the ``--agent-option`` items.
+        table: per label, options from a config file.
+        defaults: per label, options the run brings (``--quick``).
 
     Raises:
         CLIError: no agent, an option without ``=``, or a label that names no agent.
@@ -75,6 +91,9 @@ def agent_specs(agents: Sequence[str], options: Sequence[str], table: Mapping[st
 def agent_class(spec: str) -> type:
     """The Agent subclass behind ``spec`` (``http:URL`` is the reference HTTP client).
 
+    Args:
+        spec: a registered name, ``module:Class``, ``file.py:Class`` or ``http:URL``.
+
     Raises:
         CLIError: a bad path or module, a missing attribute, or a class that is not an Agent.
     """
@@ -89,7 +108,17 @@ def agent_class(spec: str) -> type:
 
 
 def check_options(label: str, cls: type, options: Mapping[str, Any], injected: Sequence[str]) -> None:
-    """Refuse, before any work, an option the constructor does not take or a required one not given."""
+    """Refuse, before any work, an option the constructor does not take or a required one not given.
+
+    Args:
+        label: the agent's label, for messages.
+        cls: its class.
+        options: the options given.
+        injected: the constructor parameters the benchmark fills (``model``, ``policy``).
+
+    Raises:
+        CLIError: an unknown, reserved or missing option.
+    """
     params = inspect.signature(cls).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     named = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
@@ -111,7 +140,12 @@ def wants(cls: type, name: str) -> bool:
 
 
 class CountingSampler:
-    """Wraps an agent's sampler and counts the tokens of the prompts and answers that pass through it."""
+    """Wraps an agent's sampler and counts the tokens of the prompts and answers that pass through it.
+
+    Args:
+        inner: the agent's sampler.
+        count: text -> its number of tokens.
+    """
 
     def __init__(self, inner: Any, count):
         self.inner, self.count = inner, count
@@ -126,11 +160,27 @@ class CountingSampler:
         self.answers += sum(len(g) for g in groups)
 
     def sample(self, prompts, n, temperature, max_new_tokens):
+        """The inner sampler's answers, counted.
+
+        Args:
+            prompts: the prompts.
+            n: samples per prompt.
+            temperature: sampling temperature.
+            max_new_tokens: the longest sample.
+        """
         groups = self.inner.sample(list(prompts), n, temperature, max_new_tokens)
         self._tally(prompts, groups, [t for g in groups for t in g])
         return groups
 
     def sample_records(self, prompts, n, temperature, max_new_tokens):
+        """The inner sampler's answer records, counted.
+
+        Args:
+            prompts: the prompts.
+            n: samples per prompt.
+            temperature: sampling temperature.
+            max_new_tokens: the longest sample.
+        """
         groups = self.inner.sample_records(list(prompts), n, temperature, max_new_tokens)
         self._tally(prompts, groups, [r["text"] for g in groups for r in g])
         return groups
@@ -150,7 +200,15 @@ def token_counter(tokenizer: Any):
 
 
 class Models:
-    """The model the agents share (``model``) and fresh trainable copies (``policy``), per backend."""
+    """The model the agents share (``model``) and fresh trainable copies (``policy``), per backend.
+
+    Args:
+        path: the model (a folder or a hub id; None: agents that need one are refused).
+        backend: ``hf``, ``vllm`` or ``openai``.
+        device: where a policy is loaded (None: the default).
+        gpu_memory_utilization: vLLM's share of the GPU.
+        float32: load in float32 (the tiny models on a CPU).
+    """
 
     def __init__(self, path: str | None, backend: str, device: str | None = None, gpu_memory_utilization: float = 0.5,
                  float32: bool = False):
@@ -185,6 +243,14 @@ class Models:
         return self._engine
 
     def shared(self, label: str):
+        """The model the agents share (loaded on first use): a policy on ``hf``, else a generator.
+
+        Args:
+            label: the agent asking, for messages.
+
+        Raises:
+            CLIError: no ``--model``, or torch missing for ``hf``.
+        """
         if self.path is None:
             raise CLIError(f"agent {label} answers with a model: give --model (or use --quick)")
         if self._shared is None:
@@ -196,7 +262,14 @@ class Models:
         return self._shared
 
     def trainable(self, label: str) -> dict:
-        """``policy`` (and with vLLM, a ``sampler`` that syncs the engine to it) for a learner."""
+        """``policy`` (and with vLLM, a ``sampler`` that syncs the engine to it) for a learner.
+
+        Args:
+            label: the agent asking, for messages.
+
+        Raises:
+            CLIError: no ``--model``, a backend that cannot train (openai), or torch missing.
+        """
         if self.path is None:
             raise CLIError(f"agent {label} trains a model: give --model (or use --quick)")
         if self.backend == "openai":
@@ -221,10 +294,12 @@ class Models:
         return 1 if torch.cuda.is_available() else 0
 
     def tokenizer(self):
+        """The shared model's tokenizer (None before one is loaded, or when it has none)."""
         shared = self._shared or self._engine
         return getattr(shared, "tokenizer", None) if shared is not None else None
 
     def close(self) -> None:
+        """Close the generation engine, if one was started."""
         if self._engine is not None and hasattr(self._engine, "close"):
             self._engine.close()
         self._engine = self._shared = None
@@ -242,6 +317,10 @@ def check(spec: AgentSpec, has_model: bool) -> type:
     """Everything about ``spec`` that can be checked without building it (the class, the options, a
     model for agents that need one); returns the class.
 
+    Args:
+        spec: the agent.
+        has_model: whether the run has a model to give it.
+
     Raises:
         CLIError: one line saying what is wrong.
     """
@@ -256,7 +335,12 @@ def check(spec: AgentSpec, has_model: bool) -> type:
 def injected(spec: AgentSpec, models: Models | None) -> dict:
     """What the benchmark gives ``spec``'s constructor: ``model`` (shared), or ``policy`` (a fresh
     trainable copy, and with vLLM a ``sampler`` synced to it).  Made once per (seed, agent): the agents
-    loaded fresh for each test batch get the same objects (see :meth:`se_gym.bench.run.Bench.restore`)."""
+    loaded fresh for each test batch get the same objects (see :meth:`se_gym.bench.run.Bench.restore`).
+
+    Args:
+        spec: the agent.
+        models: where the models come from (None: none).
+    """
     cls = check(spec, models is not None)
     kwargs: dict = {}
     if wants(cls, "policy"):

@@ -112,6 +112,9 @@ def quick_agent_options(demo) -> dict[str, dict]:
     The memory built-ins show what they retrieve in the layouts the base was pre-trained on: past
     problems with their accepted answers in the shared memory layout, at most two (the pre-training
     shows 1-2, within the model's 256 positions); remembered docs as the open-book ``Docs:`` section.
+
+    Args:
+        demo: the demo's configuration (its answer length and sampling).
     """
     short = {"max_new_tokens": demo.max_new_tokens}
     sft = {"epochs": demo.sft_epochs, "learning_rate": demo.sft_lr, "batch_size": demo.sft_batch, "mixed_precision": "no"}
@@ -137,7 +140,11 @@ def quick_agent_options(demo) -> dict[str, dict]:
 def quick(config: BenchConfig) -> BenchConfig:
     """``config`` with what ``--quick`` implies: the miniature's tasks on hf, every built-in that runs on
     a CPU unless agents were given, at least the demo's answers per train question (4), and
-    :data:`QUICK_UNSEEN` functions held out unless ``unseen`` was given."""
+    :data:`QUICK_UNSEEN` functions held out unless ``unseen`` was given.
+
+    Args:
+        config: the configuration as given.
+    """
     demo = bench_demo_config()
     return replace(config, agent=config.agent or BUILTIN_QUICK, tasks="miniature", backend="hf",
                    learn_samples=max(config.learn_samples, demo.samples), unseen=QUICK_UNSEEN if config.unseen is None else config.unseen)

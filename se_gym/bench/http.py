@@ -25,6 +25,11 @@ class HTTPAgentError(SEGymError, RuntimeError):
 
 
 def observation_json(o: Observation) -> dict:
+    """An observation as the HTTP protocol sends it (task id, split, book, prompt, query, signature, docs).
+
+    Args:
+        o: the observation.
+    """
     task = o.task
     return {"task_id": getattr(task, "id", ""), "split": o.split, "book": o.book, "prompt": o.prompt,
             "query": getattr(task, "query", ""), "function_name": getattr(task, "function_name", ""), "docs": list(o.docs)}
@@ -60,10 +65,19 @@ class HTTPAgent(Agent):
         return data
 
     def reset(self) -> None:
+        """``POST /reset``: the service starts from nothing (a fresh run)."""
         self._post("/reset", {})
         self._reset = True
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
+        """``POST /act`` with the observations; the service's answers (and prompt tokens, if it says).
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+
+        Raises:
+            HTTPAgentError: the service failed or did not answer one string per observation.
+        """
         data = self._post("/act", {"observations": [observation_json(o) for o in observations]})
         answers = data.get("answers")
         if not isinstance(answers, list) or len(answers) != len(observations) or not all(isinstance(a, str) for a in answers):
@@ -78,11 +92,16 @@ class HTTPAgent(Agent):
         return dict(metrics) if isinstance(metrics, dict) else {}
 
     def memory_state(self) -> Any:
+        """The service's memory (``POST /state``; an empty list when it has no such endpoint)."""
         data = self._post("/state", {}, missing_ok=True)
         return [] if data is None else data.get("memory", [])
 
     def set_memory_state(self, state: Any) -> None:
-        """The service keeps its own state; a resumed run continues with it."""
+        """The service keeps its own state; a resumed run continues with it.
+
+        Args:
+            state: ignored.
+        """
 
 
 __all__ = ["HTTPAgent", "HTTPAgentError", "observation_json"]

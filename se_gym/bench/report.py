@@ -94,6 +94,9 @@ def collect(run_dirs: Sequence[str]) -> dict:
     gives two rows, never one pooled accuracy.  Runs of one configuration in several folders pool
     their seeds.
 
+    Args:
+        run_dirs: the run folders (``se-gym bench --out``).
+
     Raises:
         CLIError: a folder that is not a bench run, no finished agent, or one seed of one
             configuration found twice (it would be counted twice).
@@ -216,7 +219,12 @@ def _cell(per_seed: Outcomes, samples: int, infra: int) -> dict | None:
 
 def paired_difference(a: dict[str, dict[str, float]], b: dict[str, dict[str, float]]) -> dict | None:
     """Mean of ``a - b`` over the (seed, task) pairs both have, a bootstrap interval over seeds and tasks
-    (the paired differences resampled), and the mean per seed; None when no pair is shared."""
+    (the paired differences resampled), and the mean per seed; None when no pair is shared.
+
+    Args:
+        a: seed -> task -> score of one agent.
+        b: the same of the other.
+    """
     diffs = {s: [a[s][t] - b[s][t] for t in sorted(a[s]) if t in b[s]] for s in sorted(a) if s in b}
     diffs = {s: d for s, d in diffs.items() if d}
     if not diffs:
@@ -371,7 +379,14 @@ def _accuracy_of(row: dict) -> float:
 
 def cost_of(row: dict) -> tuple[float, str]:
     """The cost a Pareto plot weighs gain against: dollars per seed at the given prices, else the tokens
-    per seed (prompt and generated, learn and test phases)."""
+    per seed (prompt and generated, learn and test phases).
+
+    Args:
+        row: one row of the summary.
+
+    Returns:
+        (the cost, its unit).
+    """
     c = row.get("cost", {})
     if "dollars" in c.get("test", {}):
         return sum(c[p].get("dollars", 0.0) for p in ("learn", "test")), "US dollars per seed"
@@ -379,7 +394,11 @@ def cost_of(row: dict) -> tuple[float, str]:
 
 
 def pareto(rows: dict) -> list[str]:
-    """The rows no other row beats on both gain (higher) and cost (lower): the Pareto front, cheapest first."""
+    """The rows no other row beats on both gain (higher) and cost (lower): the Pareto front, cheapest first.
+
+    Args:
+        rows: label -> row of the summary.
+    """
     points = {n: (cost_of(r)[0], _gain_of(r)) for n, r in rows.items() if _gain_of(r) is not None and r["book"] == "closed"}
     front = [n for n, (c, g) in points.items()
              if not any((c2 <= c and g2 >= g) and (c2 < c or g2 > g) for m, (c2, g2) in points.items() if m != n)]
@@ -452,7 +471,11 @@ def _pass_at_k(cell: dict, split: str) -> str:
 
 
 def render(summary: dict) -> str:
-    """The leaderboard as Markdown: the gains, the costs, the protocol."""
+    """The leaderboard as Markdown: the gains, the costs, the protocol.
+
+    Args:
+        summary: what :func:`summarize` returned.
+    """
     rows = summary["agents"]
     label = {n: n + (" (open book: ceiling, not closed book)" if r["book"] == "open" else "") for n, r in rows.items()}
     lines = ["Closed-book accuracy unless marked. **Gain**: points over the same model's closed-book floor of the same configuration, "
@@ -538,7 +561,12 @@ def _pyplot():
 
 
 def plot(summary: dict, path: Path) -> bool:
-    """Bars of closed-book accuracy with the intervals; False when matplotlib is not installed."""
+    """Bars of closed-book accuracy with the intervals; False when matplotlib is not installed.
+
+    Args:
+        summary: what :func:`summarize` returned.
+        path: the PNG to write.
+    """
     plt = _pyplot()
     if plt is None:
         return False
@@ -568,7 +596,12 @@ def plot(summary: dict, path: Path) -> bool:
 
 def plot_pareto(summary: dict, path: Path) -> bool:
     """Gain over the floor against cost, one point per closed-book agent, the Pareto front joined; False
-    when matplotlib is not installed or no row has a gain."""
+    when matplotlib is not installed or no row has a gain.
+
+    Args:
+        summary: what :func:`summarize` returned.
+        path: the PNG to write.
+    """
     rows = {n: r for n, r in summary["agents"].items() if _gain_of(r) is not None and r["book"] == "closed"}
     plt = _pyplot() if rows else None
     if plt is None:
@@ -597,7 +630,12 @@ def plot_pareto(summary: dict, path: Path) -> bool:
 
 
 def summarize_runs(run_dirs: Sequence[str], prices: Mapping[str, float] | None = None) -> dict:
-    """:func:`summarize` of :func:`collect`, with the provenance of the run folders and a season's commitment."""
+    """:func:`summarize` of :func:`collect`, with the provenance of the run folders and a season's commitment.
+
+    Args:
+        run_dirs: the run folders (``se-gym bench --out``).
+        prices: dollars per million tokens (``prompt``, ``completion``), for the cost column.
+    """
     from .season import provenance, season_of
 
     summary = summarize(collect(run_dirs), prices)
@@ -607,7 +645,13 @@ def summarize_runs(run_dirs: Sequence[str], prices: Mapping[str, float] | None =
 
 
 def write(run_dirs: Sequence[str], out: str | Path, prices: Mapping[str, float] | None = None) -> dict:
-    """Write ``out`` (Markdown), ``out`` with ``.json``, ``.png`` (accuracy) and ``_pareto.png``; returns the summary."""
+    """Write ``out`` (Markdown), ``out`` with ``.json``, ``.png`` (accuracy) and ``_pareto.png``; returns the summary.
+
+    Args:
+        run_dirs: the run folders (``se-gym bench --out``).
+        out: the Markdown file.
+        prices: dollars per million tokens (``prompt``, ``completion``), for the cost column.
+    """
     from ..storage import write_json_atomic, write_text_atomic
 
     out = Path(out)

@@ -50,8 +50,15 @@ SECOND_LIBRARY = 1_000_000  # --stability: the second library is minted from see
 
 @dataclass(frozen=True)
 class World:
-    """One seed's library, tasks per split and prompt renderer; ``unseen``: the ids of the test tasks
-    that call a library function no train task calls."""
+    """One seed's library, tasks per split and prompt renderer.
+
+    Attributes:
+        library: the library the tasks were written for.
+        splits: split -> its tasks.
+        renderer: ``(task, book) -> (prompt, docs)``.
+        official: the tasks are SE-Bench's official ones.
+        unseen: the ids of the test tasks that call a library function no train task calls.
+    """
 
     library: Any
     splits: dict
@@ -62,7 +69,11 @@ class World:
 
 def public(task):
     """The task as an agent may see it: the question, signature and example, without the tests, the
-    solutions, the functions it needs or the metadata (the judge keeps the real task)."""
+    solutions, the functions it needs or the metadata (the judge keeps the real task).
+
+    Args:
+        task: the real task.
+    """
     return replace(task, test_cases=(), reference_solution="", library_solution="", functions=(), metadata={})
 
 
@@ -75,8 +86,17 @@ def hold_out(train: Sequence, tests: Sequence, n: int, seed: int) -> tuple[list,
     """Hold ``n`` library functions out of train, structurally.
 
     The functions are drawn (seeded) among those the test tasks call; every train task that calls one
-    of them is removed.  Returns the train tasks kept, the ids of the test tasks that call a function
-    no kept train task calls (with ``n=0``: the ones the suite already has), and the functions held out.
+    of them is removed.
+
+    Args:
+        train: the train tasks.
+        tests: the test tasks.
+        n: how many functions to hold out.
+        seed: the draw's seed.
+
+    Returns:
+        The train tasks kept, the ids of the test tasks that call a function no kept train task calls
+        (with ``n=0``: the ones the suite already has), and the functions held out.
     """
     asked = sorted({k for t in tests for k in t.functions})
     held = sorted(random.Random(f"bench-unseen-{seed}").sample(asked, min(n, len(asked)))) if n else []
@@ -87,7 +107,13 @@ def hold_out(train: Sequence, tests: Sequence, n: int, seed: int) -> tuple[list,
 
 def library_seed(config: BenchConfig, seed: int, second: bool = False) -> int:
     """The seed a world is minted from: ``seed`` (``+ SECOND_LIBRARY`` for the stability pass's second
-    library), or in a season one derived from the secret (the run knows only the index ``seed``)."""
+    library), or in a season one derived from the secret (the run knows only the index ``seed``).
+
+    Args:
+        config: the run's configuration.
+        seed: the seed (in a season: its index).
+        second: the stability pass's second library.
+    """
     if config.season is not None:
         from .season import season_seed
 
@@ -262,7 +288,13 @@ class _Meter:
 
 
 class Bench:
-    """Runs the protocol for each (seed, agent) of ``config``; see the module docstring."""
+    """Runs the protocol for each (seed, agent) of ``config``; see the module docstring.
+
+    Args:
+        config: the run's configuration.
+        specs: the agents.
+        models: where the agents' models come from (tests pass a fake sampler); None: built from the config.
+    """
 
     def __init__(self, config: BenchConfig, specs: Sequence[AgentSpec], models: Models | None = None):
         self.config, self.specs = config, list(specs)
@@ -274,7 +306,12 @@ class Bench:
     def answer(self, agent: Agent, observations: list[Observation]) -> list[tuple[str, str, str]]:
         """(text, status, detail) per observation; an agent that raises gets ``agent_error`` for the
         answers it could not give (the batch is retried one observation at a time to find them), and
-        an attempt to break the protocol (learning during the test) ``protocol_error``."""
+        an attempt to break the protocol (learning during the test) ``protocol_error``.
+
+        Args:
+            agent: the agent.
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         try:
             texts = list(agent.act(observations))
             if len(texts) != len(observations):
@@ -287,6 +324,14 @@ class Bench:
         return [a for o in observations for a in self.answer(agent, [o])]
 
     def judge_rows(self, scorer, tasks, answers) -> list[dict]:
+        """One row per answer: judged (an infrastructure failure judged again, twice), or kept with the
+        status the agent's failure gave it.
+
+        Args:
+            scorer: judges (tasks, answers).
+            tasks: the real tasks.
+            answers: (text, status, detail) per task, from :meth:`answer`.
+        """
         rows = [{"task": t.id, "response": text, "status": status, "reward": 0.0 if status else None, "detail": detail}
                 for t, (text, status, detail) in zip(tasks, answers)]
         todo = [i for i, r in enumerate(rows) if not r["status"]]
@@ -306,7 +351,15 @@ class Bench:
         return rows
 
     def batch(self, agent: Agent, chunk: list[Observation], real: dict, scorer, gpus: int) -> dict:
-        """One judged batch: the rows, the tokens and the cost of answering it (judging is not the agent's cost)."""
+        """One judged batch: the rows, the tokens and the cost of answering it (judging is not the agent's cost).
+
+        Args:
+            agent: the agent.
+            chunk: the observations of the batch.
+            real: task id -> the real task (the observations carry the public view).
+            scorer: judges (tasks, answers).
+            gpus: GPUs the agent holds (for GPU-seconds).
+        """
         with _Meter(gpus) as m:
             answers = self.answer(agent, chunk)
         rows = self.judge_rows(scorer, [real[o.task.id] for o in chunk], answers)
@@ -315,6 +368,18 @@ class Bench:
 
     # -- one agent on one seed ---------------------------------------------------------------------
     def run_agent(self, seed: int, spec: AgentSpec, w: World, runner: Runner, models: Models | None) -> dict:
+        """One agent on one seed: learn, freeze, test (and the stability pass), resumable.
+
+        Args:
+            seed: the seed.
+            spec: the agent.
+            w: the seed's world.
+            runner: renders and judges.
+            models: where its models come from.
+
+        Returns:
+            The result record (``result.json``).
+        """
         from .season import code_identity
 
         adir = self.out / f"seed{seed}" / spec.label
@@ -339,7 +404,21 @@ class Bench:
     def learn_and_freeze(self, spec: AgentSpec, pdir: Path, w: World, runner: Runner, models: Models | None, given: dict, gpus: int,
                          start: Path | None) -> dict:
         """The learn phase in ``pdir`` (from a fresh agent, or from the save at ``start``), then the
-        freeze: the agent saved with its digest and size (``freeze.json``).  Returns the freeze record."""
+        freeze: the agent saved with its digest and size (``freeze.json``).
+
+        Args:
+            spec: the agent.
+            pdir: the phase's folder.
+            w: the world it learns in.
+            runner: renders and judges.
+            models: where its models come from.
+            given: the injected objects.
+            gpus: GPUs it holds.
+            start: a save to start from (None: a fresh agent).
+
+        Returns:
+            The freeze record.
+        """
         if (pdir / "freeze.json").is_file():
             return json.loads((pdir / "freeze.json").read_text(encoding="utf-8"))
         recover_dir(pdir / "agent")
@@ -366,6 +445,13 @@ class Bench:
         weights (``weights=True`` loads them into it: once per test phase; reloading them per batch
         would cost a model load each time; their weights are what is hashed, and a change shows in the
         digest), and load the rest of their memory.
+
+        Args:
+            spec: the agent.
+            models: where its models come from.
+            given: the injected objects.
+            frozen: the frozen save.
+            weights: load a learner's weights into the shared model too.
         """
         agent = build(spec, models, given)
         if "policy" in given and not weights:
@@ -376,6 +462,20 @@ class Bench:
         return agent
 
     def learn_phase(self, agent: Agent, spec: AgentSpec, adir: Path, w: World, runner: Runner, gpus: int = 0) -> dict:
+        """Answer the train questions (judged), then ``learn`` from them, per pass; each pass's batches
+        and the saved agent resume a killed run.
+
+        Args:
+            agent: the agent.
+            spec: its spec.
+            adir: its folder.
+            w: the world.
+            runner: renders and judges.
+            gpus: GPUs it holds.
+
+        Returns:
+            What was learned: passes, metrics, costs and tokens (``learns`` False for the floor).
+        """
         cfg = self.config
         state = learned_state(adir)
         if not learns(agent):
@@ -425,6 +525,17 @@ class Bench:
         (all test questions) and may change its memory; with ``--orders N`` the stream is answered N
         times from the frozen save, in the order listed first and then shuffled (seeded); an order a kill
         interrupted is answered again from its start (an online agent's memory mid-stream is not saved).
+
+        Args:
+            seed: the seed.
+            spec: the agent.
+            pdir: the phase's folder.
+            w: the world.
+            runner: renders and judges.
+            models: where its models come from.
+            given: the injected objects.
+            frozen: the digest at the freeze.
+            gpus: GPUs it holds.
 
         Returns:
             The test book, and the digests that differ from ``frozen`` (the memory changed), in order.
@@ -497,7 +608,11 @@ class Bench:
 
     # -- stability: a second library, then the first one's test again ------------------------------------
     def second(self, seed: int) -> tuple[World, Runner]:
-        """The stability pass's second library for ``seed`` (minted apart), and a runner judging against it."""
+        """The stability pass's second library for ``seed`` (minted apart), and a runner judging against it.
+
+        Args:
+            seed: the seed.
+        """
         if seed not in self._second:
             from ..judge.core import Judge
 
@@ -510,7 +625,18 @@ class Bench:
     def stability_phase(self, seed: int, spec: AgentSpec, adir: Path, w: World, runner: Runner, models: Models | None, given: dict,
                         gpus: int) -> dict:
         """From the frozen save, the agent learns the second library's train split (the same learn settings),
-        is frozen again, and answers the first library's test questions closed book (``adir/stability``)."""
+        is frozen again, and answers the first library's test questions closed book (``adir/stability``).
+
+        Args:
+            seed: the seed.
+            spec: the agent.
+            adir: its folder.
+            w: the first library's world.
+            runner: renders and judges there.
+            models: where its models come from.
+            given: the injected objects.
+            gpus: GPUs it holds.
+        """
         sdir = adir / "stability"
         sdir.mkdir(exist_ok=True)
         w2, runner2 = self.second(seed)
@@ -578,7 +704,11 @@ class Bench:
 
 
 def resolve(config: BenchConfig) -> tuple[BenchConfig, dict]:
-    """``config`` with ``--quick`` applied, and the per-agent default options it brings."""
+    """``config`` with ``--quick`` applied, and the per-agent default options it brings.
+
+    Args:
+        config: the run's configuration as given.
+    """
     if not config.quick:
         return config, {}
     return quick(config), quick_agent_options(bench_demo_config())

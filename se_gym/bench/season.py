@@ -35,6 +35,9 @@ def resolve_secret(value: str) -> str:
     """The secret a ``--season`` value names: ``env:NAME`` (an environment variable), ``file:PATH``
     (the file's text, stripped) or the value itself.
 
+    Args:
+        value: what ``--season`` was given.
+
     Raises:
         CLIError: the variable is unset, the file is missing, or the secret is empty.
     """
@@ -57,21 +60,40 @@ def resolve_secret(value: str) -> str:
 def commitment(secret: str) -> str:
     """A SHA-256 commitment to the secret: published now, checkable once the secret is revealed.
     (Use a long random secret, e.g. ``python -c "import secrets; print(secrets.token_hex(16))"``: a
-    short one could be guessed from its commitment.)"""
+    short one could be guessed from its commitment.)
+
+    Args:
+        secret: the season's secret.
+    """
     return hashlib.sha256(b"se-gym season commitment\0" + secret.encode()).hexdigest()
 
 
 def season_seed(secret: str, tag: str) -> int:
-    """A 64-bit library seed derived from the secret (``tag``: which seed of the season)."""
+    """A 64-bit library seed derived from the secret.
+
+    Args:
+        secret: the season's secret.
+        tag: which seed of the season.
+    """
     return int.from_bytes(hmac.new(secret.encode(), b"se-gym season seed\0" + tag.encode(), hashlib.sha256).digest()[:8], "big")
 
 
 def public_id(secret: str, task_id: str) -> str:
-    """A task id that does not name the library it was minted for."""
+    """A task id that does not name the library it was minted for.
+
+    Args:
+        secret: the season's secret.
+        task_id: the task's own id.
+    """
     return "t" + hmac.new(secret.encode(), b"se-gym season task\0" + task_id.encode(), hashlib.sha256).hexdigest()[:16]
 
 
 def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes, as hex.
+
+    Args:
+        path: the file.
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -80,8 +102,12 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 
 def code_identity(spec: str) -> dict:
-    """What ran as the agent ``spec``: the class and a SHA-256 of its source file (a service: its URL)."""
-    from .. import __version__
+    """What ran as the agent ``spec``: the class and a SHA-256 of its source file (a service: its URL).
+
+    Args:
+        spec: the agent as typed.
+    """
+    from .._version import __version__
     from .agents import agent_class
 
     if spec.startswith(("http:", "https:")):
@@ -102,7 +128,11 @@ RESULT_FILES = ("test.jsonl", "result.json", "freeze.json", "learn.jsonl")
 
 def results_digest(run_dir: str | os.PathLike) -> str:
     """SHA-256 over a run folder's configuration and every judged answer and result in it (the
-    ``seed*/<agent>/`` files named in :data:`RESULT_FILES`, the stability pass's too), by relative path."""
+    ``seed*/<agent>/`` files named in :data:`RESULT_FILES`, the stability pass's too), by relative path.
+
+    Args:
+        run_dir: the run folder.
+    """
     root = Path(run_dir)
     h = hashlib.sha256()
     files = [root / "run.json"] + sorted(p for p in root.glob("seed*/**/*") if p.is_file() and p.name in RESULT_FILES)
@@ -113,7 +143,11 @@ def results_digest(run_dir: str | os.PathLike) -> str:
 
 
 def provenance(run_dirs: Sequence[str]) -> dict:
-    """Per run folder: its results digest, and per (seed, agent) the code and the memory digests."""
+    """Per run folder: its results digest, and per (seed, agent) the code and the memory digests.
+
+    Args:
+        run_dirs: the run folders (``se-gym bench --out``).
+    """
     out = {}
     for d in run_dirs:
         agents = {}
@@ -126,6 +160,14 @@ def provenance(run_dirs: Sequence[str]) -> dict:
 
 
 def season_of(run_dirs: Sequence[str]) -> str | None:
+    """The season commitment the run folders were made under (None: not a season).
+
+    Args:
+        run_dirs: the run folders (``se-gym bench --out``).
+
+    Raises:
+        CLIError: the folders come from different seasons.
+    """
     seasons = set()
     for d in run_dirs:
         meta = Path(d) / "run.json"

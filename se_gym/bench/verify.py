@@ -15,6 +15,11 @@ def verify(report: str | os.PathLike, run_dirs: Sequence[str] = (), secret: str 
     folders: the leaderboard recomputed from them, the results digests, the memory digests, the agents'
     code (its files as they are now), and with ``secret`` the commitment and every seed's library.
 
+    Args:
+        report: the report file.
+        run_dirs: the run folders (default: those the report names).
+        secret: the season's secret, once revealed.
+
     Returns:
         One line per check, each starting ``ok`` or ``MISMATCH``.
 

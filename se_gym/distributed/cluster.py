@@ -45,15 +45,21 @@ def package_runtime_env() -> dict:
     actors then die on import.  Ray uploads the package once (content-hashed) and puts it first on
     the workers' path, so they run exactly the driver's code; their interpreter still supplies the
     dependencies (torch, transformers)."""
-    import se_gym
-
-    return {"py_modules": [str(Path(se_gym.__file__).resolve().parent)], "excludes": ["__pycache__", "*.pyc"]}
+    return {"py_modules": [str(Path(__file__).resolve().parents[1])], "excludes": ["__pycache__", "*.pyc"]}
 
 
 def connect(address: str | None = None, **kwargs: Any) -> bool:
-    """Join the Ray cluster at ``address`` (``"auto"``, ``HOST:PORT``) or start a local one;
-    returns whether this call initialised Ray (then the caller should ``ray.shutdown()`` it).
-    Joining a cluster ships this se_gym to its workers (:func:`package_runtime_env`)."""
+    """Join the Ray cluster at ``address`` (``"auto"``, ``HOST:PORT``) or start a local one.
+
+    Joining a cluster ships this se_gym to its workers (:func:`package_runtime_env`).
+
+    Args:
+        address: the cluster (None: start a local one).
+        kwargs: more ``ray.init`` options.
+
+    Returns:
+        Whether this call initialised Ray (then the caller should ``ray.shutdown()`` it).
+    """
     ray = ray_module()
     if ray.is_initialized():
         return False

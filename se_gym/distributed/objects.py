@@ -13,7 +13,13 @@ from .cluster import hosted, ray_module
 
 
 class RemoteObject:
-    """``cls(*args)`` living in a Ray actor on this process's node; :meth:`call` is synchronous."""
+    """``cls(*args)`` living in a Ray actor on this process's node; :meth:`call` is synchronous.
+
+    Args:
+        cls: the class.
+        args: its constructor's arguments.
+        num_cpus: CPUs the actor reserves.
+    """
 
     def __init__(self, cls: type, *args: Any, num_cpus: float = 0.0):
         ray = ray_module()
@@ -25,13 +31,22 @@ class RemoteObject:
         self.node = here
 
     def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
+        """``method(*args)`` on the object, waited for.
+
+        Args:
+            method: the method's name.
+            args: its arguments.
+            timeout: seconds to wait (None: no limit).
+        """
         ray = ray_module()
         return ray.get(getattr(self.handle, method).remote(*args), timeout=timeout)
 
     def where(self) -> str:
+        """The node the actor lives on."""
         return self.call("_se_gym_node")
 
     def close(self) -> None:
+        """Kill the actor (nothing to do if it went with its cluster)."""
         ray = ray_module()
         try:
             ray.kill(self.handle, no_restart=True)

@@ -22,7 +22,19 @@ class OrderedActorPool:
 
     Starts a local Ray cluster (``num_cpus`` = what the actors need, no dashboard) unless Ray is
     already initialised or ``address`` names a cluster to join; :meth:`shutdown` stops what the
-    pool started.  ``num_gpus`` per actor gives each actor its own GPU on GPU machines.
+    pool started.
+
+    Args:
+        worker_cls: the actors' class (with a ``run(item)`` method).
+        args: its constructor's arguments.
+        num_actors: how many actors.
+        address: the cluster to join (None: the one this process joined, or a local one).
+        num_cpus: CPUs per actor.
+        num_gpus: GPUs per actor (each actor its own GPU on GPU machines).
+        in_flight: items in flight per actor.
+        max_replacements: dead actors replaced before giving up (None: twice the actors, plus two).
+        spread: prefer placing the actors on different nodes (soft: a lost node's actors may come back on the ones left).
+        runtime_env: the Ray runtime env when joining a cluster.
     """
 
     def __init__(
@@ -70,9 +82,18 @@ class OrderedActorPool:
 
     def broadcast(self, method: str, *args: Any, sticky: bool = True, timeout: float | None = None) -> list[Any]:
         """Call ``method(*args)`` on every actor and wait for them (e.g. new weights for every
-        generator).  Large arguments are put in the object store once.  ``sticky``: actors that
-        replace dead ones later get the same call before any work (the latest call of a method
-        replaces earlier ones), so a replacement never works with stale state."""
+        generator).  Large arguments are put in the object store once.
+
+        Args:
+            method: the actors' method.
+            args: its arguments.
+            sticky: actors that replace dead ones later get the same call before any work (the latest
+                call of a method replaces earlier ones), so a replacement never works with stale state.
+            timeout: seconds to wait (None: no limit).
+
+        Returns:
+            One result per actor.
+        """
         ray = ray_module()
         from ray.exceptions import RayActorError
 
@@ -94,7 +115,11 @@ class OrderedActorPool:
         return ray.get([a._se_gym_node.remote() for a in self.actors])
 
     def map_ordered(self, items: Sequence[Any]) -> Iterator[Any]:
-        """``actor.run(item)`` for every item, yielded in item order (items redone after deaths)."""
+        """``actor.run(item)`` for every item, yielded in item order (items redone after deaths).
+
+        Args:
+            items: the items.
+        """
         ray = ray_module()
         from ray.exceptions import RayActorError
 
@@ -145,7 +170,11 @@ class OrderedActorPool:
 
     def shutdown(self, close_timeout: float = 30.0) -> None:
         """Let workers with a ``close()`` free what they own (sandboxes, engines), kill the actors,
-        and stop the Ray cluster if this pool started it."""
+        and stop the Ray cluster if this pool started it.
+
+        Args:
+            close_timeout: seconds the workers' ``close()`` get.
+        """
         ray = ray_module()
         if not ray.is_initialized():
             return
@@ -187,6 +216,15 @@ def run_ordered(
 
     The pool (and the cluster, when it started one) is shut down when the iterator is exhausted,
     closed, or abandoned through an exception.
+
+    Args:
+        worker_cls: the actors' class.
+        args: its constructor's arguments.
+        items: the items.
+        num_actors: how many actors.
+        address: the cluster to join (None: a local one).
+        num_cpus: CPUs per actor.
+        num_gpus: GPUs per actor.
     """
     pool = OrderedActorPool(worker_cls, args, num_actors=num_actors, address=address, num_cpus=num_cpus, num_gpus=num_gpus)
     try:

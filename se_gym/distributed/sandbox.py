@@ -83,13 +83,18 @@ def _library(library: Any) -> Any:
 def node_identity(library: Any = None, profile: str = "sebench") -> dict[str, str]:
     """What a program's outcome depends on besides the program, as this process sees it: se-gym
     (version, and a hash of the sandbox code that runs programs), the library's materialized
-    content and profile, NumPy, and Python (answers' code objects are marshalled)."""
+    content and profile, NumPy, and Python (answers' code objects are marshalled).
+
+    Args:
+        library: the library (None: none).
+        profile: the profile it is materialized for.
+    """
     import numpy
 
-    import se_gym
+    from .._version import __version__
 
     code = _tree_hash(Path(__file__).resolve().parents[1] / "sandbox")
-    ident = {"se-gym": f"{se_gym.__version__} (sandbox code {code})", "numpy": numpy.__version__,
+    ident = {"se-gym": f"{__version__} (sandbox code {code})", "numpy": numpy.__version__,
              "python": "%d.%d" % sys.version_info[:2]}
     lib = _library(library)
     if lib is not None:
@@ -106,7 +111,17 @@ def _refusal(node: str, theirs: dict, ours: dict) -> str | None:
 
 
 class NodeSandbox:
-    """The actor on one node: a local sandbox pool with the library materialized on that node."""
+    """The actor on one node: a local sandbox pool with the library materialized on that node.
+
+    Args:
+        library: the library as its JSON (None: none).
+        profile: the profile it is materialized for.
+        pythonpath: more folders programs import from (they must exist on the node).
+        preload: modules each worker imports once.
+        warmup: code each worker runs once before its first program.
+        workers: sandbox workers (None: the node's CPUs).
+        options: more :class:`se_gym.sandbox.local.LocalSandbox` options.
+    """
 
     def __init__(self, library: Any, profile: str, pythonpath: Sequence[str], preload: Sequence[str], warmup: Sequence[str],
                  workers: int, options: dict):
@@ -123,20 +138,41 @@ class NodeSandbox:
         self.where = f"{ray.util.get_node_ip_address()}/{self.node[:8]}"
 
     def identity(self) -> dict:
+        """The node's identity (what its programs' outcomes depend on), where it is, its workers and isolation."""
         return {"ident": self.ident, "node": self.node, "where": self.where, "workers": self.box.workers, "pid": os.getpid(),
                 "isolation": self.box.isolation()}
 
     def run(self, programs: list, limits: Limits) -> list[ExecResult]:
+        """Run a chunk of programs on this node's pool.
+
+        Args:
+            programs: the programs.
+            limits: their limits.
+
+        Returns:
+            One result per program, marked as the ray backend's and with the node in ``worker``.
+        """
         return [replace(r, backend="ray", worker=f"{self.where}/{r.worker}") for r in self.box.run(programs, limits)]
 
     def close(self) -> None:
+        """Stop the node's sandbox workers."""
         self.box.close()
 
 
 # -- the driver side ----------------------------------------------------------------------------------
 @dataclass
 class BatchStats:
-    """What a batch (``RaySandbox.last_stats``) or the sandbox's whole life (``RaySandbox.stats``) cost."""
+    """What a batch (``RaySandbox.last_stats``) or the sandbox's whole life (``RaySandbox.stats``) cost.
+
+    Attributes:
+        programs: programs answered.
+        chunks: chunks sent, hedged copies included.
+        infra_retries: programs sent again because their actor or node failed with them in flight.
+        hedged: programs sent again because their node was slow (the first answer wins).
+        failed: programs answered ``sandbox_error`` after ``max_attempts`` lost chunks.
+        replaced: actors replaced after they died.
+        per_node: node -> programs it answered.
+    """
 
     programs: int = 0  # answered
     chunks: int = 0  # sent, hedged copies included
@@ -147,6 +183,11 @@ class BatchStats:
     per_node: dict = field(default_factory=dict)  # node -> programs it answered
 
     def add(self, other: "BatchStats") -> None:
+        """Add ``other``'s counts to these.
+
+        Args:
+            other: another batch's stats.
+        """
         for k in ("programs", "chunks", "infra_retries", "hedged", "failed", "replaced"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         for k, v in other.per_node.items():
@@ -206,17 +247,32 @@ def _first_line(exc: BaseException) -> str:
 class RaySandbox(Sandbox):
     """Programs run on a Ray cluster: one :class:`NodeSandbox` actor per CPU node (see the module doc).
 
-    ``library``/``profile``: the library each node materializes and puts on the programs' path
-    (what the judge passes); ``pythonpath`` entries must exist on every node.  ``workers``: sandbox
-    workers per actor (default: the node's CPUs); ``num_cpus``: CPUs each actor reserves from Ray
-    (default: as many as it has workers); ``resources``: custom Ray resources an actor needs (only
-    nodes that have them get one); ``actors``: at most this many nodes (default: every CPU node).
-    ``address``: the cluster (default: ``RAY_ADDRESS``, else the Ray this process already joined,
-    else a local cluster started for this sandbox).  Other keyword arguments go to each node's
-    :class:`se_gym.sandbox.local.LocalSandbox` (``isolation``, ``hash_seed``; ``pin_cpus``
-    defaults to False: nodes may share a machine)."""
+    Args:
+        pythonpath: folders programs import from; each must exist on every node.
+        preload: modules each worker imports once.
+        workers: sandbox workers per actor (default: the node's CPUs).
+        library: the library each node materializes and puts on the programs' path (what the judge passes).
+        profile: the profile it is materialized for.
+        warmup: code each worker runs once before its first program.
+        address: the cluster (default: ``RAY_ADDRESS``, else the Ray this process already joined, else
+            a local cluster started for this sandbox).
+        actors: at most this many nodes (default: every CPU node).
+        num_cpus: CPUs each actor reserves from Ray (default: as many as it has workers).
+        resources: custom Ray resources an actor needs (only nodes that have them get one).
+        depth: chunks in flight per actor.
+        max_chunk: the most programs in one chunk.
+        window: the most programs waiting on the driver before :meth:`submit` blocks.
+        hedge_after: send a slow chunk again elsewhere after this many seconds (None: three times the
+            median chunk time, at least 2 s).
+        max_attempts: lost chunks before a program is answered ``sandbox_error``.
+        start_timeout: seconds to wait for the first node.
+        runtime_env: the Ray runtime env when joining a cluster.
+        options: more options for each node's :class:`se_gym.sandbox.local.LocalSandbox` (``isolation``,
+            ``hash_seed``; ``pin_cpus`` defaults to False: nodes may share a machine).
+    """
 
     name = "ray"
+    library_modes = True  # (each node's LocalSandbox; a Program travels with its library_mode)
 
     def __init__(self, pythonpath: Sequence[str] = (), preload: Sequence[str] = ("numpy",), workers: int | None = None, *,
                  library: Any = None, profile: str = "sebench", warmup: Sequence[str] = (), address: str | None = None,
@@ -537,7 +593,12 @@ class RaySandbox(Sandbox):
                 self._cond.notify_all()
 
     def submit(self, program: str, limits: Limits | None = None) -> Future:
-        """One program, answered through a Future; blocks while the driver's queue is full."""
+        """One program, answered through a Future; blocks while the driver's queue is full.
+
+        Args:
+            program: the program.
+            limits: its limits (None: the defaults).
+        """
         if not isinstance(program, str):
             check_programs([program])
         job = _Job(program, limits or Limits(), Future(), None)
@@ -545,6 +606,12 @@ class RaySandbox(Sandbox):
         return job.future
 
     def run(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        """Run every program on the cluster, results in input order.
+
+        Args:
+            programs: the programs.
+            limits: their limits (None: the defaults).
+        """
         programs = check_programs(programs)
         if self._closed:
             raise RuntimeError("ray sandbox is closed")
@@ -565,6 +632,7 @@ class RaySandbox(Sandbox):
         return out
 
     def isolation(self) -> dict[str, Any]:
+        """The isolation of the ready nodes (their levels, ``mixed`` when they differ) and their network."""
         with self._cond:
             nodes = [{"node": s.where, "workers": s.workers, "level": s.isolation.get("level"), "network": s.isolation.get("network")}
                      for s in self._slots if s.ready]
@@ -576,6 +644,7 @@ class RaySandbox(Sandbox):
 
     @property
     def workers(self) -> int:
+        """Sandbox workers on the ready nodes, together."""
         return sum(s.workers for s in self._slots if s.ready)
 
     def busy(self) -> list[str]:

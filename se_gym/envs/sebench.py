@@ -121,6 +121,10 @@ def feedback_text(verdict, turn: int, max_turns: int, visible: int = DEFAULT_VIS
         lines.append(verdict.detail)
     elif status == "forbidden":
         lines.append("The program did something the judge forbids while it ran.")
+    elif status == "library_unused":
+        lines.append("Every test passed, but the results do not come from the library: when the library's results "
+                     "change, yours do not follow them as a solution computing with it would. Compute the result "
+                     "with the library's functions.")
     if status in ("runtime_error", "wrong_answer"):
         where = (verdict.extra or {}).get("error_case")
         if verdict.exception and where is not None and where < shown_cases:
@@ -339,6 +343,9 @@ class SEBenchEnv(gym.Env[str, str]):
             self.sampler.attach(self._sampler_stream, self.np_random)
         self._task_index = self._pick(options)
         self._task = self.tasks[self._task_index]
+        start = getattr(self.judge, "start", None) if self._owns_judge else None
+        if start is not None:
+            start()  # its workers start while the answer is written (local, docker; once; else nothing)
         self._turn = 0
         self._done = False
         self._last_obs = self.prompt_for(self._task)
@@ -377,7 +384,7 @@ class SEBenchEnv(gym.Env[str, str]):
         for a in actions:
             self.check_action(a)
         t0 = time.perf_counter()
-        verdicts = self.judge.judge_many([(a, t.test_cases, t.function_name) for a, t in zip(actions, tasks)])
+        verdicts = self.judge.judge_many([t.judge_item(a) for a, t in zip(actions, tasks)])
         dt = time.perf_counter() - t0
         return [(v, Latency(judge_s=dt, sandbox_s=getattr(v, "wall_s", 0.0))) for v in verdicts]
 

@@ -97,6 +97,7 @@ class SEBenchVectorEnv(VectorEnv):
             log.warning("reset() with a step still judging: that step is dropped (its verdicts are discarded)")
             self.step_cancel()
         obs, infos = [], {}
+        _ = self.judge  # one judge, shared before the sub-envs' resets start it
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
             o, info = env.reset(seed=s, options=options)
             obs.append(o)

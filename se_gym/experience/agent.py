@@ -50,7 +50,13 @@ def _doc_line(o: Observation, call: str) -> str | None:
 
 
 def principles(trajectories: Sequence[Trajectory], iteration: int, min_support: int = 2) -> list[Experience]:
-    """Principle-level lessons from judged trajectories (see the module docstring, step 2)."""
+    """Principle-level lessons from judged trajectories (see the module docstring, step 2).
+
+    Args:
+        trajectories: judged train trajectories.
+        iteration: the iteration, recorded in the lessons.
+        min_support: the fewest trajectories a mistake lesson needs.
+    """
     by_call: dict[str, list[Trajectory]] = defaultdict(list)
     failures: Counter = Counter()
     package = Counter()
@@ -110,12 +116,22 @@ class ExperienceAgent(PolicyAgent):
         self.iteration = 0
 
     def lessons(self, observation: Observation) -> list[Experience]:
-        """Step-wise retrieval for the current state (the question: one turn)."""
+        """Step-wise retrieval for the current state (the question: one turn).
+
+        Args:
+            observation: the question.
+        """
         if not len(self.bank):
             return []
         return Injector("stepwise", self.bank.items(), budget=self.budget, max_entries=self.k).select(observation.task)
 
     def prompt(self, o: Observation) -> str:
+        """The prompt for ``o``: its retrieved lessons above the closed prompt on train questions (and at
+        test time with ``inject_at_test``), else its own prompt.
+
+        Args:
+            o: the observation.
+        """
         teaching = o.split in TRAIN_SPLITS
         lessons = self.lessons(o) if (teaching or self.inject_at_test) else []
         if not lessons:
@@ -124,9 +140,15 @@ class ExperienceAgent(PolicyAgent):
         return self.header + "\n".join(" ".join(e.text.split()) for e in lessons) + "\n" + base
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
+        """One answer per observation, the lessons retrieved for it above its prompt.
+
+        Args:
+            observations: the questions.
+        """
         return sample_answers(self.sampler, [self.prompt(o) for o in observations], self.temperature, self.max_new_tokens)
 
     def freeze(self) -> None:
+        """End of the learn phase: learning is refused from now on, and answers sample at ``test_temperature``."""
         super().freeze()
         self.temperature = self.test_temperature
 
@@ -150,25 +172,46 @@ class ExperienceAgent(PolicyAgent):
 
     # -- memory: the weights and the lesson bank --------------------------------------------------------
     def memory_state(self) -> dict:
+        """The iteration and the bank's lessons (the weights are saved apart)."""
         return {"iteration": self.iteration, "lessons": [e.to_json() for e in self.bank.items()]}
 
     def set_memory_state(self, state: dict) -> None:
+        """Restore the iteration and the bank.
+
+        Args:
+            state: what :meth:`memory_state` returned.
+        """
         self.iteration = int(state.get("iteration", 0))
         self.bank = ExperienceBank((Experience.from_json(e) for e in state.get("lessons", [])), max_entries=self.bank.max_entries)
 
     def state_digest(self) -> str:
+        """A SHA-256 over the weights' digest and the bank's."""
         weights = super().state_digest()
         return hashlib.sha256((weights + Agent.state_digest(self)).encode()).hexdigest()
 
     def memory_size(self) -> tuple[int | None, int]:
+        """(parameters, bytes) of the weights with the bank's bytes added."""
         params, size = super().memory_size()
         return params, size + Agent.memory_size(self)[1]
 
     def load(self, directory: str | os.PathLike) -> "ExperienceAgent":
+        """Load the bank, then the weights.
+
+        Args:
+            directory: the folder :meth:`save` wrote.
+        """
         Agent.load(self, directory)  # the bank
         return super().load(directory)  # the weights
 
     def save(self, directory: str | os.PathLike) -> Path:
+        """Write the weights and the bank (``memory_state.json``).
+
+        Args:
+            directory: the folder.
+
+        Returns:
+            The folder written.
+        """
         return super().save(directory)  # PolicyAgent.save -> Agent.save writes the bank (memory_state.json) too
 
 

@@ -30,7 +30,14 @@ EXTRACTORS = ("deterministic", "llm")
 class DocSource:
     """The library's docs as the extractors need them: ``line(key)`` a one-line entry (call and
     summary), ``entry(key)`` the full entry (what an oracle principle is), ``call(key)`` how the
-    function is called.  Defaults read :meth:`se_gym.library.Library.doc`."""
+    function is called.  Defaults read :meth:`se_gym.library.Library.doc`.
+
+    Args:
+        library: the library.
+        line: key -> its one-line entry (None: the call and the doc's first line).
+        entry: key -> its full entry (None: the library's doc).
+        call: key -> how it is called (None: its qualified name).
+    """
 
     def __init__(self, library, line: Callable[[str], str] | None = None, entry: Callable[[str], str] | None = None,
                  call: Callable[[str], str] | None = None):
@@ -39,19 +46,36 @@ class DocSource:
 
     @property
     def package(self) -> str:
+        """The library's package name."""
         return self.library.package
 
     @property
     def array_type(self) -> str:
+        """The library's array type's name."""
         return getattr(self.library, "array_type", "array")
 
     def call(self, key: str) -> str:
+        """How the function ``key`` is called (``zwc.cumsum``).
+
+        Args:
+            key: the catalogue key.
+        """
         return self._call(key) if self._call else self.library.qualified(key)
 
     def entry(self, key: str) -> str:
+        """The full doc entry of ``key``.
+
+        Args:
+            key: the catalogue key.
+        """
         return self._entry(key) if self._entry else self.library.doc(key).strip()
 
     def line(self, key: str) -> str:
+        """A one-line entry for ``key``: its call and its summary.
+
+        Args:
+            key: the catalogue key.
+        """
         if self._line:
             return self._line(key)
         summary = next((s.strip() for s in self.entry(key).splitlines() if s.strip()), "")
@@ -96,7 +120,11 @@ class Extractor:
 
 
 class InstanceExtractor(Extractor):
-    """Deterministic instance experience: ``<call>: <query> (<outcome>)``, one per episode."""
+    """Deterministic instance experience: ``<call>: <query> (<outcome>)``, one per episode.
+
+    Args:
+        docs: the library's docs (:class:`DocSource`).
+    """
 
     granularity = "instance"
     name = "deterministic-instance"
@@ -105,6 +133,16 @@ class InstanceExtractor(Extractor):
         self.docs = docs
 
     def extract(self, episodes, iteration=0, current=()):
+        """One lesson per episode: the calls it needed, the question, what was tried.
+
+        Args:
+            episodes: the episodes of this iteration.
+            iteration: the iteration, recorded in the lessons' provenance.
+            current: the lessons gathered so far.
+
+        Returns:
+            The new lessons (:class:`~se_gym.experience.records.Experience`).
+        """
         out = []
         for ep in episodes:
             calls = ", ".join(self.docs.call(k) for k in ep.task.functions)
@@ -120,7 +158,12 @@ class InstanceExtractor(Extractor):
 class PrincipleExtractor(Extractor):
     """Deterministic principles: one per function the episodes were about (its doc line), and one per
     error type that recurs in at least ``min_support`` episodes, these and the earlier ones behind the
-    same lesson in ``current`` together (:data:`MISTAKE_LESSONS`)."""
+    same lesson in ``current`` together (:data:`MISTAKE_LESSONS`).
+
+    Args:
+        docs: the library's docs (:class:`DocSource`).
+        min_support: the fewest episodes a mistake lesson needs.
+    """
 
     granularity = "principle"
     name = "deterministic-principle"
@@ -129,6 +172,16 @@ class PrincipleExtractor(Extractor):
         self.docs, self.min_support = docs, min_support
 
     def extract(self, episodes, iteration=0, current=()):
+        """Principles per function and per recurring mistake (see the class docstring).
+
+        Args:
+            episodes: the episodes of this iteration.
+            iteration: the iteration, recorded in the lessons' provenance.
+            current: the lessons gathered so far.
+
+        Returns:
+            The new lessons (:class:`~se_gym.experience.records.Experience`).
+        """
         by_key: dict[str, list[str]] = defaultdict(list)
         mistakes: dict[str, list[str]] = defaultdict(list)
         for ep in episodes:
@@ -148,7 +201,11 @@ class PrincipleExtractor(Extractor):
 
 
 class OracleExtractor(Extractor):
-    """The library's own doc entries for the functions of the episodes' tasks (reference arm)."""
+    """The library's own doc entries for the functions of the episodes' tasks (reference arm).
+
+    Args:
+        docs: the library's docs (:class:`DocSource`).
+    """
 
     granularity = "oracle"
     name = "oracle-docs"
@@ -157,6 +214,16 @@ class OracleExtractor(Extractor):
         self.docs = docs
 
     def extract(self, episodes, iteration=0, current=()):
+        """One lesson per function the episodes' tasks needed: its doc entry.
+
+        Args:
+            episodes: the episodes of this iteration.
+            iteration: the iteration, recorded in the lessons' provenance.
+            current: the lessons gathered so far.
+
+        Returns:
+            The new lessons (:class:`~se_gym.experience.records.Experience`).
+        """
         keys = sorted({k for ep in episodes for k in ep.task.functions})
         return [Experience(self.docs.entry(k), "oracle", f"function:{k}", (k,), None, 1, Provenance((), iteration, self.name)) for k in keys]
 
@@ -188,7 +255,14 @@ def _generate(generator, prompts_: list[str], max_tokens: int) -> list[str]:
 
 
 class LLMInstanceExtractor(Extractor):
-    """One LLM call per episode (:data:`se_gym.experience.prompts.INSTANCE`)."""
+    """One LLM call per episode (:data:`se_gym.experience.prompts.INSTANCE`).
+
+    Args:
+        generator: the ``se_gym.llm`` Generator that writes the lessons.
+        package: the library's package name (named in the prompt).
+        max_words: the longest lesson asked for.
+        max_tokens: the longest answer generated.
+    """
 
     granularity = "instance"
 
@@ -197,6 +271,16 @@ class LLMInstanceExtractor(Extractor):
         self.name = f"llm-instance:{getattr(generator, 'model_name', '') or type(generator).__name__}"
 
     def extract(self, episodes, iteration=0, current=()):
+        """One lesson per episode, written by the model.
+
+        Args:
+            episodes: the episodes of this iteration.
+            iteration: the iteration, recorded in the lessons' provenance.
+            current: the lessons gathered so far.
+
+        Returns:
+            The new lessons (:class:`~se_gym.experience.records.Experience`).
+        """
         from . import prompts
 
         if not episodes:
@@ -216,7 +300,11 @@ _LESSON = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*(?:\[(?P<topic>[^\]]{1,60})\
 
 
 def parse_lessons(text: str) -> list[tuple[str, str]]:
-    """``(topic, lesson)`` from lines ``- [topic] lesson`` (bullets or numbers; topic optional)."""
+    """``(topic, lesson)`` from lines ``- [topic] lesson`` (bullets or numbers; topic optional).
+
+    Args:
+        text: the model's answer.
+    """
     text = re.sub(r"<think>.*?</think>", " ", text, flags=re.S)
     out = []
     for line in text.splitlines():
@@ -230,7 +318,16 @@ def parse_lessons(text: str) -> list[tuple[str, str]]:
 class LLMPrincipleExtractor(Extractor):
     """One LLM call per batch: the current principles and the new episodes in, the consolidated list
     out (:data:`se_gym.experience.prompts.PRINCIPLE`; at most ``max_entries`` lessons of at most
-    ``max_words`` words, as ExpInternalization's consolidation)."""
+    ``max_words`` words, as ExpInternalization's consolidation).
+
+    Args:
+        generator: the ``se_gym.llm`` Generator that writes the lessons.
+        docs: the library's docs (:class:`DocSource`).
+        max_entries: the most principles in the list.
+        max_words: the longest principle.
+        batch: episodes per call.
+        max_tokens: the longest answer generated.
+    """
 
     granularity = "principle"
 
@@ -240,6 +337,16 @@ class LLMPrincipleExtractor(Extractor):
         self.name = f"llm-principle:{getattr(generator, 'model_name', '') or type(generator).__name__}"
 
     def extract(self, episodes, iteration=0, current=()):
+        """The consolidated principles after each batch of episodes, written by the model.
+
+        Args:
+            episodes: the episodes of this iteration.
+            iteration: the iteration, recorded in the lessons' provenance.
+            current: the lessons gathered so far.
+
+        Returns:
+            The new lessons (:class:`~se_gym.experience.records.Experience`).
+        """
         from ..judge.extract import extract_code
         from . import prompts
 
@@ -278,7 +385,18 @@ def _names_of(docs: DocSource, key: str) -> set[str]:
 
 
 def make_extractor(granularity: str, kind: str, docs: DocSource, generator=None, **options) -> Extractor:
-    """The extractor for ``granularity`` (instance, principle, oracle) of ``kind`` (deterministic, llm)."""
+    """The extractor for ``granularity`` (instance, principle, oracle) of ``kind`` (deterministic, llm).
+
+    Args:
+        granularity: ``instance``, ``principle`` or ``oracle``.
+        kind: ``deterministic`` or ``llm``.
+        docs: the library's docs.
+        generator: the model for ``llm`` extractors.
+        options: the extractor's own options.
+
+    Raises:
+        ExperienceError: an unknown granularity or kind, or ``llm`` without a generator.
+    """
     if granularity not in GRANULARITIES:
         raise ExperienceError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
     if kind not in EXTRACTORS:
@@ -298,7 +416,12 @@ class ExperienceBank:
     """The experience gathered so far.  ``add`` merges principles and oracle entries by topic (the
     newer text wins, support adds up) and identical lessons by id; an LLM principle extractor returns
     the consolidated list, which replaces the principles (``replace_principles=True``).  Over
-    ``max_entries`` the lessons with the least support (then the oldest) are dropped."""
+    ``max_entries`` the lessons with the least support (then the oldest) are dropped.
+
+    Args:
+        experiences: lessons to start with.
+        max_entries: the most lessons kept.
+    """
 
     def __init__(self, experiences: Iterable[Experience] = (), max_entries: int = 200):
         self.max_entries = max_entries
@@ -310,7 +433,15 @@ class ExperienceBank:
         return f"{e.granularity}|{e.topic}" if e.granularity != "instance" else f"instance|{e.id}"
 
     def add(self, experiences: Iterable[Experience], replace_principles: bool = False) -> int:
-        """Add lessons; returns how many slots are new."""
+        """Add lessons.
+
+        Args:
+            experiences: the lessons.
+            replace_principles: they are the whole consolidated list of principles: replace the old ones.
+
+        Returns:
+            How many slots are new.
+        """
         experiences = list(experiences)
         if replace_principles:
             self._items = {s: e for s, e in self._items.items() if e.granularity != "principle"}
@@ -334,15 +465,23 @@ class ExperienceBank:
         return iter(self.items())
 
     def items(self) -> list[Experience]:
+        """The lessons, ordered by granularity, topic and id."""
         return sorted(self._items.values(), key=lambda e: (e.granularity, e.topic, e.id))
 
     def to_jsonl(self) -> str:
+        """The lessons as JSONL text, one per line."""
         from .records import dump_jsonl
 
         return dump_jsonl(self.items())
 
     @classmethod
     def from_jsonl(cls, text: str, max_entries: int = 200) -> "ExperienceBank":
+        """A bank of the lessons :meth:`to_jsonl` wrote.
+
+        Args:
+            text: the JSONL text.
+            max_entries: the most lessons kept.
+        """
         from .records import load_jsonl
 
         return cls(load_jsonl(text, Experience), max_entries=max_entries)

@@ -23,7 +23,11 @@ STOPWORDS = frozenset("a an the of to in on for and or is are be it its this tha
 
 
 def approx_tokens(text: str) -> int:
-    """About four characters a token (a tokenizer-free budget)."""
+    """About four characters a token (a tokenizer-free budget).
+
+    Args:
+        text: the text.
+    """
     return max(1, (len(text) + 3) // 4)
 
 
@@ -34,7 +38,12 @@ def tokenizer_counter(tokenizer) -> Callable[[str], int]:
 
 def state_text(task, turns: Sequence[Turn] = ()) -> str:
     """What step-wise retrieval matches: the question, then (after a failed turn) the last error,
-    its error type and the code of the last answer."""
+    its error type and the code of the last answer.
+
+    Args:
+        task: the task.
+        turns: the turns so far.
+    """
     parts = [task.query]
     if turns:
         from ..judge.extract import extract_code
@@ -45,7 +54,12 @@ def state_text(task, turns: Sequence[Turn] = ()) -> str:
 
 
 class Retriever:
-    """Ranks lessons for a state and picks the best that fit a token budget."""
+    """Ranks lessons for a state and picks the best that fit a token budget.
+
+    Args:
+        experiences: the lessons.
+        count_tokens: text -> its tokens.
+    """
 
     def __init__(self, experiences: Sequence[Experience], count_tokens: Callable[[str], int] = approx_tokens):
         from ..retrieval import BM25
@@ -57,6 +71,11 @@ class Retriever:
             self._index.add(f"{e.topic.replace(':', ' ').replace('_', ' ')} {' '.join(e.keys)} {e.text}")
 
     def rank(self, state: str) -> list[tuple[float, Experience]]:
+        """(score, lesson) for every lesson against ``state``, best first (BM25 over the lessons' texts).
+
+        Args:
+            state: the text retrieval matches (:func:`state_text`).
+        """
         from ..retrieval import words
 
         # underscores split too, so an error type such as library_function_hallucination matches its words;
@@ -68,7 +87,13 @@ class Retriever:
 
     def select(self, state: str, budget: int, max_entries: int | None = None) -> list[Experience]:
         """The highest-ranked lessons with a positive score whose texts fit ``budget`` tokens together
-        (a lesson too long for what is left is skipped, a shorter one after it may still fit)."""
+        (a lesson too long for what is left is skipped, a shorter one after it may still fit).
+
+        Args:
+            state: the text retrieval matches.
+            budget: tokens they may take together.
+            max_entries: the most lessons (None: as many as fit).
+        """
         out, used = [], 0
         for score, e in self.rank(state):
             if score <= 0 or (max_entries is not None and len(out) >= max_entries):
@@ -81,7 +106,15 @@ class Retriever:
 
 
 class Injector:
-    """Chooses the experience for each turn of an episode (see the module docstring)."""
+    """Chooses the experience for each turn of an episode (see the module docstring).
+
+    Args:
+        mode: ``none``, ``global`` or ``stepwise``.
+        experiences: the lessons to choose from.
+        budget: tokens the chosen lessons may take together.
+        max_entries: the most lessons per turn (None: as many as fit).
+        count_tokens: text -> its tokens (default: four characters a token).
+    """
 
     def __init__(self, mode: str, experiences: Sequence[Experience] = (), budget: int = 256, max_entries: int | None = None,
                  count_tokens: Callable[[str], int] = approx_tokens):
@@ -94,10 +127,16 @@ class Injector:
 
     @property
     def context(self) -> str:
+        """What the prompts hold, as an episode records it (``closed`` or ``experience:<mode>``)."""
         return "closed" if self.mode == "none" else f"experience:{self.mode}"
 
     def select(self, task, turns: Sequence[Turn] = ()) -> list[Experience]:
-        """The lessons to show before the next action, given the turns so far."""
+        """The lessons to show before the next action, given the turns so far.
+
+        Args:
+            task: the task.
+            turns: the turns so far.
+        """
         if self.mode == "none" or not self.retriever.experiences:
             return []
         state = task.query if self.mode == "global" else state_text(task, turns)

@@ -35,9 +35,15 @@ def _verdict_from(d):
 
 @dataclass(frozen=True)
 class Turn:
-    """One answer of an episode: the prompt it was given (experience included, if any), the answer,
-    the verdict, the feedback the environment returned (empty on the last turn or a pass) and the ids
-    of the experiences injected into the prompt."""
+    """One answer of an episode.
+
+    Attributes:
+        prompt: the prompt it was given (experience included, if any).
+        answer: the answer.
+        verdict: the judge's :class:`se_gym.judge.Verdict`.
+        feedback: what the environment returned (empty on the last turn or a pass).
+        injected: the ids of the experiences injected into the prompt.
+    """
 
     prompt: str
     answer: str
@@ -51,15 +57,18 @@ class Turn:
 
     @property
     def passed(self) -> bool:
+        """Whether the verdict is a pass."""
         return bool(self.verdict is not None and self.verdict.passed)
 
     @property
     def error_type(self) -> str | None:
+        """The verdict's error type (None when it passed or has none)."""
         v = self.verdict
         return v.error_type.value if v is not None and v.error_type is not None else None
 
     @property
     def status(self) -> str:
+        """The verdict's status (empty without a verdict)."""
         return self.verdict.status.value if self.verdict is not None else ""
 
     @property
@@ -73,11 +82,20 @@ class Turn:
         return v.detail or v.status.value
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready."""
         return {"prompt": self.prompt, "answer": self.answer, "verdict": self.verdict.to_dict() if self.verdict is not None else None,
                 "feedback": self.feedback, "injected": list(self.injected)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Turn":
+        """The turn :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+
+        Raises:
+            ExperienceError: a field is missing.
+        """
         try:
             return cls(d["prompt"], d["answer"], d.get("verdict"), d.get("feedback", ""), tuple(d.get("injected", ())))
         except KeyError as exc:
@@ -86,8 +104,17 @@ class Turn:
 
 @dataclass(frozen=True)
 class Episode:
-    """One question answered in up to ``max_turns`` turns.  ``context`` says what the prompts held
-    (``closed``: nothing; ``experience:global`` / ``experience:stepwise``; ``docs``)."""
+    """One question answered in up to ``max_turns`` turns.
+
+    Attributes:
+        id: the episode's id.
+        task: the task (:class:`se_gym.tasks.Task`).
+        turns: the turns, in order.
+        iteration: the loop's iteration it belongs to.
+        context: what the prompts held (``closed``: nothing; ``experience:global`` /
+            ``experience:stepwise``; ``docs``).
+        model: the model that answered.
+    """
 
     id: str
     task: Any  # se_gym.tasks.Task
@@ -107,6 +134,7 @@ class Episode:
 
     @property
     def query(self) -> str:
+        """The task's question."""
         return self.task.query
 
     @property
@@ -116,14 +144,17 @@ class Episode:
 
     @property
     def verdict(self):
+        """The last turn's verdict."""
         return self.turns[-1].verdict
 
     @property
     def passed(self) -> bool:
+        """Whether the last turn passed."""
         return self.turns[-1].passed
 
     @property
     def reward(self) -> float:
+        """The last turn's reward (0 when it has no verdict)."""
         return float(self.verdict.reward) if self.verdict is not None else 0.0
 
     @property
@@ -132,11 +163,20 @@ class Episode:
         return tuple(t.error_type or t.status for t in self.turns if not t.passed)
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready (the task and the turns as their own JSON)."""
         return {"id": self.id, "task": self.task.to_json(), "turns": [t.to_json() for t in self.turns],
                 "iteration": self.iteration, "context": self.context, "model": self.model}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Episode":
+        """The episode :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+
+        Raises:
+            ExperienceError: a field is missing.
+        """
         try:
             return cls(d["id"], d["task"], tuple(d["turns"]), int(d.get("iteration", 0)), d.get("context", "closed"), d.get("model", ""))
         except KeyError as exc:
@@ -145,7 +185,13 @@ class Episode:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where an experience came from."""
+    """Where an experience came from.
+
+    Attributes:
+        episodes: the ids of the episodes behind it.
+        iteration: the iteration it was extracted in.
+        extractor: the extractor's name.
+    """
 
     episodes: tuple[str, ...] = ()
     iteration: int = 0
@@ -155,18 +201,34 @@ class Provenance:
         object.__setattr__(self, "episodes", tuple(self.episodes))
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready."""
         return {"episodes": list(self.episodes), "iteration": self.iteration, "extractor": self.extractor}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Provenance":
+        """The provenance :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+        """
         return cls(tuple(d.get("episodes", ())), int(d.get("iteration", 0)), d.get("extractor", ""))
 
 
 @dataclass(frozen=True)
 class Experience:
-    """One lesson.  ``topic`` groups lessons about the same thing (``function:cumsum``,
-    ``mistake:library_function_hallucination``, ``task:<id>``): principles with the same topic are
-    merged; ``keys`` are the library functions it is about; ``support`` counts the episodes behind it."""
+    """One lesson.
+
+    Attributes:
+        text: the lesson.
+        granularity: ``instance``, ``principle`` or ``oracle``.
+        topic: groups lessons about the same thing (``function:cumsum``,
+            ``mistake:library_function_hallucination``, ``task:<id>``): principles with the same topic
+            are merged.
+        keys: the library functions it is about.
+        task_id: the task an instance lesson comes from.
+        support: the episodes behind it.
+        provenance: where it came from.
+    """
 
     text: str
     granularity: str
@@ -194,18 +256,31 @@ class Experience:
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
     def merged(self, other: "Experience") -> "Experience":
-        """This lesson with ``other``'s support and episodes added (same topic; the newer text wins)."""
+        """This lesson with ``other``'s support and episodes added (same topic; the newer text wins).
+
+        Args:
+            other: the newer lesson.
+        """
         eps = tuple(dict.fromkeys(self.provenance.episodes + other.provenance.episodes))
         prov = Provenance(eps, max(self.provenance.iteration, other.provenance.iteration), other.provenance.extractor or self.provenance.extractor)
         keys = tuple(dict.fromkeys(self.keys + other.keys))
         return replace(other, keys=keys, support=self.support + other.support, provenance=prov)
 
     def to_json(self) -> dict:
+        """Every field and the id, JSON-ready."""
         return {"id": self.id, "text": self.text, "granularity": self.granularity, "topic": self.topic, "keys": list(self.keys),
                 "task_id": self.task_id, "support": self.support, "provenance": self.provenance.to_json()}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Experience":
+        """The lesson :meth:`to_json` wrote (its id checked).
+
+        Args:
+            d: the dict.
+
+        Raises:
+            ExperienceError: a field is missing, or the id does not match the content.
+        """
         try:
             exp = cls(d["text"], d["granularity"], d["topic"], tuple(d.get("keys", ())), d.get("task_id"), int(d.get("support", 1)),
                       Provenance.from_json(d.get("provenance", {})))

@@ -106,9 +106,12 @@ def shared_batched_judge(library: Any = None, profile: str = "strict", reward: s
     return BatchedJudge(entry[1])
 
 
-def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
-    """``(test_cases, function_name)`` from what the verl exporter writes as ``ground_truth``
-    (a JSON object with ``test_cases`` and ``function_name``), or from that object decoded."""
+def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None, str | None]:
+    """``(test_cases, function_name, reference)`` from what the verl exporter writes as
+    ``ground_truth`` (a JSON object with ``test_cases``, ``function_name`` and ``reference``, the
+    task's library solution), or from that object decoded.  ``reference`` (None in rows without
+    one) is what strict's library dependence check compares the answer with (issue 42): without
+    it the check's rule is weaker (docs/security.md, wall 2c)."""
     gt = ground_truth
     if isinstance(gt, (bytes, bytearray)):
         gt = gt.decode("utf-8")
@@ -118,10 +121,13 @@ def parse_ground_truth(ground_truth: Any) -> tuple[list[dict], str | None]:
         except json.JSONDecodeError as exc:
             raise ValueError(f"ground_truth is not the exporter's JSON ({exc})") from None
     if isinstance(gt, list):  # a bare list of test cases
-        return gt, None
+        return gt, None, None
     if not isinstance(gt, Mapping) or "test_cases" not in gt:
         raise ValueError("ground_truth must hold 'test_cases' (write rows with se_gym.integrations.export.to_verl_parquet)")
-    return list(gt["test_cases"]), gt.get("function_name")
+    ref = gt.get("reference")
+    if ref is not None and not isinstance(ref, str):
+        raise ValueError(f"ground_truth's 'reference' must be the task's library solution (text), got {type(ref).__name__}")
+    return list(gt["test_cases"]), gt.get("function_name"), ref or None
 
 
 # -- batching ----------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ def _answer_text(completion: Any) -> str:
 
 
 def _item(answer: str, info: dict) -> tuple:
-    return (answer, json.loads(info["test_cases"]), info["function_name"])
+    # (with the task's reference: strict's library dependence check, issue 42)
+    return (answer, json.loads(info["test_cases"]), info["function_name"], None, info.get("library_solution") or None)
 
 
 def _digest(answer: str) -> str:
@@ -92,7 +93,7 @@ def _dataset(suite: Suite, book: str, num_examples: int):
     rows = [{
         "prompt": env.messages_for(t),
         "answer": "",
-        "info": {"task_id": t.id, "function_name": t.function_name,
+        "info": {"task_id": t.id, "function_name": t.function_name, "library_solution": t.library_solution,
                  "test_cases": json.dumps([{"input": c.input, "output": c.output} for c in t.test_cases])},
     } for t in tasks]
     return Dataset.from_list(rows)

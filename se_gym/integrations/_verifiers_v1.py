@@ -57,9 +57,20 @@ class SEBenchConfig(vf.TasksetConfig):
 
 
 class SEBenchData(vf.TaskData):
+    """What one task carries into a rollout (verifiers' ``TaskData``).
+
+    Attributes:
+        task_id: the se-gym task id.
+        function_name: the signature to complete.
+        test_cases: the task's test cases (``input`` / ``output``).
+        max_turns: answers allowed (the feedback between them).
+        judge: the options that pick the judge (and the task suite): the task is scored in any process.
+    """
     task_id: str
     function_name: str
     test_cases: list[dict]
+    reference: str | None = None
+    """The task's library solution: strict's library dependence check runs it beside the answer (issue 42)."""
     max_turns: int = 1
     judge: dict = Field(default_factory=dict)
     """The options that pick the judge (and the task suite): the task is scored in any process."""
@@ -82,7 +93,7 @@ async def judge_answer(data: SEBenchData, trace: vf.Trace, answer: str, turn: in
     """Judge ``answer`` (the ``turn``-th) to the task of ``data``; the verdict's summary is appended
     to ``trace.info["sebench"]`` (and returned), so that no answer is judged twice."""
     suite = await _suite(data.judge)
-    verdict = (await suite.front.judge_many_async([(answer, data.test_cases, data.function_name)]))[0]
+    verdict = (await suite.front.judge_many_async([(answer, data.test_cases, data.function_name, None, data.reference)]))[0]
     rec = {"turn": turn, "answer_sha1": _digest(answer), "status": verdict.status.value, "reward": float(verdict.reward),
            "sebench_code": verdict.sebench_code, "infrastructure": bool(verdict.infrastructure)}
     trace.info.setdefault("sebench", []).append(rec)
@@ -90,12 +101,26 @@ async def judge_answer(data: SEBenchData, trace: vf.Trace, answer: str, turn: in
 
 
 class SEBenchTask(vf.Task[SEBenchData, vf.State, vf.TaskConfig]):
+    """One SE-Bench task as a verifiers task: its key is the task id, its reward the judge's.
+
+    Attributes:
+        data: the :class:`SEBenchData`.
+    """
     @property
     def key(self) -> str:
+        """The task id."""
         return self.data.task_id
 
     @vf.reward
     async def sebench_reward(self, trace: vf.Trace) -> float:
+        """The judge's reward for the last answer (the env's verdict reused when it judged that very answer).
+
+        Args:
+            trace: the rollout's trace.
+
+        Raises:
+            vf.SandboxError: the sandbox could not run the answer (not a wrong answer: verifiers records it).
+        """
         answer, turn = trace.last_reply, len(trace.assistant_messages)
         judged = trace.info.get("sebench") or []
         if judged and (judged[-1]["turn"], judged[-1]["answer_sha1"]) == (turn, _digest(answer)):
@@ -108,7 +133,13 @@ class SEBenchTask(vf.Task[SEBenchData, vf.State, vf.TaskConfig]):
 
 
 class SEBenchTaskset(vf.Taskset[SEBenchTask, SEBenchConfig]):
+    """One :class:`SEBenchTask` per task of the suite SEBench-v0's options pick.
+
+    Attributes:
+        config: the :class:`SEBenchConfig` (``--env.taskset.*``).
+    """
     def load(self):
+        """Yield one task per task of the suite, with its prompt as the env renders it."""
         config = self.config
         suite = Suite.get(_suite_options(config))
         env = suite.env(book=config.book)
@@ -119,12 +150,18 @@ class SEBenchTaskset(vf.Taskset[SEBenchTask, SEBenchConfig]):
                 id=t.id, name=t.function_name, prompt=messages[-1]["content"], system_prompt=system,
                 task_id=t.id, function_name=t.function_name,
                 test_cases=[{"input": c.input, "output": c.output} for c in t.test_cases],
-                max_turns=config.max_turns, judge=_suite_options(config),
+                reference=t.library_solution or None, max_turns=config.max_turns, judge=_suite_options(config),
             ), config.task)
 
 
 class SEBenchEnvConfig(vf.EnvConfig):
     # one seat; a local runtime: the default harness runs in-process and needs no sandbox of its own
+    """The env's config: one seat whose agent runs in a local subprocess runtime (the default harness
+    runs in-process and needs no sandbox of its own).
+
+    Attributes:
+        agent: the seat's agent config.
+    """
     agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
 
 
@@ -132,6 +169,14 @@ class SEBenchEnv(vf.Env[SEBenchEnvConfig]):
     """One SE-Bench episode: answer, feedback on a failed answer, answer again (``max_turns``)."""
 
     async def run(self, task: SEBenchTask, agents: vf.Agents) -> None:
+        """Play one task: the model answers; a failed answer gets its execution feedback as the next user
+        turn until it passes or ``max_turns`` are used.  Each answer is judged and listed in
+        ``trace.info["sebench"]``.
+
+        Args:
+            task: the task.
+            agents: the seat the model answers in.
+        """
         from ..envs.sebench import feedback_text
 
         data = task.data
@@ -148,6 +193,7 @@ class SEBenchEnv(vf.Env[SEBenchEnvConfig]):
 
 
 class SEBenchHarnessConfig(vf.HarnessConfig):
+    """The harness's config: verifiers' defaults."""
     pass
 
 
@@ -161,6 +207,21 @@ class SEBenchHarness(vf.Harness[SEBenchHarnessConfig]):
     NEEDS_CONTAINER = False
 
     async def launch(self, ctx, trace, runtime, endpoint, secret, mcp_urls, data, tool_interception_url=None):
+        """Ask the model once: one chat completion through the rollout's interception endpoint.
+
+        Args:
+            ctx: the rollout's context (the model's name).
+            trace: the trace (recorded by verifiers).
+            runtime: the runtime (unused: nothing runs there).
+            endpoint: the interception endpoint's base URL.
+            secret: its bearer token.
+            mcp_urls: tool servers (unused: SE-Bench needs no tools).
+            data: the task data (the prompt is resolved from it).
+            tool_interception_url: unused.
+
+        Returns:
+            A ``ProgramResult``: exit code 0 on a completion, else the transport or provider error.
+        """
         import httpx
         from verifiers.v1.dialects.chat import message_to_wire
 
@@ -183,7 +244,10 @@ class SEBenchHarness(vf.Harness[SEBenchHarnessConfig]):
 
 
 def load_environment(**options: Any) -> SEBenchEnv:
-    """The env ``vf-eval se-gym`` runs, built by verifiers' own loader, with SEBench-v0 ``options``
-    as the taskset's config (``max_turns``, ``book``, ``split``, ...)."""
+    """The env ``vf-eval se-gym`` runs, built by verifiers' own loader.
+
+    Args:
+        options: SEBench-v0's options, as the taskset's config (``max_turns``, ``book``, ``split``, ...).
+    """
     config = vf.resolve_env_config({"taskset": {"id": "se-gym", **options}})
     return vf.load_environment(config)

@@ -6,7 +6,9 @@ dict), ``prompt`` (text or chat messages) and any extra fields (kept under ``ext
 
 verl layouts (one row per trajectory):
 - RL (``kind="rl"``): ``data_source``, ``prompt`` (chat messages), ``ability``, ``reward_model``
-  (``{"style": "rule", "ground_truth": <JSON of test cases and entry signature>}``), ``extra_info``.
+  (``{"style": "rule", "ground_truth": <JSON of the test cases, the entry signature and the task's
+  reference solution>}``: the reference is what strict's library dependence check runs beside the
+  answer, issue 42), ``extra_info``.
 - SFT (``kind="sft"``): ``prompt`` and ``response`` strings (verl's ``data.prompt_key`` /
   ``data.response_key``), plus ``extra_info``.
 
@@ -130,6 +132,8 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
         }
         if kind == "rl":
             truth = {"function_name": task.function_name, "test_cases": [c.__dict__ if hasattr(c, "__dict__") else dict(c) for c in task.test_cases]}
+            if getattr(task, "library_solution", ""):
+                truth["reference"] = task.library_solution  # (the reward's: strict's library dependence check)
             row = {
                 "data_source": DATA_SOURCE,
                 "prompt": messages,

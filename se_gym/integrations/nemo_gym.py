@@ -71,7 +71,7 @@ class SEBenchResourcesServer(GymnasiumServer):
         if ep is None:  # a step without its reset (a restarted server): a one-answer episode of the row
             ep = self.session_state[session_id] = self._episode(metadata)
         task, answer = ep["task"], extract_text(action)
-        verdict = (await ep["judge"].judge_many_async([(answer, task.test_cases, task.function_name)]))[0]
+        verdict = (await ep["judge"].judge_many_async([task.judge_item(answer)]))[0]  # (with its reference: strict's dependence check)
         ep["turn"] += 1
         info = {"task_id": task.id, "status": verdict.status.value, "turn": ep["turn"], "sebench_code": verdict.sebench_code}
         if verdict.infrastructure:

@@ -203,7 +203,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
              index: Optional[int] = None, **_: Any) -> SEBenchObservation:
         answer, t0 = self._check(action, task_id, index), time.perf_counter()
         task = self.env.task
-        verdict = self.suite.front.judge_many([(answer, task.test_cases, task.function_name)])[0]
+        verdict = self.suite.front.judge_many([task.judge_item(answer)])[0]  # (with its reference: strict's dependence check)
         return self._apply(answer, verdict, t0)
 
     async def step_async(self, action: SEBenchAction, timeout_s: Optional[float] = None, task_id: Optional[str] = None,
@@ -211,7 +211,7 @@ class SEBenchEnvironment(Environment[SEBenchAction, SEBenchObservation, SEBenchS
         # judged on the batcher's thread: the event loop keeps serving the other sessions
         answer, t0 = self._check(action, task_id, index), time.perf_counter()
         task = self.env.task
-        waiter = asyncio.wrap_future(self.suite.batcher.submit((answer, task.test_cases, task.function_name)))
+        waiter = asyncio.wrap_future(self.suite.batcher.submit(task.judge_item(answer)))
         left = _CLIENT_LEFT.get()
         if left is not None:
             # a client that leaves mid-step takes its step along: still queued, it is never judged

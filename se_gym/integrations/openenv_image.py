@@ -135,9 +135,7 @@ def fill_wheelhouse(reqs: list[tuple[str, str]], folder: Path | None = None) -> 
 
 def source_root() -> Path:
     """The checkout se_gym is imported from (the image is built from source)."""
-    import se_gym
-
-    root = Path(se_gym.__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # se_gym/integrations/ -> the checkout
     if not (root / "setup.py").is_file() or not (root / "sandbox" / "openenv" / "Dockerfile").is_file():
         raise ImageError(f"the OpenEnv image is built from a source checkout of se-gym; {root} has no setup.py "
                          "and sandbox/openenv/Dockerfile")

@@ -35,6 +35,8 @@ def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conve
             "test_cases": json.dumps([{"input": c.input, "output": c.output} for c in t.test_cases]),
             # what the prompt shows (SEBenchToolEnv.run_tests runs these and only these)
             "examples": json.dumps([{"input": t.example.input, "output": t.example.output}]),
+            # the task's reference: strict's library dependence check compares answers with it (issue 42)
+            "library_solution": t.library_solution,
         })
     return rows
 
@@ -84,11 +86,13 @@ class SEBenchReward:
             self._judge = Judge(self.library, **self._opts)
         return self._judge
 
-    def __call__(self, prompts: Any = None, completions: Sequence[Any] = (), test_cases: Sequence[str] = (), function_name: Sequence[str] | None = None, **_: Any) -> list[float | None]:
+    def __call__(self, prompts: Any = None, completions: Sequence[Any] = (), test_cases: Sequence[str] = (), function_name: Sequence[str] | None = None,
+                 library_solution: Sequence[str] | None = None, **_: Any) -> list[float | None]:
         if len(test_cases) != len(completions):
             raise ValueError(f"{len(completions)} completions but {len(test_cases)} test_cases: is the dataset from se_gym.integrations.trl.make_dataset?")
         names = list(function_name) if function_name is not None else [None] * len(completions)
-        items = [(_completion_text(c), json.loads(tc), fn) for c, tc, fn in zip(completions, test_cases, names)]
+        refs = list(library_solution) if library_solution is not None else [None] * len(completions)
+        items = [(_completion_text(c), json.loads(tc), fn, None, ref or None) for c, tc, fn, ref in zip(completions, test_cases, names, refs)]
         verdicts = self.judge.judge_many(items)
         self.last_verdicts = verdicts
         return [None if v.infrastructure else float(v.reward) for v in verdicts]
@@ -172,14 +176,14 @@ class SEBenchToolEnv:
         self._row: dict | None = None
 
     def reset(self, test_cases: str | None = None, examples: str | None = None, function_name: str | None = None,
-              task_id: str | None = None, prompt: Any = None, **_: Any) -> str | None:
+              task_id: str | None = None, prompt: Any = None, library_solution: str | None = None, **_: Any) -> str | None:
         """Start the rollout of the row's task; returns the tool instructions TRL appends to the prompt."""
         if test_cases is None or examples is None:
             raise ValueError("SEBenchToolEnv needs rows with 'test_cases' and 'examples': build the dataset with "
                              "se_gym.integrations.trl.make_dataset")
         if isinstance(prompt, str):  # TRL appends the tools' note to the last chat message
             raise ValueError("SEBenchToolEnv needs chat prompts: make_dataset(..., conversational=True), the default")
-        self._row = {"task_id": task_id, "function_name": function_name,
+        self._row = {"task_id": task_id, "function_name": function_name, "reference": library_solution or None,
                      "test_cases": json.loads(test_cases), "examples": json.loads(examples)}
         self._runs = 0
         self._submission = None  # a future of the verdict
@@ -204,7 +208,7 @@ class SEBenchToolEnv:
         if self._runs >= self._max_test_runs:
             return self._said("run_tests", f"No test runs left ({self._max_test_runs} used): submit your solution.")
         self._runs += 1
-        v = _batcher(self._judge).judge_one((_as_answer(code), row["examples"], row["function_name"]))
+        v = _batcher(self._judge).judge_one((_as_answer(code), row["examples"], row["function_name"], None, row["reference"]))
         return self._said("run_tests", _example_report(v, row["examples"]))
 
     def submit(self, code: str) -> str:
@@ -219,7 +223,7 @@ class SEBenchToolEnv:
         row = self._task()
         if self._submission is not None:
             return self._said("submit", "Already submitted: only the first submission counts.")
-        self._submission = _batcher(self._judge).submit((_as_answer(code), row["test_cases"], row["function_name"]))
+        self._submission = _batcher(self._judge).submit((_as_answer(code), row["test_cases"], row["function_name"], None, row["reference"]))
         return self._said("submit", "Submitted.")
 
     def get_reward(self) -> float | None:

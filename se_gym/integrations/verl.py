@@ -18,7 +18,10 @@ is the judge's reward (binary, or the fraction of passed cases with ``reward="fr
 0.0 then; filter those rows rather than read them as wrong answers).
 
 The library comes from the ``library`` keyword, else the row's ``extra_info["library"]`` (written
-by the exporter when it is given ``library=``), else ``seed:0`` (SEBench-v0's default).
+by the exporter when it is given ``library=``), else ``seed:0`` (SEBench-v0's default).  The
+row's ``ground_truth`` carries the task's reference (its library solution), which strict's library
+dependence check runs beside the answer (issue 42): an answer that names the library and computes
+in Python gets 0.
 """
 from __future__ import annotations
 
@@ -54,9 +57,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     _check_source(data_source)
     if not isinstance(solution_str, str):
         raise TypeError(f"solution_str must be the decoded response text, got {type(solution_str).__name__}")
-    cases, fname = parse_ground_truth(ground_truth)
+    cases, fname, ref = parse_ground_truth(ground_truth)
     lib, prof, rew = _config(extra_info, library, profile, reward)
-    verdict = shared_judge(lib, prof, rew, sandbox).judge(solution_str, cases, fname)
+    verdict = shared_judge(lib, prof, rew, sandbox).judge_many([(solution_str, cases, fname, None, ref)])[0]
     return _result(verdict)
 
 
@@ -75,8 +78,8 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
         _check_source(src)
         if not isinstance(sol, str):
             raise TypeError(f"solution_strs[{i}] must be text, got {type(sol).__name__}")
-        cases, fname = parse_ground_truth(gt)
-        items.append((sol, cases, fname))
+        cases, fname, ref = parse_ground_truth(gt)
+        items.append((sol, cases, fname, None, ref))  # (with the task's reference: strict's dependence check)
         groups.setdefault(_config(extra, library, profile, reward), []).append(i)
     out: list[dict | None] = [None] * n
     for (lib, prof, rew), idx in groups.items():

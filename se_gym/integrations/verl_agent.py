@@ -48,7 +48,7 @@ class SEBenchAgentLoop(AgentLoopBase):
         messages = [dict(m) for m in kwargs["raw_prompt"]]
         extra = dict(kwargs.get("extra_info") or {})
         truth = (kwargs.get("reward_model") or {}).get("ground_truth")
-        cases, fname = parse_ground_truth(truth)
+        cases, fname, ref = parse_ground_truth(truth)
         max_turns = int(extra.get("max_turns") or 1)
         judge = shared_batched_judge(extra.get("library") or "seed:0", extra.get("profile") or "strict",
                                      extra.get("reward_mode") or "binary")
@@ -69,7 +69,7 @@ class SEBenchAgentLoop(AgentLoopBase):
                 assistant_logprobs=out.log_probs or None)
             prompt_ids = merged.token_ids
             answer = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
-            verdict = (await judge.judge_many_async([(answer, cases, fname)]))[0]
+            verdict = (await judge.judge_many_async([(answer, cases, fname, None, ref)]))[0]  # (ref: strict's dependence check)
             statuses.append(verdict.status.value)
             if verdict.infrastructure:
                 infrastructure, reward = 1, 0.0

@@ -1,7 +1,10 @@
 """``se-gym judge``: judge a JSONL file of SE-Bench rollouts.
 
 Input rows use SE-Bench's rollout format: ``response``, ``test_cases`` (official dicts) and
-optionally ``right_exe_result`` and ``function_name``; other fields pass through unchanged.
+optionally ``right_exe_result``, ``function_name`` and ``library_solution`` (the task's reference
+written with the library: strict's library dependence check compares the answer with it; rows
+se-gym wrote, ``export.to_rollout_jsonl``, keep it under ``se_gym``); other fields pass through
+unchanged.
 Each output row is the input row plus two fields: ``judge`` (the verdict as a dict: ``reward``,
 ``status``, ``sebench_code``, ``error_type``, ``cases``, ...) and ``judge_line`` (the input line
 number, the key used to resume).  A summary is printed and written beside the output as
@@ -99,7 +102,12 @@ def _item(path: Path, lineno: int, row: dict, expected_mode: str) -> tuple:
     use_pieces = expected_mode == "right_exe_result" or (expected_mode == "auto" and pieces is not None) or no_output
     full = [{"input": c["input"], "output": c.get("output", pieces[i] if pieces and i < len(pieces) else "")} for i, c in enumerate(cases)]
     fname = row.get("function_name") if isinstance(row.get("function_name"), str) else None
-    return (row["response"], full, fname, pieces if use_pieces else None)
+    ref = row.get("library_solution")  # (strict's library dependence check: the task's reference)
+    if ref is None and isinstance(row.get("se_gym"), dict):
+        ref = row["se_gym"].get("library_solution")  # (where se-gym's rollout rows keep it: Task.to_official_row)
+    if ref is not None and not isinstance(ref, str):
+        raise CLIError(f"{where}: field 'library_solution' must be a string")
+    return (row["response"], full, fname, pieces if use_pieces else None, ref or None)
 
 
 def _done_lines(out: Path) -> set[int]:
@@ -176,13 +184,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         with Judge(library, profile=cfg.profile, sandbox=cfg.sandbox, reward=cfg.reward, workers=cfg.workers, http_url=cfg.http_url,
                    ray_address=cfg.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
-            if todo:  # say which isolation judges these answers before the first verdict
-                from se_gym.sandbox.base import isolation_line
-
-                print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
+            if todo:
+                judge.start()  # the workers start while the first batch is prepared
             for start in range(0, len(todo), cfg.batch_size):
                 batch = todo[start : start + cfg.batch_size]
                 verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
+                if not start:  # say which isolation judged these answers before the first verdict is written
+                    from se_gym.sandbox.base import isolation_line
+
+                    print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
                 f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
                 f.flush()
                 os.fsync(f.fileno())

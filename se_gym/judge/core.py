@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import ast
+import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # one place for the option names
 from ..choices import PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
-from . import compare, gates
+from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
@@ -47,10 +49,13 @@ _NO_CODE = object()
 # times, each "inf" in it growing by 9 characters a time): ~8 s for 200,000 characters
 SCORING_CPU_S = 3.0
 
-# (response, test_cases), (response, test_cases, function_name) or
-# (response, test_cases, function_name, expected): ``expected`` overrides the printed forms the
-# results are compared with (SE-Bench compares with ``right_exe_result.split("#")``)
+# (response, test_cases), (response, test_cases, function_name),
+# (response, test_cases, function_name, expected) or (..., expected, reference): ``expected``
+# (or None) overrides the printed forms the results are compared with (SE-Bench compares with
+# ``right_exe_result.split("#")``); ``reference`` is the task's trusted solution written with the
+# library (Task.library_solution), for strict's library dependence check (issue 42)
 Item = Sequence[Any]
+log = logging.getLogger(__name__)
 
 
 def sandbox_preload(library: Any) -> list[str]:
@@ -65,10 +70,20 @@ _WARM_CALLS = ("abs", "sum", "mean", "max", "min", "sqrt", "exp", "round", "cums
                "ones", "arange", "linspace", "shape", "all", "any", "equal", "unique", "clip", "diff", "prod", "std")
 
 
-def sandbox_warmup(library: Any) -> list[str]:
+def sandbox_warmup(library: Any, profile: str | None = None) -> list[str]:
     """Code each local worker runs once before its first program (LocalSandbox ``warmup``): build the
     library's arrays, call its common functions, print the results and encode a channel record, as
-    answers and the harness do first.  Trusted code of ours, built from the library's names."""
+    answers and the harness do first.  Trusted code of ours, built from the library's names.
+
+    Three rounds in-process (a function runs a few times before CPython specialises it, and then in
+    the worker rather than in every fork); one round where ``profile`` is strict with the library
+    server: each call is then a round trip to the zygote (1,263 for three rounds), the client's few
+    functions run hundreds of times in one round, and the server's own warming is kept for ~14
+    programs.  Measured, 4 alternating rounds of 520 answers at load 19: a start 0.38 -> 0.28 s of CPU
+    (two workers and their zygotes), 10.67 -> 10.46 ms of CPU per verdict after it."""
+    from se_gym.library.writer import STRICT_SERVER
+
+    rounds = 1 if profile == "strict" and STRICT_SERVER else 3
     pkg, names = library.package, library.names
     calls = [f"{pkg}.{names[n]}" for n in _WARM_CALLS if n in names and "." not in names[n]]
     ctor = f"{pkg}.{names.get('array', 'array')}"
@@ -77,7 +92,7 @@ import json
 import {pkg}
 enc = json.JSONEncoder(allow_nan=False).encode
 values = ([1.5, -2.0, 3.25], [[1, 2], [3, 4]], [True, False, True], [1, 2, 3], [[0.5, 1e-05], [3e10, -1.0]], 2.5, 3)
-for _ in range(3):  # (enough: the first runs specialise the code, the first misses fill the cache)
+for _ in range({rounds}):  # (enough: the first runs specialise the code, the first misses fill the cache)
     for v in values:
         a = {ctor}(v)
         for f in ({", ".join(calls)},):
@@ -107,6 +122,9 @@ class _Pending:
     channelled: bool = False  # the program reports on the result channel (fd 3), not on stdout
     prep_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    fname: str | None = None  # the item's function name
+    reference: str | None = None  # the item's reference solution (the dependence check's)
+    values: list = field(default_factory=list)  # strict: each case's outcome in the real run (dependence.Outcome)
 
 
 class Judge:
@@ -121,6 +139,11 @@ class Judge:
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
     ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
     results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
+    ``dependence``: strict's run-time library dependence check (issue 42, se_gym/judge/dependence.py):
+    every answer that earns reward runs again against a counterfactual library, as does the item's
+    reference, and a result that does not come from the library makes it ``library_unused``.  None
+    (default): on under strict with the out-of-process library, where the sandbox can run it; False:
+    off; True: on, or a JudgeError where it cannot be.  ``verdict.dependence`` says what it found.
     """
 
     def __init__(
@@ -138,8 +161,10 @@ class Judge:
         abs_tol: float = compare.STRUCT_ABS_TOL,
         rel_tol: float = compare.STRUCT_REL_TOL,
         scoring_cpu_s: float | None = SCORING_CPU_S,
+        dependence: bool | None = None,
     ):
         from se_gym.library import from_spec
+        from se_gym.library.writer import uses_server
 
         check("profile", profile, PROFILES, JudgeError)
         check("reward", reward, REWARDS, JudgeError)
@@ -154,9 +179,23 @@ class Judge:
         if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
             raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
         self.scoring_cpu_s = scoring_cpu_s
+        if dependence is not None and not isinstance(dependence, bool):
+            raise JudgeError(f"dependence must be True, False or None, got {dependence!r}")
+        if dependence and profile != "strict":
+            raise JudgeError("dependence=True needs profile strict (sebench keeps the official rules)")
+        if dependence and not uses_server("strict"):
+            raise JudgeError("dependence=True needs the out-of-process library (SE_GYM_STRICT_SERVER=1): "
+                             "the counterfactual library is a mode of its server")
+        self.dependence = dependence if dependence is not None else (profile == "strict" and uses_server("strict"))
+        self._dependence_asked = dependence is True
+        self._reference_records: OrderedDict = OrderedDict()  # dependence: references' records, by task
+        self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
+        self._warned_no_reference = False
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
+        self._starting: Future | None = None  # the sandbox starting in the background (start(), judge_many)
+        self._generation = 0  # closes so far: a background start begun before the last one starts nothing
         self._owned = sandbox is None or isinstance(sandbox, str)
         if self._owned:
             from se_gym.registry import RegistryError
@@ -206,9 +245,10 @@ class Judge:
         # (it also keeps ~1 MB out of every worker, and so out of every fork)
         path = [] if self._backend in ("http", "ray") else [str(self.library.materialize(self.profile, docs=False))]
         if self._backend == "ray":  # every node writes the library itself (and must match ours)
-            options.update(library=self.library, profile=self.profile, warmup=sandbox_warmup(self.library), address=self.ray_address)
+            options.update(library=self.library, profile=self.profile, warmup=sandbox_warmup(self.library, self.profile), address=self.ray_address)
         if self._backend == "local":
-            options["warmup"] = sandbox_warmup(self.library)
+            options["warmup"] = sandbox_warmup(self.library, self.profile)
+            options["ready"] = "first"  # (the first verdict need not wait for the slowest worker's start)
         box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)
         try:
             self._check_server(box)
@@ -264,7 +304,7 @@ class Judge:
             return True
         return bool(getattr(self.sandbox, "has_channel", True))
 
-    def _start_in_background(self) -> Future | None:
+    def _start_in_background(self, generation: int | None = None) -> Future | None:
         """Start our own pool sandbox in a thread (its workers boot in ~0.3 s: preparing answers
         meanwhile); None when there is nothing to start or the backend is not a pool.  For the local
         backend, returns once its workers have been launched: until then the start is Python code
@@ -272,24 +312,45 @@ class Judge:
         start mostly waits on the daemon."""
         if self._sandbox is not None or not self._owned or self._backend not in ("local", "docker"):
             return None
+        if self._starting is not None:  # (start() began it: judge_many prepares answers meanwhile)
+            return self._starting
+        if generation is not None and generation != self._generation:  # (a judge_many begun before a close)
+            closed: Future = Future()
+            closed.set_exception(JudgeError("the judge was closed during this judgement"))
+            return closed
         from se_gym.sandbox.pool import notify_launched
 
         started: Future = Future()
         launched = threading.Event()
+        generation = self._generation if generation is None else generation
 
         def boot() -> None:
             try:
-                with notify_launched(launched.set):
-                    started.set_result(self.sandbox)
+                with notify_launched(launched.set), self._start_lock:
+                    if self._generation != generation:  # closed before this thread got here: start nothing
+                        raise JudgeError("the judge was closed while its sandbox was starting")
+                    if self._sandbox is None:
+                        self._sandbox = self._make_sandbox()
+                    box = self._sandbox
+                started.set_result(box)
             except BaseException as exc:  # raised where the judge waits for it
                 started.set_exception(exc)
             finally:
                 launched.set()
 
+        self._starting = started
         threading.Thread(target=boot, name="se-gym-judge-start", daemon=True).start()
         if self._backend == "local":
             launched.wait()
         return started
+
+    def start(self) -> "Judge":
+        """Start this judge's own pool sandbox (local, docker) in the background now, so that it is
+        up, or nearly, by the first judgement (the workers take ~0.1-0.2 s to start): returns once
+        the workers are launched.  Does nothing for other backends or once started; a failure to
+        start is raised by the first judgement."""
+        self._start_in_background()
+        return self
 
     @property
     def limits(self):
@@ -301,9 +362,11 @@ class Judge:
 
     def close(self) -> None:
         with self._start_lock:  # (a sandbox still starting in the background is closed too)
+            self._generation += 1  # (and one whose start has not begun yet will not start)
             if self._owned and self._sandbox is not None:
                 self._sandbox.close()
                 self._sandbox = None
+            self._starting = None
 
     def __enter__(self) -> "Judge":
         return self
@@ -337,6 +400,7 @@ class Judge:
         todo: list[_Pending] = []
         futures: list[Future | None] = []
         starting: Future | None = None
+        generation = self._generation  # (closed meanwhile: this call starts no sandbox of its own)
         submit = None
         again: list[int] = []  # infrastructure failures: one more try, at the end, as one batch
         settled = 0
@@ -348,7 +412,8 @@ class Judge:
                 again.append(k)
             else:
                 p.verdict = self._finish_contained(p, r)
-                p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
+                if not self._to_check(p):
+                    p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
 
         try:
             for i, item in enumerate(items):
@@ -360,11 +425,11 @@ class Judge:
                 todo.append(p)
                 if submit is None:
                     if starting is None and len(todo) == 1:
-                        starting = self._start_in_background()
+                        starting = self._start_in_background(generation)
                     if starting is not None and len(todo) > self.stream_window:
                         futures_wait([starting])  # the window is full before the workers are up
                     if starting is None or starting.done():
-                        submit = getattr(self.sandbox, "submit", None) or False
+                        submit = getattr(starting.result() if starting is not None else self.sandbox, "submit", None) or False
                         # what was prepared while the workers started
                         for q in todo[len(futures):-1] if submit else ():
                             futures.append(submit(q.program, self.limits))
@@ -376,7 +441,7 @@ class Judge:
             if not todo:
                 return [p.verdict for p in pending]  # type: ignore[misc]
             if submit is None:
-                submit = getattr(self.sandbox, "submit", None) or False
+                submit = getattr(starting.result() if starting is not None else self.sandbox, "submit", None) or False
                 for q in todo[len(futures):] if submit else ():
                     futures.append(submit(q.program, self.limits))
             if not submit:  # a backend without submit (http, a borrowed one): one batch
@@ -384,6 +449,7 @@ class Judge:
                 results = self._retry(todo, results, lambda programs, _limits: self._run(programs))
                 for p, r in zip(todo, results):
                     p.verdict = self._finish_contained(p, r)
+                self._check_dependence(todo)
                 return [p.verdict for p in pending]  # type: ignore[misc]
             for k in range(settled, len(todo)):
                 settle(k)
@@ -391,6 +457,7 @@ class Judge:
                 retried = self.sandbox.run([todo[k].program for k in again], self.limits)
                 for k, r in zip(again, retried):
                     todo[k].verdict = self._finish_contained(todo[k], r)
+            self._check_dependence(todo)
         except BaseException:  # a bad item or an interrupt: what has not started never will
             for f in futures:
                 if f is not None:
@@ -425,7 +492,52 @@ class Judge:
                     results[i] = r
             for p, r in zip(todo, results):
                 p.verdict = self._finish_contained(p, r)
+            check = self._dependence_check(todo)
+            if check is not None:
+                await dependence.run_async(check, run)
+                self._checked(check)
         return [p.verdict for p in pending]  # type: ignore[misc]
+
+    # -- the library dependence check (issue 42) -----------------------------------------------
+    def _to_check(self, p: _Pending) -> bool:
+        """Whether ``p``'s verdict goes through the dependence check (it earned reward)."""
+        return self.dependence and p.verdict is not None and p.verdict.reward > 0 and bool(p.program)
+
+    def _dependence_check(self, todo: list[_Pending]) -> dependence.DependenceCheck | None:
+        """The check of a batch's answers that earned reward, or None (nothing to check, or a
+        sandbox that cannot run it: their verdicts then say so)."""
+        todo = [p for p in todo if self._to_check(p)]
+        if not todo:
+            return None
+        box = self.sandbox
+        why = ""
+        if not getattr(box, "library_modes", False):
+            why = f"the {getattr(box, 'name', 'custom')} sandbox runs no library servers' modes"
+        elif not self._has_channel():
+            why = "the sandbox has no result channel"
+        if why:
+            if self._dependence_asked:
+                raise JudgeError(f"dependence=True: {why}")
+            for p in todo:
+                p.verdict = replace(p.verdict, extra={**p.verdict.extra, "dependence": {"ran": False, "why": why}})
+                p.program, p.code, p.cases, p.expected = "", None, (), []
+            return None
+        if not self._warned_no_reference and any(p.reference is None for p in todo):
+            self._warned_no_reference = True
+            log.warning("judging without reference solutions: the library dependence check only asks that some result "
+                        "change with the library's (pass each task's library_solution as the item's fifth element)")
+        return dependence.DependenceCheck(self, todo)
+
+    def _check_dependence(self, todo: list[_Pending]) -> None:
+        check = self._dependence_check(todo)
+        if check is not None:
+            dependence.run_sync(check, self._run)
+            self._checked(check)
+
+    def _checked(self, check: dependence.DependenceCheck) -> None:
+        for it in check.items:
+            p = it.pending
+            p.program, p.code, p.cases, p.expected, p.values = "", None, (), [], []
 
     def _retry(self, todo, results, run):
         # the sandbox already replaced dead workers; an infrastructure failure gets one more try
@@ -440,11 +552,14 @@ class Judge:
     # -- preparation --------------------------------------------------------------------------
     def _prepare(self, index: int, item: Item) -> _Pending:
         t0 = time.perf_counter()
-        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) not in (2, 3, 4):
-            raise JudgeError(f"item {index}: expected (response, test_cases[, function_name[, expected]])")
+        if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) not in (2, 3, 4, 5):
+            raise JudgeError(f"item {index}: expected (response, test_cases[, function_name[, expected[, reference]]])")
         response, raw_cases = item[0], item[1]
         fname = item[2] if len(item) >= 3 else None
-        override = item[3] if len(item) == 4 else None
+        override = item[3] if len(item) >= 4 else None
+        reference = item[4] if len(item) == 5 else None
+        if reference is not None and not isinstance(reference, str):
+            raise JudgeError(f"item {index}: reference must be the solution's code (a str) or None, got {type(reference).__name__}")
         if override is not None and (isinstance(override, str) or not all(isinstance(e, str) for e in override)):
             raise JudgeError(f"item {index}: expected outputs must be a list of str")
         if not isinstance(response, str):
@@ -462,7 +577,8 @@ class Judge:
         entry = entry_function(body + f"import {self.package}\n")
         if self.profile == "strict" and function_name_of(fname):
             entry = function_name_of(fname) or entry
-        p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases])
+        p = _Pending(index, code, entry, cases, t0, list(override) if override is not None else [c.output for c in cases],
+                     fname=fname, reference=reference or None)
         inputs = rewrite_inputs([c.input for c in cases], self.package, self.array_ctor)
         try:  # parse the answer once for both gates (the main block's test literals add nothing to them)
             tree = parse(body + f"import {self.package}\n")
@@ -643,6 +759,9 @@ class Judge:
                     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                         ok, why = False, why or f"case {c.index}: the value cannot be compared ({type(exc).__name__})"
             cases.append(CaseResult(c.printed, exp, bool(ok)))
+        if strict:  # (the dependence check compares them with the counterfactual run's)
+            p.values = [("e", c.error[0]) if c.error is not None else ("e", c.rejected or "no value") if c.rejected or not c.has_value
+                        else ("v", c.value) for c in report.cases]
         n_ok = sum(c.ok for c in cases)
         frac = n_ok / len(cases)
         reward_if_fail = frac if self.reward == "fraction" else 0.0

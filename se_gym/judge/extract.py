@@ -25,7 +25,12 @@ def strip_thinking(response: str) -> str:
 
 def extract_code(response: str, strip_think: bool = True) -> str | None:
     """The last fenced python block of ``response`` (its text up to, not including, the
-    closing fence), or ``None`` when there is none."""
+    closing fence), or ``None`` when there is none.
+
+    Args:
+        response: the model's answer.
+        strip_think: leave out a ``<think>...</think>`` section first.
+    """
     if not isinstance(response, str):
         return None
     if strip_think:

@@ -16,12 +16,16 @@ class JudgeError(SEGymError, ValueError):
 
 @dataclass(frozen=True)
 class TestCase:
-    """One test: ``input`` is keyword-argument source (``x1=[1, 2], x2=[3]``), ``output`` the
-    printed form of the expected result (``[3, 8]``).  ``canonical``: se-gym's own expected output
-    (the built-in suite), read the canonical way under every profile: a row NumPy wrapped over
-    lines is one row, so a list answer and an array answer of the same values both pass.  False
-    (official data): under ``sebench`` it is read as SE-Bench reads it, where a list never equals
-    a wrapped row."""
+    """One test.
+
+    Attributes:
+        input: keyword-argument source (``x1=[1, 2], x2=[3]``).
+        output: the printed form of the expected result (``[3, 8]``).
+        canonical: se-gym's own expected output (the built-in suite), read the canonical way under every
+            profile: a row NumPy wrapped over lines is one row, so a list answer and an array answer of
+            the same values both pass.  False (official data): under ``sebench`` it is read as SE-Bench
+            reads it, where a list never equals a wrapped row.
+    """
 
     __test__ = False  # not a pytest class
 
@@ -36,7 +40,11 @@ class TestCase:
 
     @classmethod
     def coerce(cls, case: "TestCase | Mapping[str, Any]") -> "TestCase":
-        """Accept a TestCase or the official dict ``{"input": ..., "output": ...}``."""
+        """Accept a TestCase or the official dict ``{"input": ..., "output": ...}``.
+
+        Args:
+            case: the case.
+        """
         if type(case) is dict:  # the usual case, without the Mapping check (an ABC's isinstance)
             inp, out = case.get("input", _ABSENT), case.get("output", _ABSENT)
             if type(inp) is str and type(out) is str:
@@ -52,10 +60,12 @@ class TestCase:
         raise JudgeError(f"test case must be a TestCase or a dict, got {type(case).__name__}")
 
     def to_dict(self) -> dict:
+        """The official dict form, ``{"input", "output"}``."""
         return {"input": self.input, "output": self.output}
 
 
 class Status(str, enum.Enum):
+    """What the judge decided about an answer (``passed``, ``wrong_answer``, ``timeout``, ...)."""
     PASSED = "passed"
     WRONG_ANSWER = "wrong_answer"
     STATIC_GATE = "static_gate"
@@ -66,6 +76,10 @@ class Status(str, enum.Enum):
     MEMORY_LIMIT = "memory_limit"
     OUTPUT_LIMIT = "output_limit"
     SANDBOX_ERROR = "sandbox_error"
+    # strict (issue 42): every case passed, but a result that depends on the library (the reference's
+    # does) did not come from it: it stayed the same, or changed otherwise than the reference's, when
+    # the library's results changed (se_gym/judge/dependence.py)
+    LIBRARY_UNUSED = "library_unused"
 
 
 class ErrorType(str, enum.Enum):
@@ -76,6 +90,8 @@ class ErrorType(str, enum.Enum):
     PARAMETER_ERROR = "parameter_error"
     RETURN_VALUE_MISUNDERSTANDING = "return_value_misunderstanding"
     NATIVE_PYTHON_INCOMPATIBILITY = "native_python_incompatibility"
+    # not one of the paper's: the library is named but the result is computed without it (strict)
+    LIBRARY_UNUSED = "library_unused"
     OTHER = "other"
 
 
@@ -85,8 +101,13 @@ SEBENCH_WRONG, SEBENCH_RIGHT, SEBENCH_NUMPY, SEBENCH_EXEC_ERROR, SEBENCH_STATIC 
 
 @dataclass(frozen=True)
 class CaseResult:
-    """One test case: the printed result (``None`` when it was not reached), the expected
-    printed form, and whether it passed."""
+    """One test case's outcome.
+
+    Attributes:
+        got: the printed result (``None`` when it was not reached).
+        expected: the expected printed form.
+        ok: whether it passed.
+    """
 
     got: str | None
     expected: str
@@ -95,6 +116,25 @@ class CaseResult:
 
 @dataclass(frozen=True)
 class Verdict:
+    """The judge's decision on one answer.
+
+    Attributes:
+        reward: 1.0 when every case passed (binary), or the share passed (fraction).
+        status: what was decided (:class:`Status`).
+        sebench_code: the official judge's verdict code (1 passed, 0 wrong, 2 NumPy, 3 no output, 4 gate).
+        cases: each test case's outcome.
+        exception: the exception's type, when the answer raised (``"AttributeError"``).
+        exception_message: its message.
+        error_type: the paper's error taxonomy (:class:`ErrorType`).
+        detail: one line saying why.
+        code: the code judged (the answer's last python block).
+        function_name: the entry function called.
+        wall_s: the program's time in the sandbox (not part of the verdict's identity).
+        judge_s: the time spent judging it outside the sandbox (not part of its identity).
+        infrastructure: the sandbox failed: the verdict says nothing about the answer.
+        profile: the judge's profile.
+        extra: more findings (forged records, refusals; not part of its identity).
+    """
     reward: float
     status: Status
     sebench_code: int
@@ -116,6 +156,14 @@ class Verdict:
     def passed(self) -> bool:
         return self.status is Status.PASSED
 
+    @property
+    def dependence(self) -> Mapping[str, Any] | None:
+        """What the run-time library dependence check (strict, issue 42) found: ``{"ran": bool,
+        "reference": "used" | "none" | "failed", "cases": [per-case finding], "worlds": int}``
+        (findings: ``match``, ``match:FUNCTION``, ``independent``, ``changed``, ``unchanged``,
+        ``differs``, ``failed``); None when it was not asked (no reward, or not strict)."""
+        return self.extra.get("dependence") if self.extra else None
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["status"] = self.status.value
@@ -126,6 +174,14 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Verdict":
+        """The verdict :meth:`to_dict` wrote.
+
+        Args:
+            d: the dict.
+
+        Raises:
+            JudgeError: a field is missing or malformed.
+        """
         try:
             return cls(
                 reward=float(d["reward"]),

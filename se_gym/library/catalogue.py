@@ -53,13 +53,19 @@ _SUCCESSORS: dict[str, tuple[str, ...]] = {"trapz": ("trapezoid", "trapz")}
 
 @dataclass(frozen=True)
 class CatalogueEntry:
-    """One wrapped NumPy function."""
+    """One wrapped NumPy function.
+
+    Attributes:
+        key: the catalogue key (``"abs"``, ``"linalg.norm"``).
+        group: the family it belongs to (for docs and sampling).
+    """
 
     key: str  # "abs" or "linalg.norm"
     group: str
 
     @property
     def in_linalg(self) -> bool:
+        """Whether it lives in the library's linalg submodule."""
         return self.key.startswith("linalg.")
 
     @property
@@ -102,7 +108,11 @@ KEYS: tuple[str, ...] = tuple(e.key for e in CATALOGUE)
 
 @functools.lru_cache(maxsize=None)
 def entry(key: str) -> CatalogueEntry:
-    """Look up a catalogue entry by key (``"abs"``, ``"linalg.norm"``) or NumPy path (``"np.abs"``)."""
+    """Look up a catalogue entry by key (``"abs"``, ``"linalg.norm"``) or NumPy path (``"np.abs"``).
+
+    Args:
+        key: the key or path.
+    """
     key = key[3:] if key.startswith("np.") else key
     key = key[6:] if key.startswith("numpy.") else key
     for e in CATALOGUE:

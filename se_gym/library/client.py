@@ -125,13 +125,24 @@ class _Channel:
         import weakref
 
         mine, theirs = socket.socketpair()
+        if mine.fileno() == SERVER_FD:  # never where a sandbox puts its server: another library's
+            moved = mine.dup()          # client in this process would take this server for its own
+            mine.close()
+            mine = moved
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_server.py")
         proc = subprocess.Popen([sys.executable, script, str(theirs.fileno())], pass_fds=[theirs.fileno()])
         theirs.close()
         self.fd, self.pid, self.lock = mine.fileno(), _getpid(), threading.RLock()
         self.frees, self.callbacks, self.buf = [], [], b""  # (a fork's copies name the parent's server's objects)
         self.defs, self.local, self.depth = [], 0, 0
-        weakref.finalize(self, _stop, mine, proc)
+        self.stop = weakref.finalize(self, _stop, mine, proc)
+
+    def close(self):
+        """End the server this channel spawned, if any (a later request spawns another)."""
+        stop, self.stop = getattr(self, "stop", None), None
+        if stop is not None:
+            stop()
+            self.fd, self.pid, self.lock = -1, -1, None
 
     def send(self, msg):
         body = _dumps(msg).encode()

@@ -4,12 +4,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 from . import naming
 from .catalogue import KEYS, entry
@@ -17,13 +18,105 @@ from .catalogue import KEYS, entry
 # the writer is the lower module (it never imports this one): the record calls down into it
 from .writer import LibraryError, cached_package, write_package
 
+# NumPy's constants, as the values a translation writes in their place
+_CONSTANTS = {"pi": repr(math.pi), "e": repr(math.e), "inf": 'float("inf")', "nan": 'float("nan")', "newaxis": "None",
+              "euler_gamma": "0.5772156649015329"}
+
+
+# what a translation calls in place of NumPy's ``X.tolist()``: nested lists of Python numbers,
+# read back from each element's print (the library's scalars print as NumPy's do)
+TOLIST = """
+
+def _se_gym_tolist(value):
+    if isinstance(value, (bool, int, float, complex, str)):
+        return value
+    try:
+        items = list(value)
+    except TypeError:
+        text = str(value)
+        if text in ("True", "False"):
+            return text == "True"
+        for cast in (int, float, complex):
+            try:
+                return cast(text)
+            except ValueError:
+                pass
+        return value
+    return [_se_gym_tolist(v) for v in items]
+"""
+
+
+def _without_tolist(code: str) -> str:
+    """``X.tolist()`` -> ``_se_gym_tolist(X)`` (and the function appended); code that does not parse
+    is returned as it is."""
+    import ast
+
+    class Calls(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
+                return ast.Call(ast.Name("_se_gym_tolist", ast.Load()), [f.value], [])
+            return node
+
+    try:
+        tree = Calls().visit(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + TOLIST
+
+
+def _without_from_numpy(code: str, package: str, mapping: Mapping[str, str]) -> str:
+    """``from numpy[.linalg] import f [as g]``: the import dropped and each use of the name written
+    as the library's qualified name (the official gate counts only calls through ``import PKG`` or
+    ``from PKG import f``); names the library does not have keep their import."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module in ("numpy", "numpy.linalg"):
+            prefix = "np." if node.module == "numpy" else "np.linalg."
+            kept = []
+            for a in node.names:
+                if prefix + a.name in mapping:
+                    names[a.asname or a.name] = mapping[prefix + a.name]
+                else:
+                    kept.append(a)
+            node.names = kept
+    if not names:
+        return code
+
+    class Uses(ast.NodeTransformer):
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
+            return node if node.names else None
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in names:
+                return ast.copy_location(ast.parse(names[node.id], mode="eval").body, node)
+            return node
+
+    tree = Uses().visit(tree)
+    if not any(isinstance(n, ast.Import) and any(a.name == package and not a.asname for a in n.names) for n in tree.body):
+        tree.body.insert(0, ast.Import(names=[ast.alias(name=package)]))
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
 
 @dataclass(frozen=True)
 class Library:
     """An obfuscated library: which name stands for which NumPy function.
 
-    ``names`` maps a catalogue key (``"abs"``, ``"linalg.norm"``) to the library's identifier
-    (``"falekef"``); linalg entries live in the submodule ``linalg``.
+    Attributes:
+        package: the package's name (``zwc``).
+        linalg: the linalg submodule's name.
+        array_type: the array class's name (``ZWCArray``).
+        names: catalogue key (``"abs"``, ``"linalg.norm"``) -> the library's identifier (``"falekef"``);
+            linalg entries live in the submodule ``linalg``.
+        source: where it comes from (``seed:0`` or ``official:<path>``).
+        official_docs: the official rewritten docs, key -> text (official libraries only).
     """
 
     package: str
@@ -39,6 +132,7 @@ class Library:
     # -- identity -------------------------------------------------------------------------
     @functools.cached_property
     def fingerprint(self) -> str:  # every env step's info names the library: compute once
+        """A short hash of the names (every env step's info names the library)."""
         blob = json.dumps([self.package, self.linalg, self.array_type, sorted(self.names.items())])
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
@@ -51,7 +145,11 @@ class Library:
 
     # -- names ----------------------------------------------------------------------------
     def qualified(self, key: str) -> str:
-        """``"abs"`` -> ``"zwc.falekef"``; ``"linalg.norm"`` -> ``"zwc.rfx.girayik"``."""
+        """``"abs"`` -> ``"zwc.falekef"``; ``"linalg.norm"`` -> ``"zwc.rfx.girayik"``.
+
+        Args:
+            key: the catalogue key.
+        """
         e = entry(key)
         mid = f".{self.linalg}" if e.in_linalg else ""
         return f"{self.package}{mid}.{self.names[e.key]}"
@@ -65,7 +163,14 @@ class Library:
         return {entry(k).numpy_path: self.qualified(k) for k in self.names}
 
     def key_of(self, qualified_or_name: str) -> str:
-        """Inverse of :meth:`qualified` (accepts ``zwc.rfx.x``, ``rfx.x`` or a bare name)."""
+        """Inverse of :meth:`qualified` (accepts ``zwc.rfx.x``, ``rfx.x`` or a bare name).
+
+        Args:
+            qualified_or_name: the library's name for a function.
+
+        Raises:
+            KeyError: not a name of this library.
+        """
         name = qualified_or_name.rsplit(".", 1)[-1]
         for k, v in self.names.items():
             if v == name:
@@ -73,7 +178,19 @@ class Library:
         raise KeyError(f"{qualified_or_name!r} is not a name of library {self.id}")
 
     def translate(self, numpy_code: str) -> str:
-        """Mechanical translation of NumPy code to this library (``np.X`` -> library name)."""
+        """Mechanical translation of NumPy code to this library (``np.X`` -> library name).
+
+        NumPy's constants become their values (the library has functions only), a name imported
+        with ``from numpy[.linalg] import`` becomes the library's qualified name, and
+        ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
+        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists.
+
+        Args:
+            numpy_code: Python source written with NumPy (``import numpy as np``).
+
+        Returns:
+            The same program written with this library.
+        """
         mapping = self._numpy_mapping
 
         def sub(m: re.Match) -> str:
@@ -82,23 +199,42 @@ class Library:
                 return mapping[path]
             if m.group(2) == "ndarray":
                 return f"{self.package}.{self.array_type}"
+            if m.group(2) in _CONSTANTS:
+                return _CONSTANTS[m.group(2)]
             return m.group(0)
 
         code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)
         code = re.sub(r"\bimport\s+numpy\b(?!\.)", f"import {self.package}", code)
-        return re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        code = re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
+        if re.search(r"^\s*from\s+numpy(\.linalg)?\s+import\b", code, re.M):
+            code = _without_from_numpy(code, self.package, mapping)
+        return _without_tolist(code) if ".tolist(" in code else code
 
     # -- docs -----------------------------------------------------------------------------
     def doc(self, key: str) -> str:
-        """The doc a model sees for one function (official text, or rewritten from NumPy's)."""
+        """The doc a model sees for one function (official text, or rewritten from NumPy's).
+
+        Args:
+            key: the catalogue key.
+        """
         from .docs import rewrite_numpy_doc
 
         e = entry(key)
         if self.official_docs is not None and e.key in self.official_docs:
             return self.official_docs[e.key]
-        return rewrite_numpy_doc(self, e.key)
+        made = self._docs_made
+        if e.key not in made:
+            made[e.key] = rewrite_numpy_doc(self, e.key)
+        return made[e.key]
+
+    @functools.cached_property
+    def _docs_made(self) -> dict[str, str]:
+        # rewriting NumPy's doc takes ~7 ms of regular expressions: an open-book prompt renders
+        # the docs of its functions at every reset, so each is made once per library object
+        return {}
 
     def docs(self) -> dict[str, str]:
+        """Catalogue key -> the doc a model sees, for every function of the library."""
         return {k: self.doc(k) for k in self.names}
 
     # -- writing --------------------------------------------------------------------------
@@ -107,15 +243,25 @@ class Library:
 
         ``out_dir`` must be absent, empty, or hold this same library (then it is rewritten).
         The package appears atomically: it is built in a temporary folder and renamed.
+
+        Args:
+            out_dir: the folder.
+            profile: ``sebench`` or ``strict``.
+            with_docs: give the functions their docstrings.
         """
         return write_package(self, Path(out_dir), profile, with_docs=with_docs)
 
     def materialize(self, profile: str = "sebench", docs: bool = True) -> Path:
         """Write the library once into the cache and return the folder to put on ``sys.path``.
-        ``docs=False``: functions without docstrings (the sandbox's copy, see ``se_gym.judge``)."""
+
+        Args:
+            profile: ``sebench`` or ``strict`` (the strict library refuses the ways around it).
+            docs: give the functions their docstrings (False: the sandbox's copy, see ``se_gym.judge``).
+        """
         return cached_package(self, profile, docs)
 
     def to_json(self) -> dict:
+        """The library as JSON data (its id, names, source): what travels to other processes and nodes."""
         return {
             "id": self.id,
             "package": self.package,
@@ -140,9 +286,13 @@ def mint(
 ) -> Library:
     """A fresh library from ``seed``: every catalogue function gets a new pronounceable name.
 
-    ``package=None`` and ``linalg=None`` mint those names from the seed too; ``array_type``
-    defaults to ``<PACKAGE>Array`` (``ZWCArray`` for ``zwc``).  Deterministic across machines
-    and Python versions.
+    Deterministic across machines and Python versions.
+
+    Args:
+        seed: the seed.
+        package: the package's name (None: minted from the seed too).
+        linalg: the linalg submodule's name (None: minted from the seed).
+        array_type: the array class's name (None: ``<PACKAGE>Array``, ``ZWCArray`` for ``zwc``).
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise LibraryError(f"seed must be a non-negative int, got {type(seed).__name__} {seed!r}")
@@ -175,7 +325,11 @@ def mint(
 
 
 def official(path: str | os.PathLike) -> Library:
-    """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``)."""
+    """The exact SE-Bench library from its ``api_doc.jsonl`` (union of every ``func_mapping``).
+
+    Args:
+        path: the ``api_doc.jsonl`` file.
+    """
     from ..jsonl import iter_jsonl
 
     path = Path(path)
@@ -220,7 +374,14 @@ def official(path: str | os.PathLike) -> Library:
 
 
 def from_spec(spec: str | Library | int | None) -> Library:
-    """Resolve ``"seed:N"``, ``"official:PATH"``, an int seed, or a Library (None: seed 0)."""
+    """Resolve ``"seed:N"``, ``"official:PATH"``, an int seed, or a Library (None: seed 0).
+
+    Args:
+        spec: the library as given.
+
+    Raises:
+        LibraryError: none of those.
+    """
     if isinstance(spec, Library):
         return spec
     if spec is None:

@@ -180,7 +180,7 @@ def served_identity(lib, profile: str) -> dict:
     """What a sandbox server states about the library on its programs' path (``GET /health``) and
     what a judge over http checks it against: the library's id, the profile it was written for,
     the hash of the sandbox's copy (docs left out, as the judge writes it) and se-gym's version."""
-    from .. import __version__
+    from .._version import __version__
 
     return {"id": lib.id, "profile": profile, "content": content_hash(lib.materialize(profile, docs=False)), "se_gym": __version__}
 

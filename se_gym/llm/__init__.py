@@ -16,7 +16,12 @@ from .base import (
 
 
 def build_tiny_model(*args, **kwargs):  # thin wrapper so `import se_gym.llm` does not import torch
-    """See :func:`se_gym.llm.tiny.build_tiny_model`."""
+    """See :func:`se_gym.llm.tiny.build_tiny_model`.
+
+    Args:
+        args: passed on.
+        kwargs: passed on.
+    """
     from .tiny import build_tiny_model as _build
 
     return _build(*args, **kwargs)

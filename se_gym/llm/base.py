@@ -43,8 +43,18 @@ class WeightUpdateUnsupported(GenerationError):
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """How to sample.  ``temperature == 0`` means greedy.  ``enable_thinking`` is passed to
-    Qwen3-style chat templates when not ``None`` (templates that ignore it are unaffected)."""
+    """How to sample.
+
+    Attributes:
+        temperature: 0 means greedy.
+        top_p: nucleus sampling's mass.
+        max_tokens: the longest completion.
+        n: completions per prompt.
+        seed: the sampling seed (None: unseeded).
+        stop: strings that end a completion.
+        enable_thinking: passed to Qwen3-style chat templates when not ``None`` (templates that ignore
+            it are unaffected).
+    """
 
     temperature: float = 0.6
     top_p: float = 1.0
@@ -76,13 +86,22 @@ class SamplingParams:
 
     @property
     def greedy(self) -> bool:
+        """Whether it samples greedily (temperature 0)."""
         return self.temperature == 0
 
 
 @dataclass(frozen=True)
 class Completion:
-    """One sampled answer.  ``logprobs[i]`` is the log-probability of ``token_ids[i]`` under the
-    model's raw distribution (temperature 1, before top-p), as vLLM reports by default."""
+    """One sampled answer.
+
+    Attributes:
+        text: the text.
+        token_ids: its token ids (None where the backend does not say).
+        logprobs: ``logprobs[i]`` is the log-probability of ``token_ids[i]`` under the model's raw
+            distribution (temperature 1, before top-p), as vLLM reports by default.
+        finish_reason: ``stop`` (EOS or a stop string) or ``length``.
+        prompt_token_ids: the prompt's token ids, where the backend says.
+    """
 
     text: str
     token_ids: tuple[int, ...] | None
@@ -93,7 +112,15 @@ class Completion:
 
 @dataclass(frozen=True)
 class Generation:
-    """All completions for one prompt, with what produced them."""
+    """All completions for one prompt, with what produced them.
+
+    Attributes:
+        prompt: the prompt (text or chat messages).
+        completions: the samples.
+        model: the model's name.
+        backend: the backend's name.
+        params: how they were sampled.
+    """
 
     prompt: Prompt
     completions: tuple[Completion, ...]
@@ -103,6 +130,7 @@ class Generation:
 
     @property
     def texts(self) -> list[str]:
+        """The completions' texts."""
         return [c.text for c in self.completions]
 
 
@@ -122,13 +150,23 @@ class Generator(abc.ABC):
 
     @abc.abstractmethod
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams) -> list[Generation]:
-        """One ``Generation`` per prompt, in order."""
+        """One ``Generation`` per prompt, in order.
+
+        Args:
+            prompts: text or chat messages.
+            params: how to sample.
+        """
 
     def update_weights(self, state_dict: Mapping[str, Any]) -> None:
-        """Generate from now on with ``state_dict``: tensors under the model's Hugging Face checkpoint
-        names (``model.state_dict()`` of a plain transformers model; trainers convert LoRA/wrapped models
-        at their boundary).  Every backend takes this one form; one that cannot raises
-        :class:`WeightUpdateUnsupported` and changes nothing."""
+        """Generate from now on with ``state_dict``.
+
+        Every backend takes this one form; one that cannot raises :class:`WeightUpdateUnsupported` and
+        changes nothing.
+
+        Args:
+            state_dict: tensors under the model's Hugging Face checkpoint names (``model.state_dict()`` of
+                a plain transformers model; trainers convert LoRA/wrapped models at their boundary).
+        """
         raise WeightUpdateUnsupported(f"the {self.backend or type(self).__name__} backend cannot update weights")
 
     def close(self) -> None:

@@ -28,7 +28,11 @@ __all__ = [
 
 
 def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) for every row; a truncated last line (a killed writer) is skipped."""
+    """(line number, row) for every row; a truncated last line (a killed writer) is skipped.
+
+    Args:
+        path: a rollout JSONL file.
+    """
     with open(path, "rb") as fh:
         lines = fh.read().split(b"\n")
     for number, raw in enumerate(lines, 1):
@@ -46,7 +50,11 @@ def read_rows(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def row_task_id(row: Mapping[str, Any]) -> str:
-    """The task a row answers: ``task_id``, else the se_gym id, else a hash of the query."""
+    """The task a row answers: ``task_id``, else the se_gym id, else a hash of the query.
+
+    Args:
+        row: a rollout row.
+    """
     if row.get("task_id"):
         return str(row["task_id"])
     extra = row.get("se_gym")
@@ -76,7 +84,18 @@ def verdict_of(row: Mapping[str, Any]) -> dict[str, Any] | None:
 
 @dataclass
 class GroupSummary:
-    """One line of the table: the samples of one (file, split, book, model)."""
+    """One line of the table: the samples of one (file, split, book, model).
+
+    Attributes:
+        file: the rollout file.
+        split: the split.
+        book: the book.
+        model: the model.
+        tally: the samples' rewards (:class:`se_gym.accuracy.Tally`).
+        status: verdict status -> count.
+        error_type: error type -> count.
+        pass_at: k -> mean pass@k (filled by :meth:`finish`).
+    """
 
     file: str
     split: str
@@ -89,29 +108,43 @@ class GroupSummary:
 
     @property
     def samples(self) -> int:
+        """Every sample."""
         return self.tally.samples
 
     @property
     def infrastructure(self) -> int:
+        """Samples the infrastructure failed on."""
         return self.tally.infrastructure
 
     @property
     def judged(self) -> int:
+        """Samples judged."""
         return self.tally.judged
 
     @property
     def accuracy(self) -> float | None:
+        """Share of the judged samples answered right (None when none was judged)."""
         return self.tally.accuracy
 
     @property
     def tasks(self) -> int:
+        """Distinct tasks."""
         return self.tally.tasks
 
     @property
     def per_task(self) -> dict[str, list[int]]:
+        """Task -> [judged samples, right ones]."""
         return self.tally.per_task
 
     def add(self, row: Mapping[str, Any]) -> None:
+        """Count one row.
+
+        Args:
+            row: a rollout row with its verdict.
+
+        Raises:
+            ValueError: the row has no verdict.
+        """
         verdict = verdict_of(row)
         if verdict is None:
             raise ValueError("row has no verdict (no 'reward', at the top level or under 'judge')")
@@ -124,11 +157,16 @@ class GroupSummary:
         self.tally.add(float(verdict["reward"]), task=row_task_id(row))
 
     def finish(self, ks: Sequence[int]) -> None:
-        """Mean pass@k over tasks with at least k judged samples (None when no task has k)."""
+        """Mean pass@k over tasks with at least k judged samples (None when no task has k).
+
+        Args:
+            ks: the k values.
+        """
         for k in ks:
             self.pass_at[k] = self.tally.pass_at(k)
 
     def to_dict(self) -> dict[str, Any]:
+        """The line as a dict (the JSON report's)."""
         return {
             "file": self.file,
             "split": self.split,
@@ -145,7 +183,9 @@ class GroupSummary:
 def summarize(paths: Iterable[str | os.PathLike], ks: Sequence[int] | None = None) -> list[GroupSummary]:
     """One summary per (file, split, book, model), in file order.
 
-    ``ks`` defaults to {1, n} where n is the most samples any task has in the group's file.
+    Args:
+        paths: rollout files.
+        ks: the pass@k values (None: {1, n} where n is the most samples any task has in the group's file).
     """
     groups: dict[tuple[str, ...], GroupSummary] = {}
     for path in paths:
@@ -177,7 +217,11 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def to_markdown(groups: Sequence[GroupSummary]) -> str:
-    """The accuracy table, then status counts, then error-type counts (percentages in %)."""
+    """The accuracy table, then status counts, then error-type counts (percentages in %).
+
+    Args:
+        groups: the summaries.
+    """
     ks = sorted({k for g in groups for k in g.pass_at})
     keys = lambda g: [Path(g.file).name, g.split, g.book, g.model]  # noqa: E731
     main = _table(
@@ -195,11 +239,24 @@ def to_markdown(groups: Sequence[GroupSummary]) -> str:
 
 
 def to_json(groups: Sequence[GroupSummary]) -> dict[str, Any]:
+    """The report as JSON data: ``{"groups": [...]}``.
+
+    Args:
+        groups: the summaries.
+    """
     return {"groups": [g.to_dict() for g in groups]}
 
 
 def plot_error_types(groups: Sequence[GroupSummary], out: str | os.PathLike) -> Path:
-    """A grouped bar chart of error-type counts, one colour per group (needs the ``plot`` extra)."""
+    """A grouped bar chart of error-type counts, one colour per group (needs the ``plot`` extra).
+
+    Args:
+        groups: the summaries.
+        out: the image to write.
+
+    Returns:
+        The image's path.
+    """
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display on servers

@@ -125,7 +125,11 @@ class RolloutConfig:
         object.__setattr__(self, "backend_options", dict(self.backend_options))
 
     def sampling_params(self, batch_index: int) -> Any:
-        """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``."""
+        """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``.
+
+        Args:
+            batch_index: the batch's index in the run.
+        """
         from .base import SamplingParams
 
         return SamplingParams(
@@ -140,18 +144,35 @@ class RolloutConfig:
 
 @dataclass(frozen=True)
 class WorkBatch:
-    """Batch ``index`` of the run: tasks in run order, each with all n samples."""
+    """Batch ``index`` of the run: tasks in run order, each with all n samples.
+
+    Attributes:
+        index: the batch's place in the run.
+        tasks: its tasks.
+    """
 
     index: int
     tasks: tuple[Any, ...]  # se_gym.tasks.Task
 
     def keys(self, n: int) -> list[tuple[str, int]]:
+        """(task id, sample index) of every row the batch writes.
+
+        Args:
+            n: samples per task.
+        """
         return [(task.id, j) for task in self.tasks for j in range(n)]
 
 
 def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) -> list[Any]:
     """Tasks from ``builtin[:SEED]`` or ``sebench[:PATH]`` (first ``limit`` of them); the parser is
-    :mod:`se_gym.tasks.spec`'s, shared with the env."""
+    :mod:`se_gym.tasks.spec`'s, shared with the env.
+
+    Args:
+        spec: the task spec.
+        split: the split.
+        library: the library.
+        limit: the most tasks (None: all).
+    """
     from ..tasks import TaskError
     from ..tasks.spec import load_task_spec
 
@@ -169,7 +190,12 @@ def load_tasks(spec: str, split: str, library: Any, limit: int | None = None) ->
 
 
 def make_batches(tasks: Sequence[Any], batch_size: int) -> list[WorkBatch]:
-    """The fixed cut of the run into batches (independent of what is already done)."""
+    """The fixed cut of the run into batches (independent of what is already done).
+
+    Args:
+        tasks: the run's tasks.
+        batch_size: tasks per batch.
+    """
     return [WorkBatch(i, tuple(tasks[s : s + batch_size])) for i, s in enumerate(range(0, len(tasks), batch_size))]
 
 
@@ -178,6 +204,9 @@ def read_done_keys(path: str | os.PathLike) -> set[tuple[str, int]]:
 
     A killed writer can leave half a line at the end; it is removed (the file is truncated to
     the last newline) so that appending continues on a clean line.
+
+    Args:
+        path: the output file.
     """
     path = Path(path)
     if not path.exists():
@@ -212,7 +241,14 @@ def _jsonable(value: Any) -> Any:
 
 
 class RolloutWorker:
-    """Owns a generator and a judge; turns a WorkBatch into rows.  One per process or Ray actor."""
+    """Owns a generator and a judge; turns a WorkBatch into rows.  One per process or Ray actor.
+
+    Args:
+        config: the run's configuration.
+        generator: a model already loaded (None: built from the config).
+        infra_retries: how often an answer the sandbox failed on is judged again.
+        ray_address: the cluster a ``ray`` sandbox judges on (default ``RAY_ADDRESS``).
+    """
 
     def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2, ray_address: str | None = None):
         """``ray_address``: the cluster a ``ray`` sandbox judges on (default ``RAY_ADDRESS``)."""
@@ -237,6 +273,11 @@ class RolloutWorker:
             self.generator.close()
 
     def prompt(self, task: Any) -> str | list[dict[str, str]]:
+        """The prompt for ``task`` (chat messages when the config asks for chat).
+
+        Args:
+            task: the task.
+        """
         from ..tasks import render_messages, render_prompt
 
         if self.config.chat:
@@ -244,11 +285,19 @@ class RolloutWorker:
         return render_prompt(task, self.library, book=self.config.book)
 
     def run(self, batch: WorkBatch) -> dict[str, Any]:
-        """Rows of the batch in (task, sample) order, with the seconds spent in each stage."""
+        """Rows of the batch in (task, sample) order, with the seconds spent in each stage.
+
+        Args:
+            batch: the batch.
+        """
         return self.judge_batch(self.generate_batch(batch))
 
     def generate_batch(self, batch: WorkBatch) -> dict[str, Any]:
-        """Stage 1: sample n completions per task (the model's part)."""
+        """Stage 1: sample n completions per task (the model's part).
+
+        Args:
+            batch: the batch.
+        """
         cfg = self.config
         params = cfg.sampling_params(batch.index)
         prompts = [self.prompt(t) for t in batch.tasks]
@@ -265,13 +314,18 @@ class RolloutWorker:
                 "policy_version": version}
 
     def judge_batch(self, stage: dict[str, Any]) -> dict[str, Any]:
-        """Stage 2: judge every completion of the batch in one judge call, build the rows."""
+        """Stage 2: judge every completion of the batch in one judge call, build the rows.
+
+        Args:
+            stage: what :meth:`generate_batch` returned.
+        """
         batch, generations = stage["batch"], stage["generations"]
         t0 = time.perf_counter()
         items = []
         for task, gen in zip(batch.tasks, generations):
             cases = [{"input": c.input, "output": c.output} for c in task.test_cases]
-            items += [(c.text, cases, task.function_name) for c in gen.completions]
+            ref = getattr(task, "library_solution", "") or None  # (strict's library dependence check)
+            items += [(c.text, cases, task.function_name, None, ref) for c in gen.completions]
         verdicts = list(self.judge.judge_many(items))  # one judge batch per generation batch
         for _ in range(self.infra_retries):
             again = [i for i, v in enumerate(verdicts) if v.infrastructure]
@@ -328,9 +382,12 @@ def accepted_trajectory(row: Mapping[str, Any], sft_prompts: Mapping[str, str] |
     """A right sample as SFT data: the official row with ``response``, plus chat ``messages``.
 
     ``filter_correct_trajectory`` keeps the rollout rows whose answer the judge accepted; the
-    ``messages`` (prompt turns + the answer) are what chat SFT trainers read.  ``sft_prompts``
-    (``{"open": text, "closed": text}``) lets a trainer pair the answer with either prompt:
-    Open-SFT trains under the doc prompt, Closed-SFT under the query-only one.
+    ``messages`` (prompt turns + the answer) are what chat SFT trainers read.
+
+    Args:
+        row: a rollout row the judge accepted.
+        sft_prompts: ``{"open": text, "closed": text}`` lets a trainer pair the answer with either
+            prompt: Open-SFT trains under the doc prompt, Closed-SFT under the query-only one.
     """
     keep = {k: v for k, v in row.items() if k not in ("timing", "cases")}
     prompt = row.get("prompt")
@@ -372,7 +429,21 @@ def _run_local(worker: RolloutWorker, batches: Sequence[WorkBatch]) -> Iterator[
 
 @dataclass
 class RolloutStats:
-    """What a call to :func:`rollout` did (timings are wall-clock seconds)."""
+    """What a call to :func:`rollout` did (timings are wall-clock seconds).
+
+    Attributes:
+        tasks: tasks asked.
+        samples_total: samples asked for.
+        samples_skipped: samples already in the output file.
+        rows_written: rows appended.
+        accepted: rows the judge accepted.
+        infrastructure: rows the sandbox failed on after the retries (not scored, see se_gym.accuracy).
+        completion_tokens: tokens generated.
+        setup_s: loading tasks and the model, starting the sandbox (not in ``wall_s``).
+        generate_s: time inside generation.
+        judge_s: time judging.
+        wall_s: from the first batch to the last durable write.
+    """
 
     tasks: int = 0
     samples_total: int = 0
@@ -392,6 +463,7 @@ class RolloutStats:
         return 1.0 - self.generate_s / self.wall_s if self.wall_s > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field, and ``outside_generation``."""
         d = dataclasses.asdict(self)
         d["outside_generation"] = self.outside_generation
         return d
@@ -425,7 +497,7 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     """
     from dataclasses import asdict
 
-    from .. import __version__
+    from .._version import __version__
     from ..storage import ConfigMismatch, config_diff, write_json_atomic
 
     meta = out.with_name(out.name + ".run.json")
@@ -555,14 +627,22 @@ def rollout(
 ) -> RolloutStats:
     """Generate, judge and append rows to ``out`` (resuming what is there); returns the stats.
 
-    ``ray_actors > 0`` runs the batches on a pool of Ray actors (each with its own generator and
-    judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order; without actors,
-    ``ray_address`` is the cluster of a ``sandbox="ray"`` judge.  ``generator`` (single process only) reuses an
-    already loaded model.  ``on_batch(index, rows_written)`` is called after each durable write.
-    ``out`` is bound to ``config`` (see :func:`bind_output`); ``restart`` discards what it holds.
     With a ``config.sampler`` other than uniform, the tasks are the sampler's pick (see
-    :func:`plan_tasks`), ``sampler_state`` a saved sampler state to start from, and ``OUT.sampler.json``
-    the plan and the state after every batch.
+    :func:`plan_tasks`) and ``OUT.sampler.json`` holds the plan and the state after every batch.
+
+    Args:
+        config: the run's options.
+        out: the JSONL file, bound to ``config`` (see :func:`bind_output`).
+        keep_correct: a second JSONL file for the accepted rows (None: none).
+        ray_actors: > 0 runs the batches on a pool of Ray actors (each with its own generator and
+            judge), still written in run order.
+        ray_address: the Ray cluster (without actors: the cluster of a ``sandbox="ray"`` judge).
+        ray_gpus_per_actor: GPUs per actor.
+        generator: an already loaded model to reuse (single process only).
+        progress: show a progress bar.
+        on_batch: called as ``on_batch(index, rows_written)`` after each durable write.
+        restart: discard what ``out`` holds.
+        sampler_state: a saved sampler state to start from (an earlier round's ``OUT.sampler.json``).
     """
     from ..library import from_spec
 

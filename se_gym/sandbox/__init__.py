@@ -11,7 +11,11 @@ from .registry import SANDBOXES, check_sandbox, make_sandbox, register_sandbox
 
 
 def isolation_report(isolation: str = "auto") -> dict:
-    """What isolation holds for the local backend here, measured (see local.isolation_report)."""
+    """What isolation holds for the local backend here, measured (see local.isolation_report).
+
+    Args:
+        isolation: the level asked for (``auto``, ``bwrap``, ``rlimits``...).
+    """
     from .local import isolation_report as _report
 
     return _report(isolation)

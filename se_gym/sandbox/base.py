@@ -11,7 +11,6 @@ only the infrastructure failing is ``SANDBOX_ERROR``, and that is never the prog
 from __future__ import annotations
 
 import abc
-import asyncio
 import atexit
 import enum
 import os
@@ -35,14 +34,15 @@ class ExecStatus(str, enum.Enum):
 class Limits:
     """Per-program limits.  The defaults follow the official judge (3 s) with room for NumPy.
 
-    - ``wall_s``: wall-clock seconds before the program and its process group are killed.
-    - ``cpu_s``: CPU seconds (RLIMIT_CPU, rounded up to whole seconds by the kernel).
-    - ``memory_mb``: memory the program may allocate on top of the preloaded interpreter
-      (address-space limit locally; the container's memory limit for docker).
-    - ``processes``: extra processes (or threads) the program may start: fork-bomb protection.
-    - ``open_files``: file descriptors (RLIMIT_NOFILE).
-    - ``file_size_mb``: largest file the program may write (RLIMIT_FSIZE).
-    - ``output_bytes``: cap on stdout + stderr + channel together; past it the program is killed.
+    Attributes:
+        wall_s: wall-clock seconds before the program and its process group are killed.
+        cpu_s: CPU seconds (RLIMIT_CPU, rounded up to whole seconds by the kernel).
+        memory_mb: memory the program may allocate on top of the preloaded interpreter
+            (address-space limit locally; the container's memory limit for docker).
+        processes: extra processes (or threads) the program may start: fork-bomb protection.
+        open_files: file descriptors (RLIMIT_NOFILE).
+        file_size_mb: largest file the program may write (RLIMIT_FSIZE).
+        output_bytes: cap on stdout + stderr + channel together; past it the program is killed.
     """
 
     wall_s: float = 3.0
@@ -64,11 +64,19 @@ class Limits:
             raise ValueError(f"Limits.open_files must be at least 8, got {self.open_files}")
 
     def to_json(self) -> dict[str, Any]:
+        """Every limit, as a dict."""
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> "Limits":
-        """Limits from a (partial) dict; unknown keys are an error, not silently dropped."""
+        """Limits from a (partial) dict; unknown keys are an error, not silently dropped.
+
+        Args:
+            data: the limits given (None: the defaults).
+
+        Raises:
+            ValueError: an unknown limit, or a value that is not a positive number.
+        """
         data = dict(data or {})
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
@@ -79,7 +87,23 @@ class Limits:
 
 @dataclass(frozen=True)
 class ExecResult:
-    """The outcome of one program."""
+    """The outcome of one program.
+
+    Attributes:
+        status: what happened to its process (:class:`ExecStatus`).
+        exit_code: None when killed by a signal or never run (or the backend reports none).
+        signal: the signal that ended it, if any.
+        stdout: what it printed.
+        stderr: its error output.
+        channel: what it wrote to fd 3; None if the backend has no channel.
+        wall_s: its wall time.
+        cpu_s: its CPU time, where known.
+        truncated: output was cut at the cap.
+        backend: the backend's name.
+        worker: which worker ran it (for debugging flaky infrastructure).
+        detail: why: the cause of a ``sandbox_error``, which limit, ...
+        server_cpu_s: CPU of the program's library server (strict, issue 31), where it had one.
+    """
 
     status: ExecStatus
     exit_code: int | None  # None when killed by a signal or never run
@@ -94,12 +118,16 @@ class ExecResult:
     worker: str | None  # which worker ran it (for debugging flaky infrastructure)
     detail: str = ""  # why: SANDBOX_ERROR cause, which limit, ...
     server_cpu_s: float | None = None  # CPU of the program's library server (strict, issue 31), where it had one
+    # what the library server said of a program run with a library mode (Program.library_mode, issue
+    # 42): JSON text (the keys it recorded, or how many results it perturbed); None when it said nothing
+    library_report: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.status is ExecStatus.OK
 
     def to_json(self) -> dict[str, Any]:
+        """Every field, JSON-ready (the channel in base64)."""
         import base64
 
         d = asdict(self)
@@ -109,6 +137,11 @@ class ExecResult:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "ExecResult":
+        """The result :meth:`to_json` wrote.
+
+        Args:
+            d: the dict.
+        """
         import base64
 
         d = dict(d)
@@ -143,6 +176,9 @@ class Sandbox(abc.ABC):
     # True for a client of a server (http): programs import what the server has, so the factory
     # passes no pythonpath or preload
     remote: bool = False
+    # True where a program's Program.library_mode reaches its library server (workers of ours, local
+    # or remote): strict's library dependence check needs it (issue 42)
+    library_modes: bool = False
 
     def __init__(self) -> None:
         self._closed = False
@@ -150,9 +186,24 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     def run(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
-        """Run every program (concurrently where the backend can), results in input order."""
+        """Run every program (concurrently where the backend can), results in input order.
+
+        Misbehaviour is a status, never an exception; only the infrastructure failing is ``sandbox_error``.
+
+        Args:
+            programs: Python sources, each run as ``__main__``.
+            limits: their limits (None: the defaults).
+        """
 
     async def run_async(self, programs: Sequence[str], limits: Limits | None = None) -> list[ExecResult]:
+        """:meth:`run` in an executor thread, for asyncio callers.
+
+        Args:
+            programs: Python sources.
+            limits: their limits (None: the defaults).
+        """
+        import asyncio  # (here: it costs ~35 ms to import, and synchronous users never need it)
+
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, self.run, list(programs), limits)
 
@@ -180,6 +231,7 @@ class Sandbox(abc.ABC):
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
         return self._closed
 
     def __enter__(self) -> "Sandbox":
@@ -210,16 +262,33 @@ class Program(str):
 
     units: tuple | None = None
     tail: tuple | None = None
+    library_mode: dict | None = None
 
-    def __new__(cls, source: str, units: tuple | None = None, tail: tuple | None = None) -> "Program":
+    def __new__(cls, source: str, units: tuple | None = None, tail: tuple | None = None,
+                library_mode: dict | None = None) -> "Program":
         """``tail``: ``(cut, marshalled code)``, where ``source[cut:]`` is the program's last top-level
         statement, compiled (by the caller, who vouches that this warns of nothing) at its own line
         numbers as the local worker would compile it after its cached head: the worker then loads it
-        instead of compiling it (se_gym/sandbox/worker.py, _precompile)."""
+        instead of compiling it (se_gym/sandbox/worker.py, _precompile).
+
+        ``library_mode`` (strict's library server, issue 42): what the program's library server is
+        asked before the program starts, out of the program's sight: ``{"record": True}`` (keep the
+        keys of its computations) or ``{"cf": SECRET, "keys": ...}`` (the counterfactual library);
+        see se_gym/library/server.py.  What the server says of it comes back in
+        ``ExecResult.library_report``.  A backend without library servers runs the program as is."""
         self = super().__new__(cls, source)
         self.units = units
         self.tail = tail
+        self.library_mode = library_mode
         return self
+
+    def with_library_mode(self, mode: dict | None) -> "Program":
+        """The same program, its library server asked ``mode``.
+
+        Args:
+            mode: the library server's mode (None: the ordinary run).
+        """
+        return Program(str(self), self.units, self.tail, mode)
 
 
 def check_programs(programs: Sequence[str]) -> list[str]:

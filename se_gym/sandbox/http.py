@@ -78,6 +78,10 @@ class HttpSandbox(Sandbox):
     def has_channel(self) -> bool:
         return self.batch  # only se-gym's /run_batch returns the channel
 
+    @property
+    def library_modes(self) -> bool:  # (se-gym's /run_batch hands them to its workers)
+        return self.batch
+
     # -- transport -----------------------------------------------------------------------------
     def _request(self, method: str, path: str, body: Any, timeout: float) -> tuple[int, Any]:
         cls = http.client.HTTPSConnection if self._parsed.scheme == "https" else http.client.HTTPConnection
@@ -136,7 +140,11 @@ class HttpSandbox(Sandbox):
 
     def _run_batch(self, programs: list[str], limits: Limits) -> list[ExecResult]:
         # the server runs a batch across its workers; allow for them running it one by one
-        data, why = self._call("/run_batch", {"programs": programs, "limits": limits.to_json()}, self._timeout(limits, len(programs)))
+        body: dict[str, Any] = {"programs": programs, "limits": limits.to_json()}
+        modes = [getattr(p, "library_mode", None) for p in programs]
+        if any(m is not None for m in modes):
+            body["library_modes"] = modes  # (Program.library_mode: a JSON body carries plain strings)
+        data, why = self._call("/run_batch", body, self._timeout(limits, len(programs)))
         if data is None or len(data.get("results", [])) != len(programs):
             why = why or "malformed /run_batch reply"
             return [sandbox_error(self.backend, why, self.url) for _ in programs]

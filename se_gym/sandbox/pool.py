@@ -178,6 +178,7 @@ class _Job:
     units: tuple | None = None  # Program.units: sources the worker compiles before it forks
     size: int = 0  # characters of code and units (see Transport.ahead_max)
     tail: tuple | None = None  # Program.tail: the last statement's code, compiled by the caller
+    mode: dict | None = None  # Program.library_mode: what the worker hands the program's library server with its sockets
 
 
 def _job(code: str, limits: Limits, wire: dict) -> _Job:
@@ -194,7 +195,8 @@ def _job(code: str, limits: Limits, wire: dict) -> _Job:
             size += len(tail[1])
         except (TypeError, IndexError):
             tail = None
-    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail)
+    return _Job(str(code) if type(code) is not str else code, limits, wire, units=units, size=size, tail=tail,
+                mode=getattr(code, "library_mode", None))
 
 
 def _settle(future: Future, result: ExecResult) -> None:
@@ -216,9 +218,18 @@ class WorkerPool(Sandbox):
     """Sandbox over N worker slots; subclasses say how to start a worker (``_spawn``)."""
 
     backend = "pool"
+    library_modes = True  # (the worker hands Program.library_mode to the program's library server)
 
-    def __init__(self, workers: int, start_timeout: float = 60.0):
+    def __init__(self, workers: int, start_timeout: float = 60.0, ready: str = "all"):
+        if ready not in ("all", "first"):
+            raise ValueError(f"ready must be 'all' or 'first', got {ready!r}")
         super().__init__()
+        # "first": the constructor returns once one worker is up (the others come up in their own
+        # threads and take jobs from then on): a first program need not wait for the slowest boot
+        self._ready = ready
+        self._up = False  # a worker has come up: a later boot failure is that slot's alone
+        self._up_cond = threading.Condition()
+        self._booted: list[threading.Event] = []
         self.name = self.backend
         self._n = max(1, int(workers))
         self._start_timeout = start_timeout
@@ -246,6 +257,7 @@ class WorkerPool(Sandbox):
         ``bwrap --die-with-parent`` is killed when the *thread* that started it ends."""
         booted = [threading.Event() for _ in range(self._n)]
         launched = [threading.Event() for _ in range(self._n)]
+        self._booted = booted
         errors: list[BaseException | None] = [None] * self._n
         for slot in range(self._n):
             t = threading.Thread(target=self._serve, args=(slot, booted[slot], errors, launched[slot]),
@@ -257,6 +269,12 @@ class WorkerPool(Sandbox):
             for event in launched:
                 event.wait()
             callback()
+        if self._ready == "first":
+            with self._up_cond:
+                # until one worker is up, or every boot has ended (each failed)
+                self._up_cond.wait_for(lambda: self._up or all(e.is_set() for e in booted))
+                if self._up:
+                    return
         for event in booted:
             event.wait()
         failed = [exc for exc in errors if exc is not None]
@@ -307,15 +325,28 @@ class WorkerPool(Sandbox):
         its programs are short) are sent ahead, so that the worker starts the next program as soon
         as it has answered one instead of waiting for our round trip (its replies come back in
         order)."""
+        failed = False
         try:
             self._boot(slot, launched)
         except BaseException as exc:  # raised by _start, with the cause
             errors[slot] = exc
-            return
+            failed = True
         finally:
             if launched is not None:
                 launched.set()
             booted.set()
+            with self._up_cond:
+                self._up = self._up or not failed
+                self._up_cond.notify_all()
+        if failed:
+            if self._ready != "first":
+                return
+            with self._up_cond:  # is another worker up (the pool serves), or did every boot fail?
+                self._up_cond.wait_for(lambda: self._up or self._closed or all(e.is_set() for e in self._booted))
+                if not self._up or self._closed:
+                    return
+            # the pool serves: this slot starts a worker when it next has a job (as after a death)
+            self._boot_error = str(errors[slot])
         sent: deque[_Job] = deque()
         held: _Job | None = None  # a big job waiting for the worker to be idle
         stopping = False
@@ -406,6 +437,8 @@ class WorkerPool(Sandbox):
             binary = getattr(transport, "wire", "json") == "marshal"
             if binary and job.tail is not None:
                 msg["tail"] = job.tail
+            if job.mode is not None:
+                msg["library_mode"] = job.mode
             if job.units:
                 msg["units"] = (job.units[0], tuple(
                     (u[3], u[1], "code") if binary and len(u) > 3 and type(u[3]) is bytes else tuple(u[:3])
@@ -461,6 +494,7 @@ class WorkerPool(Sandbox):
             worker=worker,
             detail=reply.get("detail", ""),
             server_cpu_s=reply.get("server_cpu_s"),
+            library_report=reply.get("library_report"),
         )
 
     # -- the contract --------------------------------------------------------------------------
@@ -513,6 +547,8 @@ class WorkerPool(Sandbox):
     def _close(self) -> None:
         # close() has set _closed: from here on the serving threads answer what they take "sandbox
         # closed" and start no worker (one starting now is killed here, or by _boot)
+        with self._up_cond:  # (a slot whose boot failed may wait there to hear whether the pool serves)
+            self._up_cond.notify_all()
         with self._lock:
             workers = [t for t in self._workers + self._starting if t is not None]
             self._workers[:] = [None] * self._n

@@ -36,6 +36,9 @@ def register_sandbox(name: str, target: Any, *, replace: bool = False) -> None:
 def check_sandbox(spec: str) -> str:
     """``spec`` if it names a backend (registered, an entry point, or a ``module:Class`` that loads).
 
+    Args:
+        spec: the backend as typed.
+
     Raises:
         RegistryError: one line listing the registered names.
     """

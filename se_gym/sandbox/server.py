@@ -3,8 +3,9 @@
 Endpoints (JSON in, JSON out):
 - ``POST /run`` ``{"code": str}`` -> ``{"stdout": str, "stderr": str}``; stderr is ``"TLE"`` on a
   timeout, as the official server says it (official port 8111).
-- ``POST /run_batch`` ``{"programs": [str], "limits": {...}}`` -> ``{"results": [ExecResult]}``
-  (full results, the result channel included, base64).
+- ``POST /run_batch`` ``{"programs": [str], "limits": {...}, "library_modes": [{...} | null]}`` ->
+  ``{"results": [ExecResult]}`` (full results, the result channel included, base64;
+  ``library_modes``, optional: each program's ``Program.library_mode``, strict's dependence check).
 - ``GET /health`` -> ``{"ok": true, "server": "se-gym", "version": str, "library": {...} | null,
   "isolation": {...}}``; ``library`` states the library on the programs' path (its id, profile,
   content hash and se-gym's version, ``se_gym.library.writer.served_identity``): a judge over
@@ -20,7 +21,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .base import ExecStatus, Limits, Sandbox
+from .base import ExecStatus, Limits, Program, Sandbox
 
 MAX_BODY = 64 << 20  # refuse absurd requests instead of reading them into memory
 
@@ -56,7 +57,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if self.path.rstrip("/") in ("/health", ""):
-            from .. import __version__
+            from .._version import __version__
 
             self._send(200, {"ok": True, "server": "se-gym", "version": __version__, "library": self.server.library,
                              "isolation": self.server.sandbox.isolation()})
@@ -86,6 +87,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if not isinstance(programs, list) or not all(isinstance(p, str) for p in programs):
                     raise ValueError('expected {"programs": [str, ...], "limits": {...}}')
                 limits = Limits.from_json({**self.server.limits.to_json(), **(data.get("limits") or {})})
+                modes = data.get("library_modes")
+                if modes is not None:  # (each program's Program.library_mode: its library server's mode)
+                    if not isinstance(modes, list) or len(modes) != len(programs) or not all(m is None or isinstance(m, dict) for m in modes):
+                        raise ValueError('"library_modes" must be a list of objects or nulls, one per program')
+                    programs = [Program(p, library_mode=m) if m is not None else p for p, m in zip(programs, modes)]
                 t0 = time.perf_counter()
                 results = self.server.sandbox.run(programs, limits)
                 self.server.metrics.record(results, time.perf_counter() - t0)

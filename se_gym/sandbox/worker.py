@@ -28,6 +28,9 @@ bound on its programs, CPU or memory, the worker kills it (the zygote reaps it) 
 is forked.  Each program gets the same CPU in its server (an interval timer per program); a server
 that dies under its program makes the program's status ``timeout`` (its CPU) or ``sandbox_error``
 (anything else); the reply says whether the server was forked for it (``server_forked``).
+A request's ``library_mode`` (issue 42: the judge's dependence check) goes to the server with the
+program's sockets, on the server's control socket, and what the server says of it comes back as
+the reply's ``library_report``.
 
 Every program finds ``__sg_fence`` in its ``__main__`` (see _fence): the strict harness's way to
 fork the answer's process and put the answer filter on it (issue 42).
@@ -947,7 +950,13 @@ def run_program(req, uid):
     # What the child would otherwise do first, done here: every page a child writes is copied, and
     # the same writes here cost nothing (these pages are ours again once the last child is gone)
     fds = [w for _, w in pipes]
-    server = _request_server(limits) if _ZYGOTE else None  # (the program's two sockets to it, raw fds)
+    # (the program's two sockets to its server, raw fds; the program's library mode goes to the
+    # server with them and is gone from our memory before the fork: see _request_server)
+    if _ZYGOTE:
+        server = _request_server(limits, req.pop("library_mode", None))
+    else:
+        server = None
+        req.pop("library_mode", None)  # (no server to tell; nothing of it left for the program either)
     if server is not None:
         fds += server
     main = _MAIN.__dict__
@@ -987,9 +996,11 @@ def run_program(req, uid):
         reply = _supervise(pid, pidfd, bool(exited), pipes, sizes, limits, start, uid)
         if served:
             try:
-                reply["server_cpu_s"], reply["server_forked"], death = _end_server()
+                reply["server_cpu_s"], reply["server_forked"], death, said = _end_server()
             except OSError:  # (the program may have killed the zygote: its result stands, we retire)
-                reply["server_cpu_s"], death = None, ""
+                reply["server_cpu_s"], death, said = None, "", b""
+            if said:  # (what its server says of a mode it was given; nothing in the real library's)
+                reply["library_report"] = said.decode("utf-8", "replace")
             if death and reply["status"] in ("ok", "error"):
                 # the server died under the program: of the CPU the program had it spend (the
                 # answer's limit), or of something else (killed from outside, a crash): never
@@ -1046,24 +1057,11 @@ def _widen(fd, size):
         return fcntl.fcntl(fd, 1032)  # F_GETPIPE_SZ
 
 
+_FIONREAD = None  # termios.FIONREAD (set by _setup)
+
+
 def _pending(fd):
-    termios = _worker_import("termios")  # only for programs that outlive the first tick
-    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
-
-
-def _worker_import(name):
-    """Import a module for the worker's own use after _setup(), when sys.path starts with the
-    programs' folder (set up for them there): never from that folder, where a program could have
-    left a module of that name."""
-    module = sys.modules.get(name)
-    if module is None:
-        path = sys.path
-        sys.path = [p for p in path if p != _WORKDIR]
-        try:
-            module = __import__(name)
-        finally:
-            sys.path = path
-    return module
+    return struct.unpack("i", fcntl.ioctl(fd, _FIONREAD, b"\0\0\0\0"))[0]
 
 
 def _watch(pidfd, fds, sizes, limits, start):
@@ -1234,13 +1232,14 @@ def _zygote(spec, ctrl, uid):
     reaped = {}  # pid -> wait status of the servers reaped lately (the worker may ask how one died)
     while True:
         try:
-            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 4096, 2)
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, _CTRL_BYTES, 2)
         except OSError:
             return
         if not msg:
             return  # the worker is gone
         if msg[:1] == b"S" and fds:
-            rl = _rlimits(json.loads(msg[1:]), server_uid)
+            key, _, mode = msg[1:].partition(b"\n")  # (the program's limits, then its library mode)
+            rl = _rlimits(json.loads(key), server_uid)
             mine = theirs = None
             if reusable:
                 # the server's own control socket, for the worker: it hands the server each next
@@ -1250,7 +1249,7 @@ def _zygote(spec, ctrl, uid):
                 rl = [(r, (cpu, cpu * _SERVER_CPU_SPAN + 1)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rl]
             pid = _fork()  # (libc's fork where we are single-threaded: see _fork)
             if pid == 0:
-                _server_child(module, fds, rl, server_uid, theirs)
+                _server_child(module, fds, rl, server_uid, theirs, mode)
             for fd in fds:
                 os.close(fd)
             if mine is None:
@@ -1300,6 +1299,7 @@ def _zygote(spec, ctrl, uid):
                 os.close(fd)
 
 
+_CTRL_BYTES = 1 << 18  # the longest message on a control socket (a library mode, or a server's report of one)
 _SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle again, once the program is gone
 _SERVER_CPU_SPAN = 16  # a kept server's CPU hard limit, in programs' CPU limits (each program gets one on top of what it used)
 _SERVER_PROGRAMS = 1000  # programs one server serves at most
@@ -1329,7 +1329,7 @@ def _server_cpu(pid):
 _HARNESS_FD = SERVER_FD + 2  # in a server: the harness's connection (SERVER_FD + 1 is its control socket)
 
 
-def _server_child(module, fds, rlimits, uid, ctrl):
+def _server_child(module, fds, rlimits, uid, ctrl, mode=b""):
     """A program's library server; never returns.  ``fds``: the program's two sockets (the
     answer's, then the strict harness's own, served once the answer's is closed).  With ``ctrl``
     (its control socket, which the zygote hands the worker; the server module has a ``reset``) it
@@ -1338,7 +1338,11 @@ def _server_child(module, fds, rlimits, uid, ctrl):
     module's ``serve``; too much CPU used, memory kept or programs served) it says "X" instead and
     exits.  Each program gets the same CPU, whatever ran before it (issue 42): an interval timer
     of the program's CPU limit (SIGPROF ends the server, and the worker reads that as the
-    program's CPU limit); the RLIMIT_CPU of a kept server bounds its total only."""
+    program's CPU limit); the RLIMIT_CPU of a kept server bounds its total only.
+
+    ``mode``: the first program's library mode (JSON, see the server module); each next one comes
+    with its sockets (``P`` and its mode).  What the server says of a mode (``module.report()``)
+    follows its word after a newline."""
     status = 1
     try:
         os.setsid()
@@ -1382,26 +1386,28 @@ def _server_child(module, fds, rlimits, uid, ctrl):
         timer = signal.setitimer
         if ctrl is None:
             timer(signal.ITIMER_PROF, cpu_limit)
-            module.serve(SERVER_FD, _HARNESS_FD)
+            module.serve(SERVER_FD, _HARNESS_FD, mode)
             os._exit(0)
         size, served, start = _vm_bytes(), 0, 0.0
         while True:
             timer(signal.ITIMER_PROF, cpu_limit)
-            fit = module.serve(SERVER_FD, _HARNESS_FD) is True
+            fit = module.serve(SERVER_FD, _HARNESS_FD, mode) is True
             timer(signal.ITIMER_PROF, 0)
             os.close(SERVER_FD)
             os.close(_HARNESS_FD)
+            said = module.report()
             module.reset()
             served += 1
             used = time.process_time()
             fit = (fit and served < _SERVER_PROGRAMS and used + cpu_limit + 1 < cpu_hard
                    and _vm_bytes() - size < _SERVER_GROWTH)
-            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start))
+            ctrl.send(b"%s%r" % (b"I" if fit else b"X", used - start) + (b"\n" + said if said else b""))
             if not fit:
                 break
-            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, 16, 2)
-            if msg != b"P" or len(fds) != 2:
+            msg, fds, _, _ = _SOCKET.recv_fds(ctrl, _CTRL_BYTES, 2)
+            if msg[:1] != b"P" or len(fds) != 2:
                 break  # (the worker is gone)
+            mode = msg[1:]  # (the next program's library mode)
             start = time.process_time()
             for fd, to in zip(fds, (SERVER_FD, _HARNESS_FD)):
                 if fd != to:  # (the lowest free numbers: usually they are)
@@ -1442,10 +1448,17 @@ _KEPT = None  # the library server kept between programs: [pid, its control sock
 _ASKED = [None]  # the limits of the server asked of the zygote for the running program (its reply not read yet)
 
 
-def _request_server(limits):
+def _request_server(limits, mode):
     """This program's server: the kept one when it has these limits, else a fresh one asked of
     the zygote.  Returns our ends of its two sockets (the program's, raw fds): the answer's, and
-    the strict harness's own (issue 42: the server serves it once the answer's is closed)."""
+    the strict harness's own (issue 42: the server serves it once the answer's is closed).
+
+    ``mode``: the program's library mode (issue 42: the real library, a record of its
+    computations, or the counterfactual library; see the server module), which goes to the server
+    with the sockets, on its control socket (through the zygote for a fresh one), never on the
+    program's: the program can neither read, forge nor notice it.  Nothing of it stays referenced
+    here (the caller pops it from the request): the program is a fork of this process, and a
+    frame or object walk must find the same worker in every mode."""
     key = json.dumps(limits).encode()
     pairs = [_SOCKET.socketpair(), _SOCKET.socketpair()]
     theirs = [p[1].fileno() for p in pairs]
@@ -1455,12 +1468,12 @@ def _request_server(limits):
             _drop_kept()  # (other limits: a fresh server gets them)
         if _KEPT is not None:
             try:
-                _SOCKET.send_fds(_KEPT[1], [b"P"], theirs)
+                _SOCKET.send_fds(_KEPT[1], [b"P" + _mode_word(mode)], theirs)
                 return ours
             except OSError:  # (it died meanwhile)
                 _drop_kept()
         try:
-            _SOCKET.send_fds(_ZYGOTE, [b"S" + key], theirs)
+            _SOCKET.send_fds(_ZYGOTE, [b"S" + key + b"\n" + _mode_word(mode)], theirs)
         except OSError:
             for fd in ours:
                 os.close(fd)
@@ -1473,11 +1486,17 @@ def _request_server(limits):
             p[1].close()
 
 
+def _mode_word(mode):
+    """A library mode as the server reads it (JSON; empty for the real library)."""
+    return json.dumps(mode, separators=(",", ":")).encode() if mode else b""
+
+
 def _end_server():
     """Once the program is gone: keep its server when it says it is idle and fit, else kill it
     (reaped by the zygote later).  Returns its CPU seconds for this program (or None), whether it
-    was forked for this program, and how it died under the program: "" (it did not), "cpu" (its
-    CPU limit for the program), or what ended it (killed from outside, a crash)."""
+    was forked for this program, how it died under the program: "" (it did not), "cpu" (its
+    CPU limit for the program), or what ended it (killed from outside, a crash), and what it said
+    of the program's library mode (b"" when nothing)."""
     global _KEPT
     forked = _ASKED[0] is not None
     if forked:  # a fresh server: the zygote's word (its pid, and its control socket)
@@ -1492,7 +1511,7 @@ def _end_server():
                 if word[:1] != b"C":
                     raise OSError("library server zygote: no reply")
                 cpu = float(word[1:])
-                return (cpu if cpu >= 0 else None), True, ""
+                return (cpu if cpu >= 0 else None), True, "", b""
         except OSError:
             _RETIRE[0] = "the library server zygote is gone"
             raise
@@ -1500,17 +1519,20 @@ def _end_server():
         sock.settimeout(_SERVER_IDLE_S)
         _KEPT = [int(word[1:]), sock, key]
     try:
-        word = _KEPT[1].recv(64)
+        word = _KEPT[1].recv(_CTRL_BYTES)
     except OSError:  # (no word in time: still busy with what the program left it)
         word = None
+    said = b""
+    if word:
+        word, _, said = word.partition(b"\n")  # (its word, then what it says of the program's mode)
     if word is not None and word[:1] == b"I":
-        return float(word[1:]), forked, ""
+        return float(word[1:]), forked, "", said
     pid = _KEPT[0]
     _drop_kept(kill=word != b"")  # (an "X", nothing in time, or its end: it goes)
     if word == b"":  # its end: it died while it served this program
-        return None, forked, _server_death(pid)
+        return None, forked, _server_death(pid), b""
     cpu = float(word[1:]) if word is not None and word[:1] == b"X" else _server_cpu(pid)
-    return (cpu if cpu >= 0 else None), forked, ""
+    return (cpu if cpu >= 0 else None), forked, "", said
 
 
 def _server_death(pid):
@@ -1783,8 +1805,16 @@ def _setup(cfg):
     # What `python main.py` sets up for a program and a fork passes on, set once here rather than
     # in each child, where the same writes would each copy a page (some 50 per program).  The
     # worker itself never writes to these streams (its protocol has fds of its own) and imports
-    # nothing more from sys.path but through _worker_import().
+    # nothing once sys.path starts with the programs' folder (below), where a program could leave
+    # a module of any name.
     sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = _STREAMS
+    # (termios, for programs that outlive the first tick, imported now rather than by the first of
+    # them: else every later program would find it in sys.modules, and could tell that one before
+    # it on this worker ran longer than a tick; issue 42, test_dependence's probe saw it)
+    global _FIONREAD
+    import termios
+
+    _FIONREAD = termios.FIONREAD
     sys.path.insert(0, _WORKDIR)
     # pre-fork server trick: move everything made so far out of the collector's reach, so that a
     # collection in a child does not write to (and so copy) every page the worker shares with it
@@ -1935,6 +1965,7 @@ def main():
         "arenas": _ARENAS[0],
     }
     write_frame(proto_out, {"hello": hello})
+    reply = None  # (bound before the first program too: every program finds the same frames)
     while True:
         req = read_frame(proto_in)
         if req is None:
@@ -1947,6 +1978,9 @@ def main():
         if _RETIRE[0]:
             reply["retire"] = _RETIRE[0]  # the pool replaces us: our private /tmp goes with us
         write_frame(proto_out, reply)
+        # the next program is a fork of us: nothing of this one's reply (its output, its server's
+        # report of a library mode, issue 42) may stay in our frames for it to walk into
+        reply = None
         if _RETIRE[0]:
             break
 

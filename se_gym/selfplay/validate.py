@@ -16,6 +16,8 @@ A proposal becomes a task only if (in this order; the first rule broken is the r
 5. it is deterministic: two runs in two sandbox processes with different ``PYTHONHASHSEED`` print
    the same results (``nondeterministic``);
 6. its outputs are not all equal (``constant_outputs``);
+6b. its question gives no hidden case's expected output nor a line of its reference away
+   (``leaks_solution``: ``se-gym validate``'s leakage check, :func:`se_gym.validate.checks.solution_leak`);
 7. it is not a near-duplicate of a buffer task or of one accepted earlier in the batch
    (``duplicate``, see :mod:`se_gym.selfplay.dedup`).
 
@@ -38,7 +40,7 @@ REASONS = (
     "no_question", "no_reference", "bad_inputs", "too_few_inputs",
     "syntax_error", "no_entry_point", "inputs_mismatch", "imports_outside_library", "library_not_on_return_path",
     "static_gate", "uses_numpy", "forbidden", "runtime_error", "resource_limit", "unconvertible_result", "sandbox_error",
-    "nondeterministic", "constant_outputs", "duplicate",
+    "nondeterministic", "constant_outputs", "leaks_solution", "duplicate",
 )
 _STATUS_REASON = {
     Status.STATIC_GATE: "static_gate",
@@ -330,6 +332,13 @@ class Validator:
         accepted = [(i, o) for i, o in enumerate(outcomes) if o.reason is None]
         for i, o in accepted:
             o.task = self._task(o, sigs[i])
+        from ..validate.checks import solution_leak
+
+        for i, o in accepted:
+            leak = solution_leak(o.task)
+            if leak:
+                o.reason, o.detail, o.task = "leaks_solution", leak, None
+        accepted = [(i, o) for i, o in accepted if o.reason is None]
         if accepted and self.config.label_noise:
             from .oracle import label_noise
 

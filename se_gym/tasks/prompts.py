@@ -47,7 +47,14 @@ def _docs_section(task: Task, library: Any) -> str:
 
 
 def render_prompt(task: Task, library: Any, book: str = "closed", template: str | None = None) -> str:
-    """The user prompt for ``task``; ``book="open"`` adds the docs of the task's functions."""
+    """The user prompt for ``task``; ``book="open"`` adds the docs of the task's functions.
+
+    Args:
+        task: the task.
+        library: its library (for the docs of an open book).
+        book: ``closed`` or ``open``.
+        template: the prompt template (None: the official one).
+    """
     if book not in BOOKS:
         raise TaskError(f"book must be one of {BOOKS}, got {book!r}")
     fields = {
@@ -70,7 +77,15 @@ def render_prompt(task: Task, library: Any, book: str = "closed", template: str 
 def render_messages(
     task: Task, library: Any, book: str = "closed", template: str | None = None, system: str | None = SYSTEM
 ) -> list[dict[str, str]]:
-    """Chat messages: an optional system message, then the prompt as the user turn."""
+    """Chat messages: an optional system message, then the prompt as the user turn.
+
+    Args:
+        task: the task.
+        library: its library (for the docs of an open book).
+        book: ``closed`` or ``open``.
+        template: the prompt template (None: the official one).
+        system: the system message (None: none).
+    """
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": render_prompt(task, library, book, template)})
     return messages

@@ -21,7 +21,14 @@ class TaskError(SEGymError, ValueError):
 
 
 def as_test_case(obj: Any) -> TestCase:
-    """A TestCase from a TestCase, an ``{"input", "output"}`` mapping or an ``(input, output)`` pair."""
+    """A TestCase from a TestCase, an ``{"input", "output"}`` mapping or an ``(input, output)`` pair.
+
+    Args:
+        obj: the case.
+
+    Raises:
+        TaskError: not one of those, or its input or output not text.
+    """
     if isinstance(obj, TestCase):
         return obj
     if isinstance(obj, Mapping):
@@ -55,8 +62,20 @@ def _thaw(value: Any) -> Any:
 class Task:
     """One coding question: a story, a signature to complete, and tests.
 
-    ``functions`` are catalogue keys (``"abs"``, ``"linalg.norm"``); ``reference_solution`` is
-    NumPy code and ``library_solution`` the same program written against the task's library.
+    Attributes:
+        id: unique within its suite.
+        split: the split it belongs to.
+        source: where it comes from (``builtin:seed=0``, ``sebench``).
+        query: the question.
+        function_name: the signature to complete (``def solve(x1, x2):``).
+        test_cases: the tests.
+        example: the test shown in the prompt.
+        functions: catalogue keys of the functions it needs (``"abs"``, ``"linalg.norm"``).
+        reference_solution: NumPy code that answers it.
+        library_solution: the same program written against the task's library.
+        difficulty: ``easy``, ``medium`` or ``hard``.
+        metadata: anything else (frozen).
+        version: the data's version tag.
     """
 
     id: str
@@ -91,6 +110,16 @@ class Task:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, metadata=_freeze(state["metadata"]))
 
+    def judge_item(self, response: str) -> tuple:
+        """The judge's item for an answer to this task (``Judge.judge_many``): its cases, function
+        name and reference solution, which strict's library dependence check compares the answer's
+        results with (issue 42).
+
+        Args:
+            response: the answer text.
+        """
+        return (response, self.test_cases, self.function_name, None, self.library_solution or None)
+
     @property
     def entry_point(self) -> str:
         """The name of the function to complete (``solve``)."""
@@ -99,6 +128,7 @@ class Task:
 
     @property
     def expected(self) -> tuple[str, ...]:
+        """The expected printed outputs, one per test case."""
         return tuple(t.output for t in self.test_cases)
 
     def to_json(self) -> dict[str, Any]:
@@ -121,6 +151,11 @@ class Task:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Task":
+        """The task :meth:`to_json` wrote (a ``hash`` field is ignored).
+
+        Args:
+            data: the dict.
+        """
         fields = dict(data)
         fields.pop("hash", None)
         return cls(**fields)
@@ -166,10 +201,18 @@ class Task:
         version: str = "",
         library: Any = None,
     ) -> "Task":
-        """A Task from an official row (raises TaskError naming the bad field).
+        """A Task from an official row.
 
-        ``library`` (a se_gym Library), when given, fills ``library_solution`` by translating
-        the NumPy reference.
+        Args:
+            row: the official row.
+            split: its split.
+            index: its place in the file (the id of a row without one).
+            source: where it comes from (``sebench``, ``builtin:seed=N``).
+            version: the data's version tag.
+            library: fills ``library_solution`` by translating the NumPy reference (None: left empty).
+
+        Raises:
+            TaskError: naming the bad field.
         """
         return parse_row(row, split=split, index=index, source=source, version=version, library=library)
 
@@ -203,7 +246,20 @@ def parse_row(
     library: Any = None,
     where: str | None = None,
 ) -> Task:
-    """One official row -> Task; raises TaskError naming ``where`` (file:line) and the field."""
+    """One official row -> Task.
+
+    Args:
+        row: the official row.
+        split: its split.
+        index: its place in the file (the id of a row without one).
+        source: where it comes from (``sebench``, ``builtin:seed=N``).
+        version: the data's version tag.
+        library: fills ``library_solution`` by translating the NumPy reference (None: left empty).
+        where: the row's place (file:line) for error messages.
+
+    Raises:
+        TaskError: naming ``where`` and the field.
+    """
     where = where or f"{split} row {index}"
     if not isinstance(row, Mapping):
         raise TaskError(f"{where}: expected a JSON object, got {type(row).__name__}")
@@ -219,6 +275,13 @@ def parse_row(
     if not isinstance(cases_raw, list) or not cases_raw:
         raise TaskError(f"{where}: field 'test_cases' must be a non-empty list")
     cases = tuple(_case(c, where, f"test_cases[{i}]") for i, c in enumerate(cases_raw))
+    truth = row.get("right_exe_result")
+    if isinstance(truth, str) and not isinstance(row.get("se_gym"), Mapping):
+        # SE-Bench's judge compares with right_exe_result, not with the cases' outputs (which differ
+        # on many official rows: other float digits, and some another value): judge as it does
+        pieces = truth.split("#")
+        if len(pieces) == len(cases):
+            cases = tuple(TestCase(c.input, p) for c, p in zip(cases, pieces))
     example = _case(row["example"], where, "example") if row.get("example") is not None else cases[0]
     refs = row.get("example_output") or []
     if isinstance(refs, str):

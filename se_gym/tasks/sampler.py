@@ -53,14 +53,24 @@ class SamplerError(SEGymError, ValueError):
 
 
 def tasks_fingerprint(tasks: Sequence[Any]) -> str:
-    """A short hash of the task ids in order: a saved state belongs to exactly this task list."""
+    """A short hash of the task ids in order: a saved state belongs to exactly this task list.
+
+    Args:
+        tasks: the task list (anything with an ``id``).
+    """
     return hashlib.sha256("\n".join(str(t.id) for t in tasks).encode()).hexdigest()[:16]
 
 
 def p_signal(p: float, group_size: int, advantage: str = "grpo") -> float:
     """The probability that a group of ``group_size`` answers, each passing with probability ``p``,
     has a non-zero advantage somewhere: ``1 - p**G - (1-p)**G`` for a group-relative advantage
-    (``grpo``, ``centered``); ``1 - (1-p)**G`` for reward weighting (``reward``: any pass teaches)."""
+    (``grpo``, ``centered``); ``1 - (1-p)**G`` for reward weighting (``reward``: any pass teaches).
+
+    Args:
+        p: the solve rate (clipped to [0, 1]).
+        group_size: the answers per group (G).
+        advantage: ``grpo``, ``centered`` or ``reward``.
+    """
     p = min(1.0, max(0.0, float(p)))
     if advantage == "reward":
         return 1.0 - (1.0 - p) ** group_size
@@ -113,8 +123,14 @@ class TaskSampler(abc.ABC):
         """Each task's weight now (same order as ``tasks``; non-negative, the draws normalize them)."""
 
     def update(self, index: int, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
-        """What answers to task ``index`` scored (``None``: not judged, no evidence) and, when known,
-        their lengths in generated tokens.  The default learns nothing."""
+        """What answers to task ``index`` scored and, when known, their lengths in generated tokens.
+        The default learns nothing.
+
+        Args:
+            index: the task's index in ``tasks``.
+            rewards: one reward per answer (``None``: not judged, no evidence).
+            tokens: each answer's length in generated tokens (``None`` where unknown), or None.
+        """
 
     def options(self) -> dict:
         """The options that make the sampler's choices (saved with its state; a resume checks them)."""
@@ -129,15 +145,29 @@ class TaskSampler(abc.ABC):
         return {}
 
     def set_learned_state(self, state: Mapping[str, Any]) -> None:
-        pass
+        """Restore what :meth:`learned_state` returned; the default: nothing to restore.
+
+        Args:
+            state: a :meth:`learned_state` (read back from JSON).
+        """
 
     # -- drawing ----------------------------------------------------------------------------------
     def attach(self, stream: int, rng) -> None:
-        """(Re)start draw stream ``stream`` with the numpy generator ``rng`` (the env calls this on
-        ``reset(seed=...)`` with its own ``np_random``; the epoch restarts)."""
+        """(Re)start a draw stream with a generator (the env calls this on ``reset(seed=...)`` with its
+        own ``np_random``; the epoch restarts).
+
+        Args:
+            stream: the stream's number (a vector env's sub-env index; 0 for a single env).
+            rng: a ``numpy.random.Generator``.
+        """
         self._streams[int(stream)] = _Stream(rng)
 
     def has_stream(self, stream: int) -> bool:
+        """Whether draw stream ``stream`` has a generator yet.
+
+        Args:
+            stream: the stream's number.
+        """
         return int(stream) in self._streams
 
     def _stream(self, stream: int) -> _Stream:
@@ -149,14 +179,23 @@ class TaskSampler(abc.ABC):
         return s
 
     def next_index(self, stream: int = 0) -> int:
-        """One task for the next episode of ``stream``: a draw in proportion to ``weights()``."""
+        """One task for the next episode of a stream: a draw in proportion to ``weights()``.
+
+        Args:
+            stream: the stream's number (one not attached gets a generator seeded by its number).
+        """
         s = self._stream(stream)
         w = self._checked_weights()
         return int(s.rng.choice(len(w), p=w))
 
     def batch(self, k: int, rng: random.Random) -> list[int]:
         """``min(k, len(tasks))`` distinct tasks, drawn in proportion to ``weights()`` without
-        replacement (Efraimidis-Spirakis keys ``log(u) / w``), with the caller's seeded ``rng``."""
+        replacement (Efraimidis-Spirakis keys ``log(u) / w``), with the caller's seeded ``rng``.
+
+        Args:
+            k: how many tasks.
+            rng: the caller's seeded ``random.Random``.
+        """
         w = self._checked_weights()
         k = min(int(k), len(w))
         keys = []
@@ -169,7 +208,12 @@ class TaskSampler(abc.ABC):
     def schedule(self, size: int | None = None, seed: int = 0) -> list[int]:
         """A dataset's rows as task indices: ``size`` rows (default: one per task), each task's count
         ``size * weight`` rounded by largest remainders, shuffled with ``seed``.  (Trainers that shuffle
-        their dataset keep the counts: a weighted epoch.)"""
+        their dataset keep the counts: a weighted epoch.)
+
+        Args:
+            size: the number of rows (None: one per task).
+            seed: the shuffle's seed.
+        """
         w = self._checked_weights()
         size = len(w) if size is None else int(size)
         if size < 0:
@@ -193,7 +237,11 @@ class TaskSampler(abc.ABC):
 
     # -- the record of a group ---------------------------------------------------------------------
     def index_of(self, task_or_id: Any) -> int:
-        """The index of a task (a Task or its id)."""
+        """The index of a task in ``tasks``.
+
+        Args:
+            task_or_id: a Task or its id.
+        """
         if not hasattr(self, "_index"):
             self._index = {t.id: i for i, t in enumerate(self.tasks)}
         key = getattr(task_or_id, "id", task_or_id)
@@ -212,6 +260,9 @@ class TaskSampler(abc.ABC):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore :meth:`state_dict`'s output.
+
+        Args:
+            state: a :meth:`state_dict` (read back from JSON).
 
         Raises:
             SamplerError: the state is of another sampler, task list or set of options.
@@ -238,13 +289,21 @@ class TaskSampler(abc.ABC):
             self._streams[int(key)] = stream
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write :meth:`state_dict` to ``path`` as JSON, atomically."""
+        """Write :meth:`state_dict` as JSON, atomically.
+
+        Args:
+            path: the file to write.
+        """
         from ..storage import write_json_atomic
 
         write_json_atomic(path, self.state_dict())
 
     def load(self, path: str | os.PathLike) -> bool:
-        """Restore the state saved at ``path``; False (and nothing changed) when there is none."""
+        """Restore a state :meth:`save` wrote; False (and nothing changed) when there is none.
+
+        Args:
+            path: the file to read.
+        """
         p = Path(path)
         if not p.is_file():
             return False
@@ -263,9 +322,15 @@ class UniformSampler(TaskSampler):
     name = "uniform"
 
     def weights(self) -> list[float]:
+        """``1 / n`` for each of the ``n`` tasks."""
         return [1.0 / len(self.tasks)] * len(self.tasks) if self.tasks else []
 
     def next_index(self, stream: int = 0) -> int:
+        """The stream's next task in its epoch's permutation (a new permutation when one is used up).
+
+        Args:
+            stream: the stream's number.
+        """
         if not self.tasks:
             raise SamplerError("the sampler has no tasks to draw from")
         s = self._stream(stream)
@@ -277,6 +342,12 @@ class UniformSampler(TaskSampler):
         return i
 
     def batch(self, k: int, rng: random.Random) -> list[int]:
+        """``rng.sample`` of ``min(k, len(tasks))`` task indices.
+
+        Args:
+            k: how many tasks.
+            rng: the caller's seeded ``random.Random``.
+        """
         return rng.sample(range(len(self.tasks)), min(int(k), len(self.tasks)))
 
 
@@ -302,6 +373,17 @@ class LearnabilitySampler(TaskSampler):
     :meth:`observe` also takes tasks outside the list (their functions' estimates move, which is how a
     run whose tasks change, self-play's, keeps one estimate), and :meth:`function_weights` weighs
     library functions the same way (self-play's curriculum of functions to propose about).
+
+    Args:
+        tasks: the task list.
+        group_size: answers per task and update (the G of P(signal)).
+        prior_mean: ``m0``, the solve rate assumed before any evidence (in [0, 1]).
+        prior_strength: ``k0``, how many answers the prior counts as (>= 0).
+        function_strength: ``kf``, how many answers a task's functions' estimate counts as (>= 0).
+        decay: the factor old sums are multiplied by at each update (in (0, 1]).
+        floor: the share of draws spread over all tasks alike (in [0, 1]).
+        cost: the power of the relative answer length the score is divided by (>= 0).
+        advantage: ``grpo``, ``centered`` or ``reward`` (which groups carry signal, see :func:`p_signal`).
     """
 
     name = "learnability"
@@ -328,33 +410,54 @@ class LearnabilitySampler(TaskSampler):
         self.updates = 0
 
     def options(self) -> dict:
+        """The constructor's options (saved with the state; a resume checks them)."""
         return {"group_size": self.group_size, "prior_mean": self.prior_mean, "prior_strength": self.prior_strength,
                 "function_strength": self.function_strength, "decay": self.decay, "floor": self.floor, "cost": self.cost,
                 "advantage": self.advantage}
 
     # -- estimates ---------------------------------------------------------------------------------
     def function_rate(self, key: str) -> float:
-        """``p_f``: the estimated solve rate of tasks about library function ``key``."""
+        """``p_f``: the estimated solve rate of tasks about a library function.
+
+        Args:
+            key: the function's name (as in a task's ``functions``).
+        """
         s, n = self._by_function.get(key, (0.0, 0.0))[:2]
         return (s + self.prior_strength * self.prior_mean) / (n + self.prior_strength) if n + self.prior_strength > 0 else self.prior_mean
 
     def task_rate(self, task: Any) -> float:
-        """``p_t`` of any task (one of the list or not)."""
+        """``p_t`` of any task (one of the list or not).
+
+        Args:
+            task: a Task (its ``id`` and ``functions`` are read).
+        """
         keys = tuple(dict.fromkeys(getattr(task, "functions", ()) or ()))
         p_f = sum(self.function_rate(k) for k in keys) / len(keys) if keys else self.prior_mean
         s, n = self._by_task.get(task.id, (0.0, 0.0))[:2]
         return (s + self.function_strength * p_f) / (n + self.function_strength) if n + self.function_strength > 0 else p_f
 
     def solve_rate(self, index: int) -> float:
-        """``p_t``: the estimated solve rate of task ``index``."""
+        """``p_t``: the estimated solve rate of a task of the list.
+
+        Args:
+            index: the task's index in ``tasks``.
+        """
         return self.task_rate(self.tasks[index])
 
     def signal(self, index: int) -> float:
-        """P(signal) of task ``index`` for this sampler's group size and advantage."""
+        """P(signal) of a task of the list for this sampler's group size and advantage.
+
+        Args:
+            index: the task's index in ``tasks``.
+        """
         return p_signal(self.solve_rate(index), self.group_size, self.advantage)
 
     def tokens_per_answer(self, index: int) -> float | None:
-        """The expected answer length of task ``index`` in tokens (None: no lengths reported yet)."""
+        """The expected answer length of a task of the list in tokens (None: no lengths reported yet).
+
+        Args:
+            index: the task's index in ``tasks``.
+        """
         task = self.tasks[index]
         own = self._by_task.get(task.id)
         if own and own[3] > 0:
@@ -383,21 +486,39 @@ class LearnabilitySampler(TaskSampler):
         return [(1.0 - self.floor) * s / total + self.floor / n for s in scores]
 
     def weights(self) -> list[float]:
+        """:meth:`scores` normalized and mixed with the exploration ``floor``."""
         return self._mix(self.scores()) if self.tasks else []
 
     def function_weights(self, keys: Sequence[str]) -> dict[str, float]:
         """Library functions weighed like tasks: P(signal) of each function's estimated solve rate,
-        mixed with the exploration floor (no cost term: a function has no answers of its own)."""
+        mixed with the exploration floor (no cost term: a function has no answers of its own).
+
+        Args:
+            keys: the functions' names.
+        """
         keys = list(keys)
         if not keys:
             return {}
         return dict(zip(keys, self._mix([p_signal(self.function_rate(k), self.group_size, self.advantage) for k in keys])))
 
     def update(self, index: int, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
+        """:meth:`observe` for a task of the list.
+
+        Args:
+            index: the task's index in ``tasks``.
+            rewards: one reward per answer (``None``: not judged, skipped).
+            tokens: each answer's length in generated tokens, or None.
+        """
         self.observe(self.tasks[int(index)], rewards, tokens)
 
     def observe(self, task: Any, rewards: Sequence[float | None], tokens: Sequence[int | None] | None = None) -> None:
-        """:meth:`update` by task (any task: one outside the list moves its own and its functions' estimates)."""
+        """:meth:`update` by task (any task: one outside the list moves its own and its functions' estimates).
+
+        Args:
+            task: a Task (its ``id`` and ``functions`` are read).
+            rewards: one reward per answer (``None``: not judged, skipped).
+            tokens: each answer's length in generated tokens, or None.
+        """
         judged = [float(r) for r in rewards if r is not None]
         lengths = [int(t) for t, r in zip(tokens, rewards) if t is not None and r is not None] if tokens is not None else []
         if not judged and not lengths:
@@ -418,9 +539,18 @@ class LearnabilitySampler(TaskSampler):
                 "tasks_seen": sum(self._by_task.get(t.id, (0.0, 0.0))[1] > 0 for t in self.tasks), "updates": self.updates}
 
     def learned_state(self) -> dict:
+        """The decayed sums per task id and per function, and the number of updates."""
         return {"tasks": self._by_task, "functions": self._by_function, "updates": self.updates}
 
     def set_learned_state(self, state: Mapping[str, Any]) -> None:
+        """Restore :meth:`learned_state`'s sums.
+
+        Args:
+            state: a :meth:`learned_state` (read back from JSON).
+
+        Raises:
+            SamplerError: a map whose entries are not four sums.
+        """
         for key in ("tasks", "functions"):
             if not isinstance(state.get(key, {}), Mapping) or any(len(v) != 4 for v in state.get(key, {}).values()):
                 raise SamplerError(f"the saved learnability state's {key!r} is not a map of 4 sums")
@@ -506,6 +636,13 @@ def scheduled(tasks: Sequence[Any], sampler: Any, rows: int | None = None, seed:
     """A dataset export's rows: ``tasks`` in order when ``sampler`` is None, else the weighted epoch
     :meth:`TaskSampler.schedule` draws (``rows`` rows, ``seed``); the tasks, or their indices.
 
+    Args:
+        tasks: the task list.
+        sampler: None, or what :func:`make_sampler` takes (a name, ``module:Class`` or a built sampler).
+        rows: the number of rows (a sampler's only; None: one per task).
+        seed: the schedule's shuffle seed.
+        indices: return task indices instead of tasks.
+
     Raises:
         SamplerError: a sampler over another task list, or ``rows`` without a sampler.
     """
@@ -520,7 +657,12 @@ def scheduled(tasks: Sequence[Any], sampler: Any, rows: int | None = None, seed:
 
 
 def check_sampler(spec: Any) -> Any:
-    """``spec`` if it names a sampler (or is one); a one-line RegistryError otherwise."""
+    """``spec`` if it names a sampler (or is one); a one-line RegistryError otherwise (what a CLI or
+    a config checks before anything loads).
+
+    Args:
+        spec: None, a registered name, ``module:Class`` / ``file.py:Class`` or a TaskSampler.
+    """
     if spec is None or isinstance(spec, TaskSampler):
         return spec
     if not isinstance(spec, str):

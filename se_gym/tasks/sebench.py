@@ -102,8 +102,12 @@ def load_sebench(
 ) -> list[Task]:
     """Official tasks of ``split`` from local files, or from the hub when ``path`` is None.
 
-    ``library`` (e.g. ``se_gym.library.official(api_doc)``) fills each task's
-    ``library_solution`` with the translated NumPy reference.
+    Args:
+        split: ``train``, ``single_test`` or ``multiple_test``.
+        path: a folder of the official layout or one JSONL file (None: the Hugging Face dataset).
+        library: fills each task's ``library_solution`` with the translated NumPy reference (e.g.
+            ``se_gym.library.official(api_doc)``).
+        include_invalid: keep the rows marked ``is_valid: false``.
     """
     if split not in SPLITS:
         raise TaskError(f"split must be one of {SPLITS}, got {split!r}")
@@ -130,7 +134,11 @@ def _load_hub(split: str, library: Any, include_invalid: bool, data_files: str |
 
 
 def load_api_doc(path: str | os.PathLike | None = None) -> list[dict[str, Any]]:
-    """Rows of ``api_doc.jsonl`` (original_name, curr_name, rewritten_doc, func_mapping as a dict)."""
+    """Rows of ``api_doc.jsonl`` (original_name, curr_name, rewritten_doc, func_mapping as a dict).
+
+    Args:
+        path: the file, or a folder holding it.
+    """
     if path is None:
         raise TaskError("load_api_doc needs a path (the hub dataset does not ship api_doc.jsonl)")
     file = resolve_file("api_doc", path)

@@ -39,7 +39,7 @@ OFFICIAL_FILES = {
 API_DOC_FILE = "datasets/train/api_doc.jsonl"
 MANIFEST_FILE = "se_gym_suite.json"
 
-__all__ = ["Suite", "build_suite", "builtin_tasks", "load_suite", "specs_by_function", "DEFAULT_SIZES", "SPLITS", "VERSION"]
+__all__ = ["Suite", "build_suite", "builtin_tasks", "load_suite", "redraw", "specs_by_function", "DEFAULT_SIZES", "SPLITS", "VERSION"]
 
 
 def specs_by_function() -> dict[str, list[Spec]]:
@@ -53,7 +53,13 @@ def specs_by_function() -> dict[str, list[Spec]]:
 
 @dataclass(frozen=True)
 class Suite:
-    """Split name -> tasks, the library they are written for, and a manifest (counts, hashes)."""
+    """Split name -> tasks, the library they are written for, and a manifest (counts, hashes).
+
+    Attributes:
+        splits: split -> its tasks.
+        library: the library they are written for.
+        manifest: counts and hashes (what :meth:`write` records).
+    """
 
     splits: Mapping[str, tuple[Task, ...]]
     library: Any
@@ -63,7 +69,15 @@ class Suite:
         return self.splits[split]
 
     def write(self, out_dir: str | os.PathLike, docs: bool = True) -> Path:
-        """Write the official JSONL layout (plus ``api_doc.jsonl`` and a manifest) atomically."""
+        """Write the official JSONL layout (plus ``api_doc.jsonl`` and a manifest) atomically.
+
+        Args:
+            out_dir: the folder.
+            docs: also write the library's docs (``api_doc.jsonl``).
+
+        Returns:
+            The folder written.
+        """
         out = Path(out_dir)
         if out.exists() and any(out.iterdir()) and not (out / MANIFEST_FILE).exists():
             raise TaskError(f"output directory {out} is not empty and holds no se-gym suite")
@@ -99,7 +113,12 @@ def api_doc_rows(library: Any) -> Iterable[dict[str, Any]]:
 
 
 def load_suite(path: str | os.PathLike, library: Any = None) -> Suite:
-    """Read a suite written by :meth:`Suite.write` (or any official-layout folder)."""
+    """Read a suite written by :meth:`Suite.write` (or any official-layout folder).
+
+    Args:
+        path: the folder.
+        library: the library (None: the one its manifest names, when it was minted; else none).
+    """
     from ...library import from_spec
     from ..sebench import load_sebench, resolve_file
 
@@ -172,6 +191,38 @@ def _draft(split: str, seed: int, index: int, library: Any, keys: Sequence[str],
     raise GenerationError(f"{split} task {index}: no attempt out of {MAX_ATTEMPTS} produced a valid task")
 
 
+def redraw(task: Task, library: Any = None) -> Task:
+    """Draw a built-in task again from what it records (seed, split, index, attempt), from scratch:
+    the same bytes in every process when generation is deterministic (``se-gym validate`` compares).
+
+    Args:
+        task: a task of the default built-in suite (``builtin/sSEED/SPLIT/INDEX``, ``metadata["attempt"]``).
+        library: the library to write its solution for (a Library or spec; None: ``mint(SEED)``).
+
+    Returns:
+        The task as the generator draws it now.
+
+    Raises:
+        TaskError: ``task`` is not a built-in task.
+    """
+    import re
+
+    from ...library import from_spec
+
+    m = re.fullmatch(r"builtin/s(\d+)/(\w+)/(\d+)", task.id)
+    if m is None or "attempt" not in task.metadata:
+        raise TaskError(f"task {task.id!r} is not a built-in task (no seed, split, index and attempt to draw it from)")
+    seed, split, index = int(m.group(1)), m.group(2), int(m.group(3))
+    library = from_spec(seed if library is None else library)
+    if not _TABLES:
+        _TABLES.append((_resolve_functions(None), specs_by_function()))
+    keys, specs = _TABLES[0]
+    return _draft(split, seed, index, library, keys, specs, int(task.metadata["attempt"]))
+
+
+_TABLES: list = []  # (catalogue keys, specs by function) of redraw, made once
+
+
 def _generate_split(split, seed, library, size, keys, specs, validate, progress) -> tuple[tuple[Task, ...], dict]:
     from .validate import check_in_process, check_with_judge
 
@@ -218,11 +269,17 @@ def build_suite(
 ) -> Suite:
     """Generate the three splits for ``library`` (default: ``mint(seed)``).
 
-    ``functions`` restricts the single-function splits to some catalogue keys (pipelines of
-    ``multiple_test`` are not restricted).  ``validate``: True (default: both library profiles in
-    this process, then the judge: the library solution must pass under ``strict`` and
-    ``sebench``, the NumPy reference and a wrong answer must fail; a task that fails is drawn
-    again), ``"inprocess"`` (only the first check, for quick experiments), or False.
+    Args:
+        seed: the library's seed (and the draw's).
+        library: the library (None: ``mint(seed)``).
+        sizes: tasks per split (None: the defaults).
+        functions: restrict the single-function splits to these catalogue keys (the pipelines of
+            ``multiple_test`` are not restricted).
+        progress: show progress.
+        validate: True (both library profiles in this process, then the judge: the library solution
+            must pass under ``strict`` and ``sebench``, the NumPy reference and a wrong answer must fail;
+            a task that fails is drawn again), ``"inprocess"`` (only the first check, for quick
+            experiments), or False.
     """
     from ...library import from_spec
 
@@ -273,6 +330,20 @@ def builtin_tasks(
 
     The first build validates every task through the judge (about two minutes for the default
     sizes on two cores; later calls load the cache in well under a second).
+
+    Args:
+        split: ``train``, ``single_test`` or ``multiple_test``.
+        seed: the library's seed.
+        library: the library (None: ``mint(seed)``).
+        sizes: tasks per split (None: the defaults).
+        functions: restrict the single-function splits to these catalogue keys (the pipelines of
+            ``multiple_test`` are not restricted).
+        progress: show progress.
+        validate: True (both library profiles in this process, then the judge: the library solution
+            must pass under ``strict`` and ``sebench``, the NumPy reference and a wrong answer must fail;
+            a task that fails is drawn again), ``"inprocess"`` (only the first check, for quick
+            experiments), or False.
+        cache: read and write the se-gym cache.
     """
     from ...library import from_spec
 

@@ -28,9 +28,19 @@ def library_modules(path: Path, package: str) -> Iterator[Any]:
         del sys.modules[k]
     sys.path.insert(0, str(path))
     importlib.invalidate_caches()
+    channel = None
     try:
-        yield importlib.import_module(package)
+        module = importlib.import_module(package)
+        client = sys.modules.get(f"{package}._client")
+        channel = getattr(client, "_CHANNEL", None)
+        if channel is not None and channel.fd < 0:
+            # a server of its own, now: left to find one, the client would take any socket on the
+            # sandbox's fd for its server (another library's, made earlier in this process)
+            channel.spawn()
+        yield module
     finally:
+        if channel is not None:
+            channel.close()
         for k in [k for k in sys.modules if mine(k)]:
             del sys.modules[k]
         sys.modules.update(saved)
@@ -95,7 +105,9 @@ def check_with_judge(tasks: Sequence[Task], library: Any, profiles: Sequence[str
                 if len({c.output for c in cases}) > 1:
                     items.append((_response(t.library_solution), _shifted(cases)))
                     owners.append((t.id, "wrong answer"))
-        with Judge(library, profile) as judge:
+        # (whether the reference passes its own tests: strict's library dependence check, which
+        # compares answers with the reference, has nothing to say about the reference itself)
+        with Judge(library, profile, dependence=False) as judge:
             verdicts = judge.judge_many(items)
         broken = [v for v in verdicts if v.infrastructure]
         if broken:  # the sandbox failed, not the tasks: regenerating would not help

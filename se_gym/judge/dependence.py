@@ -1,0 +1,351 @@
+"""Run-time library dependence (issue 42): a passing answer's results must come from the library.
+
+The permissive strict gate only asks that the library be *named* where the entry function can reach
+it; an answer could name it and compute its result in plain Python.  So, under ``strict``, every
+answer that earns reward is run again against a **counterfactual library** (the library server's
+counterfactual mode, se_gym/library/server.py), and so is the task's trusted reference solution:
+
+1. The reference runs once with the real library, its server recording the *keys* of its
+   computations (a library function's class and the values it returned): which values the
+   reference computes with the library.  Cached per task for the judge's life.
+2. World ``*``: the answer and the reference run again, their servers returning perturbed values
+   for every computation whose key the reference recorded (a secret drawn per batch sets the
+   amounts; every other computation stays real).  A case *depends* on the library where the
+   reference's result changes.  On each such case the answer's result must equal the reference's
+   counterfactual result (same comparison as scoring): it computed its result from the values
+   the reference computes with the library, as the reference does, or from values equal to them.
+3. Where it does not, and the reference uses several library functions, one world per function
+   (only that function's values perturbed): an answer that did part of the reference's library
+   work in Python still computes the rest from the library, and matches in that function's world.
+
+A case the answer passes that depends on the library and matches in no world makes the verdict
+``library_unused`` (reward 0; with ``reward="fraction"``, such cases earn nothing).  Without a
+reference (an item with none, or one that fails its own tests) the rule is weaker: every
+computation is perturbed and at least one case must change.  See docs/security.md for why
+equality with the reference (not "the result changed") is the rule, and what it leaves open.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Generator, Sequence
+
+from . import compare
+from .harness import read_channel
+from .types import SEBENCH_EXEC_ERROR, ErrorType, Status, Verdict
+
+# a case's outcome in one run: ("v", canonical value) or ("e", why it has none)
+Outcome = tuple
+REFERENCE_CACHE = 4096  # references' records kept by a judge
+_INFRA = "infra"
+
+
+def reference_response(code: str) -> str:
+    """A reference solution's code as an answer the judge reads."""
+    return f"```python\n{code.rstrip()}\n```"
+
+
+@dataclass
+class _Reference:
+    """A trusted reference solution, its record (real run) and its counterfactual runs."""
+
+    key: tuple  # (code, entry, cases, expected): what its record is cached under
+    pending: Any  # the judge's _Pending of it (None: it does not pass the gates)
+    ok: bool = False
+    why: str = ""
+    values: list = field(default_factory=list)  # real outcomes per case
+    keys: dict = field(default_factory=dict)  # class -> base64 of the recorded keys
+    worlds: dict = field(default_factory=dict)  # world name -> outcomes per case (or "infra"/"forbidden")
+
+
+@dataclass
+class _Item:
+    """An answer with reward, under check."""
+
+    pending: Any  # the judge's _Pending (program, cases, verdict, values of its real run)
+    ref: _Reference | None
+    worlds: dict = field(default_factory=dict)  # world name -> outcomes per case (or "infra"/"forbidden")
+
+
+def _failed(result: Any) -> bool:
+    """The run, or its library server, failed (the server said nothing of its mode)."""
+    return getattr(getattr(result, "status", None), "value", None) == "sandbox_error" or not getattr(result, "library_report", None)
+
+
+def outcomes(result: Any, n: int) -> list | str:
+    """Per case, what a counterfactual or record run returned; ``"infra"`` when the run or its
+    library server failed (no word from the server), ``"forbidden"`` when the wall refused something."""
+    if _failed(result):
+        return _INFRA
+    report = read_channel(result.channel, n, True)
+    if report.forged or report.refused:
+        return "forbidden"
+    found = {c.index: c for c in report.cases}
+    out: list[Outcome] = []
+    for i in range(n):
+        c = found.get(i)
+        if c is None:
+            out.append(("e", getattr(result.status, "value", "crash")))
+        elif c.error is not None:
+            out.append(("e", c.error[0]))
+        elif c.rejected or not c.has_value:
+            out.append(("e", c.rejected or "no value"))
+        else:
+            out.append(("v", c.value))
+    return out
+
+
+def same(x: Outcome, y: Outcome, abs_tol: float, rel_tol: float) -> bool:
+    """Two outcomes agree: both raised, or equal values as the judge compares them (both ways)."""
+    if x[0] == "e" or y[0] == "e":
+        return x[0] == y[0] == "e"
+    try:
+        a, b = compare.decode_canonical(x[1]), compare.decode_canonical(y[1])
+    except (ValueError, RecursionError):
+        return x[1] == y[1]
+    try:
+        return compare.structural_ok(a, b, abs_tol, rel_tol) and compare.structural_ok(b, a, abs_tol, rel_tol)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return False
+
+
+class DependenceCheck:
+    """One batch's check (see the module docstring): :meth:`steps` yields the batches of programs
+    to run and takes their results; then :meth:`verdicts` are the final ones.
+
+    Args:
+        judge: the Judge (its preparation, limits, tolerances and record cache).
+        items: the batch's pendings whose verdict earned reward, each with ``reference`` (code or
+            None) and ``values`` (its real run's outcomes per case).
+    """
+
+    def __init__(self, judge: Any, items: Sequence[Any]):
+        self.judge = judge
+        self.secret = os.urandom(32).hex()  # this batch's: drawn here, sent only to library servers
+        self.items: list[_Item] = []
+        refs: dict[tuple, _Reference] = {}
+        for p in items:
+            ref = None
+            if p.reference:
+                key = (p.reference, p.entry, tuple((c.input, c.output) for c in p.cases), tuple(p.expected))
+                ref = refs.get(key)
+                if ref is None:
+                    ref = refs[key] = self._reference(key, p)
+            self.items.append(_Item(p, ref))
+        self.refs = list(refs.values())
+
+    # -- references --------------------------------------------------------------------------
+    def _reference(self, key: tuple, p: Any) -> _Reference:
+        with self.judge._reference_lock:
+            cached = self.judge._reference_records.get(key)
+            if cached is not None:
+                self.judge._reference_records.move_to_end(key)
+        if cached is not None:  # (its record, and its program: prepared once)
+            ref = _Reference(key, cached[4])
+            ref.ok, ref.why, ref.values, ref.keys = cached[:4]
+            return ref
+        prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
+        if prep.verdict is not None:
+            return _Reference(key, None, False, f"the reference does not pass the gates: {prep.verdict.detail}")
+        ref = _Reference(key, prep)
+        ref.why = "not run"
+        return ref
+
+    def _take_record(self, ref: _Reference, result: Any) -> None:
+        n = len(ref.pending.cases)
+        got = outcomes(result, n)
+        if got == _INFRA:
+            ref.why = _INFRA
+            return
+        verdict = self.judge._finish_contained(ref.pending, result)
+        try:
+            record = json.loads(result.library_report).get("record")
+        except (ValueError, AttributeError):
+            record = None
+        if got == "forbidden" or not verdict.passed or not isinstance(record, dict):
+            ref.ok, ref.why = False, f"the reference does not pass its own tests ({verdict.status.value}: {verdict.detail})"
+        else:
+            ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
+        with self.judge._reference_lock:
+            cache = self.judge._reference_records
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending)
+            while len(cache) > REFERENCE_CACHE:
+                cache.popitem(last=False)
+
+    # -- the runs ----------------------------------------------------------------------------
+    def _mode(self, keys: dict | None) -> dict:
+        return {"cf": self.secret, "keys": keys}
+
+    def steps(self) -> Generator[list, list, None]:
+        """Yields lists of programs; each is sent back the list of their results."""
+        # 1. the references' records (those not cached yet)
+        todo = [r for r in self.refs if r.pending is not None and r.why == "not run"]
+        if todo:
+            results = yield from self._run([r.pending.program.with_library_mode({"record": True}) for r in todo])
+            for r, res in zip(todo, results):
+                self._take_record(r, res)
+        # 2. world "*": every recorded computation perturbed (every computation, without a reference)
+        jobs: list[tuple[Any, str, Any]] = []
+        for r in self.refs:
+            if r.ok:
+                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(r.keys))))
+        for it in self.items:
+            if it.ref is not None and it.ref.why == _INFRA:
+                continue
+            keys = it.ref.keys if it.ref is not None and it.ref.ok else None
+            jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
+        yield from self._worlds(jobs)
+        # 3. one world per library function of the reference, for answers that differ from it in "*"
+        jobs = []
+        wanted: set = set()
+        for it in self.items:
+            ref = it.ref
+            if ref is None or not ref.ok or len(ref.keys) < 2 or not self._differs(it):
+                continue
+            for cls in sorted(ref.keys):
+                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode({cls: ref.keys[cls]}))))
+                wanted.add((id(ref), cls))
+        for r in self.refs:
+            for cls in sorted(r.keys) if r.ok else ():
+                if (id(r), cls) in wanted:
+                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode({cls: r.keys[cls]}))))
+        yield from self._worlds(jobs)
+
+    def _worlds(self, jobs: list) -> Generator[list, list, None]:
+        if not jobs:
+            return
+        results = yield from self._run([prog for _, _, prog in jobs])
+        for (owner, world, _), res in zip(jobs, results):
+            n = len(owner.pending.cases)
+            owner.worlds[world] = outcomes(res, n)
+
+    def _run(self, programs: list) -> Generator[list, list, list]:
+        """Run ``programs``; those whose run or library server failed get one more try."""
+        results = list((yield programs))
+        again = [i for i, r in enumerate(results) if _failed(r)]
+        if again:
+            retried = yield [programs[i] for i in again]
+            for i, r in zip(again, retried):
+                results[i] = r
+        return results
+
+    # -- the rule ----------------------------------------------------------------------------
+    def _tol(self) -> tuple[float, float]:
+        return self.judge.abs_tol, self.judge.rel_tol
+
+    def _differs(self, it: _Item) -> bool:
+        """Whether, in world "*", the answer's result changed but not as the reference's did on
+        some case that depends on the library (the class worlds may then explain it)."""
+        ref, star = it.ref, it.worlds.get("*")
+        rstar = ref.worlds.get("*") if ref is not None else None
+        if not isinstance(star, list) or not isinstance(rstar, list):
+            return False
+        tol = self._tol()
+        passed = [c.ok for c in it.pending.verdict.cases]
+        for c, (a, r, a1, r1) in enumerate(zip(it.pending.values, ref.values, star, rstar)):
+            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol) and not same(a1, a, *tol):
+                return True
+        return False
+
+    def verdicts(self) -> None:
+        """Each checked answer's verdict, updated in place (``pending.verdict``)."""
+        for it in self.items:
+            it.pending.verdict = self._decide(it)
+
+    def _decide(self, it: _Item) -> Verdict:
+        p, ref, v = it.pending, it.ref, it.pending.verdict
+        tol = self._tol()
+        star = it.worlds.get("*")
+        if ref is not None and ref.why == _INFRA:
+            return self._infra(v, "the reference's record run failed twice")
+        if ref is not None and ref.ok and not isinstance(ref.worlds.get("*"), list):
+            return self._infra(v, "the reference's counterfactual run failed twice")
+        if star == "forbidden":
+            return replace(v, reward=0.0, status=Status.FORBIDDEN, sebench_code=SEBENCH_EXEC_ERROR, error_type=ErrorType.OTHER,
+                           detail="forbidden at run time, with the counterfactual library", extra={**v.extra, "dependence": {"ran": True}})
+        if not isinstance(star, list) or any(not isinstance(w, list) and w != "forbidden" for w in it.worlds.values()):
+            return self._infra(v, "the counterfactual run failed twice")
+        n = len(p.cases)
+        passed = [c.ok for c in v.cases] + [False] * n
+        codes: list[str] = []
+        if ref is None or not ref.ok:
+            # no usable reference: every computation perturbed, and some case must change
+            for c in range(n):
+                if not passed[c]:
+                    codes.append("failed")
+                else:
+                    codes.append("unchanged" if same(star[c], p.values[c], *tol) else "changed")
+            ok = "changed" in codes
+            info = {"ran": True, "reference": "none" if ref is None else "failed", "cases": codes, "worlds": 1}
+            if ref is not None:
+                info["reference_problem"] = ref.why
+            why = "" if ok else "no result changed when the library's results did: they do not come from the library"
+            return self._verdict(v, ok, codes, info, why)
+        rstar = ref.worlds["*"]
+        classes = sorted(c for c in ref.keys if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list))
+        for c in range(n):
+            if not passed[c]:
+                codes.append("failed")
+            elif same(rstar[c], ref.values[c], *tol):
+                codes.append("independent")  # even the reference's result does not depend on the library here
+            elif same(star[c], rstar[c], *tol):
+                codes.append("match")
+            else:
+                hit = next((k for k in classes if not same(ref.worlds[k][c], ref.values[c], *tol)
+                            and same(it.worlds[k][c], ref.worlds[k][c], *tol)), None)
+                if hit is not None:
+                    codes.append("match:" + hit)
+                else:
+                    codes.append("unchanged" if same(star[c], p.values[c], *tol) else "differs")
+        ok = not any(code in ("unchanged", "differs") for code in codes)
+        info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        why = ""
+        if not ok:
+            c = next(i for i, code in enumerate(codes) if code in ("unchanged", "differs"))
+            why = (f"case {c}: the result does not change when the library's results do (the reference's does): "
+                   "it does not come from the library" if codes[c] == "unchanged" else
+                   f"case {c}: the result changes with the library's results, but not as the reference's does: "
+                   "it is not computed from them")
+        return self._verdict(v, ok, codes, info, why)
+
+    def _verdict(self, v: Verdict, ok: bool, codes: list[str], info: dict, why: str) -> Verdict:
+        extra = {**v.extra, "dependence": info}
+        if ok:
+            return replace(v, extra=extra)
+        credited = sum(code not in ("failed", "unchanged", "differs") for code in codes)
+        reward = credited / len(codes) if self.judge.reward == "fraction" and codes else 0.0
+        if v.status is not Status.PASSED:  # (fraction: a partly right answer keeps its status, less reward)
+            return replace(v, reward=min(v.reward, reward), extra=extra)
+        return replace(v, reward=reward, status=Status.LIBRARY_UNUSED, error_type=ErrorType.LIBRARY_UNUSED,
+                       detail=f"library_unused: {why}", extra=extra)
+
+    def _infra(self, v: Verdict, why: str) -> Verdict:
+        return replace(v, reward=0.0, status=Status.SANDBOX_ERROR, sebench_code=SEBENCH_EXEC_ERROR, error_type=ErrorType.OTHER,
+                       detail=f"sandbox error (not the answer's fault): {why} (the library dependence check)", infrastructure=True,
+                       extra={**v.extra, "dependence": {"ran": False, "why": why}})
+
+
+def run_sync(check: DependenceCheck, run: Callable[[list], list]) -> None:
+    """Drive ``check`` with a blocking ``run(programs) -> results``."""
+    steps = check.steps()
+    try:
+        programs = next(steps)
+        while True:
+            programs = steps.send(run(programs))
+    except StopIteration:
+        pass
+    check.verdicts()
+
+
+async def run_async(check: DependenceCheck, run: Callable[[list], Any]) -> None:
+    """Drive ``check`` with an awaitable ``run(programs) -> results``."""
+    steps = check.steps()
+    try:
+        programs = next(steps)
+        while True:
+            programs = steps.send(await run(programs))
+    except StopIteration:
+        pass
+    check.verdicts()
+

@@ -1,0 +1,409 @@
+"""Strict's run-time library dependence check (issue 42): a passing answer's results must come from
+the library, as the task's reference's do (se_gym/judge/dependence.py, the library server's
+counterfactual mode in se_gym/library/server.py).
+
+The red team (tests/_dependence_corpus.py): answers that compute the right result in plain Python
+and only name the library (a bare mention, a dropped call, a dead branch, code after ``return``, a
+default argument, a lambda never called, the library on a constant or for a shape only...), and
+answers that run the reference's own library code to detect the counterfactual library.  Each
+passes every case: without the check each earns 1.0, with it none earns anything.  The honest
+side: the 213 honest-but-unusual answers of tests/_gate_corpus.py (in test_gate_corpora.py) and
+honest answers that split the work between the library and Python otherwise than the reference.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import socket
+import struct
+import threading
+
+import pytest
+
+from _dependence_corpus import DETECTORS, HELPERS, ORACLES, SHAPES, _fields, honest_alternatives, named_unused
+from _gate_corpus import block
+from conftest import legit_skip
+from se_gym.judge import Judge, JudgeError
+from se_gym.judge.types import Status
+from se_gym.library import writer
+from se_gym.sandbox import ExecStatus, Limits, Program
+from se_gym.sandbox.base import Sandbox, sandbox_error
+from se_gym.tasks.spec import load_task_spec
+
+if not writer.uses_server("strict"):
+    legit_skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+
+
+@pytest.fixture(scope="module")
+def suite():
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    by_id = {t.id: t for t in tasks}
+    return [by_id[i] for i in ORACLES], lib
+
+
+@pytest.fixture(scope="module")
+def judge(suite):
+    with Judge(suite[1], profile="strict", workers=2) as j:
+        yield j
+
+
+def _items(rows):
+    return [(block(code), t.test_cases, t.function_name, None, t.library_solution) for *_, code, t in rows]
+
+
+def test_named_but_unused_answers_pass_every_case_and_earn_nothing(suite, judge):
+    tasks, lib = suite
+    rows = [r for r in named_unused(tasks, lib) if r[0] in SHAPES]
+    assert len({name for name, *_ in rows}) == len(SHAPES) >= 15
+    with Judge(lib, profile="strict", workers=2, dependence=False) as off:  # the hole: without the check
+        before = off.judge_many(_items(rows))
+    ran = [r for r, v in zip(rows, before) if v.status is not Status.STATIC_GATE]
+    assert all(v.passed for v in before if v.status is not Status.STATIC_GATE), [
+        (name, v.status.value, v.detail[:80]) for (name, _, _), v in zip(rows, before) if not v.passed and v.status is not Status.STATIC_GATE]
+    assert len(ran) >= len(rows) - 2 * len(tasks)  # (only "a length" of the constructor alone fails the gate)
+    after = judge.judge_many(_items(ran))
+    gamed = [f"{name} ({t.id}): {v.status.value} {v.reward}" for (name, _, t), v in zip(ran, after) if v.reward > 0]
+    assert not gamed, "\n".join(gamed)
+    assert all(v.status is Status.LIBRARY_UNUSED and v.dependence["reference"] == "used" for v in after), [
+        (name, v.status.value) for (name, _, _), v in zip(ran, after) if v.status is not Status.LIBRARY_UNUSED]
+    assert {c for v in after for c in v.dependence["cases"]} <= {"unchanged", "differs", "independent"}
+
+
+def test_the_detecting_adversary_earns_nothing(suite, judge):
+    """It runs the reference's own library code on the input and, when that differs from its
+    Python result (the counterfactual library), returns something else, raises, or scales its
+    result by what a probe of another function returned: all 0.  Returning the library's own
+    result on detection is computing with the library, and passes."""
+    tasks, lib = suite
+    rows = [r for r in named_unused(tasks, lib) if r[0] in DETECTORS]
+    verdicts = judge.judge_many(_items(rows))
+    gamed = [f"{name} ({t.id}): {v.status.value}" for (name, _, t), v in zip(rows, verdicts) if v.reward > 0]
+    assert not gamed, "\n".join(gamed)
+    assert all(v.status is Status.LIBRARY_UNUSED for v in verdicts)
+    yields = []
+    for t in tasks:
+        f = _fields(t, lib)
+        yields.append((block(HELPERS + "import {P}\n{lib}\ndef solve({params}):\n{py}\n    got = _lib({params})\n"
+                             "    return value if _same(got, value) else got\n".format(**f)), t.test_cases, t.function_name, None, t.library_solution))
+    assert all(v.passed and set(v.dependence["cases"]) <= {"match", "independent"} for v in judge.judge_many(yields))
+
+
+def test_honest_answers_that_split_the_work_otherwise_pass(suite, judge):
+    """Part of the work in Python (before or after the library), other call forms (per element, per
+    column, keyword or positional axis), aliases, a shortcut for empty input: they pass.  Those that
+    compute the task's core with other library functions than the reference (ptp for max - min,
+    clip for maximum) are refused, as docs/security.md says."""
+    tasks, lib = suite
+    rows = honest_alternatives(tasks, lib)
+    assert sum(e == "pass" for _, e, _, _ in rows) >= 25
+    verdicts = judge.judge_many(_items(rows))
+    wrong = [f"{name} ({t.id}): expected {expect}, got {v.status.value} {v.detail[:100]} {v.dependence}"
+             for (name, expect, _, t), v in zip(rows, verdicts) if (v.passed) != (expect == "pass")]
+    assert not wrong, "\n".join(wrong)
+    assert all(v.reward == 0 and v.status is Status.LIBRARY_UNUSED for (_, e, _, _), v in zip(rows, verdicts) if e == "reject")
+    # a part done in Python before the library is matched in that function's own world
+    assert any(c.startswith("match:") for (_, e, _, _), v in zip(rows, verdicts) if e == "pass" for c in v.dependence["cases"])
+
+
+def test_a_case_where_even_the_reference_does_not_depend_on_the_library_demands_nothing(suite, judge):
+    _, lib = suite
+    cumsum, P = lib.qualified("cumsum"), lib.package
+    ref = f"import {P}\n\ndef solve(x):\n    return [float(v) for v in {cumsum}(x)]\n"
+    cases = [{"input": "x=[1.5, 2.0, -4.0]", "output": "[1.5, 3.5, -0.5]"}, {"input": "x=[]", "output": "[]"},
+             {"input": "x=[2.0]", "output": "[2.0]"}]
+    shortcut = block(f"import {P}\ndef solve(x):\n    if not x:\n        return []\n    return [float(v) for v in {cumsum}(x)]\n")
+    python_on_the_rest = block(f"import {P}\ndef solve(x):\n    if not x:\n        return {cumsum}(x)\n    out, acc = [], 0.0\n"
+                               "    for v in x:\n        acc += v\n        out.append(acc)\n    return out\n")
+    got = judge.judge_many([(shortcut, cases, "def solve(x):", None, ref), (python_on_the_rest, cases, "def solve(x):", None, ref)])
+    assert got[0].passed and got[0].dependence["cases"] == ["match", "independent", "match"], got[0].dependence
+    assert got[1].status is Status.LIBRARY_UNUSED and got[1].dependence["cases"] == ["unchanged", "independent", "unchanged"]
+
+
+def test_fraction_reward_credits_only_cases_computed_with_the_library(suite):
+    tasks, lib = suite
+    t = next(t for t in tasks if t.id.endswith("0002"))  # |x - s|
+    half = block(f"import {lib.package}\ndef solve(x, s):\n    if len(x) % 2:\n        return [abs(v - s) for v in x]\n"
+                 f"    return [float(v) for v in {lib.qualified('abs')}([v - s for v in x])]\n")
+    with Judge(lib, profile="strict", workers=2, reward="fraction") as j:
+        v = j.judge_many([t.judge_item(half)])[0]
+    odd = [len(eval(c.input.split("=", 1)[1].rsplit(", s=", 1)[0])) % 2 == 1 for c in t.test_cases]
+    assert 0 < sum(odd) < len(odd)
+    assert v.status is Status.LIBRARY_UNUSED and v.reward == pytest.approx(1 - sum(odd) / len(odd)), (v.reward, v.dependence)
+    assert [c == "unchanged" for c in v.dependence["cases"]] == odd
+
+
+def test_without_a_reference_the_rule_is_weaker_and_says_so(suite, judge, caplog):
+    """No reference (or one that fails its own tests): every computation is perturbed and some case
+    must change.  The named-but-unused shapes still earn nothing; a constant or a detector may."""
+    tasks, lib = suite
+    t = tasks[0]
+    f = _fields(t, lib)
+    bare = block(SHAPES["bare mention"].format(**f))
+    honest = block(t.library_solution)
+    with caplog.at_level(logging.WARNING, logger="se_gym.judge.core"):
+        with Judge(lib, profile="strict", workers=1) as j:
+            v = j.judge_many([(bare, t.test_cases, t.function_name), (honest, t.test_cases, t.function_name),
+                              (bare, t.test_cases, t.function_name, None, "def solve(x):\n    return []\n"),
+                              (honest, t.test_cases, t.function_name, None, "def solve(x):\n    return []\n")])
+    assert "without reference solutions" in caplog.text
+    assert v[0].status is Status.LIBRARY_UNUSED and v[0].dependence["reference"] == "none"
+    assert v[1].passed and v[1].dependence["reference"] == "none" and "changed" in v[1].dependence["cases"]
+    assert v[2].status is Status.LIBRARY_UNUSED and v[3].passed
+    assert v[2].dependence["reference"] == "failed" and "gates" in v[2].dependence["reference_problem"]
+
+
+def test_sebench_keeps_the_official_rules(suite):
+    tasks, lib = suite
+    t = tasks[0]
+    bare = block(SHAPES["dropped call"].format(**_fields(t, lib)))
+    with Judge(lib, profile="sebench", workers=1) as j:
+        v = j.judge_many([t.judge_item(bare)])[0]
+    assert v.passed and v.dependence is None and j.dependence is False
+    with pytest.raises(JudgeError, match="profile strict"):
+        Judge(lib, profile="sebench", dependence=True)
+    with pytest.raises(JudgeError, match="dependence must be"):
+        Judge(lib, profile="strict", dependence="yes")
+
+
+class _Failing(Sandbox):
+    """A test double of an infrastructure failure on demand (what the check must never score as the
+    answer's): runs programs in a real local sandbox, but answers every program its ``fail`` picks
+    with a sandbox error, or with its library server's word removed."""
+
+    name = "failing"
+    library_modes = True
+
+    def __init__(self, lib, fail):
+        super().__init__()
+        from se_gym.judge.core import sandbox_preload
+        from se_gym.sandbox import make_sandbox
+
+        self.box = make_sandbox("local", workers=1, pythonpath=[str(lib.materialize("strict", docs=False))], preload=sandbox_preload(lib))
+        self.fail = fail
+
+    def run(self, programs, limits=None):
+        from dataclasses import replace
+
+        out = self.box.run(programs, limits)
+        for i, p in enumerate(programs):
+            how = self.fail(getattr(p, "library_mode", None))
+            if how == "error":
+                out[i] = sandbox_error("failing", "the machine went away")
+            elif how == "silent":
+                out[i] = replace(out[i], library_report=None)
+        return out
+
+    def isolation(self):
+        return self.box.isolation()
+
+    def _close(self):
+        self.box.close()
+
+
+@pytest.mark.parametrize("how", ["error", "silent"])
+def test_a_failed_second_run_is_infrastructure_never_a_score(suite, how):
+    tasks, lib = suite
+    t = tasks[0]
+    box = _Failing(lib, lambda mode: how if mode and "cf" in mode else None)
+    with box, Judge(lib, profile="strict", sandbox=box) as j:
+        v = j.judge_many([t.judge_item(block(t.library_solution))])[0]
+    assert v.infrastructure and v.status is Status.SANDBOX_ERROR and v.reward == 0 and "dependence" in v.detail
+
+
+def test_a_sandbox_without_library_modes_says_the_check_did_not_run(suite):
+    tasks, lib = suite
+    t = tasks[0]
+    box = _Failing(lib, lambda mode: None)
+    box.library_modes = False
+    with box:
+        with Judge(lib, profile="strict", sandbox=box) as j:
+            v = j.judge_many([t.judge_item(block(t.library_solution))])[0]
+        assert v.passed and v.dependence == {"ran": False, "why": "the failing sandbox runs no library servers' modes"}
+        with Judge(lib, profile="strict", sandbox=box, dependence=True) as j:
+            with pytest.raises(JudgeError, match="library servers' modes"):
+                j.judge_many([t.judge_item(block(t.library_solution))])
+
+
+def test_multi_turn_a_named_but_unused_answer_gets_feedback_then_an_honest_one_passes(suite):
+    import gymnasium as gym
+
+    tasks, lib = suite
+    t = tasks[0]
+    env = gym.make("SEBench-v0", tasks=[t], library=lib, max_turns=2)
+    try:
+        env.reset(seed=0)
+        obs, reward, terminated, _, info = env.step(block(SHAPES["dead branch"].format(**_fields(t, lib))))
+        assert reward == 0 and not terminated and info["verdict"].status is Status.LIBRARY_UNUSED
+        assert info["verdict"].dependence["reference"] == "used"  # (the env passes the task's reference)
+        assert "do not come from the library" in obs.rsplit("### Feedback", 1)[1], obs[-600:]
+        _, reward, terminated, _, info = env.step(block(t.library_solution))
+        assert reward == 1.0 and terminated and info["verdict"].dependence["cases"]
+    finally:
+        env.close()
+
+
+# ------------------------------------------------------------------ the counterfactual library itself
+@pytest.fixture(scope="module")
+def server_module(suite, tmp_path_factory):
+    lib = suite[1]
+    out = lib.write(tmp_path_factory.mktemp("cf") / "lib", profile="strict", with_docs=False)
+    spec = importlib.util.spec_from_file_location("cf_server", str(out / lib.package / "_server.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.load()
+    return mod
+
+
+def _session(mod, mode, requests):
+    """One program's requests to a server on a socket pair, with its mode (as the worker hands it)."""
+    a, b = socket.socketpair()
+    a.settimeout(60)  # (a server that does not answer fails the test instead of hanging it)
+    t = threading.Thread(target=mod.serve, args=(b.fileno(), None, json.dumps(mode).encode()), daemon=True)
+    t.start()
+
+    def frame(msg):
+        body = json.dumps(msg).encode()
+        a.sendall(struct.pack(">I", len(body)) + body)
+
+    def reply():
+        n = struct.unpack(">I", a.recv(4, socket.MSG_WAITALL))[0]
+        return json.loads(a.recv(n, socket.MSG_WAITALL))
+
+    def data(v):  # arrays (handles) by their data
+        if isinstance(v, dict) and "h" in v:
+            frame(["list", [], v["h"]])
+            return reply()[1]
+        if isinstance(v, dict) and "t" in v:
+            return [data(x) for x in v["t"]]
+        return v
+
+    out = []
+    for req in requests:
+        frame(req)
+        got = reply()
+        out.append([got[0], data(got[1])] if got[0] == "ok" else got)
+    a.close()
+    t.join(timeout=30)
+    b.close()
+    said = mod.report()
+    return out, json.loads(said) if said else None
+
+
+def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_module):
+    lib = suite[1]
+    n = lib.names
+
+    def call(name, *args, **kw):
+        return ["call", [], n[name], list(args), kw]
+
+    reqs = [call("abs", [-1.5, 2.0, 0.0]), call("cumsum", [1, 2, 3]), call("greater", [1, 5], 2), call("argmax", [3, 9, 1]),
+            call("argsort", [3.0, 1.0, 2.0, 0.5]), call("nonzero", [0, 1, 0, 1]), call("binary_repr", 10), call("sum", 4.0),
+            call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]]),
+            call("abs", [v / 4 - 5 for v in range(40)]), call("abs", [-4.75, -0.25, 2.0, 4.75]), call("cumsum", list(range(-20, 20)))]
+    real, _ = _session(server_module, {}, reqs)
+    _, record = _session(server_module, {"record": True}, reqs)
+    assert set(record["record"]) >= {"abs", "cumsum", "greater", "argmax", "argsort", "nonzero#0", "binary_repr", "sum"}
+    secret = os.urandom(32).hex()
+    cf, said = _session(server_module, {"cf": secret, "keys": None}, reqs)
+    again, _ = _session(server_module, {"cf": secret, "keys": None}, reqs)
+    other, _ = _session(server_module, {"cf": os.urandom(32).hex(), "keys": None}, reqs)
+    assert cf == again and cf != other and said["cf"] >= 8  # deterministic in the secret and the values
+    v = [r[1] for r in cf]
+    assert all(x * y > 0 for x, y in zip(v[0][:2], real[0][1][:2])) and all(a != b for a, b in zip(v[0], real[0][1]))  # signs kept
+    assert 0.1 <= abs(v[0][2]) <= 0.5  # a zero moves too
+    assert all(type(x) is int for x in v[1]) and v[1] != real[1][1]  # ints stay ints
+    assert v[2] == [not x for x in real[2][1]]  # bools flip
+    assert 0 <= v[3] < 3 and v[3] != real[3][1]  # an index stays a valid one
+    assert sorted(v[4]) == [0, 1, 2, 3] and v[4] != real[4][1]  # argsort: still a permutation
+    assert len(v[5][0]) == 2 and all(0 <= i < 4 for i in v[5][0]) and v[5] != real[5][1]  # nonzero: valid indices
+    assert v[6] != real[6][1] and len(v[6]) >= len(real[6][1]) and set(v[6]) <= set("01")  # a binary string, changed
+    assert v[8] == real[8][1] and v[9] == real[9][1]  # the constructor and pure queries are real
+    assert v[10] == v[0][0] and v[7] != 4.0  # abs(-1.5) alone: the same key, so the same value as in the array
+    assert all(x != y for r, q in zip(v[11], real[11][1]) for x, y in zip(r, q))  # a view (not C-ordered) too
+    # a large result (NumPy) and a small one (plain Python) key and move the same values alike
+    assert [v[12][i] for i in (1, 19, 28, 39)] == v[13] and all(type(x) is int for x in v[14]) and v[14] != real[14][1]
+    # only the recorded keys of the chosen functions: abs perturbed, the rest real
+    only_abs, _ = _session(server_module, {"cf": secret, "keys": {"abs": record["record"]["abs"]}}, reqs)
+    assert only_abs[0] == cf[0] and only_abs[10] == cf[10] and only_abs[12] == cf[12]
+    assert [r for i, r in enumerate(only_abs) if i not in (0, 10, 12, 13)] == [r for i, r in enumerate(real) if i not in (0, 10, 12, 13)]
+
+
+# A raw program (no harness) that prints what a program can observe of its surroundings without
+# calling the library: it must print the same thing whatever mode its library server was given.
+PROBE = r"""
+import fcntl, os, resource, socket, struct, sys
+seen = {"argv": sys.argv, "env": dict(os.environ), "fds": sorted(os.listdir("/proc/self/fd")), "uid": os.getuid(),
+        "cwd": os.getcwd(), "flags": str(sys.flags), "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+        "cpu": resource.getrlimit(resource.RLIMIT_CPU)[1], "modules": sorted(m for m in sys.modules if "se_gym" not in m)}
+for fd in (4, 5):  # the answer's socket and the harness's
+    s = socket.socket(fileno=fd)
+    try:
+        seen[fd] = s.recv(1 << 16, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        seen[fd] = "nothing to read"
+    # what was written on our end and its server has not read yet (SIOCOUTQ): nothing, whatever the mode
+    seen[fd, "queued"] = struct.unpack("i", fcntl.ioctl(fd, 0x5411, b"\0\0\0\0"))[0]
+    s.detach()
+f, walk = sys._getframe(), []  # (the worker's frames, which a program forked from it holds too)
+while f is not None:
+    walk.append((f.f_code.co_name, sorted(f.f_locals)))
+    req = f.f_locals.get("req")
+    if isinstance(req, dict):
+        seen["request"] = sorted(req), "cf" in repr(req) or "record" in repr(req)
+    if f.f_code.co_name == "main":
+        seen["reply"] = f.f_locals.get("reply")  # (the program before's: gone)
+    f = f.f_back
+seen["frames"] = walk
+print(seen)
+"""
+
+
+def test_a_program_cannot_tell_the_modes_apart(suite):
+    """The mode reaches the server before the program exists, on the server's own control socket:
+    the program sees the same environment, arguments, descriptors, limits and modules, nothing to
+    read or still queued on its sockets, the same worker request in the frames it was forked with
+    (the mode is popped from it before the fork) and no reply of the program before, in the real
+    library, a record, and the counterfactual library, from the worker's first program on."""
+    from se_gym.judge.core import sandbox_preload
+    from se_gym.sandbox import make_sandbox
+
+    lib = suite[1]
+    modes = [None, {}, {"record": True}, {"cf": os.urandom(32).hex(), "keys": None}, {"cf": os.urandom(32).hex(), "keys": {"abs": ""}}]
+    with make_sandbox("local", workers=1, pythonpath=[str(lib.materialize("strict", docs=False))], preload=sandbox_preload(lib)) as box:
+        first = box.run([Program(PROBE, library_mode=m) for m in modes], Limits(wall_s=10, cpu_s=10))
+        # (in between, a program that outlives the worker's first tick: the worker once imported
+        # termios for it then, and every program after found it in sys.modules)
+        assert box.run(["import time; time.sleep(0.1)"])[0].status is ExecStatus.OK
+        got = first + box.run([Program(PROBE, library_mode=m) for m in modes[::-1]], Limits(wall_s=10, cpu_s=10))
+    assert all(r.status is ExecStatus.OK for r in got), [r.stderr[-300:] for r in got]
+    assert len({r.stdout for r in got}) == 1, [r.stdout for r in got]
+    out = got[0].stdout
+    assert "4: 'nothing to read', (4, 'queued'): 0, 5: 'nothing to read', (5, 'queued'): 0" in out, out
+    assert "'request': (['code', 'id', 'limits'" in out and "'reply': None" in out, out
+    assert [r.library_report is not None for r in got] == [m is not None and m != {} for m in modes + modes[::-1]]
+
+
+def test_the_async_path_and_the_judge_command_run_the_check_too(suite, tmp_path):
+    """``judge_many_async`` (the verifiers adapter's) and ``se-gym judge`` on rows with a
+    ``library_solution``: the same check, the same verdicts."""
+    import asyncio
+
+    from se_gym.cli import main
+
+    tasks, lib = suite
+    t = tasks[0]
+    unused = block(SHAPES["lambda never called"].format(**_fields(t, lib)))
+    with Judge(lib, profile="strict", workers=1) as j:
+        got = asyncio.run(j.judge_many_async([t.judge_item(block(t.library_solution)), t.judge_item(unused)]))
+    assert got[0].passed and got[0].dependence["reference"] == "used" and got[1].status is Status.LIBRARY_UNUSED
+    src, out = tmp_path / "rows.jsonl", tmp_path / "judged.jsonl"
+    cases = [{"input": c.input, "output": c.output} for c in t.test_cases]
+    rows = [{"response": r, "test_cases": cases, "function_name": t.function_name, "library_solution": t.library_solution}
+            for r in (block(t.library_solution), unused)]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["judge", "--input", str(src), "--out", str(out), "--library", "seed:0", "--profile", "strict", "--quiet"]) == 0
+    judged = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
+    assert [v["status"] for v in judged] == ["passed", "library_unused"]
+    assert judged[1]["extra"]["dependence"]["reference"] == "used"
