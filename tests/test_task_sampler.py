@@ -431,6 +431,33 @@ def test_selfplay_learnability_curriculum_reads_the_rounds(tmp_path):
     assert count["abs"] > count["cumsum"]
 
 
+def test_selfplay_judges_answers_with_the_tasks_reference(tmp_path):
+    """Issue 42 where self-play's rewards (the learnability curriculum's evidence) come from: an answer
+    that names the library on a constant and computes its result in Python earns 1.0 when judged
+    without the task's reference, 0 (library_unused) with it.  The solve step builds its items the
+    same way (``Task.judge_item``)."""
+    from _dependence_corpus import ORACLES, adapter_answers
+    from se_gym.selfplay.loop import LocalEngine, SelfPlay, SelfPlayConfig
+    from se_gym.tasks import builtin_tasks
+
+    class Scripted(LocalEngine):  # generation scripted (no model); validation and judging real
+        reply = ""
+
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            return [[self.reply] * n for _ in prompts]
+
+    sp = SelfPlay(SelfPlayConfig(model="unused", library="seed:0", eval="none"), tmp_path / "run", progress=False, log=lambda m: None)
+    sp.engine = Scripted(sp.library, sp.validation)
+    try:
+        for task in [t for t in builtin_tasks("train", seed=0) if t.id in ORACLES][:2]:
+            sp.eval_tasks = [task]
+            for kind, accuracy in (("reference", 1.0), ("unused", 0.0)):
+                sp.engine.reply = adapter_answers(task, sp.library)[kind]
+                assert sp.evaluate(1)["accuracy"] == accuracy, (task.id, kind)
+    finally:
+        sp.engine.close()
+
+
 def test_rl_trainer_logs_zero_advantage_groups_and_tokens(init_dir):
     need_module("torch").set_num_threads(1)
     from se_gym.training.policy import Policy

@@ -219,8 +219,13 @@ class LocalEngine:
             self._validator = Validator(self.library, self.validation, workers=max(1, (os.cpu_count() or 2) // 2))
         return self._validator.check_texts(texts, functions)
 
-    def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
-        """``(reward, infrastructure_failure)`` per ``(response, test_cases, function_name)``."""
+    def judge(self, items: Sequence[tuple]) -> list[tuple[float, bool]]:
+        """``(reward, infrastructure_failure)`` per judge item (:meth:`se_gym.tasks.Task.judge_item`:
+        the answer, the task's cases, function name and reference).
+
+        Args:
+            items: the items, as ``Judge.judge_many`` takes them.
+        """
         from ..judge import Judge
 
         if not items:
@@ -512,7 +517,7 @@ class SelfPlay:
                 args = (prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
                 samples = self.engine.generate_records(*args) if cfg.record_tokens else None
                 groups = [[x["text"] for x in g] for g in samples] if samples is not None else self.engine.generate(*args)
-                items = [(resp, task.test_cases, task.function_name) for task, g in zip(train, groups) for resp in g]
+                items = [task.judge_item(resp) for task, g in zip(train, groups) for resp in g]  # (with its reference: strict's dependence check)
                 verdicts = iter(self.engine.judge(items))
                 for i, (task, prompt, g) in enumerate(zip(train, prompts, groups)):
                     for k, resp in enumerate(g):
@@ -795,7 +800,7 @@ class SelfPlay:
         self._log(f"[round {r}] closed-book evaluation on {len(tasks)} held-out tasks")
         prompts = [self.prompts.solve(self.library, task, "closed") for task in tasks]
         outs = self.engine.generate(prompts, 1, 0.0, self.config.solve_max_tokens, 0)
-        verdicts = self.engine.judge([(g[0], task.test_cases, task.function_name) for task, g in zip(tasks, outs)])
+        verdicts = self.engine.judge([task.judge_item(g[0]) for task, g in zip(tasks, outs)])
         counted = [rw for rw, infra in verdicts if not infra]
         acc = sum(1 for x in counted if x >= 1.0) / len(counted) if counted else None
         return {"accuracy": acc, "n": len(counted), "infrastructure_failures": len(verdicts) - len(counted), "wall_s": time.time() - t}
