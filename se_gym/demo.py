@@ -461,6 +461,13 @@ class DemoOptions:
                 "without it, a folder made with another configuration is refused"})
     rl_iterations: int | None = field(default=None, metadata={"help": "with --rl-ablation: RL iterations per variant (None: 10)"})
     report_only: bool = field(default=False, metadata={"help": "with --rl-ablation: train nothing, report the finished variants"})
+    sampler: str = field(default="uniform", metadata={
+        "help": "with --rl-ablation: the task sampler that picks each RL iteration's questions: uniform, learnability "
+                "(by P(signal) of a group, se_gym/tasks/sampler.py) or module:Class; results in OUT/ablation-<sampler>..."})
+    rl_tasks: int | None = field(default=None, metadata={
+        "help": "with --rl-ablation: questions per RL iteration (None: every train question, so a sampler only orders them)"})
+    rl_token_budget: int | None = field(default=None, metadata={
+        "help": "with --rl-ablation: stop each RL run once its answers reach this many tokens (--rl-iterations is then the cap)"})
     jobs: int | None = field(default=None, metadata={
         "help": "with --rl-ablation: RL runs trained at once, each in its own process (None: one per CPU core, "
                 "at most 8, for the tiny model; 1 with --model or --backend vllm)"})
@@ -474,6 +481,17 @@ class DemoOptions:
             raise CLIError(f"--jobs must be >= 1, got {self.jobs}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.rl_tasks is not None and self.rl_tasks < 1:
+            raise CLIError(f"--rl-tasks must be >= 1, got {self.rl_tasks}")
+        if self.rl_token_budget is not None and self.rl_token_budget < 1:
+            raise CLIError(f"--rl-token-budget must be >= 1, got {self.rl_token_budget}")
+        from .registry import RegistryError
+        from .tasks.sampler import check_sampler
+
+        try:
+            check_sampler(self.sampler)
+        except RegistryError as exc:
+            raise CLIError(f"--sampler: {exc}") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -540,6 +558,10 @@ def run(args: argparse.Namespace) -> int:
         with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=False,
                   gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
             demo.bind(o.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
+            if o.sampler != acfg.sampler or o.rl_tasks or o.rl_token_budget:
+                # a subset per iteration: evaluate about as often per answer as the full grid does
+                every = max(1, len(demo.world(o.seeds[0])[2]) // o.rl_tasks) if o.rl_tasks else 1
+                acfg = replace(acfg, sampler=o.sampler, tasks_per_iteration=o.rl_tasks, token_budget=o.rl_token_budget, eval_every=every)
             return abl.run(demo, o.seeds, acfg, restart=o.restart, report_only=o.report_only, jobs=jobs)
     with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=o.rl,
               gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out

@@ -12,8 +12,8 @@ call with nothing changed builds nothing (the tag is a hash of the inputs)."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import socket
 import subprocess

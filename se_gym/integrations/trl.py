@@ -41,11 +41,21 @@ def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conve
     return rows
 
 
-def make_dataset(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None):
-    """A ``datasets.Dataset`` for TRL trainers (needs the ``hf`` extra)."""
+def make_dataset(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None,
+                 sampler: Any = None, rows: int | None = None, seed: int = 0):
+    """A ``datasets.Dataset`` for TRL trainers (needs the ``hf`` extra).
+
+    ``sampler`` (a :class:`se_gym.tasks.sampler.TaskSampler` over ``tasks``, e.g. restored from a run's
+    saved state with :func:`se_gym.tasks.sampler.restore_sampler`): the dataset is a weighted epoch of
+    ``rows`` rows (default: one per task), each task's count in proportion to the sampler's weights,
+    ordered by ``seed`` (see :meth:`~se_gym.tasks.sampler.TaskSampler.schedule`).  None: one row per task,
+    in order.
+    """
     from datasets import Dataset
 
-    return Dataset.from_list(dataset_rows(tasks, library, book, conversational, template))
+    from ..tasks.sampler import scheduled
+
+    return Dataset.from_list(dataset_rows(scheduled(tasks, sampler, rows, seed), library, book, conversational, template))
 
 
 def _completion_text(c: Any) -> str:
