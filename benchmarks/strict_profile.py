@@ -315,7 +315,7 @@ _MARKS = [
     ("    r = w = -1\n    try:\n        r, w = os.pipe()", '    _mark("H2")\n'),
     ("    status = _waitpid(pid, 0)[1]\n", '+    _mark("H3")\n'),
     ("    lines = []\n    for rec in recs:\n", '    _mark("H4")\n'),
-    ("    _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException\n    _os = ", _MARK + '    _mark("A0")\n'),
+    ("    _write, _read, _exit = _os.write, _os.read, _os._exit\n", "+" + _MARK + '    _mark("A0")\n'),
     ("    # what the worker left loaded and no answer needs", '    _mark("A1")\n'),
     ("    ours = {_id(c) for c in units if _type(c) is not _list}", '    _mark("A2")\n'),
     ("    wall(w, TAG, ours, ROOTS, _write, dumps, served)\n", '    _mark("A3")\n'),

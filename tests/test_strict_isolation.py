@@ -96,7 +96,9 @@ def test_the_walls_tables_made_once_per_worker_are_the_walls_own_and_out_of_reac
 
     assert harness.STRICT_WARMUP in sandbox_warmup(LIB, "strict") and harness.STRICT_WARMUP not in sandbox_warmup(LIB, "sebench")
     script = harness.STRICT_WARMUP + (
-        "\nimport ast, sys\nkey, nodes, ids, stdlib, words, no_import = sys.modules['__sg_wall_memo'].tables\n"
+        "\nimport ast, sys\nkey, nodes, ids, stdlib, words, no_import, dropped = sys.modules['__sg_wall_memo'].tables\n"
+        "assert list(sys.modules)[-1] == '__sg_wall_memo'\n"
+        "assert set(dropped) == {m for m in sys.modules if m.split('.')[0] in " + repr(set(harness.DROP_MODULES)) + "}\n"
         "todo, own = [ast.AST], set()\n"
         "while todo:\n    c = todo.pop(); own.add(id(c)); todo.extend(type.__subclasses__(c))\n"
         "print(key, own == ids, stdlib == frozenset(sys.stdlib_module_names),"
@@ -107,6 +109,19 @@ def test_the_walls_tables_made_once_per_worker_are_the_walls_own_and_out_of_reac
     assert out[5].strip() == f"{sorted(harness._DC_REFUSED_WORDS)} {sorted(harness.NO_IMPORT)}"
     assert {n for n in harness._DC_NODE_NAMES} <= {c.__name__ for c in vars(ast).values() if isinstance(c, type)}
     ok, why = _probe(judge, "return '__sg_wall_memo' in MODS", "False")
+    assert ok, why
+
+
+def test_modules_loaded_after_the_walls_tables_are_dropped_too():
+    """The answer's process scans only the modules loaded since the warm-up listed its own (issue 49):
+    a worker whose warm-up loads more after that (pickle, mmap, socket here) still has them dropped."""
+    from se_gym.judge.core import sandbox_preload, sandbox_warmup
+    from se_gym.sandbox import make_sandbox
+
+    box = make_sandbox("local", workers=1, pythonpath=[str(LIB.materialize("strict", docs=False))], preload=sandbox_preload(LIB),
+                       warmup=sandbox_warmup(LIB, "strict") + ["import mmap, pickle, socket"])
+    with box, Judge(LIB, profile="strict", sandbox=box, dependence=False) as j:
+        ok, why = _probe(j, "return sorted(m for m in ('mmap', 'pickle', '_pickle', 'socket', '_socket', 'termios') if m in MODS)", "[]")
     assert ok, why
 
 

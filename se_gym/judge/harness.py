@@ -105,7 +105,7 @@ _DC_NODE_NAMES = ("Module", "FunctionDef", "arguments", "arg", "Return", "Assign
 # what the strict wall's tables are made of: the tables the worker's warm-up made (STRICT_WARMUP) are
 # taken only under this key, so that a worker started by other code never hands the wall stale ones
 # (20 hex digits: no program text holds a run of 32, the length of a nonce; test_redteam checks it)
-_WALL_KEY = hashlib.sha256(repr((_DC_NODE_NAMES, sorted(_DC_REFUSED_WORDS), sorted(NO_IMPORT))).encode()).hexdigest()[:20]
+_WALL_KEY = hashlib.sha256(repr((_DC_NODE_NAMES, sorted(_DC_REFUSED_WORDS), sorted(NO_IMPORT), sorted(DROP_MODULES))).encode()).hexdigest()[:20]
 
 _NP_ARRAY = re.compile(r"\bnp\.array\b")
 
@@ -695,7 +695,7 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
     _str, _type, _len, _list, _int, _tuple, _dict, _bool, _float, _complex, _repr, _id = (
         builtins.str, builtins.type, builtins.len, builtins.list, builtins.int, builtins.tuple, builtins.dict,
         builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
-    _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException
+    _exec, _eval, _BaseException, _reversed = builtins.exec, builtins.eval, builtins.BaseException, builtins.reversed
     _os = __import__("os")
     _write, _read, _exit = _os.write, _os.read, _os._exit
     _tname = _type.__dict__["__name__"].__get__  # (a class's own name, whatever its metaclass says)
@@ -715,8 +715,27 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         return
     # what the worker left loaded and no answer needs: the ways to memory, frames, signals, files
     # and processes (reachable through any module's sys, or a function's globals, otherwise)
-    for name in [m for m in _modules if m.split(".")[0] in %(drop_modules)r]:
-        del _modules[name]
+    drop, names = %(drop_modules)r, None
+    memo = _modules.get("__sg_wall_memo")  # (the wall takes it out, below)
+    memo = memo.__dict__.get("tables") if _type(memo) is _type(sys) else None
+    if _type(memo) is _tuple and _len(memo) == 7 and memo[0] == %(wall_key)r and _type(memo[6]) is _tuple:
+        # those the worker's warm-up found as it ended (STRICT_WARMUP), and those loaded since: it put
+        # the memo into sys.modules last, and nothing takes that name out or puts it back before the
+        # wall does, so every module loaded since lies after it (a scan of the newest names only:
+        # the whole scan wrote to every page holding a module's name)
+        names = _list(memo[6])
+        for m in _reversed(_modules):
+            if m == "__sg_wall_memo":
+                break
+            if m.split(".")[0] in drop:
+                names.append(m)
+        else:
+            names = None
+    if names is None:
+        names = [m for m in _modules if m.split(".")[0] in drop]
+    for name in names:
+        _modules.pop(name, None)
+    memo = None
     ours = {_id(c) for c in units if _type(c) is not _list}
     if code is not None:
         ours.add(_id(code))
@@ -874,10 +893,10 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
     # code made them before any program ran, and this process takes them out before the answer runs
     _memo = __import__("sys").modules.pop("__sg_wall_memo", None)
     _memo = _memo.__dict__.get("tables") if _type(_memo) is _type(_ast_mod) else None
-    if (_type(_memo) is tuple and _len(_memo) == 6 and _memo[0] == %(wall_key)r and _type(_memo[1]) is dict
+    if (_type(_memo) is tuple and _len(_memo) == 7 and _memo[0] == %(wall_key)r and _type(_memo[1]) is dict
             and _type(_memo[2]) is frozenset and _type(_memo[3]) is frozenset and _type(_memo[4]) is frozenset
             and _type(_memo[5]) is frozenset):
-        DC_NODES, AST_TYPES, STDLIB, REFUSED_WORDS, NO_IMPORT = _memo[1:]
+        DC_NODES, AST_TYPES, STDLIB, REFUSED_WORDS, NO_IMPORT = _memo[1:6]
     else:
         DC_NODES = {}  # the node classes dataclasses' templates use -> their fields
         for _n in %(dc_node_names)r:
@@ -1133,10 +1152,12 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
 # sandbox_warmup): what the answer's process would otherwise build afresh, page by copied page, in
 # every program.  The two patterns the wall compiles, left in re's cache (the wall's compile then
 # finds them); the wall's tables of the AST classes (__sg_wall, which takes them out of sys.modules
-# in the answer's process and builds them itself where they are missing; the patterns of words
+# in the answer's process and builds them itself where they are missing; the modules the answer's
+# process drops that were loaded by then, so that it scans only the names loaded since; the patterns of words
 # and names it checks, under their key).  Measured alone (the answer's process timed from inside on
-# parity_dev's 508 strict programs, medians, load 11-15): the wall's set-up 1.06 -> 0.32 ms of CPU,
-# 427 -> 78 page faults.
+# parity_dev's 508 strict programs, medians, load 11-25: benchmarks/strict_profile.py stages): the
+# wall's set-up 1.06 -> 0.32 ms of CPU, 427 -> 78 page faults; the modules' drop 0.29 -> 0.12 ms,
+# 88 -> 43 page faults.
 STRICT_WARMUP = f"""
 import ast, re, sys, types
 re.compile({NAMEDTUPLE_TEMPLATE!r})
@@ -1150,9 +1171,12 @@ while todo:
     c = todo.pop()
     ids.add(id(c))
     todo.extend(type.__subclasses__(c))
+drop = frozenset({sorted(DROP_MODULES)!r})
 memo.tables = ({_WALL_KEY!r}, nodes, frozenset(ids), frozenset(sys.stdlib_module_names),
-               frozenset({sorted(_DC_REFUSED_WORDS)!r}), frozenset({sorted(NO_IMPORT)!r}))
-sys.modules["__sg_wall_memo"] = memo
+               frozenset({sorted(_DC_REFUSED_WORDS)!r}), frozenset({sorted(NO_IMPORT)!r}),
+               tuple(m for m in sys.modules if m.split(".")[0] in drop))
+sys.modules.pop("__sg_wall_memo", None)
+sys.modules["__sg_wall_memo"] = memo  # (last: the answer's process finds the modules loaded since after it)
 """
 
 
