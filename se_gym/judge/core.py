@@ -18,7 +18,7 @@ from ..prometheus import JudgeMetrics
 from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
-from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
+from .harness import STRICT_WARMUP, ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
 from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
@@ -104,7 +104,7 @@ for _ in range({rounds}):  # (enough: the first runs specialise the code, the fi
                 pass
         str(a), repr(a), str(v), str((v, 1))
         enc({{"n": "0" * 32, "i": 1, "p": str(a)}})
-"""]
+"""] + ([STRICT_WARMUP] if profile == "strict" else [])  # (the strict wall's tables: see harness.STRICT_WARMUP)
 
 
 @dataclass
