@@ -617,7 +617,7 @@ class Bench:
             from ..judge.core import Judge
 
             w2 = world(self.config, seed, second=True)
-            judge = Judge(w2.library, profile=self.config.profile, sandbox=self.config.sandbox)
+            judge = Judge(w2.library, profile=self.config.profile, sandbox=self.config.sandbox_spec)
             self._second[seed] = (w2, judge, Runner(JudgeScorer(judge), w2.renderer, progress=False))
         w2, _, runner = self._second[seed]
         return w2, runner
@@ -684,7 +684,7 @@ class Bench:
                     "splits": {k: len(v[: cfg.limit]) for k, v in w.splits.items()}})
                 from ..judge.core import Judge
 
-                judge = Judge(w.library, profile=cfg.profile, sandbox=cfg.sandbox)
+                judge = Judge(w.library, profile=cfg.profile, sandbox=cfg.sandbox_spec)
                 try:
                     runner = Runner(JudgeScorer(judge), w.renderer, progress=False)
                     for spec in self.specs:
