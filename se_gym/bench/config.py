@@ -99,10 +99,10 @@ class BenchConfig(SandboxFlags):
 
 def bench_demo_config():
     """The demo configuration of ``--quick``: the demo's small base at the quick scale, pre-trained also
-    on reading retrieved experience (:func:`se_gym.demo.experience_base_config`), so the memory
+    on reading retrieved experience (:func:`se_gym.bases.experience_base_config`), so the memory
     built-ins have a base that can use what they retrieve; the miniature's sizes.
     """
-    from ..demo import experience_base_config
+    from ..bases import experience_base_config
 
     return experience_base_config(quick=True)
 

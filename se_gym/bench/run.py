@@ -178,15 +178,15 @@ def world(config: BenchConfig, seed: int, second: bool = False, tasks: bool = Tr
 def _mini_world(config: BenchConfig, real: int, second: bool, tasks: bool) -> World:
     """The miniature of ``--quick``: the demo's world of seed ``real``; ``unseen`` more functions of the
     miniature's pool, never in train, asked about in their own split."""
-    from ..demo import Demo
+    from ..bases import miniature_world
     from ..training import miniature as mini
 
-    demo = Demo(Path(config.out), bench_demo_config(), progress=False)
+    scale = bench_demo_config()
     if not tasks:
         from ..library import mint
 
         return World(mint(100 + real), {}, None, False)
-    library, functions, train, test = demo.world(real)
+    library, functions, train, test = miniature_world(real, scale)
     splits = {"train": train, "single_test": [replace(t, split="single_test") for t in test]}  # one function each: no multiple_test
     unseen: frozenset = frozenset()
     if config.held_out and not second:
@@ -194,7 +194,7 @@ def _mini_world(config: BenchConfig, real: int, second: bool, tasks: bool) -> Wo
         rest = [k for k in mini.EXPERIMENT_POOL if k not in functions]
         extra = sorted(rng.sample(rest, min(config.held_out, len(rest))))
         made = [replace(mini.make_task(library, k, rng, mini.HELDOUT_TEMPLATES, "test", i), split=UNSEEN_SPLIT)
-                for k in extra for i in range(demo.cfg.test_per_function)]
+                for k in extra for i in range(scale.test_per_function)]
         splits[UNSEEN_SPLIT] = [replace(t, id=t.id.replace("-test-", "-unseen-")) for t in made]
         unseen = frozenset(t.id for t in splits[UNSEEN_SPLIT])
 
@@ -664,12 +664,12 @@ class Bench:
         if cfg.quick and self.models is None:
             import torch
 
-            from ..demo import Demo
+            from ..bases import build_base
 
             # as the demo, with the built base or one given (--model): more threads lose on a loaded small CPU
             torch.set_num_threads(bench_demo_config().threads)
             if not cfg.model:
-                model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
+                model_path, float32 = str(build_base(self.out / "base", bench_demo_config(), progress=cfg.progress)), True
         models = self.models
         if models is None and model_path:
             models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32)
