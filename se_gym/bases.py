@@ -17,6 +17,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
+from .tasks.record import TaskError
+from .tasks.spec import TaskSpec, TaskSuite
+
 log = logging.getLogger(__name__)
 
 
@@ -169,5 +172,62 @@ def miniature_world(seed: int, config: DemoConfig) -> tuple[Any, list[str], list
     return library, functions, train, test
 
 
-__all__ = ["EXPERIENCE_EXTRA", "QUICK", "SMALL_BASE", "SMALL_BASE_QUICK", "DemoConfig", "base_config", "build_base",
+class MiniatureSuite(TaskSuite):
+    """``miniature[:SEED]``: the miniature's world of seed SEED (:func:`miniature_world` at the
+    :data:`QUICK` scale: library ``mint(100 + SEED)``, 6 functions, 4 train and 3 test questions each),
+    asked in the tiny base's short prompts.  Splits: ``train`` and ``single_test`` (one function per
+    question: no ``multiple_test``)."""
+
+    argument = "SEED"
+    minted = True
+    scale = QUICK
+
+    def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
+        if arg and not arg.isdigit():
+            raise TaskError(f"'miniature:SEED' needs a non-negative integer seed, got {kind}:{arg!r} "
+                            "(the split is its own option, not part of the spec)")
+        return TaskSpec(kind, int(arg) if arg else default_seed)
+
+    def default_library(self, spec: TaskSpec) -> str:
+        return f"seed:{100 + spec.arg}"
+
+    def load(self, spec: TaskSpec, split: str, library: Any, progress: bool) -> list:
+        _, _, train, test = miniature_world(spec.arg, self.scale)
+        splits = {"train": train, "single_test": [replace(t, split="single_test") for t in test], "multiple_test": []}
+        if split not in splits:
+            raise TaskError(f"split must be one of {', '.join(splits)} for miniature tasks; got {split!r}")
+        return splits[split]
+
+    def renderer(self, spec: TaskSpec, library: Any) -> Any:
+        from .training import miniature as mini
+
+        functions = miniature_world(spec.arg, self.scale)[1]
+
+        def render(task, book):
+            prompt = mini.render(library, task, book, functions)
+            docs = tuple(line for line in prompt.splitlines() if line.startswith(f"{library.package}.")) if book == "open" else ()
+            return prompt, docs
+
+        return render
+
+    def held_out_split(self, spec: TaskSpec, library: Any, n: int) -> list | None:
+        """``n`` more functions of the miniature's pool, never in train, asked about (``unseen_test``).
+
+        Args:
+            spec: the spec.
+            library: its library.
+            n: how many functions.
+        """
+        from .training import miniature as mini
+
+        functions = miniature_world(spec.arg, self.scale)[1]
+        rng = random.Random(f"bench-unseen-{spec.arg}")
+        rest = [k for k in mini.EXPERIMENT_POOL if k not in functions]
+        extra = sorted(rng.sample(rest, min(n, len(rest))))
+        made = [replace(mini.make_task(library, k, rng, mini.HELDOUT_TEMPLATES, "test", i), split="unseen_test")
+                for k in extra for i in range(self.scale.test_per_function)]
+        return [replace(t, id=t.id.replace("-test-", "-unseen-")) for t in made]
+
+
+__all__ = ["EXPERIENCE_EXTRA", "QUICK", "SMALL_BASE", "SMALL_BASE_QUICK", "DemoConfig", "MiniatureSuite", "base_config", "build_base",
            "experience_base_config", "miniature_world", "pretrain"]

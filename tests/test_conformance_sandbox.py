@@ -80,7 +80,7 @@ def test_the_ray_backend_passes_on_a_local_cluster():
     # a fresh interpreter with Ray's token auth off, like the cluster it starts (see tests/test_ray_sandbox.py)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "RAY_AUTH_MODE": "disabled"})
-    assert done.returncode == 0 and "OK True 12 0" in done.stdout, (done.stdout[-3000:], done.stderr[-3000:])
+    assert done.returncode == 0 and "OK True 13 0" in done.stdout, (done.stdout[-3000:], done.stderr[-3000:])
 
 
 # ------------------------------------------------------------------ planted defects, one per check
