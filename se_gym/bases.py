@@ -26,7 +26,31 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class DemoConfig:
     """Scale of the miniature.  The defaults pre-train the wide base (a GPU takes minutes; see
-    SMALL_BASE for the one the plain demo uses on a CPU)."""
+    SMALL_BASE for the one the plain demo uses on a CPU).
+
+    Attributes:
+        hidden: the base's width.
+        layers: its transformer layers.
+        heads: its attention heads.
+        pretrain_examples: pre-training examples (one epoch).
+        pretrain_lr: the pre-training's peak learning rate.
+        pretrain_batch: pre-training examples per step.
+        pretrain_synthetic: share of doc-reading examples with made-up descriptions.
+        pretrain_extra: ``((name, share), ...)`` of registered corpora mixed into the pre-training.
+        functions: experiment functions per seed.
+        train_per_function: train questions per function.
+        test_per_function: test questions per function.
+        samples: answers sampled per train question.
+        sft_epochs: SFT epochs on the accepted answers.
+        sft_lr: SFT learning rate.
+        sft_batch: SFT batch size.
+        rl_iterations: Closed-RL iterations.
+        rl_group: answers per question in an RL group.
+        rl_lr: RL learning rate.
+        rl_ppo_epochs: PPO epochs per RL iteration.
+        max_new_tokens: the longest answer, in tokens.
+        threads: torch threads.
+    """
 
     # the base: wide enough that copying a name off an unseen doc generalizes on every seed
     # (measured: hidden 64-128 gave 0.0-0.7 open book on held-out questions depending on seed and step)
@@ -183,15 +207,35 @@ class MiniatureSuite(TaskSuite):
     scale = QUICK
 
     def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
+        """``miniature[:SEED]``: an int seed (the caller's when none is given).
+
+        Args:
+            kind: the kind as typed.
+            arg: the seed's text ("" when none).
+            default_seed: the caller's seed.
+        """
         if arg and not arg.isdigit():
             raise TaskError(f"'miniature:SEED' needs a non-negative integer seed, got {kind}:{arg!r} "
                             "(the split is its own option, not part of the spec)")
         return TaskSpec(kind, int(arg) if arg else default_seed)
 
     def default_library(self, spec: TaskSpec) -> str:
+        """``seed:100+SEED``: the library the miniature's world of SEED is minted with.
+
+        Args:
+            spec: the spec.
+        """
         return f"seed:{100 + spec.arg}"
 
     def load(self, spec: TaskSpec, split: str, library: Any, progress: bool) -> list:
+        """The questions of ``split`` (``train``, ``single_test``; ``multiple_test`` is empty).
+
+        Args:
+            spec: the spec.
+            split: the split.
+            library: the library (the world's own).
+            progress: unused (the world is made at once).
+        """
         _, _, train, test = miniature_world(spec.arg, self.scale)
         splits = {"train": train, "single_test": [replace(t, split="single_test") for t in test], "multiple_test": []}
         if split not in splits:
@@ -199,6 +243,12 @@ class MiniatureSuite(TaskSuite):
         return splits[split]
 
     def renderer(self, spec: TaskSpec, library: Any) -> Any:
+        """The tiny base's short prompts (:func:`se_gym.training.miniature.render`), docs as its open book.
+
+        Args:
+            spec: the spec.
+            library: its library.
+        """
         from .training import miniature as mini
 
         functions = miniature_world(spec.arg, self.scale)[1]

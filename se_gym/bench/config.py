@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..choices import PROFILES
-from ..sandbox.spec import SandboxFlags
+from ..judge.options import OfficialJudgeOptions
 
 BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "cheatsheet", "playbook", "closed-sft", "closed-rl",
                  "closed-sft-rl", "experience")
@@ -14,7 +13,7 @@ BACKENDS = ("hf", "vllm", "openai")
 
 
 @dataclass(frozen=True)
-class BenchConfig(SandboxFlags):
+class BenchConfig(OfficialJudgeOptions):
     """What ``se-gym bench`` runs; every field is a flag (``--field-name``) and a ``--config`` key."""
 
     agent: tuple[str, ...] = field(default=(), metadata={"help": "an agent to benchmark (repeatable): a built-in name, "
@@ -27,7 +26,6 @@ class BenchConfig(SandboxFlags):
     seeds: tuple[int, ...] = field(default=(0,), metadata={"help": "seeds: a minted library and task set each (builtin, miniature)"})
     model: str | None = field(default=None, metadata={"help": "model id or path for the agents (--quick: the demo's tiny base)"})
     backend: str = field(default="hf", metadata={"help": "model backend", "choices": BACKENDS})
-    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
     learn_book: str = field(default="open", metadata={"help": "book the agents see on train tasks in the learn phase",
                                                       "choices": ("open", "closed")})
     learn_passes: int = field(default=1, metadata={"help": "passes over the train split in the learn phase"})

@@ -602,7 +602,7 @@ class Bench:
             from ..judge.core import Judge
 
             w2 = world(self.config, seed, second=True)
-            judge = Judge(w2.library, profile=self.config.profile, sandbox=self.config.sandbox_spec)
+            judge = Judge(w2.library, **self.config.judge_kwargs())
             self._second[seed] = (w2, judge, Runner(JudgeScorer(judge), w2.renderer, progress=False))
         w2, _, runner = self._second[seed]
         return w2, runner
@@ -669,7 +669,7 @@ class Bench:
                     "splits": {k: len(v[: cfg.limit]) for k, v in w.splits.items()}})
                 from ..judge.core import Judge
 
-                judge = Judge(w.library, profile=cfg.profile, sandbox=cfg.sandbox_spec)
+                judge = Judge(w.library, **cfg.judge_kwargs())
                 try:
                     runner = Runner(JudgeScorer(judge), w.renderer, progress=False)
                     for spec in self.specs:

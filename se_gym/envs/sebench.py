@@ -33,7 +33,7 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
+from ..choices import BOOKS, DEFAULT_PROFILE, PROFILES, REWARDS, SPLITS, check
 from ..errors import SEGymError
 from ..registry import RegistryError
 from ..sandbox.spec import sandbox_spec
@@ -185,7 +185,7 @@ class SEBenchEnv(gym.Env[str, str]):
         library: Any = None,
         book: str = "closed",
         template: str | None = None,
-        profile: str = "strict",
+        profile: str = DEFAULT_PROFILE,
         reward: str = "binary",
         sandbox: Any = "local",
         limits: Any = None,

@@ -22,21 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from se_gym.choices import PROFILES, REWARDS
+from se_gym.choices import REWARDS
 from se_gym.configs import add_config_arguments, add_deprecated_alias, config_from_args
 from se_gym.errors import CLIError
 from se_gym.jsonl import iter_jsonl
-from se_gym.sandbox.spec import SandboxFlags
+from se_gym.judge.options import OfficialJudgeOptions
 
 
 @dataclass(frozen=True)
-class JudgeRunConfig(SandboxFlags):
+class JudgeRunConfig(OfficialJudgeOptions):
     """What ``se-gym judge`` does (flags, or a ``--config`` TOML/JSON file with these keys)."""
 
     input: str = field(metadata={"help": "rollouts (JSONL: response, test_cases[, right_exe_result])"})
     out: str = field(metadata={"help": "verdicts (JSONL); resumed when it exists"})
     library: str = field(metadata={"help": "official:PATH_TO_api_doc.jsonl or seed:N"})
-    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
     workers: int | None = field(default=None, metadata={"help": "sandbox workers (None: CPU count)"})
     http_url: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox http://HOST:PORT"})
     ray_address: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox ray,address=HOST:PORT"})
@@ -170,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
     bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=cfg.quiet)
     try:
-        with Judge(library, profile=cfg.profile, sandbox=cfg.sandbox_spec, reward=cfg.reward, workers=cfg.workers) as judge, open(out, "a", encoding="utf-8") as f:
+        with Judge(library, **cfg.judge_kwargs(), reward=cfg.reward, workers=cfg.workers) as judge, open(out, "a", encoding="utf-8") as f:
             if todo:
                 judge.start()  # the workers start while the first batch is prepared
             for start in range(0, len(todo), cfg.batch_size):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 # one place for the option names
-from ..choices import PROFILES, REWARDS, check
+from ..choices import DEFAULT_PROFILE, PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
 from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
@@ -151,7 +151,7 @@ class Judge:
     def __init__(
         self,
         library: Any,
-        profile: str = "strict",
+        profile: str = DEFAULT_PROFILE,
         sandbox: Any = None,
         reward: str = "binary",
         strip_think: bool = True,

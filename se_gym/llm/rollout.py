@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..choices import BOOKS, PROFILES, SPLITS
+from ..choices import BOOKS, SPLITS
 from ..configs import int_or_none
 from ..errors import CLIError
-from ..sandbox.spec import SandboxFlags
+from ..judge.options import JudgeOptions
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ _TIMINGS = ("wall_s", "judge_s")
 
 
 @dataclass(frozen=True)
-class RolloutConfig(SandboxFlags):
+class RolloutConfig(JudgeOptions):
     """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
 
     model: str = field(metadata={"help": "model id or path (for the hf/vllm backends) or served model name (openai)"})
@@ -57,7 +57,6 @@ class RolloutConfig(SandboxFlags):
     book: str = field(default="closed", metadata={"help": "closed: query only; open: query + docs", "choices": BOOKS})
     library: str | None = field(default=None, metadata={
         "help": "seed:N or official:PATH (None: the tasks' own: seed:SEED for builtin:SEED, the api_doc.jsonl beside sebench:PATH)"})
-    profile: str = field(default="strict", metadata={"help": "judge profile", "choices": PROFILES})
     # (the CLI's values: several samples per task for pass@k, room for a thinking model's answer,
     # and seeded so that a resumed run samples the same answers)
     n: int = field(default=5, metadata={"help": "samples per task"})

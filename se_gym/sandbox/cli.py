@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..choices import PROFILES
+from ..choices import OFFICIAL_PROFILE, PROFILES
 from ..configs import add_config_arguments, add_deprecated_alias, config_from_args
 from ..errors import CLIError
 from .spec import SandboxFlags
@@ -23,7 +23,7 @@ class SandboxOptions(SandboxFlags):
     workers: int | None = field(default=None, metadata={"help": "worker processes (None: CPU count)"})
     library: str | None = field(default=None, metadata={
         "help": "library to put on the path and preload: a seed, 'official:PATH' or a spec (None: no library)"})
-    profile: str = field(default="sebench", metadata={"help": "library profile", "choices": PROFILES})
+    profile: str = field(default=OFFICIAL_PROFILE, metadata={"help": "library profile", "choices": PROFILES})
     isolation: str = field(default="auto", metadata={
         "help": "for a backend that takes isolation= (local, ray): its level (auto: the strongest that works here)", "choices": ISOLATIONS})
     wall: float | None = field(default=None, metadata={"help": "wall-clock limit per program, seconds (None: Limits' 3)"})

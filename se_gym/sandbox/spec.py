@@ -26,6 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..choices import OFFICIAL_PROFILE
 from ..registry import RegistryError
 from .base import Sandbox, missing_requirements
 from .registry import SANDBOXES
@@ -194,7 +195,7 @@ class SandboxSpec:
         takes = constructor_options(self.load())
         return takes is None or option in takes
 
-    def build(self, *, library: Any = None, profile: str = "sebench", preload: Sequence[str] = ("numpy",),
+    def build(self, *, library: Any = None, profile: str = OFFICIAL_PROFILE, preload: Sequence[str] = ("numpy",),
               warmup: Sequence[str] = (), workers: int | None = None, quick_start: bool = False) -> Sandbox:
         """Build the sandbox, giving the backend what its declarations ask for.
 
@@ -217,7 +218,7 @@ class SandboxSpec:
                              workers=workers, quick_start=quick_start)
 
 
-def build_sandbox(cls: type, options: Mapping[str, Any] | None = None, *, library: Any = None, profile: str = "sebench",
+def build_sandbox(cls: type, options: Mapping[str, Any] | None = None, *, library: Any = None, profile: str = OFFICIAL_PROFILE,
                   preload: Sequence[str] = ("numpy",), warmup: Sequence[str] = (), workers: int | None = None,
                   quick_start: bool = False) -> Sandbox:
     """Build the Sandbox class ``cls`` with ``options``, giving it what it declares it needs (the
