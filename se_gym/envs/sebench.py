@@ -29,7 +29,6 @@ Episode protocol
 """
 from __future__ import annotations
 
-import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -37,10 +36,10 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
+from ..choices import BOOKS, DEFAULT_PROFILE, PROFILES, REWARDS, SPLITS, check
 from ..errors import SEGymError
 from ..registry import RegistryError
-from ..sandbox.registry import SANDBOXES, check_sandbox
+from ..sandbox.spec import sandbox_spec
 from .spaces import UnicodeText
 
 
@@ -175,10 +174,12 @@ class SEBenchEnv(gym.Env[str, str]):
         template: a custom prompt template (``str.format`` fields, see ``se_gym.tasks.prompts``).
         profile: judge profile, ``"strict"`` (default) or ``"sebench"``.
         reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
-        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``), ``"ray"``
-            (every CPU node of the Ray cluster at ``ray_address``, default ``RAY_ADDRESS``; see
-            ``se_gym.distributed.sandbox``), any name registered with ``se_gym.sandbox.register_sandbox``
-            or a Sandbox; ``limits``: sandbox Limits.
+        sandbox: a sandbox spec (:class:`se_gym.sandbox.SandboxSpec`): ``"local"`` (default),
+            ``"docker"``, ``"http://HOST:PORT"``, ``{"name": "ray", "address": "auto"}`` (every CPU
+            node of a Ray cluster; see ``se_gym.distributed.sandbox``), any name registered with
+            ``se_gym.sandbox.register_sandbox`` or ``file.py:Class``, with options of its own (a dict,
+            or ``"NAME,KEY=VALUE"``); or a Sandbox.  ``http_url``/``ray_address``: the old spellings
+            of the ``url``/``address`` options (deprecated).  ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
         visible_cases: with ``max_turns > 1``, how many leading test cases are visible examples in the
             feedback (default 1, the prompt's example); the rest are hidden (module docstring).
@@ -202,7 +203,7 @@ class SEBenchEnv(gym.Env[str, str]):
         library: Any = None,
         book: str = "closed",
         template: str | None = None,
-        profile: str = "strict",
+        profile: str = DEFAULT_PROFILE,
         reward: str = "binary",
         sandbox: Any = "local",
         limits: Any = None,
@@ -223,18 +224,13 @@ class SEBenchEnv(gym.Env[str, str]):
         check("profile", profile, PROFILES, EnvConfigError)
         check("reward", reward, REWARDS, EnvConfigError)
         check("render_mode", render_mode, (None, *self.metadata["render_modes"]), EnvConfigError)
-        sandbox = "local" if sandbox is None else sandbox
-        if isinstance(sandbox, str):
-            try:
-                check_sandbox(sandbox)  # the registry: a backend registered anywhere is accepted
+        if not callable(getattr(sandbox, "run", None)):  # a spec, parsed once here and handed to the judge
+            try:  # (a backend registered anywhere is accepted, with the options it takes and the modules it needs)
+                sandbox = sandbox_spec(sandbox, http_url=http_url, ray_address=ray_address, where="SEBench-v0")
+                if judge is None:
+                    sandbox.check(requirements=True)
             except RegistryError as exc:
                 raise EnvConfigError(str(exc)) from None
-        elif not callable(getattr(sandbox, "run", None)):
-            raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES.names())} or a Sandbox, got {type(sandbox).__name__}")
-        if sandbox == "http" and judge is None and not http_url:
-            raise EnvConfigError("sandbox='http' needs http_url='http://HOST:PORT/run' (e.g. from se-gym sandbox serve)")
-        if sandbox == "ray" and judge is None and importlib.util.find_spec("ray") is None:
-            raise EnvConfigError("sandbox='ray' needs Ray: pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)")
         if not isinstance(split, str) or not split:
             raise EnvConfigError(f"split must be a split name, got {split!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
@@ -257,7 +253,7 @@ class SEBenchEnv(gym.Env[str, str]):
         self.visible_cases = visible_cases
         self.strip_think, self.return_messages = strip_think, return_messages
         self.render_mode = render_mode
-        self._sandbox_spec, self._limits, self._http_url, self._ray_address = sandbox, limits, http_url, ray_address
+        self._sandbox_spec, self._limits = sandbox, limits
         self._judge = judge
         self._owns_judge = judge is None
         self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
@@ -286,8 +282,6 @@ class SEBenchEnv(gym.Env[str, str]):
                 reward=self.reward_mode,
                 strip_think=self.strip_think,
                 limits=self._limits,
-                http_url=self._http_url,
-                ray_address=self._ray_address,
             )
         return self._judge
 

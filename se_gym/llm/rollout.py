@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..choices import BOOKS, PROFILES, SPLITS
+from ..choices import BOOKS, SPLITS
 from ..configs import int_or_none
 from ..errors import CLIError
+from ..judge.options import JudgeOptions
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ _TIMINGS = ("wall_s", "judge_s")
 
 
 @dataclass(frozen=True)
-class RolloutConfig:
+class RolloutConfig(JudgeOptions):
     """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
 
     model: str = field(metadata={"help": "model id or path (for the hf/vllm backends) or served model name (openai)"})
@@ -56,10 +57,6 @@ class RolloutConfig:
     book: str = field(default="closed", metadata={"help": "closed: query only; open: query + docs", "choices": BOOKS})
     library: str | None = field(default=None, metadata={
         "help": "seed:N or official:PATH (None: the tasks' own: seed:SEED for builtin:SEED, the api_doc.jsonl beside sebench:PATH)"})
-    profile: str = field(default="strict", metadata={"help": "judge profile", "choices": PROFILES})
-    sandbox: str = field(default="local", metadata={
-        "help": "judge sandbox: local, docker, http, ray (every CPU node of the cluster at --ray-address or $RAY_ADDRESS) "
-                "or another registered name"})
     # (the CLI's values: several samples per task for pass@k, room for a thinking model's answer,
     # and seeded so that a resumed run samples the same answers)
     n: int = field(default=5, metadata={"help": "samples per task"})
@@ -87,11 +84,10 @@ class RolloutConfig:
         if self.book not in ("closed", "open"):
             raise CLIError(f"--book must be closed or open, got {self.book!r}")
         from ..registry import RegistryError
-        from ..sandbox.registry import check_sandbox
         from .base import BACKENDS
 
-        try:  # the registries: a backend registered anywhere is accepted
-            check_sandbox(self.sandbox)
+        self.check_sandbox_flags(CLIError)  # the registries: a backend registered anywhere is accepted
+        try:
             if ":" not in self.backend:
                 BACKENDS.check(self.backend)
         except RegistryError as exc:
@@ -247,7 +243,7 @@ class RolloutWorker:
         config: the run's configuration.
         generator: a model already loaded (None: built from the config).
         infra_retries: how often an answer the sandbox failed on is judged again.
-        ray_address: the cluster a ``ray`` sandbox judges on (default ``RAY_ADDRESS``).
+        ray_address: the cluster a cluster sandbox (``ray``) judges on when its spec gives no ``address`` (default ``RAY_ADDRESS``).
     """
 
     def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2, ray_address: str | None = None):
@@ -258,7 +254,7 @@ class RolloutWorker:
         self.config = config
         self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
         self.library = from_spec(config.library)
-        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox, ray_address=ray_address)
+        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox_spec.joining(ray_address))
         self._owns_generator = generator is None
         if generator is None:
             from . import make_generator
@@ -503,6 +499,7 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     meta = out.with_name(out.name + ".run.json")
     fields = asdict(config)
     fields.pop("sandbox")
+    fields.pop("sandbox_option")
     if not fields["record_tokens"]:
         fields.pop("record_tokens")  # added later: runs bound before it still resume
     if fields["sampler"] == "uniform":
@@ -679,7 +676,7 @@ def rollout(
         elif ray_actors > 0:
             if generator is not None:
                 raise CLIError("a preloaded generator cannot be shipped to Ray actors")
-            if config.sandbox == "ray":  # every actor would start a judge pool on every node
+            if config.sandbox_spec.load().cluster:  # every actor would start a judge pool on every node
                 raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
             from ..distributed import run_ordered
 

@@ -82,11 +82,12 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(RolloutConfig, args, also=(RolloutRunOptions,))
     job = config_from_args(RolloutRunOptions, args, also=(RolloutConfig,))
     config = dataclasses.replace(config, backend_options={**config.backend_options, **_options(args, config.backend)})
-    if job.ray_address and not job.ray_actors and config.sandbox != "ray":
-        raise CLIError("--ray-address needs --ray-actors N or --sandbox ray")
+    cluster = config.sandbox_spec.load().cluster  # (a sandbox that judges on the cluster, such as ray)
+    if job.ray_address and not job.ray_actors and not cluster:
+        raise CLIError("--ray-address needs --ray-actors N or a cluster sandbox (--sandbox ray)")
     if job.sampler_state and config.sampler == "uniform":
         raise CLIError("--sampler-state needs --sampler learnability (or another learning sampler)")
-    if job.ray_actors and config.sandbox == "ray":
+    if job.ray_actors and cluster:
         raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
     gpus = job.ray_gpus_per_actor
     if gpus is None:
