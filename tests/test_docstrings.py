@@ -18,12 +18,6 @@ PACKAGE = REPO / "se_gym"
 # come once it has landed (a folder ends with "/"; a single name is "path:qualname").
 ALLOWED = {
     "se_gym/judge/core.py": "w4-rmerge changes the Judge",
-    "se_gym/agents/learners.py:PolicyAgent.act": "w4-sampler adds token_lengths() beside it",
-    "se_gym/agents/learners.py:PolicyAgent.act_records": "w4-sampler adds token_lengths() beside it",
-    "se_gym/agents/learners.py:PolicyAgent.save": "w4-sampler adds token_lengths() beside it",
-    "se_gym/agents/runner.py:Runner.train": "w4-sampler adds sampler= and rewrites its docstring",
-    "se_gym/llm/rollout.py:RolloutConfig.sampling_params": "w4-sampler changes RolloutConfig beside it",
-    "se_gym/llm/rollout.py:rollout": "w4-sampler changes rollout()",
     "se_gym/judge/types.py:Verdict.passed": "w4-rmerge adds Verdict.dependence beside it",
     "se_gym/judge/types.py:Verdict.to_dict": "w4-rmerge adds Verdict.dependence beside it",
     "se_gym/sandbox/base.py:ExecResult.ok": "w4-rmerge adds ExecResult.library_report beside it",

@@ -55,6 +55,9 @@ EVAL_KINDS = "builtin, builtin:SEED, sebench:PATH, miniature or none"
 CURRICULA: dict[str, Callable[[Any, int, int], list[tuple[str, ...]]]] = {
     "cover": lambda sp, n, r: sp.curriculum.draw(n, r - 1),
     "gap": lambda sp, n, r: sp.curriculum.prefer(n, r - 1, sp._function_rates(r)),
+    # the task sampler's P(signal) per function (it also picks the buffer tasks that top a round up)
+    "learnability": lambda sp, n, r: sp.curriculum.prefer(n, r - 1, sp._function_rates(r),
+                                                          weights=sp._learnability(r).function_weights(sp.curriculum.keys)),
 }
 
 
@@ -108,9 +111,11 @@ class SelfPlayConfig:
     rehearsal: float = _opt(0.0, "with --proposer policy: share of its own valid proposals in each SFT step, "
                                  "so solver training keeps its task writing (0 <= share < 1)")
     rehearsal_rounds: int = _opt(1, "rounds whose valid proposals --rehearsal draws from: 1 this round's, N the last N, 0 every round so far")
-    curriculum: str = _opt("cover", "which functions each round's proposals are about: cover (every function in turn) or gap "
-                                    "(untried first, then by open- minus closed-book solve rate; compositions once all are learned)",
-                           choices=("cover", "gap"))
+    curriculum: str = _opt("cover", "which functions each round's proposals are about: cover (every function in turn), gap "
+                                    "(untried first, then by open- minus closed-book solve rate; compositions once all are learned) "
+                                    "or learnability (the task sampler's P(signal) of a --samples group at the --rate-book solve rate, "
+                                    "which also picks the buffer tasks that top a round up)",
+                           choices=("cover", "gap", "learnability"))
     novelty: bool = _opt(False, "with --rehearsal: pick the proposals to rehearse by novelty (least like the others first, "
                                 "functions balanced) instead of uniformly")
     rehearsal_samples: int = _opt(0, "with --rehearsal: the learn step first has the proposer write this many more tasks with the "
@@ -249,9 +254,12 @@ class LocalEngine:
         return self._validator.check_texts(texts, functions)
 
     def judge(self, items: Sequence[tuple]) -> list[tuple[float, bool]]:
-        """``(reward, infrastructure_failure)`` per judge item: ``Task.judge_item(response)``, i.e.
-        ``(response, test_cases, function_name, None, reference)`` (strict's library dependence
-        check compares the answer with the reference), or ``(response, test_cases, function_name)``."""
+        """``(reward, infrastructure_failure)`` per judge item (:meth:`se_gym.tasks.Task.judge_item`:
+        the answer, the task's cases, function name and reference).
+
+        Args:
+            items: the items, as ``Judge.judge_many`` takes them.
+        """
         from ..judge import Judge
 
         if not items:
@@ -529,7 +537,13 @@ class SelfPlay:
             t = time.time()
             held = self._val_ids(r)
             fresh_train = [task for task in fresh if task.id not in held]
-            train, topped = buffer.top_up(fresh_train, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")), sorted(held))
+            if cfg.curriculum == "learnability":  # the top-up too: buffer tasks by P(signal)
+                taken = held | {y.id for y in fresh}
+                pool = [x for x in buffer.tasks() if x.id not in taken]
+                picked = self._learnability(r, pool).batch(max(0, cfg.min_tasks - len(fresh_train)), random.Random(_seed(cfg.seed, r, "topup")))
+                train, topped = fresh_train + [pool[i] for i in picked], len(picked)
+            else:
+                train, topped = buffer.top_up(fresh_train, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")), sorted(held))
             replayed = []
             if cfg.replay_tasks:
                 replayed = buffer.sample(cfg.replay_tasks, random.Random(_seed(cfg.seed, r, "replay")), sorted(held | {x.id for x in train}))
@@ -541,7 +555,7 @@ class SelfPlay:
                 args = (prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
                 samples = self.engine.generate_records(*args) if cfg.record_tokens else None
                 groups = [[x["text"] for x in g] for g in samples] if samples is not None else self.engine.generate(*args)
-                items = [task.judge_item(resp) for task, g in zip(train, groups) for resp in g]  # (with its reference: issue 42)
+                items = [task.judge_item(resp) for task, g in zip(train, groups) for resp in g]  # (with its reference: strict's dependence check)
                 verdicts = iter(self.engine.judge(items))
                 for i, (task, prompt, g) in enumerate(zip(train, prompts, groups)):
                     for k, resp in enumerate(g):
@@ -616,6 +630,27 @@ class SelfPlay:
                     for key in functions.get(row["task"], ()):
                         sums.setdefault(key, {}).setdefault(row["book"], []).append(row["reward"])
         return {key: {b: sum(v) / len(v) for b, v in books.items()} for key, books in sums.items()}
+
+    def _learnability(self, r: int, pool: Sequence[Any] = ()) -> Any:
+        """The learnability task sampler (:mod:`se_gym.tasks.sampler`) over ``pool``, taught every solver
+        group of the rounds before ``r`` in ``rate_book``: rebuilt from the rounds' files, so a resumed
+        run has the same state."""
+        from ..tasks.record import Task
+        from ..tasks.sampler import LearnabilitySampler
+
+        sampler = LearnabilitySampler(pool, group_size=self.config.samples)
+        for q in range(1, r):
+            f = self.rdir(q) / "solve.json"
+            if f.is_file():
+                solved = _read(f)
+                groups: dict[str, list] = {}
+                for row in solved["rows"]:
+                    if row["book"] == self.config.rate_book:
+                        groups.setdefault(row["task"], []).append(None if row.get("infrastructure") else row["reward"])
+                tasks = {t["id"]: t for t in solved["train"]}
+                for task_id, rewards in groups.items():
+                    sampler.observe(Task.from_json(tasks[task_id]), rewards)
+        return sampler
 
     # -- the proposer agent -------------------------------------------------------------------
     def _docs(self, keys: Sequence[str], prompt: str) -> Any:

@@ -116,7 +116,7 @@ class Task:
         results with (issue 42).
 
         Args:
-            response: the answer (the model's text, code in a fence).
+            response: the model's answer text (a fenced code block or bare code).
         """
         return (response, self.test_cases, self.function_name, None, self.library_solution or None)
 
