@@ -446,3 +446,31 @@ def test_replay_solves_earlier_rounds_tasks_again_never_their_validation_split(t
     assert solved["replayed"] == len(again) == replay
     assert not again & held
     assert len(train - again) == 2  # the round's own two tasks (one may be its validation split: solved, not trained on)
+
+
+@pytest.mark.parametrize("curriculum", ["cover", "learnability"])
+def test_the_top_up_never_trains_on_an_earlier_rounds_validation_split(tmp_path, monkeypatch, curriculum):
+    """A round topped up from the buffer (``--min-tasks``), by either curriculum's top-up (uniform, or
+    the learnability sampler's), takes every earlier task but round 1's validation task."""
+    from se_gym.selfplay.buffer import TaskBuffer
+    from se_gym.selfplay.loop import _read, _write
+
+    (tmp_path / "rules.py").write_text(RULES)
+    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=8, regime="sft", val_share=0.25, curriculum=curriculum,
+                   proposer=f"{tmp_path / 'rules.py'}:SharedRules")
+    old = [_task(i, key="cumsum") for i in range(4)]
+    sp.rdir(1).mkdir(parents=True)
+    _write(sp.rdir(1) / "validate.json", {"outcomes": [_outcome(t).to_json() for t in old]})
+    _write(sp.rdir(1) / "solve.json", {"train": [t.to_json() for t in old], "rows": [_row(t.id, b, 0.5) for t in old for b in ("open", "closed")]})
+    TaskBuffer(old).save(sp.rdir(1) / "buffer.jsonl")
+    (held,) = sp._val_ids(1)
+    _stop_before_learning(sp, monkeypatch, [f"return {sp.library.qualified('cumsum')}(x)"])
+    try:
+        with pytest.raises(_Stop):
+            sp.round(2)
+    finally:
+        sp.engine.close()
+    solved = _read(sp.rdir(2) / "solve.json")
+    train = {t["id"] for t in solved["train"]}
+    assert train & {t.id for t in old} == {t.id for t in old} - {held}
+    assert solved["topped_up"] == 3
