@@ -418,46 +418,15 @@ def test_solving_a_proposed_task_judges_answers_against_the_proposals_reference(
     assert got == {(0, 1.0), (1, 0.0)}, rows  # the library's answer passes; the overwritten one is library_unused
 
 
-@pytest.mark.parametrize("replay", [0, 2])
-def test_replay_solves_earlier_rounds_tasks_again_never_their_validation_split(tmp_path, monkeypatch, replay):
-    """Round 2 with ``--replay-tasks``: that many of round 1's buffer tasks are solved (and so trained
-    on) again beside the round's new ones, never one of round 1's validation split; without it, none."""
+def _round_two_solved(tmp_path, monkeypatch, **kw):
+    """Round 1 written by hand (four cumsum tasks, one of them its validation split, all in the buffer),
+    then round 2 run up to its learn step; returns (round 2's solve.json, round 1's tasks, the held id)."""
     from se_gym.selfplay.buffer import TaskBuffer
     from se_gym.selfplay.loop import _read, _write
 
     (tmp_path / "rules.py").write_text(RULES)
-    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=0, regime="sft", replay_tasks=replay,
-                   val_share=0.25, proposer=f"{tmp_path / 'rules.py'}:SharedRules")
-    old = [_task(i, key="cumsum") for i in range(4)]
-    sp.rdir(1).mkdir(parents=True)
-    _write(sp.rdir(1) / "validate.json", {"outcomes": [_outcome(t).to_json() for t in old]})
-    TaskBuffer(old).save(sp.rdir(1) / "buffer.jsonl")
-    held = sp._val_ids(1)
-    assert len(held) == 1
-    _stop_before_learning(sp, monkeypatch, [f"return {sp.library.qualified('cumsum')}(x)"])
-    try:
-        with pytest.raises(_Stop):
-            sp.round(2)
-    finally:
-        sp.engine.close()
-    solved = _read(sp.rdir(2) / "solve.json")
-    train = {t["id"] for t in solved["train"]}
-    again = train & {t.id for t in old}
-    assert solved["replayed"] == len(again) == replay
-    assert not again & held
-    assert len(train - again) == 2  # the round's own two tasks (one may be its validation split: solved, not trained on)
-
-
-@pytest.mark.parametrize("curriculum", ["cover", "learnability"])
-def test_the_top_up_never_trains_on_an_earlier_rounds_validation_split(tmp_path, monkeypatch, curriculum):
-    """A round topped up from the buffer (``--min-tasks``), by either curriculum's top-up (uniform, or
-    the learnability sampler's), takes every earlier task but round 1's validation task."""
-    from se_gym.selfplay.buffer import TaskBuffer
-    from se_gym.selfplay.loop import _read, _write
-
-    (tmp_path / "rules.py").write_text(RULES)
-    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, min_tasks=8, regime="sft", val_share=0.25, curriculum=curriculum,
-                   proposer=f"{tmp_path / 'rules.py'}:SharedRules")
+    sp = _selfplay(tmp_path, functions=("cumsum",), proposals=2, regime="sft", val_share=0.25,
+                   proposer=f"{tmp_path / 'rules.py'}:SharedRules", **kw)
     old = [_task(i, key="cumsum") for i in range(4)]
     sp.rdir(1).mkdir(parents=True)
     _write(sp.rdir(1) / "validate.json", {"outcomes": [_outcome(t).to_json() for t in old]})
@@ -470,7 +439,25 @@ def test_the_top_up_never_trains_on_an_earlier_rounds_validation_split(tmp_path,
             sp.round(2)
     finally:
         sp.engine.close()
-    solved = _read(sp.rdir(2) / "solve.json")
+    return _read(sp.rdir(2) / "solve.json"), {t.id for t in old}, held
+
+
+@pytest.mark.parametrize("replay", [0, 2])
+def test_replay_solves_earlier_rounds_tasks_again_never_their_validation_split(tmp_path, monkeypatch, replay):
+    """Round 2 with ``--replay-tasks``: that many of round 1's buffer tasks are solved (and so trained
+    on) again beside the round's new ones, never one of round 1's validation split; without it, none."""
+    solved, old, held = _round_two_solved(tmp_path, monkeypatch, min_tasks=0, replay_tasks=replay)
     train = {t["id"] for t in solved["train"]}
-    assert train & {t.id for t in old} == {t.id for t in old} - {held}
+    again = train & old
+    assert solved["replayed"] == len(again) == replay
+    assert held not in again
+    assert len(train - again) == 2  # the round's own two tasks (one may be its validation split: solved, not trained on)
+
+
+@pytest.mark.parametrize("curriculum", ["cover", "learnability"])
+def test_the_top_up_never_trains_on_an_earlier_rounds_validation_split(tmp_path, monkeypatch, curriculum):
+    """A round topped up from the buffer (``--min-tasks``), by either curriculum's top-up (uniform, or
+    the learnability sampler's), takes every earlier task but round 1's validation task."""
+    solved, old, held = _round_two_solved(tmp_path, monkeypatch, min_tasks=8, curriculum=curriculum)
+    assert {t["id"] for t in solved["train"]} & old == old - {held}
     assert solved["topped_up"] == 3
