@@ -375,8 +375,14 @@ class DemoOptions:
         "help": "SE-Bench's RL ablation grid (clip / advantage / LR / batch, Closed-SFT and SFT->RL) on the demo's base; "
                 "results in OUT/ablation (see se_gym/demo_ablation.py)"})
     selfplay: bool = field(default=False, metadata={
-        "help": "self-play in miniature: base, Closed-SFT on curated tasks, Closed-SFT-Self-Play, Self-Play RL; "
-                "results in OUT/selfplay (see se_gym/selfplay/experiment.py)"})
+        "help": "self-play in miniature: base, Closed-SFT on curated tasks, Closed-SFT-Self-Play, Self-Play RL, the policy "
+                "proposing every round; results in OUT/selfplay (see se_gym/selfplay/experiment.py and docs/selfplay.md)"})
+    rounds: int | None = field(default=None, metadata={"help": "with --selfplay: self-play rounds (None: 6, --quick 3; more extend a finished run)"})
+    setting: str | None = field(default=None, metadata={
+        "help": "with --selfplay: which switches keep self-play going (plain, budget, mix, novelty, band, fresh; None: fresh, the "
+                "measured best; see docs/selfplay.md)", "choices": ("plain", "budget", "mix", "novelty", "band", "fresh")})
+    ray_address: str | None = field(default=None, metadata={
+        "help": "with --selfplay: run the self-play rounds on a Ray cluster ('auto' or HOST:PORT; None: in this process)"})
     variants: tuple[str, ...] | None = field(default=None, metadata={"help": "with --rl-ablation: only these variants (None: all)"})
     restart: bool = field(default=False, metadata={
         "help": "discard what OUT holds for this run (base and seeds; with --rl-ablation: OUT/ablation) and redo it; "
@@ -431,9 +437,9 @@ def demo_config(args: "DemoOptions | argparse.Namespace", device: str) -> DemoCo
     if args.base == "experience" and not args.model:
         return replace(experience_base_config(args.quick), threads=args.threads or 1)
     cfg = QUICK if args.quick else DemoConfig()
-    # auto: the plain demo on a CPU uses the small base (minutes, not hours); the ablation and
-    # self-play stages keep the wide base their documented numbers were measured on
-    small = args.base == "small" or (args.base == "auto" and device == "cpu" and not (args.rl_ablation or args.selfplay))
+    # auto: the plain demo and self-play on a CPU use the small base (minutes, not hours); the ablation
+    # keeps the wide base its documented numbers were measured on
+    small = args.base == "small" or (args.base == "auto" and device == "cpu" and not args.rl_ablation)
     if small and not args.model:
         cfg = replace(cfg, **(SMALL_BASE_QUICK if args.quick else SMALL_BASE))
     if args.model:  # a real model: paper-like learning rates and full-length answers
@@ -441,6 +447,32 @@ def demo_config(args: "DemoOptions | argparse.Namespace", device: str) -> DemoCo
     if args.threads:
         cfg = replace(cfg, threads=args.threads)
     return cfg
+
+
+def selfplay_config(o: DemoOptions):
+    """The self-play experiment's scale and setting for these options (``--quick``, ``--rounds``, ``--setting``)."""
+    from .selfplay.experiment import QUICK as SP_QUICK
+    from .selfplay.experiment import MiniSelfPlayConfig
+
+    cfg = SP_QUICK if o.quick else MiniSelfPlayConfig()
+    if o.rounds is not None:
+        if o.rounds < 1:
+            raise CLIError(f"--rounds must be >= 1, got {o.rounds}")
+        cfg = replace(cfg, rounds=o.rounds)
+    return replace(cfg, setting=o.setting) if o.setting else cfg
+
+
+def selfplay_engines(o: DemoOptions):
+    """With ``--ray-address``: a Ray engine for each self-play run (None: in this process)."""
+    if not o.ray_address:
+        return None
+
+    def make(config):
+        from .selfplay.ray_engine import RayEngine
+
+        return RayEngine.from_config(config, address=o.ray_address)
+
+    return make
 
 
 def run(args: argparse.Namespace) -> int:
@@ -466,7 +498,7 @@ def run(args: argparse.Namespace) -> int:
                        progress=o.progress, rl=False)
         sp_demo.bind([], restart=o.restart)
         return run_selfplay(out / "selfplay", o.seeds, base=sp_demo.base(), quick=o.quick, progress=o.progress,
-                            restart=o.restart, device=o.device)
+                            restart=o.restart, device=o.device, config=selfplay_config(o), engine_factory=selfplay_engines(o))
     if o.rl_ablation:  # its own stage: the demo's two RL runs are part of the grid (rl_std, rl_noclip)
         from . import demo_ablation as abl
 

@@ -249,7 +249,8 @@ def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, 
                 out[where.rsplit("/", 1)[-1]] = out.get(where.rsplit("/", 1)[-1], 0) + n
         return out
 
-    config = replace(config, rounds=4)
+    # with issue 45's replay and validation split: the buffer actor's sampling with exclusions survives the loss too
+    config = replace(config, rounds=4, replay_tasks=2, val_share=0.5)
     out = tmp_path / "run"
     sp = SelfPlay(config, out, engine, progress=False, log=log)
     summaries = sp.run_all()
@@ -277,6 +278,7 @@ def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, 
         keys = [(x["task"], x["book"], x["sample"]) for x in solve["rows"]]
         assert sorted(keys) == sorted({(t["id"], b, k) for t in solve["train"] for b in ("open", "closed") for k in range(2)})
         assert r["eval_n"] == 9  # every held-out task judged once
+        assert r["replayed"] == 2 and len(solve["train"]) >= 3 + 2  # fresh or topped up to 3, plus 2 replayed
         # the buffer grows by this round's valid tasks exactly once
         n_seed += r["valid"]
         assert r["buffer"] == n_seed == len(_rows(d / "buffer.jsonl"))

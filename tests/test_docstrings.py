@@ -17,7 +17,6 @@ PACKAGE = REPO / "se_gym"
 # TODO(issue 48, phase 2): other work was changing these when the rest was written; their docstrings
 # come once it has landed (a folder ends with "/"; a single name is "path:qualname").
 ALLOWED = {
-    "se_gym/selfplay/": "w4-selfplay changes the self-play loop",
     "se_gym/judge/core.py": "w4-rmerge changes the Judge",
     "se_gym/judge/types.py:Verdict.passed": "w4-rmerge adds Verdict.dependence beside it",
     "se_gym/judge/types.py:Verdict.to_dict": "w4-rmerge adds Verdict.dependence beside it",

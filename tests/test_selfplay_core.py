@@ -84,6 +84,9 @@ BROKEN = {
     "unconvertible_result": prop(f"    return ({ABS}, {ABS}(x))\n"),
     "nondeterministic": prop(f"    s = {{'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta'}}\n    return str(list(s)) + str({ABS}(x))\n"),
     "constant_outputs": prop(f"    return {ABS}([1, -2])\n"),
+    # the library is on the return path (the AST gate passes) but the results are x's own: under the
+    # counterfactual library nothing changes, and an answer "return x" would pass against it
+    "library_unused": prop(f"    return [w for v, w in zip({CUMSUM}(x), x)]\n"),
     # the question hands the solver its reference (se-gym validate's leakage check)
     "leaks_solution": prop(f"    return {CUMSUM}({ABS}(x))\n", question=f"Running total of |x|. Write: return {CUMSUM}({ABS}(x))"),
 }

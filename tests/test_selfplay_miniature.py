@@ -14,7 +14,8 @@ from se_gym.training import miniature as mini
 
 
 def test_the_writer_corpus_is_registered_and_mixed_into_pretraining():
-    assert mini.PRETRAINING_EXTRAS[spm.PROPOSE_CORPUS] is spm.proposal_corpus
+    assert mini.PRETRAINING_EXTRAS[spm.PROPOSE_CORPUS] is spm.proposal_corpus_restating
+    assert mini.PRETRAINING_EXTRAS[spm.PROPOSE_CORPUS_V1] is spm.proposal_corpus  # bases pre-trained with it are still found
     mix = mini.pretraining_mix(400, 0, ((spm.PROPOSE_CORPUS, 0.25),))
     writes = [a for p, a in mix if p.endswith("Write a task:\n")]
     assert len(mix) == 400 and len(writes) == 100
@@ -62,3 +63,16 @@ def test_verdict_rule():
     assert "NOT reproduced" in verdict(_table((0.3, 0.0, 0.3), (0.0, 0.0, 0.0)))[0]  # a seed at 0
     assert "NOT reproduced" in verdict(_table((0.2, 0.2, 0.2), (0.3, 0.3, 0.3)))[0]  # RL above
     assert "no ratio" in verdict(_table((0.2, 0.2, 0.2), (0, 0, 0), cur=(0, 0, 0)))[1]
+
+
+def test_the_writer_corpus_restates_the_doc_it_reads():
+    """Half of the restating corpus has made-up descriptions, and every question restates its doc's
+    description (issue 45: the first corpus's base wrote pre-training descriptions whatever the doc said)."""
+    corpus = spm.proposal_corpus_restating(400, seed=0)
+    real = {d for _, d in mini.FUNCTIONS.values()}
+    descs = [p.split("): ", 1)[1].split(".\n", 1)[0] for p, _ in corpus]
+    assert all(d in a.split("\nInputs:", 1)[0] for d, (_, a) in zip(descs, corpus))
+    made_up = sum(d not in real for d in descs)
+    assert 150 < made_up < 250
+    assert spm.proposal_corpus(50, seed=0) == spm.proposal_corpus(50, seed=0, synthetic_share=0.0)
+

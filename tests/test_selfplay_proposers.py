@@ -6,16 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-LIBRARY = "seed:100"
-FUNCTIONS = ("abs", "cumsum", "add")
-
-
-def _selfplay(tmp_path, **kw):
-    from se_gym.selfplay.loop import SelfPlay, SelfPlayConfig
-
-    cfg = SelfPlayConfig(**{"model": "unused", "library": LIBRARY, "prompts": "miniature", "rounds": 1, "proposals": 3,
-                            "functions": FUNCTIONS, "samples": 2, "eval": "none", **kw})
-    return SelfPlay(cfg, tmp_path / "run", progress=False, log=lambda m: None)
+from _selfplay_helpers import FUNCTIONS, LIBRARY
+from _selfplay_helpers import selfplay as _selfplay
 
 
 def _row(task, book, reward, infra=False):
@@ -286,7 +278,7 @@ def test_rehearsal_rounds_choose_which_rounds_proposals_are_rehearsed(tmp_path, 
     from se_gym.selfplay.validate import Outcome
 
     sp = _selfplay(tmp_path, regime="sft", rehearsal=0.5, rehearsal_rounds=span)
-    task = SimpleNamespace(to_json=lambda: {"id": "t"})
+    task = SimpleNamespace(id="t", to_json=lambda: {"id": "t"})
     for q in (1, 2):
         sp.rdir(q).mkdir(parents=True)
         items = [{"functions": ["abs"], "prompt": f"p{q}", "text": f"r{q}"}, {"functions": ["abs"], "prompt": "bad", "text": "bad"}]
@@ -295,7 +287,7 @@ def test_rehearsal_rounds_choose_which_rounds_proposals_are_rehearsed(tmp_path, 
         (sp.rdir(q) / "propose.json").write_text(json.dumps({"items": items}))
         (sp.rdir(q) / "validate.json").write_text(json.dumps({"outcomes": outs}))
     own = sp._rehearsal(3, [{"prompt": "pnow", "text": "now"}], [Outcome(None, None, task=task)])
-    assert {text for _, text in own} == expected
+    assert {x["text"] for x in own} == expected
 
 
 def test_a_run_folder_bound_before_eval_split_still_resumes(tmp_path):

@@ -15,6 +15,11 @@ _NON_WORD = re.compile(r"[^a-z0-9#]+")
 
 
 def normalize_question(text: str) -> str:
+    """``text`` lower-cased, every number as ``#``, punctuation and spacing folded to single spaces.
+
+    Args:
+        text: a task's question.
+    """
     t = _NUM.sub("#", text.lower())
     return " ".join(_NON_WORD.sub(" ", t).split())
 
@@ -30,7 +35,11 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 class DedupIndex:
-    """Tasks seen so far, looked up by normalised question."""
+    """Tasks seen so far, looked up by normalised question.
+
+    Args:
+        threshold: the input overlap (Jaccard, in (0, 1]) from which the same question is a near-duplicate.
+    """
 
     def __init__(self, threshold: float = 0.5):
         if not 0 < threshold <= 1:
@@ -40,7 +49,12 @@ class DedupIndex:
         self.size = 0
 
     def find(self, question: str, inputs: Sequence[str]) -> int | None:
-        """The number (order of :meth:`add`) of a near-duplicate already in the index, or None."""
+        """The number (order of :meth:`add`) of a near-duplicate already in the index, or None.
+
+        Args:
+            question: the task's question.
+            inputs: its test inputs.
+        """
         ins = normalize_inputs(inputs)
         for number, other in self._by_q.get(normalize_question(question), ()):
             if jaccard(ins, other) >= self.threshold:
@@ -48,6 +62,12 @@ class DedupIndex:
         return None
 
     def add(self, question: str, inputs: Sequence[str]) -> int:
+        """Index a task; returns its number.
+
+        Args:
+            question: the task's question.
+            inputs: its test inputs.
+        """
         self._by_q.setdefault(normalize_question(question), []).append((self.size, normalize_inputs(inputs)))
         self.size += 1
         return self.size - 1

@@ -50,6 +50,17 @@ def _opt(default: Any, help: str, **meta: Any) -> Any:
 EVAL_KINDS = "builtin, builtin:SEED, sebench:PATH, miniature or none"
 
 
+# Which functions each round's proposals are about: name -> f(selfplay, n, round) -> n groups of catalogue
+# keys.  A task-selection strategy is one more entry (``--curriculum NAME``).
+CURRICULA: dict[str, Callable[[Any, int, int], list[tuple[str, ...]]]] = {
+    "cover": lambda sp, n, r: sp.curriculum.draw(n, r - 1),
+    "gap": lambda sp, n, r: sp.curriculum.prefer(n, r - 1, sp._function_rates(r)),
+    # the task sampler's P(signal) per function (it also picks the buffer tasks that top a round up)
+    "learnability": lambda sp, n, r: sp.curriculum.prefer(n, r - 1, sp._function_rates(r),
+                                                          weights=sp._learnability(r).function_weights(sp.curriculum.keys)),
+}
+
+
 @dataclass(frozen=True)
 class SelfPlayConfig:
     """Everything that changes results (the run folder is bound to it).  Each field is also a flag
@@ -105,14 +116,37 @@ class SelfPlayConfig:
                                     "or learnability (the task sampler's P(signal) of a --samples group at the --rate-book solve rate, "
                                     "which also picks the buffer tasks that top a round up)",
                            choices=("cover", "gap", "learnability"))
+    novelty: bool = _opt(False, "with --rehearsal: pick the proposals to rehearse by novelty (least like the others first, "
+                                "functions balanced) instead of uniformly")
+    rehearsal_samples: int = _opt(0, "with --rehearsal: the learn step first has the proposer write this many more tasks with the "
+                                     "round's starting weights; the valid ones (same validator) join the proposals to rehearse "
+                                     "(never solved, never in the buffer): a larger, fresh pool of its own writing to keep")
+    replay_tasks: int = _opt(0, "earlier rounds' tasks (from the buffer) solved and trained on again in every round, so the solver "
+                                "keeps what it learned")
+    val_share: float = _opt(0.0, "share of the valid self-written tasks held out as a validation split (never trained on): the SFT "
+                                 "step scores it closed book after every epoch and keeps the best epoch, or the round's starting "
+                                 "weights when no epoch beats them (0: every --sft-epochs epoch, no validation)")
+    patience: int = _opt(2, "with --val-share: epochs without a better validation score before the SFT step stops")
+    band_open: float = _opt(0.0, "band filter: a new task trains the solver (and its proposal is rehearsed) only when its "
+                                 "open-book solve rate is at least this")
+    band: tuple[float, ...] = _opt((0.0, 1.0), "band filter: ... and its closed-book solve rate lies in [LOW, HIGH] "
+                                               "(a task the solver already knows closed book teaches nothing)")
 
     def __post_init__(self):
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
             raise CLIError("rounds, proposals, samples and k must be >= 1")
-        if self.curriculum not in ("cover", "gap", "learnability"):
-            raise CLIError(f"curriculum must be cover, gap or learnability, got {self.curriculum!r}")
+        if self.curriculum not in CURRICULA:
+            raise CLIError(f"curriculum must be one of {', '.join(CURRICULA)}, got {self.curriculum!r}")
+        if not 0.0 <= self.val_share < 1.0:
+            raise CLIError(f"val_share is a share of the valid tasks: 0 <= val_share < 1, got {self.val_share}")
+        if self.replay_tasks < 0 or self.patience < 1 or self.rehearsal_samples < 0:
+            raise CLIError("replay_tasks and rehearsal_samples must be >= 0 and patience >= 1")
+        band = tuple(float(b) for b in self.band)
+        if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0 or not 0.0 <= self.band_open <= 1.0:
+            raise CLIError(f"band is LOW HIGH with 0 <= LOW <= HIGH <= 1 and band_open in [0, 1], got {list(self.band)}, {self.band_open}")
+        object.__setattr__(self, "band", band)
         if self.rehearsal_rounds < 0:
             raise CLIError(f"rehearsal_rounds must be >= 0 (0: every round so far), got {self.rehearsal_rounds}")
         if not 0.0 <= self.rehearsal < 1.0:
@@ -350,7 +384,9 @@ class SelfPlay:
         # every setting but the number of rounds binds the folder: a finished run can be extended
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
-                              ("eval_split", "single_test")):
+                              ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
+                              ("rehearsal_samples", 0),
+                              ("band_open", 0.0), ("band", (0.0, 1.0))):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
         if "eval_split" not in bound and bound["eval"] == "builtin":
@@ -461,13 +497,7 @@ class SelfPlay:
             t = time.time()
             from ..agents.proposer import proposal_text
 
-            if cfg.curriculum == "gap":
-                groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r))
-            elif cfg.curriculum == "learnability":
-                groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r),
-                                                weights=self._learnability(r).function_weights(self.curriculum.keys))
-            else:
-                groups = self.curriculum.draw(cfg.proposals, r - 1)
+            groups = CURRICULA[cfg.curriculum](self, cfg.proposals, r)
             requests = []
             for i, keys in enumerate(groups):
                 refs = buffer.references(cfg.references, random.Random(_seed(cfg.seed, r, i)), keys)
@@ -500,16 +530,24 @@ class SelfPlay:
         outcomes = [Outcome.from_json(o) for o in validated["outcomes"]]
         fresh = [o.task for o in outcomes if o.accepted]
 
-        # 3. solve (fresh tasks plus a top-up from the buffer)
+        # 3. solve (fresh tasks plus a top-up and a replay from the buffer; the validation split is
+        # solved for its solve rates, never trained on)
         f = d / "solve.json"
         if not f.is_file():
             t = time.time()
+            held = self._val_ids(r)
+            fresh_train = [task for task in fresh if task.id not in held]
             if cfg.curriculum == "learnability":  # the top-up too: buffer tasks by P(signal)
-                pool = [x for x in buffer.tasks() if x.id not in {y.id for y in fresh}]
-                picked = self._learnability(r, pool).batch(max(0, cfg.min_tasks - len(fresh)), random.Random(_seed(cfg.seed, r, "topup")))
-                train, topped = list(fresh) + [pool[i] for i in picked], len(picked)
+                taken = held | {y.id for y in fresh}
+                pool = [x for x in buffer.tasks() if x.id not in taken]
+                picked = self._learnability(r, pool).batch(max(0, cfg.min_tasks - len(fresh_train)), random.Random(_seed(cfg.seed, r, "topup")))
+                train, topped = fresh_train + [pool[i] for i in picked], len(picked)
             else:
-                train, topped = buffer.top_up(fresh, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")))
+                train, topped = buffer.top_up(fresh_train, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")), sorted(held))
+            replayed = []
+            if cfg.replay_tasks:
+                replayed = buffer.sample(cfg.replay_tasks, random.Random(_seed(cfg.seed, r, "replay")), sorted(held | {x.id for x in train}))
+            train = train + replayed + [task for task in fresh if task.id in held]
             rows, trajectories = [], []
             for book in cfg.books:
                 prompts = [self.prompts.solve(self.library, task, book) for task in train]
@@ -529,7 +567,8 @@ class SelfPlay:
                 from ..trajectories import write_trajectories
 
                 write_trajectories(trajectories, d / "trajectories.jsonl")
-            _write(f, {"wall_s": time.time() - t, "train": [task.to_json() for task in train], "topped_up": topped, "rows": rows})
+            _write(f, {"wall_s": time.time() - t, "train": [task.to_json() for task in train], "topped_up": topped, "replayed": len(replayed),
+                       "rows": rows})
         solved = _read(f)
         times["solve"] = solved["wall_s"]
 
@@ -650,13 +689,24 @@ class SelfPlay:
         self._proposer = (r + 1, agent)
         return metrics
 
-    def _rehearsal(self, r: int, items: list[dict], outcomes: Sequence[Any] | None) -> list[tuple[str, str]]:
-        """The policy's own valid proposals (prompt, text) to rehearse: with ``rehearsal_rounds`` 1,
-        this round's (else the latest round's that had any); with N > 1 those of the last N rounds;
-        with 0 those of every round so far."""
+    def _rehearsal(self, r: int, items: list[dict], outcomes: Sequence[Any] | None, rates: dict | None = None) -> list[dict]:
+        """The policy's own valid proposals to rehearse, each ``{prompt, text, question, inputs,
+        functions}``: with ``rehearsal_rounds`` 1, this round's (else the latest round's that had
+        any); with N > 1 those of the last N rounds; with 0 those of every round so far.  Never a
+        validation task; with a band filter, only proposals whose task landed in the band
+        (``rates``: this round's solve rates per task)."""
         from .validate import Outcome
 
-        own = [(i["prompt"], i["text"]) for i, o in zip(items, outcomes or ()) if o.accepted]
+        def valid(its, outs, q, round_rates):
+            held = self._val_ids(q)
+            return [{"prompt": i["prompt"], "text": i["text"], "question": o.proposal.question if o.proposal else "",
+                     "inputs": list(o.proposal.inputs) if o.proposal else [], "functions": list(i.get("functions", ()))}
+                    for i, o in zip(its, outs) if o.accepted and (o.task is None or o.task.id not in held)
+                    and (o.task is None or not self._band_on() or in_band(round_rates.get(o.task.id), self.config.band_open, self.config.band))]
+
+        from .curation import in_band, solve_rates
+
+        own = valid(items, outcomes or (), r, rates or {})
         span = self.config.rehearsal_rounds
         for q in range(r - 1, 0, -1):
             if span == 1 and own:
@@ -667,8 +717,54 @@ class SelfPlay:
             if (d / "propose.json").is_file() and (d / "validate.json").is_file():
                 old = _read(d / "propose.json")["items"]
                 outs = [Outcome.from_json(o) for o in _read(d / "validate.json")["outcomes"]]
-                own += [(i["prompt"], i["text"]) for i, o in zip(old, outs) if o.accepted]
+                old_rates = solve_rates(_read(d / "solve.json")["rows"]) if self._band_on() and (d / "solve.json").is_file() else {}
+                own += valid(old, outs, q, old_rates)
         return own
+
+    def _rehearsal_samples(self, r: int) -> dict:
+        """``rehearsal_samples`` more tasks written by the proposer with round ``r``'s starting
+        weights, checked by the validator (duplicates within them dropped): ``{"written": n, "valid":
+        [{prompt, text, question, inputs, functions}, ...]}``, saved in ``round_NNN/rehearsal.json``
+        so a learn step redone after a kill reuses them."""
+        from ..agents.proposer import proposal_text
+        from .validate import dedup
+
+        f = self.rdir(r) / "rehearsal.json"
+        if not f.is_file():
+            cfg = self.config
+            groups = CURRICULA[cfg.curriculum](self, cfg.rehearsal_samples, r)
+            requests = [(self._docs(keys, self.prompts.propose(self.library, keys, [])), []) for keys in groups]
+            texts = [proposal_text(x) for x in self._proposer_for(r).propose_many(requests, _seed(cfg.seed, r, "rehearsal-samples"))]
+            outcomes = dedup(self.engine.check(texts, [tuple(k) for k in groups]), None, cfg.dedup_threshold)
+            valid = [{"prompt": d.prompt, "text": t, "question": o.proposal.question, "inputs": list(o.proposal.inputs), "functions": list(k)}
+                     for (d, _), t, o, k in zip(requests, texts, outcomes, groups) if o.accepted]
+            _write(f, {"written": len(texts), "valid": valid})
+        return _read(f)
+
+    def _band_on(self) -> bool:
+        return self.config.band_open > 0 or tuple(self.config.band) != (0.0, 1.0)
+
+    def _val_ids(self, r: int) -> set[str]:
+        """Ids of the validation split: the held-out share of the valid tasks of rounds 1 to ``r``."""
+        return {t.id for t in self._val_tasks(r)}
+
+    def _val_tasks(self, r: int) -> list[Any]:
+        """The validation split of rounds 1 to ``r``: each round's share of its valid tasks
+        (:func:`se_gym.selfplay.curation.validation_ids`), read from the rounds' validate.json."""
+        from .curation import validation_ids
+        from .validate import Outcome
+
+        cfg = self.config
+        if cfg.val_share <= 0:
+            return []
+        out = []
+        for q in range(1, r + 1):
+            f = self.rdir(q) / "validate.json"
+            if f.is_file():
+                tasks = [o.task for o in map(Outcome.from_json, _read(f)["outcomes"]) if o.accepted and o.task is not None]
+                held = validation_ids(tasks, cfg.val_share, _seed(cfg.seed, q, "validation"))
+                out += [t for t in tasks if t.id in held]
+        return out
 
     # -- stages -------------------------------------------------------------------------------
     def rewards(self, items: list[dict], outcomes: list[Any], solved: dict) -> dict:
@@ -676,12 +772,9 @@ class SelfPlay:
 
         cfg = self.config
         spec = ProposerReward(cfg.proposer_reward, cfg.rate_book, cfg.invalid_penalty, cfg.zero_reward)
-        rates: dict[str, dict[str, float]] = {}
-        for row in solved["rows"]:
-            if row.get("infrastructure"):
-                continue  # a sandbox failure is nobody's answer
-            rates.setdefault(row["task"], {}).setdefault(row["book"], []).append(row["reward"])  # type: ignore[arg-type]
-        mean = {tid: {b: sum(v) / len(v) for b, v in books.items()} for tid, books in rates.items()}
+        from .curation import solve_rates
+
+        mean = solve_rates(solved["rows"])
         proposer: list[float | None] = []
         per_kind: dict[str, list[float]] = {k: [] for k in KINDS}
         no_signal = 0
@@ -724,52 +817,81 @@ class SelfPlay:
         policy = self.policy
         rows = solved["rows"]
         train = {t["id"]: t for t in solved["train"]}
+        held = self._val_ids(r)  # the validation split: solved, never trained on
         if "sft" in cfg.regime:
             from ..tasks.record import Task
             from ..training.distill import ContextPair, TeacherSample, offpolicy_examples
             from ..training.sft import SFTConfig, train_sft
+            from .curation import in_band, solve_rates
 
+            rates = rew.get("solve_rates") or solve_rates(rows)
+            fresh = {o.task.id for o in outcomes or () if o.accepted and o.task is not None}
+            out_of_band = {tid for tid in fresh if self._band_on() and not in_band(rates.get(tid), cfg.band_open, cfg.band)}
             samples = []
             for row in rows:
-                if row["book"] != "open":
+                if row["book"] != "open" or row["task"] in held or row["task"] in out_of_band:
                     continue
                 task = Task.from_json(train[row["task"]])
                 pair = ContextPair(row["prompt"], self.prompts.solve(self.library, task, "closed"), task.id)
                 samples.append(TeacherSample(pair, row["response"], row["reward"]))
             examples = offpolicy_examples(samples)
             by_role = {"solve": len(examples), "propose": 0}
+            metrics["sft_tasks"] = sorted({x.pair.key for x in samples if x.reward >= 1.0})  # the tasks the solver trains on
+            metrics["band"] = {"fresh": len(fresh - held), "out_of_band": len(out_of_band - held)}
             if cfg.rehearsal > 0 and self._proposer_shares_policy():
                 from ..training.sft import SFTExample
+                from .curation import novelty_weights, pick
 
-                own = self._rehearsal(r, items, outcomes)
+                own = self._rehearsal(r, items, outcomes, rates)
+                if cfg.rehearsal_samples:
+                    sampled = self._rehearsal_samples(r)
+                    own = own + sampled["valid"]
+                    metrics["rehearsal_samples"] = {"written": sampled["written"], "valid": len(sampled["valid"])}
                 # the share of proposer examples in the mix: n / (n + solver examples) = rehearsal
                 n = round(cfg.rehearsal / (1.0 - cfg.rehearsal) * len(examples)) if examples else len(own)
                 if own and n:
-                    picked = [own[i % len(own)] for i in random.Random(_seed(cfg.seed, r, "rehearsal")).sample(range(max(n, len(own))), n)]
-                    examples = examples + [SFTExample(p, x) for p, x in picked]
+                    rng = random.Random(_seed(cfg.seed, r, "rehearsal"))
+                    if cfg.novelty:
+                        picked = pick(own, n, rng, novelty_weights(own))
+                    else:
+                        picked = [own[i % len(own)] for i in rng.sample(range(max(n, len(own))), n)]
+                    examples = examples + [SFTExample(x["prompt"], x["text"]) for x in picked]
                     by_role["propose"] = n
+                metrics["rehearsal_pool"] = len(own)
             metrics["sft_examples"] = len(examples)
             metrics["sft_examples_by_role"] = by_role
             if examples:
+                from .curation import EpochPicker
+
                 metrics_log.set_run(f"round{r}/sft")
-                sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
-                                                           warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress)
-                metrics["sft_loss"] = sft["loss"]
-                metrics["updated"] = True
+                val = self._val_tasks(r)
+                picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience) if val else None
+                extra = {"after_epoch": picker.after_epoch} if picker else {}
+                if picker is None or not picker.saturated:  # (a start that solves the whole split cannot be beaten)
+                    sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
+                                                               warmup_ratio=0.1, seed=_seed(cfg.seed, r, "sft")), progress=self.progress, **extra)
+                    metrics["sft_loss"] = sft["loss"]
+                    metrics["updated"] = True
+                if picker is not None:  # early stopping: the best epoch's weights, or the round's start
+                    best = picker.restore()
+                    metrics["val"] = {**picker.metrics(), "n": len(val)}
+                    metrics["updated"] = best > 0
+                    self._pushed = None  # the generators hold the last epoch's weights, not these
         if "rl" in cfg.regime:
             from ..training.rl import RLConfig, RLPrompt, RLTrainer
             from .rewards import task_relative_advantages
 
             prompts, responses, rewards, roles = [], [], [], []
             for row in rows:
-                if row["book"] == "closed" and not row.get("infrastructure"):
+                if row["book"] == "closed" and not row.get("infrastructure") and row["task"] not in held:
                     prompts.append(RLPrompt(row["prompt"], row["prompt"]))
                     responses.append(row["response"])
                     rewards.append(row["reward"])
                     roles.append("solve")
-            for item, reward in zip(items, rew["proposer"]):
-                if reward is None:
-                    continue  # no signal
+            val_items = {i for i, o in enumerate(outcomes or ()) if o.accepted and o.task is not None and o.task.id in held}
+            for i, (item, reward) in enumerate(zip(items, rew["proposer"])):
+                if reward is None or i in val_items:
+                    continue  # no signal, or a validation task's proposal (never trained on)
                 prompts.append(RLPrompt(item["prompt"], item["prompt"]))
                 responses.append(item["text"])
                 rewards.append(reward)
@@ -798,12 +920,19 @@ class SelfPlay:
         if not tasks:
             return {"accuracy": None, "n": 0, "wall_s": 0.0}
         self._log(f"[round {r}] closed-book evaluation on {len(tasks)} held-out tasks")
+        return {**self._accuracy(tasks), "wall_s": time.time() - t}
+
+    def _accuracy(self, tasks: Sequence[Any], push: bool = False) -> dict:
+        """Greedy closed-book accuracy of the current policy on ``tasks`` (sandbox failures left out);
+        ``push``: first hand the generators the learner's weights as they are now (mid-update)."""
+        if push:
+            self.engine.push(self.policy.model, None)
         prompts = [self.prompts.solve(self.library, task, "closed") for task in tasks]
         outs = self.engine.generate(prompts, 1, 0.0, self.config.solve_max_tokens, 0)
         verdicts = self.engine.judge([task.judge_item(g[0]) for task, g in zip(tasks, outs)])
         counted = [rw for rw, infra in verdicts if not infra]
         acc = sum(1 for x in counted if x >= 1.0) / len(counted) if counted else None
-        return {"accuracy": acc, "n": len(counted), "infrastructure_failures": len(verdicts) - len(counted), "wall_s": time.time() - t}
+        return {"accuracy": acc, "n": len(counted), "infrastructure_failures": len(verdicts) - len(counted)}
 
     def summary(self, r, outcomes, solved, rew, learned, ev, times, buffer_size) -> dict:
         from .validate import rejection_counts
@@ -825,6 +954,8 @@ class SelfPlay:
             "rejected": rejection_counts(outcomes),
             "duplicates": sum(1 for o in outcomes if o.reason == "duplicate"),
             "topped_up": solved["topped_up"],
+            "replayed": solved.get("replayed", 0),
+            "validation_tasks": len(self._val_ids(r)),
             "train_tasks": len(solved["train"]),
             "solve_rate_histogram": rew["histogram"],
             "proposer_reward_mean": _mean([x for x in rew["proposer"] if x is not None]),

@@ -43,12 +43,12 @@ def reference(library: Any, key: str) -> str:
     return f"import {library.package}\n{mini.signature(key)}\n    return {library.qualified(key)}({args})\n"
 
 
-def propose_prompt(library: Any, key: str) -> str:
-    return f"Docs:\n{mini.doc_line(library, key)}\nWrite a task:\n"
+def propose_prompt(library: Any, key: str, desc: str | None = None) -> str:
+    return f"Docs:\n{mini.doc_line(library, key, desc)}\nWrite a task:\n"
 
 
-def proposal_answer(library: Any, key: str, rng: random.Random, templates: Sequence[str] = mini.TRAIN_TEMPLATES) -> str:
-    question = rng.choice(templates).format(args=mini._arg_words(key), desc=mini.FUNCTIONS[key][1])
+def proposal_answer(library: Any, key: str, rng: random.Random, templates: Sequence[str] = mini.TRAIN_TEMPLATES, desc: str | None = None) -> str:
+    question = rng.choice(templates).format(args=mini._arg_words(key), desc=desc or mini.FUNCTIONS[key][1])
     inputs: list[str] = []
     while len(inputs) < N_INPUTS:
         s = _short_inputs(rng, key)
@@ -57,9 +57,12 @@ def proposal_answer(library: Any, key: str, rng: random.Random, templates: Seque
     return render_proposal(question, inputs, reference(library, key))
 
 
-def proposal_corpus(n: int, seed: int) -> list[tuple[str, str]]:
+def proposal_corpus(n: int, seed: int, synthetic_share: float = 0.0) -> list[tuple[str, str]]:
     """(doc prompt, proposal) pairs on the pre-training functions, each under a fresh name: the
-    skill "write a task from a doc", never a name of the experiment's library."""
+    skill "write a task from a doc", never a name of the experiment's library.  In
+    ``synthetic_share`` of them the description (in the doc and the question) is made up
+    (:func:`se_gym.training.miniature.synthetic_description`), so the writer learns to restate the
+    doc it reads rather than one of the few descriptions of the pre-training functions."""
     from ..library import naming
     from ..library.core import Library
 
@@ -69,14 +72,24 @@ def proposal_corpus(n: int, seed: int) -> list[tuple[str, str]]:
     for i in range(n):
         key = rng.choice(keys)
         lib = Library("zwc", "la", "ZWCArray", {key: naming.candidate(seed, f"propose-{i}", 0, (3, 3))}, source=f"seed:{seed}")
-        out.append((propose_prompt(lib, key), proposal_answer(lib, key, rng, mini.TRAIN_TEMPLATES + mini.HELDOUT_TEMPLATES)))
+        desc = mini.synthetic_description(rng) if synthetic_share and rng.random() < synthetic_share else None
+        out.append((propose_prompt(lib, key, desc), proposal_answer(lib, key, rng, mini.TRAIN_TEMPLATES + mini.HELDOUT_TEMPLATES, desc)))
     return out
 
 
-# the demo's pre-training mixes this corpus in by name (se_gym.training.miniature's hook)
-PROPOSE_CORPUS = "selfplay_propose"
+def proposal_corpus_restating(n: int, seed: int) -> list[tuple[str, str]]:
+    """:func:`proposal_corpus` with made-up descriptions in half of the examples (issue 45: the base
+    wrote every question with a pre-training function's description, whatever the doc said)."""
+    return proposal_corpus(n, seed, synthetic_share=0.5)
+
+
+# the demo's pre-training mixes this corpus in by name (se_gym.training.miniature's hook); the first
+# corpus stays registered so bases pre-trained with it are still found
+PROPOSE_CORPUS_V1 = "selfplay_propose"
+PROPOSE_CORPUS = "selfplay_propose_restating"
 PROPOSE_SHARE = 0.25  # of the base's pre-training examples
-mini.register_pretraining_corpus(PROPOSE_CORPUS, proposal_corpus)
+mini.register_pretraining_corpus(PROPOSE_CORPUS_V1, proposal_corpus)
+mini.register_pretraining_corpus(PROPOSE_CORPUS, proposal_corpus_restating)
 
 
 class MiniPrompts:
@@ -101,10 +114,15 @@ class MiniPrompts:
         return "Docs:\n" + "\n".join(mini.doc_line(library, k) for k in keys) + "\n" + closed
 
 
+TRAIN_PER_FUNCTION = 4  # curated train questions per function in the experiment's world (se_gym.selfplay.experiment)
+
+
 def eval_tasks(library: Any, config: Any) -> list[Any]:
-    """Held-out miniature questions about the self-play run's functions."""
+    """Held-out miniature questions about the self-play run's functions: the experiment's test
+    questions for this seed (the same draw, so a round's accuracy and the experiment's final table
+    are on one question set)."""
     functions = list(config.functions) or [k for k in mini.EXPERIMENT_POOL if k in library.names]
-    _, test = mini.experiment_tasks(library, functions, (0, 3), config.seed)
+    _, test = mini.experiment_tasks(library, functions, (TRAIN_PER_FUNCTION, 3), config.seed)
     return test
 
 

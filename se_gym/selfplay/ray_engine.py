@@ -183,6 +183,7 @@ class RayEngine:
         return self.validator.check_texts(list(texts), [tuple(f) for f in functions])
 
     def judge(self, items: Sequence[tuple]) -> list[tuple[float, bool]]:
+        """Like ``LocalEngine.judge``: items as ``Task.judge_item(response)`` gives them."""
         return [(v.reward, v.infrastructure) for v in self.answer_judge.judge_many(list(items))]
 
     def judge_nodes(self) -> list[str]:

@@ -23,20 +23,44 @@ KINDS = ("learnability", "4p1p", "gap")
 
 
 def learnability(p: float) -> float:
+    """Absolute Zero's proposer reward: ``1 - p`` when the task is sometimes but not always solved, else 0.
+
+    Args:
+        p: the solve rate (share of accepted samples).
+    """
     return 1.0 - p if 0.0 < p < 1.0 else 0.0
 
 
 def four_p(p: float) -> float:
+    """``4p(1-p)``: 1 at p = 1/2, 0 at both ends.
+
+    Args:
+        p: the solve rate.
+    """
     return 4.0 * p * (1.0 - p)
 
 
 def gap(open_rate: float, closed_rate: float) -> float:
+    """Open-book minus closed-book solve rate, clipped at 0.
+
+    Args:
+        open_rate: the solve rate with the docs.
+        closed_rate: the solve rate without them.
+    """
     return max(0.0, open_rate - closed_rate)
 
 
 @dataclass(frozen=True)
 class ProposerReward:
-    """Which reward, from which solve rate, and the penalties."""
+    """Which reward, from which solve rate, and the penalties; calling it gives a proposal's reward
+    (``reward(valid, open_rate, closed_rate)``).
+
+    Attributes:
+        kind: ``learnability``, ``4p1p`` or ``gap`` (:data:`KINDS`).
+        rate_book: the book whose solve rate learnability and 4p(1-p) read (``open`` or ``closed``).
+        invalid_penalty: the reward of an invalid proposal.
+        zero_reward: the reward of a valid one whose reward would be 0.
+    """
 
     kind: str = "gap"
     rate_book: str = "closed"  # the solve rate learnability and 4p(1-p) read
@@ -50,6 +74,13 @@ class ProposerReward:
             raise ValueError(f"rate_book must be open or closed, got {self.rate_book!r}")
 
     def raw(self, open_rate: float | None, closed_rate: float | None, kind: str | None = None) -> float:
+        """The reward of a valid task before the zero-reward substitution.
+
+        Args:
+            open_rate: its open-book solve rate (None: not measured).
+            closed_rate: its closed-book solve rate (None: not measured).
+            kind: another reward than :attr:`kind` (None: this one's).
+        """
         kind = kind or self.kind
         if kind == "gap":
             if open_rate is None or closed_rate is None:
@@ -68,14 +99,24 @@ class ProposerReward:
 
 
 def signal_share(values: Sequence[float]) -> float:
-    """Share of valid tasks whose reward is not 0 (0.0 for none)."""
+    """Share of valid tasks whose reward is not 0 (0.0 for none).
+
+    Args:
+        values: the valid tasks' rewards.
+    """
     return sum(1 for v in values if v != 0.0) / len(values) if values else 0.0
 
 
 def task_relative_advantages(rewards: Sequence[float], groups: Sequence[Hashable], eps: float = 1e-6) -> list[float]:
     """Absolute Zero's task-relative advantage (TRR++): rewards whitened within each group
     (a role, or a role and task type), ``(r - mean_g) / (std_g + eps)`` with the population std;
-    a group whose rewards are all equal gets 0 (it says nothing about which sample was better)."""
+    a group whose rewards are all equal gets 0 (it says nothing about which sample was better).
+
+    Args:
+        rewards: one per sample.
+        groups: each sample's group label.
+        eps: added to the std.
+    """
     if len(rewards) != len(groups):
         raise ValueError(f"{len(rewards)} rewards but {len(groups)} group labels")
     members: dict[Hashable, list[int]] = {}
@@ -95,7 +136,11 @@ def task_relative_advantages(rewards: Sequence[float], groups: Sequence[Hashable
 
 def histogram(rates: Sequence[float]) -> dict[str, int]:
     """Solve rates counted in bins that keep both ends apart: exactly 0, four quarters of (0, 1),
-    exactly 1 (the ends are where learnability gives no signal)."""
+    exactly 1 (the ends are where learnability gives no signal).
+
+    Args:
+        rates: solve rates in [0, 1].
+    """
     labels = ("0", "(0,.25)", "[.25,.5)", "[.5,.75)", "[.75,1)", "1")
     counts = dict.fromkeys(labels, 0)
     for r in rates:

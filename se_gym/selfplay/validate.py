@@ -16,6 +16,10 @@ A proposal becomes a task only if (in this order; the first rule broken is the r
 5. it is deterministic: two runs in two sandbox processes with different ``PYTHONHASHSEED`` print
    the same results (``nondeterministic``);
 6. its outputs are not all equal (``constant_outputs``);
+6a. its results come from the library at run time (``library_unused``): run again against strict's
+   counterfactual library (every library computation perturbed, :mod:`se_gym.judge.dependence`),
+   some result changes.  A reference whose results do not depend on the library would let a
+   library-free answer pass the dependence check that judges answers against it;
 6b. its question gives no hidden case's expected output nor a line of its reference away
    (``leaks_solution``: ``se-gym validate``'s leakage check, :func:`se_gym.validate.checks.solution_leak`);
 7. it is not a near-duplicate of a buffer task or of one accepted earlier in the batch
@@ -40,7 +44,7 @@ REASONS = (
     "no_question", "no_reference", "bad_inputs", "too_few_inputs",
     "syntax_error", "no_entry_point", "inputs_mismatch", "imports_outside_library", "library_not_on_return_path",
     "static_gate", "uses_numpy", "forbidden", "runtime_error", "resource_limit", "unconvertible_result", "sandbox_error",
-    "nondeterministic", "constant_outputs", "leaks_solution", "duplicate",
+    "nondeterministic", "constant_outputs", "library_unused", "leaks_solution", "duplicate",
 )
 _STATUS_REASON = {
     Status.STATIC_GATE: "static_gate",
@@ -56,7 +60,16 @@ _STATUS_REASON = {
 
 @dataclass
 class Outcome:
-    """What became of one proposal: a task, or the reason (and detail) it was rejected."""
+    """What became of one proposal: a task, or the reason (and detail) it was rejected.
+
+    Attributes:
+        proposal: the proposal as read.
+        reason: the first rule it broke (one of :data:`REASONS`), None when accepted.
+        detail: what broke it, in words.
+        task: the ``se_gym.tasks.Task`` it became (accepted only).
+        outputs: its reference's printed result per input.
+        noise: the share of inputs where the reference disagrees with the NumPy oracle.
+    """
 
     proposal: Proposal
     reason: str | None = None
@@ -67,9 +80,11 @@ class Outcome:
 
     @property
     def accepted(self) -> bool:
+        """It became a task (no rule broken)."""
         return self.reason is None
 
     def to_json(self) -> dict:
+        """Every field, JSON-ready (the inverse of :meth:`from_json`)."""
         return {
             "proposal": self.proposal.to_json(), "reason": self.reason, "detail": self.detail,
             "task": self.task.to_json() if self.task is not None else None, "outputs": list(self.outputs), "noise": self.noise,
@@ -77,6 +92,11 @@ class Outcome:
 
     @classmethod
     def from_json(cls, d: dict) -> "Outcome":
+        """An outcome from :meth:`to_json`'s dict.
+
+        Args:
+            d: the dict.
+        """
         from ..tasks.record import Task
 
         return cls(Proposal.from_json(d["proposal"]), d.get("reason"), d.get("detail", ""),
@@ -104,6 +124,11 @@ def dedup(outcomes: Sequence[Outcome], buffer: Any = None, threshold: float = 0.
 
 
 def rejection_counts(outcomes: Iterable[Outcome]) -> dict[str, int]:
+    """Rejected outcomes counted by reason, in the order of :data:`REASONS`.
+
+    Args:
+        outcomes: the outcomes.
+    """
     c = Counter(o.reason for o in outcomes if o.reason is not None)
     return {r: c[r] for r in REASONS if c.get(r)}
 
@@ -229,6 +254,16 @@ def static_check(proposal: Proposal, package: str) -> tuple[str, str, str] | tup
 # -- the validator ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ValidationConfig:
+    """The validator's settings.
+
+    Attributes:
+        min_inputs: the fewest distinct test inputs a proposal must give.
+        hash_seeds: the two ``PYTHONHASHSEED`` values the reference runs under (the determinism rule).
+        wall_s: a reference run's wall and CPU limit, seconds.
+        dedup_threshold: the input overlap from which the same question is a near-duplicate.
+        label_noise: measure each accepted task against the NumPy oracle.
+    """
+
     min_inputs: int = MIN_INPUTS
     hash_seeds: tuple[int, int] = (1, 2)
     wall_s: float = 3.0
@@ -245,7 +280,14 @@ class Validator:
     """Validates batches of proposals for one library through two strict judges whose sandboxes
     run under different hash seeds.  ``workers``: sandbox workers per judge.  ``sandbox``: a
     function making the sandbox for a hash seed (the Ray engine's: a pool on every node), owned and
-    closed by the validator; default: a local one with ``workers`` workers."""
+    closed by the validator; default: a local one with ``workers`` workers.
+
+    Args:
+        library: the library (a spec such as ``seed:100``, or a ``Library``).
+        config: the rules' settings.
+        workers: sandbox workers per judge.
+        sandbox: ``f(hash_seed) -> Sandbox`` (None: local sandboxes).
+    """
 
     def __init__(self, library: Any, config: ValidationConfig = ValidationConfig(), workers: int = 1, sandbox: Any = None):
         from ..library import from_spec
@@ -257,6 +299,7 @@ class Validator:
         self._judges: list[Any] = []
 
     def judges(self) -> list[Any]:
+        """The two strict judges, one per hash seed (made on first use)."""
         if not self._judges:
             from ..judge import Judge
             from ..judge.core import sandbox_preload
@@ -276,6 +319,7 @@ class Validator:
         return self._judges
 
     def close(self) -> None:
+        """Close the judges' sandboxes (the validator makes new ones if used again)."""
         for j in self._judges:
             j.sandbox.close()
         self._judges = []
@@ -287,6 +331,12 @@ class Validator:
         self.close()
 
     def parse(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None) -> list[Outcome | Proposal]:
+        """Each text read as a :class:`Proposal`, or an :class:`Outcome` rejected for the reading rule it broke.
+
+        Args:
+            texts: proposals as written (``Question:`` / ``Inputs:`` / ``Reference:``).
+            functions: per text, the catalogue keys it was asked about (None: none).
+        """
         out: list[Outcome | Proposal] = []
         for i, text in enumerate(texts):
             fns = tuple(functions[i]) if functions else ()
@@ -297,21 +347,43 @@ class Validator:
         return out
 
     def validate_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None, buffer: Any = None) -> list[Outcome]:
+        """Every rule, the duplicate check included, on written proposals; one outcome per text.
+
+        Args:
+            texts: proposals as written.
+            functions: per text, the catalogue keys it was asked about (None: none).
+            buffer: a :class:`~se_gym.selfplay.buffer.TaskBuffer` whose tasks count as seen (None: none).
+        """
         return dedup(self.check_texts(texts, functions), buffer, self.config.dedup_threshold)
 
     def check_texts(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]] | None = None) -> list[Outcome]:
+        """Every rule but the duplicate check (see :meth:`check`) on written proposals.
+
+        Args:
+            texts: proposals as written.
+            functions: per text, the catalogue keys it was asked about (None: none).
+        """
         parsed = self.parse(texts, functions)
         props = [p for p in parsed if isinstance(p, Proposal)]
         done = iter(self.check(props))
         return [p if isinstance(p, Outcome) else next(done) for p in parsed]
 
     def validate(self, proposals: Sequence[Proposal], buffer: Any = None) -> list[Outcome]:
-        """One outcome per proposal, in order; accepted ones carry a :class:`se_gym.tasks.Task`."""
+        """One outcome per proposal, in order; accepted ones carry a :class:`se_gym.tasks.Task`.
+
+        Args:
+            proposals: the proposals, read.
+            buffer: a task buffer whose tasks count as seen for the duplicate check (None: none).
+        """
         return dedup(self.check(proposals), buffer, self.config.dedup_threshold)
 
     def check(self, proposals: Sequence[Proposal]) -> list[Outcome]:
         """Every rule but the duplicate check (which needs the whole batch and the buffer, see
-        :func:`dedup`): what a judge worker does with its share of a round's proposals."""
+        :func:`dedup`): what a judge worker does with its share of a round's proposals.
+
+        Args:
+            proposals: the proposals, read.
+        """
         from dataclasses import replace
 
         lib = self.library
@@ -329,6 +401,7 @@ class Validator:
             runs = [self._run(j, [outcomes[i] for i in todo], sigs) for j in self.judges()]
             for k, i in enumerate(todo):
                 self._check_runs(outcomes[i], [r[k] for r in runs])
+            self._check_dependence([outcomes[i] for i in todo if outcomes[i].reason is None])
         accepted = [(i, o) for i, o in enumerate(outcomes) if o.reason is None]
         for i, o in accepted:
             o.task = self._task(o, sigs[i])
@@ -355,6 +428,26 @@ class Validator:
             response = f"```python\n{o.proposal.reference.rstrip()}\n```"
             items.append((response, cases, None, [""] * len(cases)))
         return judge.judge_many(items)
+
+    def _check_dependence(self, outcomes: Sequence[Outcome]) -> None:
+        """Rule 6a: each reference, judged on its own outputs, passes strict's library dependence
+        check without a reference (some result changes when every library computation is perturbed).
+        Skipped where the judge has no dependence check (``SE_GYM_STRICT_SERVER=0``)."""
+        judge = self.judges()[0]
+        if not outcomes or not judge.dependence:
+            return
+        judge._warned_no_reference = True  # (on purpose: the reference is the program under check)
+        items = []
+        for o in outcomes:
+            cases = [{"input": s, "output": out} for s, out in zip(o.proposal.inputs, o.outputs)]
+            items.append((f"```python\n{o.proposal.reference.rstrip()}\n```", cases, None, None, None))
+        for o, v in zip(outcomes, judge.judge_many(items)):
+            if v.status is Status.PASSED:
+                continue
+            if v.status is Status.LIBRARY_UNUSED:
+                o.reason, o.detail = "library_unused", v.detail
+            else:
+                o.reason, o.detail = ("sandbox_error" if v.infrastructure else _STATUS_REASON.get(v.status, "runtime_error")), v.detail
 
     def _check_runs(self, o: Outcome, verdicts: Sequence[Any]) -> None:
         for v in verdicts:

@@ -10,7 +10,7 @@ import math
 import os
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .checkpoint import has_checkpoint, load_trainer, save_trainer
 from .trajectories import SFTExample, sft_batch  # SFTExample lives with the records it is made from
@@ -117,12 +117,15 @@ def train_sft(
     checkpoint_dir: str | os.PathLike | None = None,
     progress: bool = True,
     stop_after_epochs: int | None = None,
+    after_epoch: Callable[[int], bool] | None = None,
 ) -> dict:
     """Fine-tune ``policy`` in place; return metrics (``loss`` per epoch, ``steps``).
 
     With ``checkpoint_dir`` a checkpoint is written after every epoch and a rerun resumes from
     the last finished epoch (same data order, same optimizer and scheduler state).
     ``stop_after_epochs`` ends early after that many epochs in total (used to test resumption).
+    ``after_epoch(epochs_done)`` is called after every epoch with the model in eval mode (e.g. to
+    score a validation split); returning True stops training there (early stopping).
     """
     import torch
 
@@ -177,6 +180,12 @@ def train_sft(
             counters["loss"] = list(counters["loss"]) + [sum(losses) / len(losses)]
             if checkpoint_dir is not None:
                 save_trainer(checkpoint_dir, model, optimizer, scheduler, counters)
+            if after_epoch is not None:
+                model.eval()
+                stop = after_epoch(counters["epoch"])
+                model.train()
+                if stop:
+                    break
     finally:
         bar.close()
     model.eval()
