@@ -22,7 +22,7 @@ import threading
 
 import pytest
 
-from _dependence_corpus import DETECTORS, HELPERS, ORACLES, SHAPES, _fields, honest_alternatives, named_unused
+from _dependence_corpus import DETECTORS, HELPERS, ORACLES, QUERY_TASKS, SHAPES, _fields, honest_alternatives, named_unused, query_answers
 from _gate_corpus import block
 from conftest import legit_skip
 from se_gym.judge import Judge, JudgeError
@@ -105,6 +105,31 @@ def test_honest_answers_that_split_the_work_otherwise_pass(suite, judge):
     assert all(v.reward == 0 and v.status is Status.LIBRARY_UNUSED for (_, e, _, _), v in zip(rows, verdicts) if e == "reject")
     # a part done in Python before the library is matched in that function's own world
     assert any(c.startswith("match:") for (_, e, _, _), v in zip(rows, verdicts) if e == "pass" for c in v.dependence["cases"])
+
+
+def test_queries_and_conversions_are_computations_of_the_counterfactual_library(judge):
+    """Issue 42, task 1: on every built-in seed 19 tasks (shape, size, the shape of atleast_3d,
+    astype, empty) had a reference whose results the counterfactual library did not move: every
+    case was "independent", and an answer that named the library and computed in Python (a shape by
+    ``len``) earned 1.0.  Now queries (functions and the array's attributes alike) and conversions
+    are computations and the empty spec accumulates its allocation: the plain-Python answers earn
+    nothing, the honest ones pass, and those that take the query from another function (or ``len``)
+    are refused, by design.  The plain ones earned 1.0 on main's code (and still do without the check)."""
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    rows = query_answers([t for t in tasks if t.id in QUERY_TASKS], lib)
+    assert {t.id for *_, t in rows} == set(QUERY_TASKS) and sum(e == "plain" for _, e, _, _ in rows) >= 6
+    verdicts = judge.judge_many(_items(rows))
+    wrong = [f"{name} ({t.id}): expected {expect}, got {v.status.value} {v.detail[:100]} {v.dependence}"
+             for (name, expect, _, t), v in zip(rows, verdicts) if v.passed != (expect == "pass")]
+    assert not wrong, "\n".join(wrong)
+    for (name, expect, _, t), v in zip(rows, verdicts):
+        if expect == "pass":
+            assert "independent" not in v.dependence["cases"], (name, v.dependence)
+        else:
+            assert v.reward == 0 and v.status is Status.LIBRARY_UNUSED, (name, v.status, v.detail)
+    plain = [r for r in rows if r[1] == "plain"]
+    with Judge(lib, profile="strict", workers=2, dependence=False) as off:  # (the hole, without the check)
+        assert all(v.reward == 1.0 for v in off.judge_many(_items(plain)))
 
 
 def test_a_case_where_even_the_reference_does_not_depend_on_the_library_demands_nothing(suite, judge):
