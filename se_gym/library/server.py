@@ -190,27 +190,24 @@ def _error_name(e):
 #   perturbed by an amount drawn from SECRET (hex) and the key; every other one is real.
 #
 # A computation is a call of a library function other than the array constructor (_PLAIN), or of a
-# callable one returned (``vectorize``'s), or a read of the array type's queries (``.shape``,
-# ``.size``, ``.ndim``: the class of the function of that name, as a call of it; issue 42, task 1:
-# a reference whose result is a shape, a size, a conversion (``astype``, ``copy``,
-# ``ascontiguousarray``), a bool or a dtype (``isscalar``, ``result_type``) computed nothing the
-# counterfactual moved, so any answer passed it).  The array type's operators, indexing, ``len``,
-# iteration and data reads are not: they are Python's own arithmetic and conversions.  Each element of a
-# computation's output has a key: its function's class (aliases share one: ``abs``/``absolute``,
+# callable one returned (``vectorize``'s), or a read of the array type's queries ``.shape``,
+# ``.size`` and ``.ndim`` (a call of the function of that name: its class).  Queries and conversions
+# (``shape``, ``size``, ``astype``, ``copy``, ``ascontiguousarray``...) are computations since issue
+# 42's task 1: a reference whose result was a shape, a size or a conversion computed nothing the
+# counterfactual moved, so any answer passed it.  The array type's operators, indexing, ``len``,
+# iteration and data reads are not: they are Python's own arithmetic and conversions.  Each element
+# of a computation's output has a key: its function's class (aliases share one: ``abs``/``absolute``,
 # ``amax``/``max``...) and its value, never the secret; its perturbation's amount comes from the key
 # and the secret.  So the same value computed by the same function is perturbed alike however the
 # call was made (on one value or a whole array, a column at a time or with ``axis``, positional or
-# keyword arguments, ``shape(a)`` or ``a.shape``).  A perturbation keeps shape, dtype and kind: floats scale by 1 +- [0.1, 0.5]
-# (a value under 1e-3, zero included, moves by +-[0.1, 0.5]; nan and inf stay), ints move by
-# +-1..3, bools flip, indices (argmax, argsort, nonzero...) go through a secret permutation of their
-# range (still valid indices), strings change one character, a dtype becomes another of its kind.
-# It never raises: the real call runs first, and only its result is perturbed.
+# keyword arguments, ``shape(a)`` or ``a.shape``).  A perturbation keeps an array's shape, dtype and
+# kind: floats scale by 1 +- [0.1, 0.5] (a value under 1e-3, zero included, moves by +-[0.1, 0.5];
+# nan and inf stay), ints move by +-1..3 (a shape's too), bools flip, indices (argmax, argsort,
+# nonzero...) go through a secret permutation of their range (still valid indices), strings change
+# one character.  It never raises: the real call runs first, and only its result is perturbed.
 _PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer's inputs start there)
 _QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
 ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
-# a dtype result becomes another of its kind (the same kind and byte order; bool has no other)
-_DTYPES = {"f": ("float16", "float32", "float64"), "i": ("int8", "int16", "int32", "int64"),
-           "u": ("uint8", "uint16", "uint32", "uint64"), "c": ("complex64", "complex128")}
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
 _ALIASES = {"absolute": "abs", "fabs": "abs", "around": "round", "rint": "round", "amax": "max", "amin": "min",
             "fmax": "maximum", "fmin": "minimum", "remainder": "mod", "average": "mean", "diag": "diagonal",
@@ -393,8 +390,6 @@ class _Counterfactual:
         """One array or scalar of a result: the same value (recorded), or its perturbed copy.  Each
         element's key is its class and its value; so is its perturbation's (with the secret): the
         same value computed by the same function is perturbed alike however the call was made."""
-        if isinstance(x, np.dtype):
-            return self._dtype(cls, x)
         if not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, str)):
             return x
         a = np.asarray(x)
@@ -431,26 +426,6 @@ class _Counterfactual:
         else:
             out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
         return _like(x, out)
-
-    def _dtype(self, cls, x):
-        """``value`` of a dtype result: its key is its class and its name; perturbed, it becomes
-        another dtype of its kind (the secret picks which)."""
-        others = [d for d in _DTYPES.get(x.kind, ()) if d != x.name]
-        if not others:
-            return x
-        key = _mix1(int(_word("dtype:" + x.name)) ^ _class_word(cls))
-        if self.record is not None:
-            if self.count < MAX_KEYS and key not in self.record.setdefault(cls, set()):
-                self.record[cls].add(key)
-                self.count += 1
-            return x
-        if self.secret is None:
-            return x
-        known = None if self.keys is None else self.keys.get(cls)
-        if self.keys is not None and (known is None or key not in known[1]):
-            return x
-        self.count += 1
-        return np.dtype(others[_mix1(key ^ int(self._amount(cls))) % len(others)])
 
     def _small(self, cls, x, a, kind):
         """``value`` of a small bool, int or float result, in plain Python (see _SMALL)."""
