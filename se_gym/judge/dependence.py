@@ -177,6 +177,16 @@ class DependenceCheck:
     def _mode(self, keys: dict | None) -> dict:
         return {"cf": self.secret, "keys": keys}
 
+    @staticmethod
+    def demanded(keys: dict) -> dict:
+        """The recorded classes that get a world of their own (step 3): the reference's
+        computations, less its queries and conversions (``shape``, ``astype``, ``copy``...: classes
+        the server marks with ``~``) where it computes anything else.  World ``*`` perturbs them
+        all; a world of a conversion's own would pay an answer that made only the conversion with
+        the library (``copy(x)``, a loop bound from ``shape``) and the rest in Python."""
+        strong = {c: k for c, k in keys.items() if not c.startswith("~")}
+        return strong or dict(keys)
+
     def steps(self) -> Generator[list, list, None]:
         """Yields lists of programs; each is sent back the list of their results."""
         # 1. the references' records (those not cached yet)
@@ -203,11 +213,11 @@ class DependenceCheck:
             ref = it.ref
             if ref is None or not ref.ok or len(ref.keys) < 2 or not self._differs(it):
                 continue
-            for cls in sorted(ref.keys):
+            for cls in sorted(self.demanded(ref.keys)):
                 jobs.append((it, cls, it.pending.program.with_library_mode(self._mode({cls: ref.keys[cls]}))))
                 wanted.add((id(ref), cls))
         for r in self.refs:
-            for cls in sorted(r.keys) if r.ok else ():
+            for cls in sorted(self.demanded(r.keys)) if r.ok else ():
                 if (id(r), cls) in wanted:
                     jobs.append((r, cls, r.pending.program.with_library_mode(self._mode({cls: r.keys[cls]}))))
         yield from self._worlds(jobs)

@@ -141,11 +141,12 @@ def load():
         if fn is not None:
             FUNCTIONS[name] = safe.get(id(fn), fn)
             where = _path_of(path)
-            CLASSES[name] = _ALIASES.get(where, first.setdefault(id(fn), where))
+            cls = _ALIASES.get(where, first.setdefault(id(fn), where))
+            CLASSES[name] = "~" + cls if cls in _WEAK else cls
             PATHS[name] = where
     for q in _QUERIES:  # (``a.shape`` is a call of ``shape``: the same class, so the same perturbation)
         fn = getattr(np, q)
-        ATTR_CLASSES[q] = _ALIASES.get(q, first.get(id(fn), q))
+        ATTR_CLASSES[q] = "~" + _ALIASES.get(q, first.get(id(fn), q))
     warnings.simplefilter("ignore")  # NumPy's warnings would go nowhere useful: the program cannot see them
     # (the legacy random state only where the table reaches np.random: putting it back costs 0.1 ms)
     uses_random = any(option.startswith("random.") for path in TABLE.values() for option in path.split("|"))
@@ -206,6 +207,13 @@ def _error_name(e):
 # nonzero...) go through a secret permutation of their range (still valid indices), strings change
 # one character.  It never raises: the real call runs first, and only its result is perturbed.
 _PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer's inputs start there)
+# Queries and conversions are *weak* computations (their class starts with "~"): a reference's
+# record names them, and the judge perturbs them only where the reference computes nothing else
+# (dependence.py); with no reference (every computation perturbed) they stay real.  Were they
+# perturbed beside a reference's other computations, an answer that made only the conversion or the
+# query with the library (``copy(x)`` or a loop bound from ``shape``) and the rest in Python would
+# match in that class's own world.
+_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})
 _QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
 ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
@@ -410,6 +418,8 @@ class _Counterfactual:
         if self.secret is None:
             return x
         if self.keys is None:
+            if cls[0] == "~":
+                return x
             hit = np.ones(keys.size, dtype=bool)
         else:
             known = self.keys.get(cls)
@@ -442,7 +452,7 @@ class _Counterfactual:
         if self.secret is None:
             return x
         known = None if self.keys is None else self.keys.get(cls)
-        if self.keys is not None and known is None:
+        if (known is None if self.keys is not None else cls[0] == "~"):
             return x
         hits = [i for i, k in enumerate(keys) if known is None or k in known[1]]
         if not hits:
