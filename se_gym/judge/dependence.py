@@ -177,13 +177,26 @@ class DependenceCheck:
     def _mode(self, keys: dict | None) -> dict:
         return {"cf": self.secret, "keys": keys}
 
+    def _weak_world(self, r: _Reference) -> dict:
+        """The keys of world ``~`` for reference ``r``: its queries and conversions, where it also
+        computes other things (world ``*`` perturbs those only) and some case's result did not
+        change in ``*`` (a shape of ``atleast_3d``'s output); else nothing."""
+        weak = {c: k for c, k in r.keys.items() if c.startswith("~")}
+        rstar = r.worlds.get("*")
+        if not weak or len(weak) == len(r.keys) or not isinstance(rstar, list):
+            return {}
+        tol = self._tol()
+        return weak if any(same(a, b, *tol) for a, b in zip(rstar, r.values)) else {}
+
     @staticmethod
     def demanded(keys: dict) -> dict:
-        """The recorded classes that get a world of their own (step 3): the reference's
-        computations, less its queries and conversions (``shape``, ``astype``, ``copy``...: classes
-        the server marks with ``~``) where it computes anything else.  World ``*`` perturbs them
-        all; a world of a conversion's own would pay an answer that made only the conversion with
-        the library (``copy(x)``, a loop bound from ``shape``) and the rest in Python."""
+        """The recorded classes world ``*`` perturbs and that get a world of their own (step 3):
+        the reference's computations, less its queries and conversions (``shape``, ``astype``,
+        ``copy``...: classes the server marks with ``~``) where it computes anything else.  Those
+        get world ``~`` only where ``*`` leaves a result unchanged: perturbed beside the rest (or
+        in worlds of their own) they paid an answer that made only the conversion with the library
+        (``ascontiguousarray(m)``, a loop bound from ``shape``) and the rest in Python: the
+        reference's later computations, fed perturbed values, were not perturbed themselves."""
         strong = {c: k for c, k in keys.items() if not c.startswith("~")}
         return strong or dict(keys)
 
@@ -199,15 +212,21 @@ class DependenceCheck:
         jobs: list[tuple[Any, str, Any]] = []
         for r in self.refs:
             if r.ok:
-                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(r.keys))))
+                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys)))))
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
                 continue
-            keys = it.ref.keys if it.ref is not None and it.ref.ok else None
+            keys = self.demanded(it.ref.keys) if it.ref is not None and it.ref.ok else None
             jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
         yield from self._worlds(jobs)
-        # 3. one world per library function of the reference, for answers that differ from it in "*"
+        # 3. one world per library function of the reference, for answers that differ from it in "*";
+        # and world "~" (its queries and conversions alone) where its result did not change in "*"
         jobs = []
+        weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
+        for owner in [*self.refs, *self.items]:
+            ref = owner if isinstance(owner, _Reference) else owner.ref
+            if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list):
+                jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
         wanted: set = set()
         for it in self.items:
             ref = it.ref
@@ -298,7 +317,12 @@ class DependenceCheck:
             if not passed[c]:
                 codes.append("failed")
             elif same(rstar[c], ref.values[c], *tol):
-                codes.append("independent")  # even the reference's result does not depend on the library here
+                rw, aw = ref.worlds.get("~"), it.worlds.get("~")
+                if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
+                    # (its queries and conversions alone change it: a shape of atleast_3d's output)
+                    codes.append("match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs")
+                else:
+                    codes.append("independent")  # even the reference's result does not depend on the library here
             elif same(star[c], rstar[c], *tol):
                 codes.append("match")
             else:

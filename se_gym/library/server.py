@@ -337,6 +337,69 @@ def _index_sizes(path, args, kwargs, out):
     return None
 
 
+# What a computation's output element was computed from, as a digest that joins its key (issue 42,
+# wave 4): without it a value's key was its class and its value only, so a result computed in Python
+# and passed through the reference's own function where that function is an identity (``max`` of
+# ``[hi]``, ``cumsum`` of ``[t]``, ``abs`` of an absolute value, ``maximum`` of a result already
+# clipped, ``shape`` of a zero matrix of the right size) got the reference's perturbation.  Each
+# digest is a multiset hash (a wrapping sum of mixed element words), so it does not depend on how
+# the call was made: an elementwise function's element by its inputs' elements (broadcast, in any
+# order: ``maximum(x, 0)`` is ``maximum(0, x)``), a reduction's by the slice it reduces (``axis``,
+# ``keepdims``, per column or whole), a cumulative one's by its prefix, a query's by its whole
+# input.  Other functions keep their value-only keys.
+_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "average", "median", "std", "var", "any", "all",
+                         "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar"})
+_CUMULATIVE = frozenset({"cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod"})
+_ELEMENTWISE = frozenset({"astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})  # (on their first argument)
+_REDUCE_KW = frozenset({"axis", "dtype", "keepdims", "out", "initial", "ddof", "overwrite_input"})
+
+
+def _words(x):
+    """The mixed words of an argument's elements, in its shape; None where it is not numbers or text."""
+    try:
+        a = np.asarray(x)
+    except Exception:
+        return None
+    if a.dtype.kind not in "biufcUS":
+        return None
+    return _mix(_bits(a) ^ np.uint64(0x5851F42D4C957F2D)).reshape(a.shape)
+
+
+def _inputs(fn, path, args, kwargs, out):
+    """Per element of ``out`` (flat, uint64), a digest of what it was computed from; None where the
+    function has none (see above)."""
+    try:
+        shape = np.shape(out)
+        if type(fn) is np.ufunc and fn.nout == 1 and not isinstance(out, tuple) and "where" not in kwargs:
+            acc = None
+            for x in args[:fn.nin]:
+                w = _words(x)
+                if w is None:
+                    return None
+                acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
+            return None if acc is None else np.broadcast_to(acc, shape).reshape(-1)
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        if path in _ELEMENTWISE and first is not None:
+            w = _words(first)
+            return None if w is None or w.shape != shape else w.reshape(-1)
+        if path in _QUERIES:
+            w = _words(first)
+            return None if w is None else np.full(max(1, int(np.prod(shape))), np.sum(w), dtype=np.uint64)
+        if path not in _REDUCTIONS and path not in _CUMULATIVE or first is None or set(kwargs) - _REDUCE_KW - {"a"}:
+            return None
+        w = _words(first)
+        if w is None:
+            return None
+        axis = kwargs["axis"] if "axis" in kwargs else args[1] if len(args) > 1 else None
+        if path in _CUMULATIVE:
+            got = np.cumsum(w.reshape(-1) if axis is None else w, axis=0 if axis is None else axis, dtype=np.uint64)
+        else:
+            got = np.sum(w, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), dtype=np.uint64)
+        return None if np.shape(got) != shape else np.asarray(got, dtype=np.uint64).reshape(-1)
+    except Exception:
+        return None
+
+
 class _Counterfactual:
     """One program's mode (see above): what it records, or how it perturbs."""
 
@@ -371,9 +434,10 @@ class _Counterfactual:
         return None
 
     # -- a computation's result ---------------------------------------------------------------
-    def call(self, cls, path, args, kwargs, out):
+    def call(self, cls, path, args, kwargs, out, fn=None):
         """The result of a computation of class ``cls`` (``path``: its NumPy path, for functions
-        that return indices), recorded or perturbed as the mode says."""
+        that return indices and for the digest of its inputs; ``fn``: the function), recorded or
+        perturbed as the mode says."""
         if cls is None or path in _PLAIN:
             return out
         if path in _IN_PLACE and args and isinstance(args[0], np.ndarray):
@@ -388,25 +452,33 @@ class _Counterfactual:
         sizes = _index_sizes(path, args, kwargs, out)
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
-                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None) for k, x in enumerate(out)]
+                ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else None  # (a shape's parts: its input)
+                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctx) for k, x in enumerate(out)]
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
-            return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None)
+            ctx = None if sizes else _inputs(fn, path, args, kwargs, out)
+            return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
 
-    def value(self, cls, x, size):
+    def value(self, cls, x, size, ctx=None):
         """One array or scalar of a result: the same value (recorded), or its perturbed copy.  Each
-        element's key is its class and its value; so is its perturbation's (with the secret): the
-        same value computed by the same function is perturbed alike however the call was made."""
+        element's key is its class, its value and (``ctx``, flat, where the function has one) the
+        digest of what it was computed from; so is its perturbation's (with the secret): the same
+        value computed by the same function from the same values is perturbed alike however the call
+        was made."""
         if not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, str)):
             return x
         a = np.asarray(x)
         kind = a.dtype.kind
         if a.size == 0 or kind not in "biufcUS" or (size is not None and kind not in "iu"):
             return x
+        if ctx is not None and ctx.size not in (1, a.size):
+            ctx = None
         if size is None and a.size <= _SMALL and kind in "biuf":
-            return self._small(cls, x, a, kind)
+            return self._small(cls, x, a, kind, ctx)
         keys = _mix(_bits(a) ^ np.uint64(_class_word(cls)))
+        if ctx is not None:
+            keys = _mix(keys ^ ctx)
         if self.record is not None:
             if self.count < MAX_KEYS:
                 got = self.record.setdefault(cls, set())
@@ -437,11 +509,14 @@ class _Counterfactual:
             out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
         return _like(x, out)
 
-    def _small(self, cls, x, a, kind):
+    def _small(self, cls, x, a, kind, ctx=None):
         """``value`` of a small bool, int or float result, in plain Python (see _SMALL)."""
         vals = a.reshape(-1).tolist()
         ck = _class_word(cls)
         keys = [_mix1(_bits1(v) ^ ck) for v in vals]
+        if ctx is not None:
+            cs = ctx.tolist() * len(vals) if ctx.size == 1 else ctx.tolist()
+            keys = [_mix1(k ^ c) for k, c in zip(keys, cs)]
         if self.record is not None:
             if self.count < MAX_KEYS:
                 got = self.record.setdefault(cls, set())
@@ -753,7 +828,7 @@ class Server:
             a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
             out = _where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw)
             if self.cf is not None:
-                out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out)
+                out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out, fn)
             return self.encode(out)
         if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
             fn = self.objects.get(args[0]) if type(args[0]) is int else None
@@ -775,7 +850,7 @@ class Server:
                     raise Refused(f"the library has no function {d[1]!r}")
                 made = fn(*[self.decode(a) for a in d[2]])
                 if self.cf is not None:  # (the client defers only constructors; a raw frame may hold more)
-                    made = self.cf.call(CLASSES.get(d[1]), PATHS.get(d[1]), [], {}, made)
+                    made = self.cf.call(CLASSES.get(d[1]), PATHS.get(d[1]), [self.decode(a) for a in d[2]], {}, made, fn)
                 if not isinstance(made, np.ndarray) or len(self.objects) >= MAX_HANDLES:
                     raise Refused("request is not valid")
                 self.objects[d[0]] = made
@@ -799,7 +874,7 @@ class Server:
             if args[1] == "dtype":
                 return {"d": v.name}
             if self.cf is not None and args[1] in _QUERIES:
-                v = self.cf.call(ATTR_CLASSES.get(args[1], args[1]), args[1], [], {}, v)
+                v = self.cf.call(ATTR_CLASSES.get(args[1], args[1]), args[1], [a], {}, v)
             return self.encode(v)
         if op == "get" and n == 2:
             return self.item(a[self.decode(args[1])])
