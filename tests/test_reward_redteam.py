@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from _gate_corpus import block
-from _reward_redteam_corpus import HONEST, HOSTILE, TASKS, render
+from _reward_redteam_corpus import HOSTILE, TASKS, render
 from conftest import legit_skip
 from se_gym.judge import Judge
 from se_gym.judge.types import Status
