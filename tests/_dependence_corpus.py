@@ -180,11 +180,18 @@ ALTERNATIVES: dict[str, list[tuple[str, str, str]]] = {
 def honest_alternatives(tasks, lib) -> list[tuple[str, str, str, object]]:
     """``(name, expect, code, task)``: the alternatives of :data:`ALTERNATIVES` whose library
     functions this library has."""
+    return _bodies(ALTERNATIVES, tasks, lib)
+
+
+def _bodies(table, tasks, lib) -> list[tuple[str, str, str, object]]:
+    """``(name, expect, code, task)`` for the ``(name, expect, body)`` rows of ``table`` per task
+    id, the body as ``solve``'s (library names in braces; rows naming a function this library
+    does not have are left out)."""
+    names = {n: lib.qualified(n) for n in lib.names if "." not in n}
     out = []
     for task in tasks:
         params = task.function_name.split("(", 1)[1].rsplit(")", 1)[0]
-        for name, expect, body in ALTERNATIVES.get(task.id, ()):
-            names = {n: lib.qualified(n) for n in lib.names if "." not in n}
+        for name, expect, body in table.get(task.id, ()):
             try:
                 code = f"import {lib.package}\ndef solve({params}):\n" + textwrap.indent(body.format(**names), "    ") + "\n"
             except KeyError:
@@ -315,11 +322,4 @@ QUERY_TASKS: dict[str, list[tuple[str, str, str]]] = {
 
 def query_answers(tasks, lib) -> list[tuple[str, str, str, object]]:
     """``(name, expect, code, task)`` of :data:`QUERY_TASKS` for the tasks given."""
-    names = {n: lib.qualified(n) for n in lib.names if "." not in n}
-    out = []
-    for task in tasks:
-        params = task.function_name.split("(", 1)[1].rsplit(")", 1)[0]
-        for name, expect, body in QUERY_TASKS.get(task.id, ()):
-            code = f"import {lib.package}\ndef solve({params}):\n" + textwrap.indent(body.format(**names), "    ") + "\n"
-            out.append((name, expect, code, task))
-    return out
+    return _bodies(QUERY_TASKS, tasks, lib)
