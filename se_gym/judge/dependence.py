@@ -6,17 +6,22 @@ answer that earns reward is run again against a **counterfactual library** (the 
 counterfactual mode, se_gym/library/server.py), and so is the task's trusted reference solution:
 
 1. The reference runs once with the real library, its server recording the *keys* of its
-   computations (a library function's class and the values it returned): which values the
-   reference computes with the library.  Cached per task for the judge's life.
+   computations (a library function's class, the values it returned and, where defined, a digest
+   of the values it computed them from): which values the reference computes with the library.
+   Cached per task for the judge's life.
 2. World ``*``: the answer and the reference run again, their servers returning perturbed values
    for every computation whose key the reference recorded (a secret drawn per batch sets the
    amounts; every other computation stays real).  A case *depends* on the library where the
    reference's result changes.  On each such case the answer's result must equal the reference's
    counterfactual result (same comparison as scoring): it computed its result from the values
    the reference computes with the library, as the reference does, or from values equal to them.
+   The reference's queries and conversions (``shape``, ``astype``, ``copy``...: *weak* classes,
+   ``~`` in the record) are perturbed in ``*`` only where it computes nothing else; beside other
+   computations they get world ``~`` of their own, for the cases ``*`` leaves unchanged.
 3. Where it does not, and the reference uses several library functions, one world per function
-   (only that function's values perturbed): an answer that did part of the reference's library
-   work in Python still computes the rest from the library, and matches in that function's world.
+   (only that function's values perturbed; its strong functions only, where it has any): an
+   answer that did part of the reference's library work in Python still computes the rest from
+   the library, and matches in that function's world.
 
 A case the answer passes that depends on the library and matches in no world makes the verdict
 ``library_unused`` (reward 0; with ``reward="fraction"``, such cases earn nothing).  Without a
