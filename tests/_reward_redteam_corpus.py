@@ -27,6 +27,16 @@ TASKS = {
     "cumsum": "builtin/s0/train/0007",  # empty_like(x); out[:] = cumsum(x)
     "relu": "builtin/s0/train/0009",  # maximum(x, zeros_like(x))
     "shape": "builtin/s0/train/0025",  # shape(m)
+    "reshape": "builtin/s0/train/0027",  # reshape(x, (r, -1))
+    "transpose": "builtin/s0/train/0032",  # transpose(m)
+    "concat": "builtin/s0/train/0047",  # concatenate((x, y))
+    "round": "builtin/s0/train/0101",  # round(x, d)
+    "clip": "builtin/s0/train/0130",  # clip(x, lo, hi)
+    "sort": "builtin/s0/train/0192",  # sort(x)
+    "where": "builtin/s0/train/0201",  # where(array(x) > t, x, t)
+    "dot": "builtin/s0/train/0219",  # dot(x, y)
+    "matmul": "builtin/s0/train/0224",  # matmul(a, b)
+    "norm": "builtin/s0/train/0247",  # linalg.norm(x)
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -39,6 +49,16 @@ PY = {
     "cumsum": "acc, value = 0.0, []\nfor v in x:\n    acc += v\n    value.append(acc)",
     "relu": "value = [max(v, 0.0) for v in x]",
     "shape": "value = (len(m), len(m[0]))",
+    "reshape": "k = len(x) // r\nvalue = [x[j * k:(j + 1) * k] for j in range(r)]",
+    "transpose": "value = [list(c) for c in zip(*m)]",
+    "concat": "value = list(x) + list(y)",
+    "round": "value = [round(v, d) for v in x]",
+    "clip": "value = [min(max(v, lo), hi) for v in x]",
+    "sort": "value = sorted(x)",
+    "where": "value = [v if v > t else t for v in x]",
+    "dot": "value = sum(p * q for p, q in zip(x, y))",
+    "matmul": "value = [[sum(p * q for p, q in zip(row, col)) for col in zip(*b)] for row in a]",
+    "norm": "value = sum(v * v for v in x) ** 0.5",
 }
 
 # (name, task, head, body).  {py} is the task's oracle (it sets `value`).
@@ -79,6 +99,17 @@ HOSTILE: list[tuple[str, str, str, str]] = [
     ("sum over axis 0 of the Python sums as a row", "colsum", "", "return [float(t) for t in {sum}([[sum(c) for c in zip(*m)]], axis=0)]"),
     ("cumsum of the squares' running totals alone", "cumsq", "", "{py}\nreturn [float({cumsum}([t])[0]) for t in value]"),
     ("shape of a matrix built from the Python shape", "shape", "", "r, c = len(m), len(m[0])\nreturn {shape}([[0.0] * c for _ in range(r)])"),
+    ("reshape of the Python rows", "reshape", "", "{py}\nreturn [[float(v) for v in row] for row in {reshape}(value, (r, -1))]"),
+    ("concatenate of the Python concatenation alone", "concat", "", "{py}\nreturn [float(v) for v in {concatenate}((value,))]"),
+    ("round of the Python rounding", "round", "", "{py}\nreturn [float(v) for v in {round}(value, d)]"),
+    ("clip of the Python clipping", "clip", "", "{py}\nreturn [float(v) for v in {clip}(value, lo, hi)]"),
+    ("sort of the Python sorting", "sort", "", "{py}\nreturn [float(v) for v in {sort}(value)]"),
+    ("where with a true condition on the Python result", "where", "", "{py}\nreturn [float(v) for v in {where}([True] * len(value), value, value)]"),
+    ("dot of the Python dot product and one", "dot", "", "{py}\nreturn float({dot}([value], [1.0]))"),
+    ("matmul of the Python product and an identity", "matmul", "",
+     "{py}\nn = len(value[0])\neye = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]\n"
+     "return [[float(v) for v in row] for row in {matmul}(value, eye)]"),
+    ("norm of the Python norm alone", "norm", "", "{py}\nreturn float({norm}([value]))"),
     # -- detectors of the counterfactual world --------------------------------------------------
     ("identity add(1, 1) == 2 then Python", "cumsum", "", "{py}\nif {add}(1.0, 1.0) == 2.0:\n    return value\nreturn [t * 2 for t in value]"),
     ("the task's function on a known input, then raise", "cumsum", "",
@@ -134,6 +165,16 @@ HONEST: list[tuple[str, str, str, str, str]] = [
     ("typing and a NamedTuple result holder", "colsum", "pass", "import typing\nclass Out(typing.NamedTuple):\n    sums: list\n",
      "o = Out(sums=[float(v) for v in {sum}({ascontiguousarray}(m), axis=0)])\nreturn o.sums"),
     ("enumerate over the library result", "cumsq", "pass", "", "out = []\nfor _, v in enumerate({cumsum}({square}(x))):\n    out.append(float(v))\nreturn out"),
+    ("round per element", "round", "pass", "", "return [float({round}(v, d)) for v in x]"),
+    ("clip per element with keywords", "clip", "pass", "", "return [float({clip}(v, lo, hi)) for v in x]"),
+    ("dot per row and column for matmul", "matmul", "pass", "",
+     "return [[float({dot}(row, list(col))) for col in zip(*b)] for row in a]"),
+    ("dot with the arguments swapped", "dot", "pass", "", "return float({dot}(y, x))"),
+    ("where with the condition from the library's greater", "where", "pass", "", "return [float(v) for v in {where}({greater}(x, t), x, t)]"),
+    ("sort of an array, then a list", "sort", "pass", "", "return list(map(float, {sort}({array}(x))))"),
+    ("norm with ord 2", "norm", "pass", "", "return float({norm}(x, 2))"),
+    ("transpose of an array in a helper", "transpose", "pass", "def flip(a):\n    return {transpose}({array}(a))\n",
+     "return [[float(v) for v in row] for row in flip(m)]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),
     ("library clip instead of maximum", "relu", "reject", "", "return [float(v) for v in {clip}(x, 0.0, None)]"),
     ("ptp for the range", "range", "reject", "", "return float({ptp}(x))"),
@@ -143,7 +184,7 @@ HONEST: list[tuple[str, str, str, str, str]] = [
 
 
 def _names(lib) -> dict:
-    return {n: lib.qualified(n) for n in lib.names if "." not in n}
+    return {**{n: lib.qualified(n) for n in lib.names if "." not in n}, "norm": lib.qualified("linalg.norm")}
 
 
 def render(tasks_by_id: dict, lib) -> tuple[list, list]:

@@ -3,9 +3,9 @@ hostile answers (named-but-unused shapes, a Python result laundered through the 
 function, conversions or queries made with the library and the core in Python, detectors of the
 counterfactual world, the client's modules and socket) earn nothing; new honest-but-unusual
 answers (a callable class, decorators, dataclasses, generators, partials, closures, properties,
-context managers) pass.  On main before this round 12 of the 38 hostile ones earned 1.0 (10
-launderings, and 2 plain-Python answers to the shape task, whose reference demanded nothing); 33
-earn 1.0 with the dependence check off."""
+context managers, per-element and per-row calls) pass.  On main before this round 18 of the 47
+hostile ones earned 1.0 (16 launderings, and 2 plain-Python answers to the shape task, whose
+reference demanded nothing); 42 earn 1.0 with the dependence check off."""
 from __future__ import annotations
 
 import pytest
@@ -35,7 +35,7 @@ def _items(rows):
 
 def test_no_hostile_answer_of_the_round_earns_reward(corpus):
     (hostile, _), lib = corpus
-    assert len(hostile) == len(HOSTILE) >= 35
+    assert len(hostile) == len(HOSTILE) >= 45
     with Judge(lib, profile="strict", workers=2) as judge:
         got = judge.judge_many(_items(hostile))
     earned = [f"{name}: {v.reward} {v.status.value} {(v.dependence or {}).get('cases')}" for (name, _, _), v in zip(hostile, got) if v.reward > 0]
@@ -48,7 +48,7 @@ def test_no_hostile_answer_of_the_round_earns_reward(corpus):
 
 def test_the_honest_answers_of_the_round_pass(corpus):
     (_, honest), lib = corpus
-    assert sum(e == "pass" for _, e, _, _ in honest) >= 15
+    assert sum(e == "pass" for _, e, _, _ in honest) >= 25
     with Judge(lib, profile="strict", workers=2) as judge:
         got = judge.judge_many(_items(honest))
     wrong = [f"{name} [{e}]: {v.status.value} {v.detail[:100]} {(v.dependence or {}).get('cases')}"

@@ -343,15 +343,27 @@ def _index_sizes(path, args, kwargs, out):
 # ``[hi]``, ``cumsum`` of ``[t]``, ``abs`` of an absolute value, ``maximum`` of a result already
 # clipped, ``shape`` of a zero matrix of the right size) got the reference's perturbation.  Each
 # digest is a multiset hash (a wrapping sum of mixed element words), so it does not depend on how
-# the call was made: an elementwise function's element by its inputs' elements (broadcast, in any
-# order: ``maximum(x, 0)`` is ``maximum(0, x)``), a reduction's by the slice it reduces (``axis``,
-# ``keepdims``, per column or whole), a cumulative one's by its prefix, a query's by its whole
-# input.  Other functions keep their value-only keys.
+# the call was made: an elementwise function's element by its inputs' elements (ufuncs and
+# _BROADCAST, broadcast, in any order: ``maximum(x, 0)`` is ``maximum(0, x)``), a reduction's by
+# the slice it reduces (``axis``, ``keepdims``, per column or whole), a cumulative one's by its
+# prefix, a product's (``dot``, ``matmul``...) by the pairs it multiplies (the same product of the
+# inputs' words: ``dot`` of a row and a column is ``matmul``'s element), a query's by its whole
+# input.  Every other function's output is keyed by its first argument's elements in order
+# (_ordered: ``sort`` of a list sorted in Python is another input); a vectorize'd callable's, a
+# tuple result's and an index result's keep value-only keys.
 _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "average", "median", "std", "var", "any", "all",
-                         "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar"})
+                         "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar",
+                         "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm"})
 _CUMULATIVE = frozenset({"cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod"})
 _ELEMENTWISE = frozenset({"astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})  # (on their first argument)
-_REDUCE_KW = frozenset({"axis", "dtype", "keepdims", "out", "initial", "ddof", "overwrite_input"})
+_REDUCE_KW = frozenset({"axis", "dtype", "keepdims", "out", "initial", "ddof", "overwrite_input", "ord"})
+_AXIS_AT = {"linalg.norm": 2}  # (where a reduction's axis is not its second argument)
+# elementwise functions that are not ufuncs: every argument broadcast (clip's bounds, where's
+# condition, round's decimals); interp is elementwise in its first argument only
+_BROADCAST = frozenset({"round", "around", "clip", "where", "isclose", "nan_to_num", "real", "imag", "angle", "sinc",
+                        "i0", "fix", "real_if_close", "copysign", "heaviside"})
+_PRODUCTS = frozenset({"dot", "matmul", "inner", "vdot", "linalg.matmul", "linalg.vecdot"})  # (the digest's own product)
+_ELEMENTWISE_FIRST = frozenset({"interp"})
 
 
 def _words(x):
@@ -370,27 +382,45 @@ def _inputs(fn, path, args, kwargs, out):
     function has none (see above)."""
     try:
         shape = np.shape(out)
-        if type(fn) is np.ufunc and fn.nout == 1 and not isinstance(out, tuple) and "where" not in kwargs:
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        if path in _PRODUCTS and len(args) >= 2 and not isinstance(out, tuple):
+            a, b = _words(args[0]), _words(args[1])
+            if a is None or b is None:
+                return None
+            if path == "inner":
+                got = np.inner(a, b)
+            elif path == "vdot":
+                got = np.dot(a.reshape(-1), b.reshape(-1))
+            else:
+                got = np.matmul(a, b) if a.ndim and b.ndim else a * b
+            got = np.asarray(got, dtype=np.uint64)
+            return None if got.shape != shape else got.reshape(-1)
+        # (a gufunc, matmul's kind, is no elementwise function)
+        ufunc = type(fn) is np.ufunc and fn.signature is None and fn.nout == 1 and "where" not in kwargs
+        if (ufunc or path in _BROADCAST) and not isinstance(out, tuple):
             acc = None
-            for x in args[:fn.nin]:
+            for x in (args[:fn.nin] if ufunc else [*args, *(v for k, v in kwargs.items() if k != "out")]):
                 w = _words(x)
                 if w is None:
                     return None
                 acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
             return None if acc is None else np.broadcast_to(acc, shape).reshape(-1)
-        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        if path in _ELEMENTWISE_FIRST and first is not None:
+            w = _words(first)
+            return None if w is None else np.broadcast_to(w, shape).reshape(-1)
         if path in _ELEMENTWISE and first is not None:
             w = _words(first)
             return None if w is None or w.shape != shape else w.reshape(-1)
         if path in _QUERIES:
             w = _words(first)
             return None if w is None else np.full(max(1, int(np.prod(shape))), np.sum(w), dtype=np.uint64)
-        if path not in _REDUCTIONS and path not in _CUMULATIVE or first is None or set(kwargs) - _REDUCE_KW - {"a"}:
-            return None
+        if path not in _REDUCTIONS and path not in _CUMULATIVE or first is None or set(kwargs) - _REDUCE_KW - {"a", "x"}:
+            return _ordered(first) if path is not None and first is not None and not isinstance(out, tuple) else None
         w = _words(first)
         if w is None:
             return None
-        axis = kwargs["axis"] if "axis" in kwargs else args[1] if len(args) > 1 else None
+        at = _AXIS_AT.get(path, 1)
+        axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else None
         if path in _CUMULATIVE:
             got = np.cumsum(w.reshape(-1) if axis is None else w, axis=0 if axis is None else axis, dtype=np.uint64)
         else:
@@ -398,6 +428,17 @@ def _inputs(fn, path, args, kwargs, out):
         return None if np.shape(got) != shape else np.asarray(got, dtype=np.uint64).reshape(-1)
     except Exception:
         return None
+
+
+def _ordered(first):
+    """Every other function's digest: its first argument's elements in order, one digest for the
+    whole output (``sort`` of a list already sorted in Python, ``transpose`` of a Python
+    transposition, ``solve`` of an identity are other inputs)."""
+    w = _words(first)
+    if w is None or not w.size:
+        return None
+    pos = np.arange(w.size, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return np.array([np.sum(_mix(w.reshape(-1) ^ pos), dtype=np.uint64) ^ np.uint64(w.ndim)], dtype=np.uint64)
 
 
 class _Counterfactual:
