@@ -37,6 +37,9 @@ TASKS = {
     "dot": "builtin/s0/train/0219",  # dot(x, y)
     "matmul": "builtin/s0/train/0224",  # matmul(a, b)
     "norm": "builtin/s0/train/0247",  # linalg.norm(x)
+    "argmax": "builtin/s0/train/0179",  # argmax(x)
+    "argsort": "builtin/s0/train/0193",  # argsort(x)
+    "nonzero": "builtin/s0/train/0199",  # nonzero(x)[0]
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -59,6 +62,9 @@ PY = {
     "dot": "value = sum(p * q for p, q in zip(x, y))",
     "matmul": "value = [[sum(p * q for p, q in zip(row, col)) for col in zip(*b)] for row in a]",
     "norm": "value = sum(v * v for v in x) ** 0.5",
+    "argmax": "value = max(range(len(x)), key=lambda i: (x[i], -i))",
+    "argsort": "value = sorted(range(len(x)), key=lambda i: x[i])",
+    "nonzero": "value = [i for i, v in enumerate(x) if v != 0]",
 }
 
 # (name, task, head, body).  {py} is the task's oracle (it sets `value`).
@@ -110,6 +116,10 @@ HOSTILE: list[tuple[str, str, str, str]] = [
      "{py}\nn = len(value[0])\neye = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]\n"
      "return [[float(v) for v in row] for row in {matmul}(value, eye)]"),
     ("norm of the Python norm alone", "norm", "", "{py}\nreturn float({norm}([value]))"),
+    ("argmax of a one-hot list built in Python", "argmax", "", "{py}\nreturn {argmax}([1.0 if i == value else 0.0 for i in range(len(x))])"),
+    ("argsort of the Python ranks", "argsort", "",
+     "{py}\nranks = [0] * len(x)\nfor r, i in enumerate(value):\n    ranks[i] = r\nreturn {argsort}(ranks)"),
+    ("nonzero of a Python mask", "nonzero", "", "{py}\nmask = [1 if i in value else 0 for i in range(len(x))]\nreturn [int(v) for v in {nonzero}(mask)[0]]"),
     # -- detectors of the counterfactual world --------------------------------------------------
     ("identity add(1, 1) == 2 then Python", "cumsum", "", "{py}\nif {add}(1.0, 1.0) == 2.0:\n    return value\nreturn [t * 2 for t in value]"),
     ("the task's function on a known input, then raise", "cumsum", "",
@@ -175,6 +185,9 @@ HONEST: list[tuple[str, str, str, str, str]] = [
     ("norm with ord 2", "norm", "pass", "", "return float({norm}(x, 2))"),
     ("transpose of an array in a helper", "transpose", "pass", "def flip(a):\n    return {transpose}({array}(a))\n",
      "return [[float(v) for v in row] for row in flip(m)]"),
+    ("argmax of an array, int() after", "argmax", "pass", "", "return int({argmax}({array}(x)))"),
+    ("argsort with a keyword axis, as a list", "argsort", "pass", "", "return [int(i) for i in {argsort}(x, axis=0)]"),
+    ("nonzero of an array, unpacked", "nonzero", "pass", "", "(idx,) = {nonzero}({array}(x))\nreturn [int(v) for v in idx]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),
     ("library clip instead of maximum", "relu", "reject", "", "return [float(v) for v in {clip}(x, 0.0, None)]"),
     ("ptp for the range", "range", "reject", "", "return float({ptp}(x))"),

@@ -430,6 +430,36 @@ def _inputs(fn, path, args, kwargs, out):
         return None
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _index_inputs(path, args, kwargs, out, part=False):
+    """The digest of an index result's input (flat, uint64): each element by the slice of its
+    first argument it indexes, in order (``argmax`` along ``axis``, or of the whole, flattened:
+    an argmax per row is the row's slice), else the whole first argument in order; None where
+    there is none."""
+    try:
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        w = _words(first)
+        if w is None or not w.size:
+            return None
+        if path in ("argmax", "argmin", "argsort", "argpartition") and not part and "keepdims" not in kwargs:
+            at = 2 if path == "argpartition" else 1
+            default = None if path in ("argmax", "argmin") else -1
+            axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else default
+            if axis is None:
+                w = w.reshape(-1)
+                axis = 0
+            pos = np.arange(w.shape[axis], dtype=np.uint64) * _GOLDEN
+            pos = pos.reshape([-1 if k == axis % w.ndim else 1 for k in range(w.ndim)])
+            h = np.sum(_mix(w ^ pos), axis=axis, keepdims=True, dtype=np.uint64)
+            got = np.broadcast_to(h, w.shape) if path in ("argsort", "argpartition") else np.squeeze(h, axis=axis)
+            return None if got.shape != np.shape(out) else np.ascontiguousarray(got).reshape(-1)
+        return _ordered(first)
+    except Exception:
+        return None
+
+
 def _ordered(first):
     """Every other function's digest: its first argument's elements in order, one digest for the
     whole output (``sort`` of a list already sorted in Python, ``transpose`` of a Python
@@ -437,7 +467,7 @@ def _ordered(first):
     w = _words(first)
     if w is None or not w.size:
         return None
-    pos = np.arange(w.size, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    pos = np.arange(w.size, dtype=np.uint64) * _GOLDEN
     return np.array([np.sum(_mix(w.reshape(-1) ^ pos), dtype=np.uint64) ^ np.uint64(w.ndim)], dtype=np.uint64)
 
 
@@ -493,12 +523,13 @@ class _Counterfactual:
         sizes = _index_sizes(path, args, kwargs, out)
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
-                ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else None  # (a shape's parts: its input)
+                # (a shape's parts: its input; an index result's parts, nonzero's: its input in order)
+                ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True) if sizes else None
                 parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctx) for k, x in enumerate(out)]
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
-            ctx = None if sizes else _inputs(fn, path, args, kwargs, out)
+            ctx = _index_inputs(path, args, kwargs, out, sizes[0] == "columns") if sizes else _inputs(fn, path, args, kwargs, out)
             return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
 
     def value(self, cls, x, size, ctx=None):
