@@ -40,6 +40,8 @@ TASKS = {
     "argmax": "builtin/s0/train/0179",  # argmax(x)
     "argsort": "builtin/s0/train/0193",  # argsort(x)
     "nonzero": "builtin/s0/train/0199",  # nonzero(x)[0]
+    "searchsorted": "builtin/s0/train/0198",  # searchsorted(a, v)
+    "digitize": "builtin/s0/train/0212",  # digitize(x, bins)
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -65,6 +67,8 @@ PY = {
     "argmax": "value = max(range(len(x)), key=lambda i: (x[i], -i))",
     "argsort": "value = sorted(range(len(x)), key=lambda i: x[i])",
     "nonzero": "value = [i for i, v in enumerate(x) if v != 0]",
+    "searchsorted": "value = [sum(1 for p in a if p < t) for t in v]",
+    "digitize": "value = [sum(1 for b in bins if b <= t) for t in x]",
 }
 
 # (name, task, head, body).  {py} is the task's oracle (it sets `value`).
@@ -188,6 +192,8 @@ HONEST: list[tuple[str, str, str, str, str]] = [
     ("argmax of an array, int() after", "argmax", "pass", "", "return int({argmax}({array}(x)))"),
     ("argsort with a keyword axis, as a list", "argsort", "pass", "", "return [int(i) for i in {argsort}(x, axis=0)]"),
     ("nonzero of an array, unpacked", "nonzero", "pass", "", "(idx,) = {nonzero}({array}(x))\nreturn [int(v) for v in idx]"),
+    ("searchsorted one value at a time", "searchsorted", "pass", "", "return [int({searchsorted}(a, t)) for t in v]"),
+    ("digitize one value at a time", "digitize", "pass", "", "return [int({digitize}(t, bins)) for t in x]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),
     ("library clip instead of maximum", "relu", "reject", "", "return [float(v) for v in {clip}(x, 0.0, None)]"),
     ("ptp for the range", "range", "reject", "", "return float({ptp}(x))"),

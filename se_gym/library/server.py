@@ -439,6 +439,13 @@ def _index_inputs(path, args, kwargs, out, part=False):
     an argmax per row is the row's slice), else the whole first argument in order; None where
     there is none."""
     try:
+        if path in ("digitize", "searchsorted") and len(args) >= 2 and not part:
+            # (elementwise in the values placed, by the whole of the sorted array or the bins)
+            values, table = (args[0], args[1]) if path == "digitize" else (args[1], args[0])
+            w, t = _words(values), _ordered(table)
+            if w is None or t is None or w.shape != np.shape(out):
+                return None
+            return (w + t[0]).reshape(-1)
         first = kwargs["a"] if "a" in kwargs else args[0] if args else None
         w = _words(first)
         if w is None or not w.size:
