@@ -442,3 +442,50 @@ def test_the_async_path_and_the_judge_command_run_the_check_too(suite, tmp_path)
     judged = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
     assert [v["status"] for v in judged] == ["passed", "library_unused"]
     assert judged[1]["extra"]["dependence"]["reference"] == "used"
+
+
+def test_a_computations_key_carries_what_it_was_computed_from(server_module):
+    """Wave 4's red team: a computation's key was its class and its value only, so a result made
+    in Python and passed through the reference's function where that function is an identity
+    (``max([hi])``, ``sort`` of a sorted list, ``abs`` of an absolute value) got the reference's
+    perturbation.  The digest of its inputs joins the key: the same however the call is made (per
+    element, per row or column, with ``axis``, arguments swapped), another where the inputs differ."""
+    import numpy as np
+
+    S = server_module
+    m = np.array([[3.0, -1.0, 2.0], [9.0, 7.0, -8.0]])
+    x = [3.0, -1.0, 2.0]
+
+    def digest(path, args, kwargs=None, fn=None):
+        kwargs = kwargs or {}
+        out = (fn or S.FUNCTIONS.get(path) or getattr(np, path))(*args, **kwargs)
+        return S._inputs(fn or getattr(np, path, None), path, list(args), kwargs, out)
+
+    def index(path, args, kwargs=None):
+        kwargs = kwargs or {}
+        return S._index_inputs(path, list(args), kwargs, getattr(np, path)(*args, **kwargs))
+
+    cat = np.concatenate
+    same = [
+        (digest("absolute", [m]), cat([digest("absolute", [v]) for v in m.reshape(-1)])),  # a ufunc per element
+        (digest("maximum", [x, 0.0]), digest("maximum", [0.0, x])),  # arguments swapped
+        (digest("sum", [m], {"axis": 0}), cat([digest("sum", [list(c)]) for c in m.T])),  # a reduction per column
+        (digest("sum", [m, 0]), digest("sum", [m], {"axis": 0, "keepdims": True})),
+        (digest("matmul", [m, m.T]), np.array([digest("dot", [r, c])[0] for r in m for c in m]).reshape(-1)),  # dot of row and column
+        (digest("sort", [m], {"axis": 1}), cat([digest("sort", [list(r)]) for r in m])),  # along an axis, per row
+        (digest("diff", [m]), cat([digest("diff", [list(r)]) for r in m])),
+        (index("argmax", [m], {"axis": 1}), cat([index("argmax", [list(r)]) for r in m])),
+        (digest("round", [[1.26, 2.5]], {"decimals": 1}), cat([digest("round", [v], {"decimals": 1}) for v in (1.26, 2.5)])),
+    ]
+    for k, (a, b) in enumerate(same):
+        assert a is not None and b is not None and np.array_equal(a, b), k
+    hi = max(x)
+    differ = [
+        (digest("max", [x]), digest("max", [[hi]])),  # laundering: the same output from other inputs
+        (digest("sort", [x]), digest("sort", [sorted(x)])),
+        (digest("absolute", [[v - 1 for v in x]]), digest("absolute", [[abs(v - 1) for v in x]])),
+        (digest("cumsum", [x]), cat([digest("cumsum", [[t]]) for t in np.cumsum(x)])),
+        (index("argmax", [x]), index("argmax", [[0.0, 0.0, 1.0][::-1]])),
+    ]
+    for k, (a, b) in enumerate(differ):
+        assert a is not None and b is not None and not np.array_equal(a, b), k

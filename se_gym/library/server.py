@@ -353,7 +353,7 @@ def _index_sizes(path, args, kwargs, out):
 # tuple result's and an index result's keep value-only keys.
 _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "average", "median", "std", "var", "any", "all",
                          "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar",
-                         "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm"})
+                         "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm", "count_nonzero"})
 _CUMULATIVE = frozenset({"cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod"})
 _ELEMENTWISE = frozenset({"astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})  # (on their first argument)
 _REDUCE_KW = frozenset({"axis", "dtype", "keepdims", "out", "initial", "ddof", "overwrite_input", "ord"})
@@ -361,9 +361,13 @@ _AXIS_AT = {"linalg.norm": 2}  # (where a reduction's axis is not its second arg
 # elementwise functions that are not ufuncs: every argument broadcast (clip's bounds, where's
 # condition, round's decimals); interp is elementwise in its first argument only
 _BROADCAST = frozenset({"round", "around", "clip", "where", "isclose", "nan_to_num", "real", "imag", "angle", "sinc",
-                        "i0", "fix", "real_if_close", "copysign", "heaviside"})
+                        "i0", "fix", "real_if_close", "copysign", "heaviside", "isreal", "iscomplex"})
 _PRODUCTS = frozenset({"dot", "matmul", "inner", "vdot", "linalg.matmul", "linalg.vecdot"})  # (the digest's own product)
-_ELEMENTWISE_FIRST = frozenset({"interp"})
+_ELEMENTWISE_FIRST = frozenset({"interp", "isin", "in1d"})
+# functions along an axis (default the last; the value: where ``axis`` is in their arguments): each
+# output element by its slice of the first argument, in order (a sort per row is sort with axis=-1;
+# sort of a list sorted in Python is another input)
+_ALONG = {"sort": 1, "partition": 2, "diff": 2, "unwrap": 2, "trapz": 3, "trapezoid": 3}
 
 
 def _words(x):
@@ -405,6 +409,10 @@ def _inputs(fn, path, args, kwargs, out):
                     return None
                 acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
             return None if acc is None else np.broadcast_to(acc, shape).reshape(-1)
+        if path in _ALONG and first is not None:
+            w, at = _words(first), _ALONG[path]
+            axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else -1
+            return None if w is None or not w.ndim else _along(w, axis, shape)
         if path in _ELEMENTWISE_FIRST and first is not None:
             w = _words(first)
             return None if w is None else np.broadcast_to(w, shape).reshape(-1)
@@ -433,6 +441,22 @@ def _inputs(fn, path, args, kwargs, out):
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _along(w, axis, shape):
+    """Per element of an output of ``shape``, the ordered digest of its slice of ``w`` along
+    ``axis`` (None: flattened), where that output keeps the axis or drops it; else None."""
+    if axis is None:
+        w, axis = w.reshape(-1), 0
+    pos = np.arange(w.shape[axis], dtype=np.uint64) * _GOLDEN
+    pos = pos.reshape([-1 if k == axis % w.ndim else 1 for k in range(w.ndim)])
+    h = np.sum(_mix(w ^ pos), axis=axis, keepdims=True, dtype=np.uint64)
+    if len(shape) == w.ndim - 1:
+        h = np.squeeze(h, axis=axis)
+    try:
+        return np.ascontiguousarray(np.broadcast_to(h, shape)).reshape(-1)
+    except ValueError:
+        return None
+
+
 def _index_inputs(path, args, kwargs, out, part=False):
     """The digest of an index result's input (flat, uint64): each element by the slice of its
     first argument it indexes, in order (``argmax`` along ``axis``, or of the whole, flattened:
@@ -454,14 +478,7 @@ def _index_inputs(path, args, kwargs, out, part=False):
             at = 2 if path == "argpartition" else 1
             default = None if path in ("argmax", "argmin") else -1
             axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else default
-            if axis is None:
-                w = w.reshape(-1)
-                axis = 0
-            pos = np.arange(w.shape[axis], dtype=np.uint64) * _GOLDEN
-            pos = pos.reshape([-1 if k == axis % w.ndim else 1 for k in range(w.ndim)])
-            h = np.sum(_mix(w ^ pos), axis=axis, keepdims=True, dtype=np.uint64)
-            got = np.broadcast_to(h, w.shape) if path in ("argsort", "argpartition") else np.squeeze(h, axis=axis)
-            return None if got.shape != np.shape(out) else np.ascontiguousarray(got).reshape(-1)
+            return _along(w, axis, np.shape(out))
         return _ordered(first)
     except Exception:
         return None
