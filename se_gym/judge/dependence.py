@@ -193,6 +193,17 @@ class DependenceCheck:
         tol = self._tol()
         return weak if any(same(a, b, *tol) for a, b in zip(rstar, r.values)) else {}
 
+    @classmethod
+    def classes(cls, keys: dict) -> list[str]:
+        """The classes that get a world of their own (step 3): :meth:`demanded`'s, each with its
+        ``@`` keys (the server's keys of the same values by value alone, for computations fed by
+        a perturbed one) in its world."""
+        return sorted({c[:-1] if c.endswith("@") else c for c in cls.demanded(keys)})
+
+    @staticmethod
+    def world(keys: dict, name: str) -> dict:
+        return {c: k for c, k in keys.items() if c == name or c == name + "@"}
+
     @staticmethod
     def demanded(keys: dict) -> dict:
         """The recorded classes world ``*`` perturbs and that get a world of their own (step 3):
@@ -235,15 +246,15 @@ class DependenceCheck:
         wanted: set = set()
         for it in self.items:
             ref = it.ref
-            if ref is None or not ref.ok or len(ref.keys) < 2 or not self._differs(it):
+            if ref is None or not ref.ok or len({c.rstrip("@") for c in ref.keys}) < 2 or not self._differs(it):
                 continue
-            for cls in sorted(self.demanded(ref.keys)):
-                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode({cls: ref.keys[cls]}))))
+            for cls in self.classes(ref.keys):
+                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode(self.world(ref.keys, cls)))))
                 wanted.add((id(ref), cls))
         for r in self.refs:
-            for cls in sorted(self.demanded(r.keys)) if r.ok else ():
+            for cls in self.classes(r.keys) if r.ok else ():
                 if (id(r), cls) in wanted:
-                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode({cls: r.keys[cls]}))))
+                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
         yield from self._worlds(jobs)
 
     def _worlds(self, jobs: list) -> Generator[list, list, None]:
@@ -317,7 +328,7 @@ class DependenceCheck:
             why = "" if ok else "no result changed when the library's results did: they do not come from the library"
             return self._verdict(v, ok, codes, info, why)
         rstar = ref.worlds["*"]
-        classes = sorted(c for c in ref.keys if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list))
+        classes = [c for c in self.classes(ref.keys) if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list)]
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")

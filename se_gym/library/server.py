@@ -504,6 +504,10 @@ class _Counterfactual:
         self.secret = None
         self.keys = None  # class -> (sorted array of keys, set of them); None: every computation
         self.made = {}  # id of a callable a computation returned -> its class
+        # ids of arrays this program holds that a perturbation made or fed (a computation on one of
+        # them is keyed by its value only: its inputs are not the recorded ones, by construction)
+        self.derived = set()
+        self._fed = False  # (the computation under way has such an input)
         self._amounts, self._cycles = {}, {}
         cf = mode.get("cf")
         if cf is not None:
@@ -545,16 +549,33 @@ class _Counterfactual:
             self.made[id(out)] = cls + "()"
             return out
         sizes = _index_sizes(path, args, kwargs, out)
+        self._fed = bool(self.derived) and self.fed(list(args) + list(kwargs.values()))
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
                 # (a shape's parts: its input; an index result's parts, nonzero's: its input in order)
                 ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True) if sizes else None
                 parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctx) for k, x in enumerate(out)]
+                for x, y in zip(out, parts):
+                    self.mark(y, self._fed or y is not x)
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
             ctx = _index_inputs(path, args, kwargs, out, sizes[0] == "columns") if sizes else _inputs(fn, path, args, kwargs, out)
-            return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
+            got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
+            self.mark(got, self._fed or got is not out)
+            return got
+
+    def fed(self, values):
+        """Whether any of ``values`` (one level into lists and tuples) is an array a perturbation
+        made or fed."""
+        for v in values:
+            if id(v) in self.derived or type(v) in (list, tuple) and any(id(u) in self.derived for u in v):
+                return True
+        return False
+
+    def mark(self, x, derived):
+        if derived and isinstance(x, np.ndarray):
+            self.derived.add(id(x))
 
     def value(self, cls, x, size, ctx=None):
         """One array or scalar of a result: the same value (recorded), or its perturbed copy.  Each
@@ -572,17 +593,20 @@ class _Counterfactual:
             ctx = None
         if size is None and a.size <= _SMALL and kind in "biuf":
             return self._small(cls, x, a, kind, ctx)
-        keys = _mix(_bits(a) ^ np.uint64(_class_word(cls)))
-        if ctx is not None:
-            keys = _mix(keys ^ ctx)
+        plain = _mix(_bits(a) ^ np.uint64(_class_word(cls)))
+        keys = plain if ctx is None else _mix(plain ^ ctx)
         if self.record is not None:
-            if self.count < MAX_KEYS:
-                got = self.record.setdefault(cls, set())
-                new = set(keys.tolist()) - got
-                take = list(new)[: MAX_KEYS - self.count]
-                got.update(take)
-                self.count += len(take)
+            for c, k in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
+                if self.count < MAX_KEYS:
+                    got = self.record.setdefault(c, set())
+                    new = set(k.tolist()) - got
+                    take = list(new)[: MAX_KEYS - self.count]
+                    got.update(take)
+                    self.count += len(take)
             return x
+        look = cls
+        if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
+            keys, look = plain, cls + "@"
         if self.secret is None:
             return x
         if self.keys is None:
@@ -590,7 +614,7 @@ class _Counterfactual:
                 return x
             hit = np.ones(keys.size, dtype=bool)
         else:
-            known = self.keys.get(cls)
+            known = self.keys.get(look)
             if known is None:
                 return x
             hit = np.isin(keys, known[0]) if keys.size > 8 else np.array([k in known[1] for k in keys.tolist()], dtype=bool)
@@ -609,20 +633,24 @@ class _Counterfactual:
         """``value`` of a small bool, int or float result, in plain Python (see _SMALL)."""
         vals = a.reshape(-1).tolist()
         ck = _class_word(cls)
-        keys = [_mix1(_bits1(v) ^ ck) for v in vals]
+        plain = keys = [_mix1(_bits1(v) ^ ck) for v in vals]
         if ctx is not None:
             cs = ctx.tolist() * len(vals) if ctx.size == 1 else ctx.tolist()
-            keys = [_mix1(k ^ c) for k, c in zip(keys, cs)]
+            keys = [_mix1(k ^ c) for k, c in zip(plain, cs)]
         if self.record is not None:
-            if self.count < MAX_KEYS:
-                got = self.record.setdefault(cls, set())
-                new = [k for k in dict.fromkeys(keys) if k not in got][: MAX_KEYS - self.count]
-                got.update(new)
-                self.count += len(new)
+            for c, ks in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
+                if self.count < MAX_KEYS:
+                    got = self.record.setdefault(c, set())
+                    new = [k for k in dict.fromkeys(ks) if k not in got][: MAX_KEYS - self.count]
+                    got.update(new)
+                    self.count += len(new)
             return x
         if self.secret is None:
             return x
-        known = None if self.keys is None else self.keys.get(cls)
+        look = cls
+        if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
+            keys, look = plain, cls + "@"
+        known = None if self.keys is None else self.keys.get(look)
         if (known is None if self.keys is not None else cls[0] == "~"):
             return x
         hits = [i for i, k in enumerate(keys) if known is None or k in known[1]]
@@ -915,7 +943,9 @@ class Server:
             raise Refused("request is not valid")
         for h in frees:
             if type(h) is int:
-                self.objects.pop(h, None)
+                gone = self.objects.pop(h, None)
+                if self.cf is not None and gone is not None:
+                    self.cf.derived.discard(id(gone))
         n = len(args)
         if op == "call" and n == 3 and type(args[0]) is str and type(args[1]) is list and type(args[2]) is dict:
             fn = FUNCTIONS.get(args[0])
@@ -971,15 +1001,23 @@ class Server:
                 return {"d": v.name}
             if self.cf is not None and args[1] in _QUERIES:
                 v = self.cf.call(ATTR_CLASSES.get(args[1], args[1]), args[1], [a], {}, v)
+            elif self.cf is not None and id(a) in self.cf.derived:
+                self.cf.mark(v, True)  # (.T of a perturbed array)
             return self.encode(v)
         if op == "get" and n == 2:
-            return self.item(a[self.decode(args[1])])
+            got = a[self.decode(args[1])]
+            if self.cf is not None and id(a) in self.cf.derived:
+                self.cf.mark(got, True)
+            return self.item(got)
         if op == "set" and n == 3:
             a[self.decode(args[1])] = self.decode(args[2])
             return None
         if op == "op" and n == 4 and args[1] in _OPS and type(args[3]) is bool:
             other, f = self.decode(args[2]), _OPS[args[1]]
-            return self.encode(f(other, a) if args[3] else f(a, other))
+            got = f(other, a) if args[3] else f(a, other)
+            if self.cf is not None and self.cf.fed([a, other]):
+                self.cf.mark(got, True)
+            return self.encode(got)
         if n == 1:
             if op == "repr":
                 return f"{ARRAY_NAME}({a.tolist()!r})"
