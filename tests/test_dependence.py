@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import os
 import socket
 import struct
@@ -489,3 +490,29 @@ def test_a_computations_key_carries_what_it_was_computed_from(server_module):
     ]
     for k, (a, b) in enumerate(differ):
         assert a is not None and b is not None and not np.array_equal(a, b), k
+
+
+def test_a_pipelines_later_steps_follow_the_perturbed_earlier_ones(judge, suite):
+    """A computation fed by a perturbed one is keyed by its value alone: with the input digests in
+    the keys, a pipeline's later steps (fed perturbed values in world ``*``) had other inputs than
+    the recorded ones and stayed real, so a reference ending in a count or a floor did not move
+    (``se-gym validate``: 172 multiple_test tasks of ten libraries became independent; this test's
+    reference was independent on every case at the commit before the fix)."""
+    _, lib = suite
+    P = lib.package
+    cnz, floor, neg = (lib.qualified(k) for k in ("count_nonzero", "floor", "negative"))
+    ref = f"import {P}\n\ndef solve(x):\n    return int({cnz}({floor}({neg}(x))))\n"
+    # (no value near 0: however the negation is perturbed, the floors stay nonzero and the count stays)
+    xs = ([5.5, -6.0, 8.25], [10.0, -12.5], [-7.0, 9.5, 6.0, -20.0], [15.0], [-5.5, 30.0, -8.0, 6.5, 12.0])
+    cases = []
+    for x in xs:
+        got = sum(1 for v in x if math.floor(-v) != 0)
+        cases.append({"input": f"x={x!r}", "output": str(got)})
+    plain = block(f"import {P}\n\ndef solve(x):\n    {neg}(x)\n    return sum(1 for v in x if math.floor(-v) != 0)\n".replace(
+        f"import {P}\n", f"import {P}\nimport math\n"))
+    honest = block(f"import {P}\n\ndef solve(x):\n    f = {floor}({neg}({P}.{lib.names['array']}(x)))\n    return int({cnz}(f))\n")
+    got = judge.judge_many([(block(ref), cases, "def solve(x):", None, ref), (honest, cases, "def solve(x):", None, ref),
+                            (plain, cases, "def solve(x):", None, ref)])
+    assert got[0].passed and "match" in got[0].dependence["cases"], got[0].dependence
+    assert got[1].passed, (got[1].status, got[1].detail, got[1].dependence)
+    assert got[2].status is Status.LIBRARY_UNUSED, (got[2].status, got[2].detail, got[2].dependence)
