@@ -21,9 +21,11 @@ is shared: only ratios between paths measured side by side mean anything; the lo
 
 Paths: ``sebench``; ``strict`` with its library server (``SE_GYM_STRICT_SERVER=1``, the default);
 ``strict-inproc`` (the in-process library, ``SE_GYM_STRICT_SERVER=0``; sebench has no server);
-with ``--dependence`` also strict's dependence check (a second, counterfactual run of passing
-answers), where the judge offers it.  The answers: parity_dev's model-written variants (b and d:
-the library translations and the wrong ones; 520 rows).
+the strict paths run without the dependence check; ``--dependence`` adds ``strict+dep``, strict
+with it (a second, counterfactual run of each passing answer and of its task's reference: each
+answer carries its task's reference, parity_dev's ``b_notolist`` translation as
+benchmarks/dependence.py picks it; the references' records are made in the warm-up).  The answers:
+parity_dev's model-written variants (b and d: the library translations and the wrong ones; 520 rows).
 
     OMP_NUM_THREADS=1 python benchmarks/judge_throughput.py [warm] [cold] [pipeline] [--rounds N]
         [--dependence] [--before DIR] [--sebench-repo DIR] [--runs N]
@@ -56,8 +58,29 @@ def load_rows(data: Path) -> list[dict]:
     return [r for r in rows if r["variant"][:1] in ("b", "d")]
 
 
-def items_of(rows: list[dict]) -> list[tuple]:
-    return [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+def items_of(rows: list[dict], refs: dict[int, str] | None = None) -> list[tuple]:
+    """The judge's items; with ``refs`` (task -> reference code) each carries its task's reference."""
+    items = [(r["response"], r["test_cases"], None, r["right_exe_result"].split("#")) for r in rows]
+    if refs is None:
+        return items
+    return [(*it, refs.get(r["task_index"])) for it, r in zip(items, rows)]
+
+
+def references(data: Path, lib) -> dict[int, str]:
+    """Per task, the reference the dependence check uses: its first ``b_notolist`` (else
+    ``b_notolist_np``) translation that strict accepts with the check off (benchmarks/dependence.py)."""
+    from se_gym.judge import Judge
+    from se_gym.judge.extract import extract_code
+
+    rows = [json.loads(line) for line in (data / "parity_dev.jsonl").read_text().splitlines() if line.strip()]
+    cands = [r for name in ("b_notolist", "b_notolist_np") for r in rows if r["variant"] == name]
+    with Judge(lib, profile="strict", dependence=False) as j:
+        got = j.judge_many(items_of(cands))
+    refs: dict[int, str] = {}
+    for r, v in zip(cands, got):
+        if v.passed and r["task_index"] not in refs:
+            refs[r["task_index"]] = extract_code(r["response"])
+    return refs
 
 
 def cores() -> int:
@@ -89,7 +112,8 @@ class Route:
 
         self.name, self.profile, self.server = name, profile, server
         library_mode(server)
-        kwargs = {"dependence": True} if dependence else {}
+        # (strict's default runs the dependence check: off here unless this path asks for it)
+        kwargs = {"dependence": dependence} if profile == "strict" else {}
         self.judge = _timed(Judge)(lib, profile=profile, workers=workers, **kwargs)
         self.judge.done_at = {}
         self.rates: list[float] = []
@@ -119,8 +143,15 @@ def _timed(judge_cls):
 
         def _finish_contained(self, p, r):
             v = super()._finish_contained(p, r)
-            self.done_at[p.index] = time.perf_counter()
+            if p.index >= 0:  # (-1: a reference's run, for the dependence check)
+                self.done_at[p.index] = time.perf_counter()
             return v
+
+        def _checked(self, check):  # the dependence check's verdicts: made when it ends
+            super()._checked(check)
+            now = time.perf_counter()
+            for it in check.items:
+                self.done_at[it.pending.index] = now
 
     return Timed
 
@@ -153,8 +184,10 @@ def warm(data: Path, rounds: int, dependence: bool, workers: int | None, singles
     from se_gym.library import official
 
     rows = load_rows(data)
-    items = items_of(rows)
     lib = official(data / "api_doc.jsonl")
+    # each answer with its task's reference (what the env and se-gym judge pass): the dependence
+    # check uses it; the other paths ignore it
+    items = items_of(rows, references(data, lib) if dependence else None)
     specs = [("sebench", "sebench", True, False), ("strict", "strict", True, False), ("strict-inproc", "strict", False, False)]
     if dependence:
         specs += [("strict+dep", "strict", True, True)]
@@ -165,9 +198,9 @@ def warm(data: Path, rounds: int, dependence: bool, workers: int | None, singles
                 paths[name] = Route(name, profile, server, dep, lib, workers)
             except TypeError as exc:  # a Judge without the dependence check
                 print(f"{name}: unavailable here ({exc}): the dependence check has not landed in this checkout")
-        for path in paths.values():  # start and warm each: the first batch is not measured
-            library_mode(path.server)
-            path.judge.judge_many(items[:64])
+        for path in paths.values():  # start and warm each: the first batch is not measured (with the
+            library_mode(path.server)  # dependence check: the references' records, kept for the judge's life)
+            path.judge.judge_many(items if path.name == "strict+dep" else items[:64])
             all_up(path.judge)
         print(f"warm: {len(items)} real answers (parity_dev b and d variants), {rounds} alternating rounds, "
               f"{cores()} cores; {load_line()}", flush=True)

@@ -1,7 +1,7 @@
 """Memory agents in the demo's miniature (issue 34): closed book vs a memory agent vs open book.
 
 Per base (the demo's small CPU base, ``today``, and the one pre-trained also on reading retrieved
-experience, ``experience``: :func:`se_gym.demo.experience_base_config`) and per seed (a fresh minted
+experience, ``experience``: :func:`se_gym.bases.experience_base_config`) and per seed (a fresh minted
 library and question set, the demo's world): the base answers the held-out questions closed book and
 open book; a :class:`se_gym.agents.MemoryAgent` (past problems with their accepted answers, no docs)
 learns on the base's open-book answers to the train questions (sampled as the demo samples them, judged;
@@ -30,7 +30,7 @@ ARMS = ("closed", "memory", "open")
 
 
 def configs(full: bool) -> dict:
-    from se_gym.demo import QUICK, SMALL_BASE, SMALL_BASE_QUICK, DemoConfig, experience_base_config
+    from se_gym.bases import QUICK, SMALL_BASE, SMALL_BASE_QUICK, DemoConfig, experience_base_config
 
     today = replace(DemoConfig(), **SMALL_BASE) if full else replace(QUICK, **SMALL_BASE_QUICK)
     return {"today": today, "experience": experience_base_config(quick=not full)}

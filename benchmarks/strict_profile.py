@@ -14,8 +14,11 @@ Prints figures (not a test).  Two passes over parity_dev's model-written answers
          the fresh servers forked, and context switches.
 
   reset  the library server's reset between two programs, timed alone in this process.
+  stages each strict program's two processes (the harness's and the answer's) by stage, timed from
+         inside them (a copy of this checkout's se_gym whose harness notes its CPU time and page
+         faults at each stage): the medians over parity_dev's executed programs.
 
-    OMP_NUM_THREADS=1 python benchmarks/strict_profile.py [cpu] [trace] [reset] [--rounds N] [--trace-n N]
+    OMP_NUM_THREADS=1 python benchmarks/strict_profile.py [cpu] [trace] [reset] [stages] [--rounds N] [--trace-n N]
 
 The machine is shared: CPU per program is less disturbed by other load than wall time, but still
 moves with it; compare the paths within one run only, and give the load with the figures.
@@ -40,6 +43,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from judge_throughput import all_up, items_of, library_mode, load_line, load_rows  # noqa: E402
 
 _TICK = os.sysconf("SC_CLK_TCK")
+REPO = Path(__file__).resolve().parents[1]
 
 
 def _proc(pid: int) -> tuple[str, int, float, float] | None:
@@ -294,23 +298,124 @@ def reset_pass(data: Path, n: int = 2000) -> None:
     print(f"\nthe library server's reset(): {(time.thread_time() - t) / n * 1e6:.1f} us of CPU (in this process, {n} times; {load_line()})")
 
 
+# -- stages ----------------------------------------------------------------------------------------
+# where each strict program's two processes spend their CPU, timed from inside them: a copy of this
+# checkout's se_gym whose harness writes, at each stage, its process's page faults so far (from
+# /proc/self/stat, opened before the wall) and CPU time to stderr; the stages' medians over a batch
+_MARK = """    __pf = __import__("os").open("/proc/self/stat", 0)
+    __pr, __pw, __pt = __import__("os").pread, __import__("os").write, __import__("time").process_time_ns
+    def _mark(tag):
+        d = __pr(__pf, 1024, 0).rsplit(b")", 1)[1].split()
+        __pw(2, ("@%%s %%s %%d\\n" %% (tag, d[7].decode(), __pt())).encode())
+"""
+# (anchor in the harness's text, mark put before it; "+" after it)
+_MARKS = [
+    ("    _write, _read, _close = os.write, os.read, os.close\n", "+" + _MARK + '    _mark("H0")\n'),
+    ("    for m in MODS:  # what the answer imports", '    _mark("H1")\n'),
+    ("    r = w = -1\n    try:\n        r, w = os.pipe()", '    _mark("H2")\n'),
+    ("    status = _waitpid(pid, 0)[1]\n", '+    _mark("H3")\n'),
+    ("    lines = []\n    for rec in recs:\n", '    _mark("H4")\n'),
+    ("    _write, _read, _exit = _os.write, _os.read, _os._exit\n", "+" + _MARK + '    _mark("A0")\n'),
+    ("    # what the worker left loaded and no answer needs", '    _mark("A1")\n'),
+    ("    ours = {_id(c) for c in units if _type(c) is not _list}", '    _mark("A2")\n'),
+    ("    wall(w, TAG, ours, ROOTS, _write, dumps, served)\n", '    _mark("A3")\n'),
+    ('    g["__builtins__"] = safe  # (after the wall', '    _mark("A4")\n'),
+    ("    # -- after the cases: nothing of the answer's runs any more", '    _mark("A5")\n'),
+    ("    for flush in _flushes:", '    _mark("A6")\n'),
+]
+_STAGES = [("harness: its fork to its first line (the worker's set-up, the program's load)", None, "H0"),
+           ("harness: start, compile, the answer's imports", "H0", "H1"), ("harness: the library client, pipe, fork", "H1", "H2"),
+           ("harness: waiting for the answer (the fork's cost included)", "H2", "H3"),
+           ("harness: checking the report, reading arrays", "H3", "H4"),
+           ("answer: its filter (seccomp)", "A0", "A1"), ("answer: dropping modules", "A1", "A2"),
+           ("answer: its builtins and import", "A2", "A3"), ("answer: the wall's set-up", "A3", "A4"),
+           ("answer: the answer and its cases", "A4", "A5"), ("answer: its report", "A5", "A6")]
+_STAGES_CHILD = """
+import importlib, json, os, sys
+sys.path.insert(0, {bench!r})
+from pathlib import Path
+from judge_throughput import all_up, items_of, load_rows
+sys.path.insert(0, {tree!r})  # (the marked copy before this checkout, which se-gym's install finds first)
+for m in [m for m in sys.modules if m == "se_gym" or m.startswith("se_gym.")]:
+    del sys.modules[m]
+importlib.invalidate_caches()
+import se_gym
+from se_gym.judge import Judge
+from se_gym.library import official
+assert se_gym.__file__.startswith({tree!r}), se_gym.__file__
+data = Path({data!r})
+items = items_of(load_rows(data))
+with Judge(official(data / "api_doc.jsonl"), profile="strict", dependence=False) as j:
+    j.judge_many(items[:32])
+    all_up(j)
+    ps = [p for p in (j._prepare(i, it) for i, it in enumerate(items)) if p.verdict is None]
+    res = j._run([p.program for p in ps])
+print(json.dumps([r.stderr or "" for r in res]))
+"""
+
+
+def stages_pass(data: Path) -> None:
+    import statistics
+
+    tmp = Path(tempfile.mkdtemp(prefix="se-gym-stages-"))
+    try:
+        shutil.copytree(REPO / "se_gym", tmp / "se_gym", ignore=shutil.ignore_patterns("__pycache__"))
+        harness = tmp / "se_gym" / "judge" / "harness.py"
+        text = harness.read_text()
+        for anchor, mark in _MARKS:
+            if text.count(anchor) != 1:
+                print(f"stages: the harness has changed (no single {anchor.strip()[:50]!r}): update _MARKS")
+                return
+            text = text.replace(anchor, anchor + mark[1:] if mark.startswith("+") else mark + anchor)
+        harness.write_text(text)
+        code = _STAGES_CHILD.format(tree=str(tmp), bench=str(Path(__file__).resolve().parent), data=str(data))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=3600)
+        if p.returncode != 0:
+            print(f"stages: the judge failed: {p.stderr[-1500:]}")
+            return
+        outs = json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    per: dict[str, list] = collections.defaultdict(list)
+    full = 0
+    for err in outs:
+        m = {}
+        for line in err.splitlines():
+            if line.startswith("@"):
+                tag, faults, ns = line[1:].split()
+                m[tag] = (int(faults), int(ns))
+        if all(t in m for _, a, b in _STAGES for t in (a, b) if t):
+            full += 1
+            for name, a, b in _STAGES:
+                start = m[a] if a else (0, 0)  # (a process's CPU clock starts at its fork)
+                per[name].append((m[b][0] - start[0], (m[b][1] - start[1]) / 1e3))
+    print(f"\nstrict's two processes by stage, timed from inside ({full} of {len(outs)} programs ran every stage: those "
+          f"that reached their report); medians; {load_line()}")
+    print("| stage | CPU us | page faults |\n|---|---|---|")
+    for name, _, _ in _STAGES:
+        v = per.get(name) or [(0, 0.0)]
+        print(f"| {name} | {statistics.median(x[1] for x in v):.0f} | {statistics.median(x[0] for x in v):.0f} |")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("parts", nargs="*", help="which parts: any of cpu, trace, reset")
+    ap.add_argument("parts", nargs="*", help="which parts: any of cpu, trace, reset, stages")
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SE_GYM_SHARED", "/work/shared")) / "sebench")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--trace-n", type=int, default=200, help="answers in the traced batch")
     args = ap.parse_args()
-    unknown = sorted(set(args.parts) - {"cpu", "trace", "reset"})
+    unknown = sorted(set(args.parts) - {"cpu", "trace", "reset", "stages"})
     if unknown:
-        ap.error(f"unknown part(s) {unknown}: choose from cpu, trace, reset")
-    args.parts = args.parts or ["cpu", "trace", "reset"]
+        ap.error(f"unknown part(s) {unknown}: choose from cpu, trace, reset, stages")
+    args.parts = args.parts or ["cpu", "trace", "reset", "stages"]
     if "cpu" in args.parts:
         cpu_pass(args.data, args.rounds)
     if "trace" in args.parts:
         trace_pass(args.data, args.trace_n)
     if "reset" in args.parts:
         reset_pass(args.data)
+    if "stages" in args.parts:
+        stages_pass(args.data)
     return 0
 
 

@@ -30,7 +30,7 @@ def run(args) -> None:
     import torch
 
     from se_gym import metrics_log, mint
-    from se_gym.demo import DemoConfig
+    from se_gym.bases import DemoConfig
     from se_gym.training import miniature as mini
     from se_gym.training.policy import Policy
     from se_gym.training.rl import RLConfig, RLPrompt, RLTrainer

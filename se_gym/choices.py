@@ -10,6 +10,10 @@ from typing import Any, Sequence
 
 BOOKS = ("closed", "open")
 PROFILES = ("strict", "sebench")
+# the judge's profile where none is given (gym.make, the Judge, rollouts, the adapters), and the official
+# judge's, which the commands that judge official rollouts or run the benchmark's protocol default to
+DEFAULT_PROFILE = "strict"
+OFFICIAL_PROFILE = "sebench"
 SPLITS = ("train", "single_test", "multiple_test")
 REWARDS = ("binary", "fraction")
 

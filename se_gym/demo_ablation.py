@@ -76,6 +76,24 @@ class AblationConfig:
     # the verdict's rule, fixed before any run: no-clip+no-adv beats standard RL on EVERY seed and
     # by at least this much on average (closed book, held-out questions)
     min_gap: float = 0.10
+    # which train questions each iteration gets (se_gym.tasks.sampler: uniform, learnability, module:Class);
+    # with tasks_per_iteration None every question is asked each iteration, so only the order changes
+    sampler: str = "uniform"
+    # stop a run once its answers reach this many tokens (None: after `iterations`; with a budget,
+    # `iterations` is the cap): samplers compared at the same generation cost
+    token_budget: int | None = None
+    eval_every: int = 1  # closed-book evaluation every N iterations (and after the first and the last)
+
+
+def folder_name(config: AblationConfig) -> str:
+    """``ablation`` for the grid as it always ran (every question each iteration, uniform order, no
+    budget); otherwise ``ablation-<sampler>[-k<questions per iteration>][-t<token budget>]``, so runs
+    of other samplers or budgets each keep a folder of their own."""
+    if config.sampler == "uniform" and config.tasks_per_iteration is None and config.token_budget is None:
+        return "ablation"
+    tag = "".join(c if c.isalnum() else "_" for c in config.sampler.rsplit(":", 1)[-1].removesuffix(".py"))
+    return ("ablation-" + tag + (f"-k{config.tasks_per_iteration}" if config.tasks_per_iteration else "")
+            + (f"-t{config.token_budget}" if config.token_budget is not None else ""))
 
 
 QUICK_ABLATION = AblationConfig(iterations=6)
@@ -105,7 +123,11 @@ class Ablation:
         bound = {"ablation": asdict(config), "demo": asdict(demo.cfg), "model": demo.model_id}
         bound["demo"].pop("threads", None)  # presentation, not results
         bound["ablation"].pop("variants")  # which variants run changes no variant's result (parallel runs share the folder)
-        self.run_dir = RunDir(demo.out / "ablation", "demo-rl-ablation", bound, restart=restart)
+        bound["ablation"].pop("eval_every")  # when to evaluate changes no training (greedy evaluation draws nothing)
+        for key, default in (("sampler", "uniform"), ("token_budget", None)):
+            if bound["ablation"][key] == default:
+                bound["ablation"].pop(key)  # added later: folders bound before them still resume
+        self.run_dir = RunDir(demo.out / folder_name(config), "demo-rl-ablation", bound, restart=restart)
 
     # -- one RL variant on one seed -----------------------------------------------------------
     def run_variant(self, seed: int, name: str, start_path: Path, runner, train, test, stop_after: int | None = None) -> dict:
@@ -115,6 +137,7 @@ class Ablation:
         import torch
 
         from .agents import RLAgent
+        from .agents.runner import record_groups
         from .storage import atomic_dir, write_text_atomic
         from .training.rl import CutSampler, PolicySampler
 
@@ -128,53 +151,79 @@ class Ablation:
         inner.sync(pol.model)  # an external engine (vLLM) starts from --model: give it this variant's start (SFT->RL)
         # answers end at the closing fence: unclipped runs otherwise learn junk after the block
         agent = RLAgent(pol, mode="closed", config=rl_config(acfg, v, seed, self.demo.precision), sampler=CutSampler(inner))
+        group = agent.config.group_size
+        chooser = self.task_sampler(train, group, v)
         state = vdir / "state"
         history: list[dict] = []
         if (state / "history.json").is_file():
             history = json.loads((state / "history.json").read_text(encoding="utf-8"))
             agent.load(state)
-        group = agent.config.group_size
+            chooser.load(state / "sampler.json")
         t_start = time.time()
         metrics_log.set_run(f"ablation/seed{seed}/{name}")
         for it in range(len(history), acfg.iterations):
             if stop_after is not None and it >= stop_after:
                 return {"stopped": it}
+            if acfg.token_budget is not None and history and history[-1]["tokens_total"] >= acfg.token_budget:
+                break
             t0 = time.time()
             rng = random.Random(seed * 1_000_003 + it)
             # the iteration's samples depend on (seed, iteration) alone, not on what this process ran
             # before: a resumed run, a run in its own process (jobs > 1) and one after others agree
             torch.manual_seed(seed * 1_000_003 + it)
-            chosen = rng.sample(list(train), min(acfg.tasks_per_iteration or len(train), len(train)))
+            picked = chooser.batch(acfg.tasks_per_iteration or len(train), rng)
+            chosen = [train[i] for i in picked]
             obs = [o for o in runner.observe(chosen, "open") for _ in range(group)]
             traj = runner.rollout(agent, obs)
             learn = agent.learn(traj)
+            record_groups(chooser, picked, traj, group, agent.token_lengths)
             row = {
                 "iteration": it + 1,
                 "reward": _mean([t.reward for t in traj if t.reward is not None] or [0.0]),  # sandbox failures left out
                 "nonzero_adv": learn.get("nonzero_adv"),
+                "zero_adv_groups": learn.get("zero_adv_groups"),
                 "updated_on": learn.get("updated_on"),
                 "clip_frac": learn.get("clip_frac", 0.0),
                 "kl_start": learn.get("kl_start", history[-1]["kl_start"] if history else 0.0),
+                "tokens": learn.get("tokens"),
+                "tokens_total": (history[-1].get("tokens_total") or 0 if history else 0) + (learn.get("tokens") or 0),
+                "tasks": [t.id for t in chosen],
+                **{f"sampler_{k}": x for k, x in chooser.stats().items()},
                 "examples": [t.response for t in traj[:: max(1, len(traj) // 3)]][:3],  # what the policy writes now
             }
-            row.update(self.evaluate(agent.policy, runner, train, test))
-            metrics_log.log({k: row[k] for k in ("closed_train", "closed_test")}, it + 1)
+            last = it + 1 == acfg.iterations or (acfg.token_budget is not None and row["tokens_total"] >= acfg.token_budget)
+            if it == 0 or last or (it + 1) % acfg.eval_every == 0:
+                row.update(self.evaluate(agent.policy, runner, train, test))
+                metrics_log.log({k: row[k] for k in ("closed_train", "closed_test")}, it + 1)
             row["seconds"] = round(time.time() - t0, 2)
             history.append(row)
-            with atomic_dir(state) as tmp:  # policy, optimizer and history land together or not at all
+            with atomic_dir(state) as tmp:  # policy, optimizer, sampler and history land together or not at all
                 agent.save(tmp)
+                chooser.save(tmp / "sampler.json")
                 (tmp / "history.json").write_text(json.dumps(history), encoding="utf-8")
             write_text_atomic(vdir / "iterations.jsonl", "".join(json.dumps(r) + "\n" for r in history))
+            evaluated = f", closed train {row['closed_train']:.2f}, held-out {row['closed_test']:.2f}" if "closed_test" in row else ""
             log.info(f"[seed {seed}] {name} it {it + 1}/{acfg.iterations}: reward {row['reward']:.2f}, non-zero adv {row['nonzero_adv'] or 0:.2f}, "
-                 f"clip {row['clip_frac']:.3f}, KL {row['kl_start']:.3f}, closed train {row['closed_train']:.2f}, held-out {row['closed_test']:.2f}")
-        final = dict(history[-1]) if history else self.evaluate(agent.policy, runner, train, test)
+                     f"zero-adv groups {row['zero_adv_groups'] or 0:.2f}, clip {row['clip_frac']:.3f}, KL {row['kl_start']:.3f}, "
+                     f"tokens {row['tokens_total']}{evaluated}")
+        final = dict(history[-1]) if history and "closed_test" in history[-1] else self.evaluate(agent.policy, runner, train, test)
         info = {"closed_test": final["closed_test"], "closed_train": final["closed_train"], "iterations": len(history),
-                "seconds_this_call": round(time.time() - t_start, 1)}
+                "tokens_total": history[-1].get("tokens_total") if history else 0, "seconds_this_call": round(time.time() - t_start, 1)}
         self.run_dir.mark_done(stage, info)
         import shutil
 
         shutil.rmtree(state / "trainer", ignore_errors=True)  # optimizer state is not needed once done
         return info
+
+    def task_sampler(self, train, group: int, v: Variant):
+        """The configured task sampler over ``train``, for ``v``'s group size and advantage (the
+        signal a group can carry differs: reward weighting learns from any pass)."""
+        from .tasks.sampler import SAMPLERS, LearnabilitySampler, make_sampler
+
+        options: dict = {"group_size": group}
+        if issubclass(SAMPLERS.load(self.cfg.sampler), LearnabilitySampler):
+            options["advantage"] = v.advantage
+        return make_sampler(self.cfg.sampler, train, **options)
 
     def evaluate(self, policy, runner, train, test) -> dict:
         from .agents import PolicyAgent
@@ -247,14 +296,14 @@ def render_table(table: dict) -> str:
 
 def curves_summary(run_dir: Path, seeds: Sequence[int], variants: Sequence[str]) -> str:
     """Per variant: mean over seeds of the per-iteration stats at the first and last iteration."""
-    keys = ("reward", "nonzero_adv", "clip_frac", "kl_start", "closed_train", "closed_test")
+    keys = ("reward", "nonzero_adv", "zero_adv_groups", "clip_frac", "kl_start", "tokens_total", "closed_train", "closed_test")
     lines = ["| variant | " + " | ".join(f"{k} (first → last)" for k in keys) + " |", "|---|" + "---|" * len(keys)]
     for name, runs in _curves(run_dir, seeds, variants):
         cells = []
         for k in keys:
             first = _mean([float(r[0].get(k) or 0.0) for r in runs])
             last = _mean([float(r[-1].get(k) or 0.0) for r in runs])
-            cells.append(f"{first:.2f} → {last:.2f}")
+            cells.append(f"{first:.0f} → {last:.0f}" if k == "tokens_total" else f"{first:.2f} → {last:.2f}")
         lines.append(f"| {VARIANTS[name].label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -293,7 +342,8 @@ def plot(table: dict, run_dir: Path, seeds: Sequence[int], variants: Sequence[st
     ax1.set_title("RL ablation: what internalizes the library")
     for name, runs in _curves(run_dir, seeds, variants):
         n = min(len(r) for r in runs)
-        ax2.plot(range(1, n + 1), [_mean([r[i]["closed_train"] for r in runs]) for i in range(n)], label=VARIANTS[name].label)
+        shown = [i for i in range(n) if all(r[i].get("closed_train") is not None for r in runs)]  # evaluated iterations
+        ax2.plot([i + 1 for i in shown], [_mean([r[i]["closed_train"] for r in runs]) for i in shown], label=VARIANTS[name].label)
     ax2.set_xlabel("RL iteration")
     ax2.set_ylabel("closed-book accuracy (train questions)")
     ax2.set_ylim(0, 1)
@@ -385,7 +435,10 @@ def run(demo, seeds: Sequence[int], config: AblationConfig, restart: bool = Fals
     report = [
         "# se-gym demo --rl-ablation: clipping and advantage against internalization", "",
         f"Seeds {', '.join(map(str, seeds))}; base: {demo.model_id or 'the demo tiny model'}; {config.iterations} RL iterations, "
-        f"group {config.group}, LR {config.learning_rate:g}, {config.ppo_epochs} PPO epochs; wall time of this invocation {wall:.0f} s "
+        f"group {config.group}, LR {config.learning_rate:g}, {config.ppo_epochs} PPO epochs; task sampler {config.sampler}, "
+        f"{config.tasks_per_iteration or 'all'} questions per iteration"
+        + (f", token budget {config.token_budget} (iterations: the cap)" if config.token_budget is not None else "")
+        + f"; wall time of this invocation {wall:.0f} s "
         f"(stages already done were skipped); RL iterations took {rl_seconds:.0f} s summed over all runs.", "",
         "Closed-book accuracy after training (mean ± sd over seeds, then per seed):", "", md, "",
         f"- {line}", "",

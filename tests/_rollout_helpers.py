@@ -56,3 +56,20 @@ def cli(args: list[str], env: dict | None = None, **kw) -> subprocess.Popen:
     """Start ``se-gym ARGS`` in a child interpreter (the same one as the tests)."""
     full = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", **(env or {}))
     return subprocess.Popen([sys.executable, "-m", "se_gym.cli", *args], cwd=REPO, env=full, **kw)
+
+
+def kill_after_rows(args: list[str], out: Path, lines: int = 2, timeout: float = 120) -> bytes:
+    """Start ``se-gym ARGS --out OUT``, SIGKILL it once OUT holds ``lines`` rows; returns what it wrote."""
+    import signal
+    import time
+
+    proc = cli(args + ["--out", str(out)])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.exists() and out.read_bytes().count(b"\n") >= lines:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the rollout ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return out.read_bytes()

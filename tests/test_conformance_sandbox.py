@@ -80,7 +80,7 @@ def test_the_ray_backend_passes_on_a_local_cluster():
     # a fresh interpreter with Ray's token auth off, like the cluster it starts (see tests/test_ray_sandbox.py)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "RAY_AUTH_MODE": "disabled"})
-    assert done.returncode == 0 and "OK True 12 0" in done.stdout, (done.stdout[-3000:], done.stderr[-3000:])
+    assert done.returncode == 0 and "OK True 13 0" in done.stdout, (done.stdout[-3000:], done.stderr[-3000:])
 
 
 # ------------------------------------------------------------------ planted defects, one per check
@@ -194,3 +194,26 @@ def test_a_factory_that_does_not_build_a_sandbox_fails_the_build_check():
     report = check_sandbox(lambda **kw: object(), raises=False)
     assert report.failed == [("build", "the factory built object, not a se_gym.sandbox.Sandbox")]
     assert check_sandbox("nope", raises=False).failed[0][0] == "build"
+
+
+def test_a_backend_whose_declarations_promise_what_it_does_not_take_is_caught():
+    # it declares warm-up code (a judge will pass warmup=) but its constructor takes none: every judge's start would fail
+    class PromisesWarmUp(LocalSandbox):
+        def __init__(self, pythonpath=(), preload=("numpy",), workers=None, ready="all"):
+            super().__init__(pythonpath, preload, workers, ready=ready)
+
+    report = check_sandbox(PromisesWarmUp, raises=False, judge=False)
+    assert report.failed[0][0] == "build"  # the checker builds it as a judge does: with warmup=
+
+    class DeclaresNoWarmUp(PromisesWarmUp):
+        warmup = False
+        pooled_start = "launch"
+        cluster = True  # (promises address=, which it does not take)
+
+    failed = dict(check_sandbox(DeclaresNoWarmUp, raises=False, judge=False).failed)
+    assert list(failed) == ["declarations"] and "takes no address" in failed["declarations"]
+
+
+def test_every_backend_s_declarations_are_checked():
+    report = check_sandbox("local", judge=False)
+    assert "declarations" in report.passed and "library_as='path'" in report.notes["declarations"]

@@ -238,6 +238,31 @@ def test_a_failed_second_run_is_infrastructure_never_a_score(suite, how):
     assert v.infrastructure and v.status is Status.SANDBOX_ERROR and v.reward == 0 and "dependence" in v.detail
 
 
+def test_a_reference_runs_once_per_judge_and_later_answers_run_alone(suite):
+    """Issue 49: the reference's record and its counterfactual outcomes are kept for the judge's life
+    (one secret per judge), so a later batch on the same task runs only its answers' second runs;
+    and the kept outcomes judge a later named-but-unused answer as a fresh check would."""
+    tasks, lib = suite
+    t = tasks[0]
+    modes: list = []
+    box = _Failing(lib, lambda mode: modes.append(mode))
+    unused = next(code for name, code, task in named_unused(tasks, lib) if task is t and name in SHAPES)
+    with box, Judge(lib, profile="strict", sandbox=box) as j:
+        first = j.judge_many([t.judge_item(block(t.library_solution))])[0]
+        runs_first = len(modes)
+        modes.clear()
+        again = j.judge_many([t.judge_item(block(t.library_solution))])[0]
+        runs_again = [m for m in modes if m]
+        modes.clear()
+        bad = j.judge_many([t.judge_item(block(unused))])[0]
+        runs_bad = [m for m in modes if m]
+    assert first.passed and again.passed and first.dependence == again.dependence
+    assert runs_first == 4  # the answer; the reference's record; the reference and the answer in world "*"
+    assert len(runs_again) == 1 and "cf" in runs_again[0]  # the answer's second run alone
+    assert bad.status is Status.LIBRARY_UNUSED and bad.reward == 0
+    assert all("cf" in m for m in runs_bad)  # (the reference ran in no mode again)
+
+
 def test_a_sandbox_without_library_modes_says_the_check_did_not_run(suite):
     tasks, lib = suite
     t = tasks[0]

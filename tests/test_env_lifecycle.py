@@ -89,7 +89,7 @@ def test_action_longer_than_the_space_is_refused_as_the_space_says(tasks):
         ({"reward": "binay"}, r"reward must be one of binary, fraction"),
         ({"split": "test"}, r"split must be one of train, single_test, multiple_test"),
         ({"tasks": "biultin"}, r"task spec kind must be one of builtin, sebench"),
-        ({"sandbox": "http"}, r"needs http_url"),
+        ({"sandbox": "http"}, r"sandbox http needs url"),
         ({"sandbox": 3}, r"sandbox must be one of"),
         ({"max_length": 0}, r"max_length"),
     ],

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import legit_skip, shared_path
+from conftest import legit_skip, need_module, shared_path
 from se_gym.library import CATALOGUE, KEYS, LibraryError, entry, mint, official
 from se_gym.library.docs import ENGLISH, code_mentions
 
@@ -444,3 +444,19 @@ def test_cli_build_show_doc(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "another library" in r.stderr
     r = run("doc", "--seed", "2", "nonexistent_fn")
     assert r.returncode == 2 and "neither" in r.stderr
+
+
+def test_the_docs_do_not_depend_on_what_the_process_imported():
+    """SciPy rewrites np.sinc's docstring in place when scipy.signal is imported (dedented, a section
+    added): a library's docs changed with it, so `se-gym validate` found "the library differs in
+    another process" after any test that loaded a model (transformers imports scipy.stats)."""
+    import subprocess
+    import sys
+
+    need_module("scipy", "scipy rewrites NumPy's docstrings: the case this test is about")
+    code = ("import json, sys; from se_gym.library import from_spec\n"
+            "if sys.argv[1] == 'scipy': import scipy.signal, scipy.stats\n"
+            "print(json.dumps(from_spec('seed:0').doc('sinc')))\n")
+    plain, after = (subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True, check=True).stdout
+                    for arg in ("plain", "scipy"))
+    assert plain == after and "Array API Standard Support" not in plain and "SCIPY" not in plain

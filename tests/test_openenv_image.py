@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -161,7 +162,9 @@ def test_judged_programs_run_in_the_sandbox_not_in_the_server(server):
     # ww: full command lines (ps cuts them to 80 columns when not writing to a terminal)
     top = subprocess.run(["docker", "top", name, "-ww", "-eo", "pid,uid,args"], capture_output=True, text=True, timeout=60)
     server_cmd = "uvicorn se_gym.integrations.openenv_app:app" if mode == "openenv-runtime" else "se_gym.cli serve openenv"
-    assert top.returncode == 0 and server_cmd in top.stdout and "worker.py" in top.stdout, top.stdout
+    # the workers run worker.py's compiled form from se-gym's cache (worker-<tag>-<hash>.pyc) or worker.py
+    workers = re.findall(r"\bworker(?:-[\w-]+)?\.pyc?\b", top.stdout)
+    assert top.returncode == 0 and server_cmd in top.stdout and workers, top.stdout
     info = subprocess.run(["docker", "exec", name, "se-gym", "sandbox", "info", "--json"], capture_output=True, text=True, timeout=300)
     assert info.returncode == 0, info.stderr
     iso = json.loads(info.stdout)

@@ -16,9 +16,9 @@ def test_ray_address_belongs_to_the_ray_backend_on_every_judging_command(tmp_pat
     rows.write_text('{"response": "x", "test_cases": [{"input": "x=1", "output": "1"}]}\n')
     out = str(tmp_path / "o.jsonl")
     assert main(["judge", "--input", str(rows), "--out", out, "--library", "seed:0", "--ray-address", "h:1"]) == 2
-    assert "--ray-address is for --sandbox ray" in capsys.readouterr().err
+    assert "--ray-address is for a sandbox that takes address= (the local sandbox does not)" in capsys.readouterr().err
     assert main(["sandbox", "info", "--ray-address", "h:1"]) == 2
-    assert "--ray-address is for --sandbox ray" in capsys.readouterr().err
+    assert "--ray-address is for a sandbox that takes address=" in capsys.readouterr().err
     assert main(["rollout", "--model", "m", "--sandbox", "ray", "--ray-actors", "2", "--out", out]) == 2
     assert "leave out --ray-actors" in capsys.readouterr().err
 

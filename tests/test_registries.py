@@ -3,6 +3,7 @@ with one call works through gym.make and the CLI, with no other edit to se-gym."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -112,8 +113,14 @@ def test_one_task_spec_grammar_the_split_is_never_in_the_spec():
     assert parse_task_spec("sebench:/x").path == "/x"
     with pytest.raises(TaskError, match="the split is its own option"):
         parse_task_spec("builtin:single_test")
-    with pytest.raises(TaskError, match=r"task spec kind must be one of builtin, sebench; got 'bultin' \(did you mean 'builtin'\?\)"):
+    from se_gym.tasks.spec import TASK_SUITES, task_grammar
+
+    # the kinds and the grammar are read from the registry, never a constant
+    with pytest.raises(TaskError, match=rf"task spec kind must be one of {re.escape(', '.join(TASK_SUITES.names()))}; got 'bultin' "
+                                        r"\(did you mean 'builtin'\?\)") as exc:
         parse_task_spec("bultin:3")
+    assert str(exc.value).endswith(f"(write {task_grammar()})")
+    assert task_grammar().startswith("'builtin[:SEED]', 'sebench[:PATH]', 'jsonl:PATH', 'selfplay:PATH', 'miniature[:SEED]'")
 
 
 def test_a_backend_that_claims_a_channel_it_never_carries_scores_infrastructure_not_wrong(tasks):

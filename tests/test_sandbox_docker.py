@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing
+from conftest import legit_skip, missing
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 
 PROGRAMS = [
@@ -94,7 +94,7 @@ def test_the_library_dependence_check_runs_in_docker(daemon):
     from se_gym.tasks.spec import load_task_spec
 
     if not uses_server("strict"):
-        pytest.skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+        legit_skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
     tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
     try:
         judge = Judge(lib, profile="strict", sandbox="docker", workers=1)

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from conftest import legit_skip
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 from se_gym.sandbox.http import HttpSandbox, status_from_official
 from se_gym.sandbox.server import SandboxServer
@@ -244,7 +245,7 @@ def test_the_library_dependence_check_runs_over_http():
     from se_gym.tasks.spec import load_task_spec
 
     if not uses_server("strict"):
-        pytest.skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
+        legit_skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
     tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
     path = [str(lib.materialize("strict", docs=False))]
     with make_sandbox("local", workers=1, pythonpath=path, preload=sandbox_preload(lib)) as box:

@@ -83,6 +83,48 @@ def test_the_answers_process_holds_none_of_the_workers_leftover_modules(judge):
     assert ok, why
 
 
+def test_the_walls_tables_made_once_per_worker_are_the_walls_own_and_out_of_reach(judge):
+    """Issue 49: the strict worker's warm-up builds the wall's tables once (harness.STRICT_WARMUP);
+    they equal what the wall builds itself, the wall takes them only under its key, and the
+    answer's process no longer holds them in sys.modules when the answer runs."""
+    import ast
+    import subprocess
+    import sys
+
+    from se_gym.judge import harness
+    from se_gym.judge.core import sandbox_warmup
+
+    assert harness.STRICT_WARMUP in sandbox_warmup(LIB, "strict") and harness.STRICT_WARMUP not in sandbox_warmup(LIB, "sebench")
+    script = harness.STRICT_WARMUP + (
+        "\nimport ast, sys\nkey, nodes, ids, stdlib, words, no_import, dropped = sys.modules['__sg_wall_memo'].tables\n"
+        "assert list(sys.modules)[-1] == '__sg_wall_memo'\n"
+        "assert set(dropped) == {m for m in sys.modules if m.split('.')[0] in " + repr(set(harness.DROP_MODULES)) + "}\n"
+        "todo, own = [ast.AST], set()\n"
+        "while todo:\n    c = todo.pop(); own.add(id(c)); todo.extend(type.__subclasses__(c))\n"
+        "print(key, own == ids, stdlib == frozenset(sys.stdlib_module_names),"
+        " sorted((k.__name__, v) for k, v in nodes.items()) == sorted((k.__name__, k._fields) for k in nodes), len(nodes),"
+        " sorted(words), sorted(no_import))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split(" ", 5)
+    assert out[:5] == [harness._WALL_KEY, "True", "True", "True", str(len(harness._DC_NODE_NAMES))]
+    assert out[5].strip() == f"{sorted(harness._DC_REFUSED_WORDS)} {sorted(harness.NO_IMPORT)}"
+    assert {n for n in harness._DC_NODE_NAMES} <= {c.__name__ for c in vars(ast).values() if isinstance(c, type)}
+    ok, why = _probe(judge, "return '__sg_wall_memo' in MODS", "False")
+    assert ok, why
+
+
+def test_modules_loaded_after_the_walls_tables_are_dropped_too():
+    """The answer's process scans only the modules loaded since the warm-up listed its own (issue 49):
+    a worker whose warm-up loads more after that (pickle, mmap, socket here) still has them dropped."""
+    from se_gym.judge.core import sandbox_preload, sandbox_warmup
+    from se_gym.sandbox import make_sandbox
+
+    box = make_sandbox("local", workers=1, pythonpath=[str(LIB.materialize("strict", docs=False))], preload=sandbox_preload(LIB),
+                       warmup=sandbox_warmup(LIB, "strict") + ["import mmap, pickle, socket"])
+    with box, Judge(LIB, profile="strict", sandbox=box, dependence=False) as j:
+        ok, why = _probe(j, "return sorted(m for m in ('mmap', 'pickle', '_pickle', 'socket', '_socket', 'termios') if m in MODS)", "[]")
+    assert ok, why
+
+
 def test_the_library_client_hands_out_no_module_that_reaches_the_system(judge):
     ok, why = _probe(judge, (
         "return sorted(k for k, v in G(C, '__di~ct__').items() if type(v) is type(SYS)"

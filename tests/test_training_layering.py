@@ -26,7 +26,7 @@ RANK = {
     "distributed": 5,
     "envs": 6, "llm": 6, "integrations": 6, "validate": 6,
     "training": 7,
-    "agents": 8,
+    "agents": 8, "bases": 8,  # bases: the miniature's tiny pre-trained models (demo, bench, experience build them)
     "selfplay": 9, "experience": 9,
     "demo": 10, "demo_ablation": 10, "bench": 10, "doctor": 10, "cli": 10, "cli_reference": 10,
     "testing": 10,  # the conformance checkers: they run plug-ins as the benchmark and the judge do

@@ -47,12 +47,35 @@ class PolicyAgent(Agent):
         self.sampler = sampler or PolicySampler(policy)
 
     def act(self, observations: Sequence[Observation]) -> list[str]:
+        """One answer per observation, sampled at the agent's temperature.
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens)
 
     def act_records(self, observations: Sequence[Observation]) -> list[dict]:
+        """:meth:`act` with each answer's prompt and token fields (:mod:`se_gym.trajectories`).
+
+        Args:
+            observations: the questions, as the runner rendered them for the agent's book.
+        """
         return sample_answers(self.sampler, [o.prompt for o in observations], self.temperature, self.max_new_tokens, records=True)
 
+    def token_lengths(self, responses: Sequence[str]) -> list[int]:
+        """Each answer's length in the policy's tokens (what a task sampler's cost term reads).
+
+        Args:
+            responses: the answer texts.
+        """
+        return self.policy.count_tokens(responses)
+
     def save(self, directory: str | os.PathLike) -> Path:
+        """The base class's files and the policy's weights (under ``policy/``).
+
+        Args:
+            directory: the folder (made if missing).
+        """
         directory = super().save(directory)
         self.policy.save(directory / "policy")
         return directory

@@ -226,12 +226,28 @@ class Runner:
         book: str | None = None,
         checkpoint_dir: str | os.PathLike | None = None,
         seed: int = 0,
+        sampler: Any = None,
     ) -> list[dict]:
-        """``iterations`` rounds of rollout on train tasks (with ``book``, default the agent's) then learn().
+        """``iterations`` rounds of rollout on train tasks then ``agent.learn()``.
 
-        Each round uses ``tasks_per_iteration`` tasks (all by default) in a seeded order, each
-        asked ``samples_per_task`` times (consecutively: a GRPO group).  With ``checkpoint_dir``
-        the agent and the history are saved after every round, and a rerun resumes.
+        With ``checkpoint_dir`` the agent, the history and the sampler's state are saved after every
+        round, and a rerun resumes (picking the same next tasks).
+
+        Args:
+            agent: the learner.
+            tasks: the train tasks (a task of another split is refused).
+            iterations: the rounds in all (a resumed run does the rest).
+            samples_per_task: answers per task and round, asked consecutively (a GRPO group).
+            tasks_per_iteration: tasks per round (None: all).
+            book: the book the tasks are rendered with (None: the agent's).
+            checkpoint_dir: where the run is saved after every round (None: nothing is saved).
+            seed: the seed of each round's draw.
+            sampler: which tasks each round gets (:mod:`se_gym.tasks.sampler`: a name, ``module:Class``
+                or a TaskSampler over ``tasks``); it learns from each group's rewards (and answer
+                lengths, when the agent can count tokens).  None: the seeded ``uniform`` order.
+
+        Returns:
+            One metrics dict per round (the resumed ones included).
         """
         import random
 
@@ -246,15 +262,27 @@ class Runner:
         if state_file is not None and state_file.is_file():
             history = json.loads(state_file.read_text(encoding="utf-8"))["history"]
             agent.load(Path(checkpoint_dir) / "agent")
+        from se_gym.tasks.sampler import make_sampler
+
+        tasks = list(tasks)
+        chooser = make_sampler(sampler, tasks, **({} if sampler is None or not isinstance(sampler, str) else {"group_size": samples_per_task}))
+        if state_file is not None and state_file.is_file() and sampler is not None:
+            saved = json.loads(state_file.read_text(encoding="utf-8")).get("sampler")
+            if saved is not None:
+                chooser.load_state_dict(saved)
         per = tasks_per_iteration or len(tasks)
         for it in tqdm(range(len(history), iterations), desc="iterations", disable=not self.progress, initial=len(history), total=iterations, leave=False):
             rng = random.Random(seed * 1_000_003 + it)
-            chosen = rng.sample(list(tasks), min(per, len(tasks)))
+            picked = chooser.batch(per, rng)
+            chosen = [tasks[i] for i in picked]
             obs = [o for o in self.observe(chosen, book) for _ in range(samples_per_task)]
             traj = self.rollout(agent, obs)
             tally = Tally.of([t.reward for t in traj])
             metrics = {"iteration": it + 1, "reward": tally.mean_reward, "infrastructure": tally.infrastructure}
             metrics.update({f"learn/{k}": v for k, v in agent.learn(traj).items() if isinstance(v, (int, float))})
+            if sampler is not None:
+                record_groups(chooser, picked, traj, samples_per_task, getattr(agent, "token_lengths", None))
+                metrics.update({f"sampler/{k}": v for k, v in chooser.stats().items()})
             history.append(metrics)
             if checkpoint_dir is not None:
                 from se_gym.storage import write_json_atomic
@@ -265,8 +293,22 @@ class Runner:
                     write_trajectories(token_records(traj), Path(checkpoint_dir) / f"trajectories_{it + 1:04d}.jsonl")
 
                 agent.save(Path(checkpoint_dir) / "agent")
-                write_json_atomic(state_file, {"history": history})
+                state = {"history": history}
+                if sampler is not None:  # the history and the sampler's state land together
+                    state["sampler"] = chooser.state_dict()
+                write_json_atomic(state_file, state)
         return history
+
+
+def record_groups(sampler: Any, picked: Sequence[int], trajectories: Sequence[Trajectory], group: int,
+                  count_tokens: Callable[[Sequence[str]], Sequence[int]] | None = None) -> None:
+    """Tell ``sampler`` what each task's group of ``group`` consecutive trajectories scored (rewards, and
+    the answers' token lengths when ``count_tokens`` is given): ``picked[j]`` is the task index of the
+    ``j``-th group."""
+    lengths = list(count_tokens([t.response for t in trajectories])) if count_tokens is not None else None
+    for j, index in enumerate(picked):
+        part = slice(j * group, (j + 1) * group)
+        sampler.update(index, [t.reward for t in trajectories[part]], None if lengths is None else lengths[part])
 
 
 def token_records(trajectories: Sequence[Trajectory]) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..choices import PROFILES
+from ..judge.options import OfficialJudgeOptions
 
 BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "cheatsheet", "playbook", "closed-sft", "closed-rl",
                  "closed-sft-rl", "experience")
@@ -13,7 +13,7 @@ BACKENDS = ("hf", "vllm", "openai")
 
 
 @dataclass(frozen=True)
-class BenchConfig:
+class BenchConfig(OfficialJudgeOptions):
     """What ``se-gym bench`` runs; every field is a flag (``--field-name``) and a ``--config`` key."""
 
     agent: tuple[str, ...] = field(default=(), metadata={"help": "an agent to benchmark (repeatable): a built-in name, "
@@ -26,8 +26,6 @@ class BenchConfig:
     seeds: tuple[int, ...] = field(default=(0,), metadata={"help": "seeds: a minted library and task set each (builtin, miniature)"})
     model: str | None = field(default=None, metadata={"help": "model id or path for the agents (--quick: the demo's tiny base)"})
     backend: str = field(default="hf", metadata={"help": "model backend", "choices": BACKENDS})
-    sandbox: str = field(default="local", metadata={"help": "sandbox backend of the judge (a name of the sandbox registry: local, docker, http, ray or one registered)"})
-    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
     learn_book: str = field(default="open", metadata={"help": "book the agents see on train tasks in the learn phase",
                                                       "choices": ("open", "closed")})
     learn_passes: int = field(default=1, metadata={"help": "passes over the train split in the learn phase"})
@@ -73,6 +71,7 @@ class BenchConfig:
             raise ValueError("orders > 1 needs --online: a frozen agent answers every order alike (each batch from the frozen save)")
         if self.season is not None and not self.season.strip():
             raise ValueError("season needs a secret (a string, env:NAME or file:PATH)")
+        self.check_sandbox_flags(ValueError)
 
     def run_config(self) -> dict:
         """What makes the results (the run folder is bound to it); presentation left out, and a season's
@@ -81,7 +80,7 @@ class BenchConfig:
         skip = {"out", "restart", "progress", "device", "gpu_memory_utilization", "agent", "agent_option", "agent_options", "seeds",
                 "price_prompt", "price_completion", "season"}
         out = {k: v for k, v in self.__dict__.items() if k not in skip}
-        for name, default in (("orders", 1), ("stability", False), ("unseen", None)):
+        for name, default in (("orders", 1), ("stability", False), ("unseen", None), ("sandbox_option", ())):
             if out[name] == default:
                 del out[name]
         if self.season is not None:
@@ -98,10 +97,10 @@ class BenchConfig:
 
 def bench_demo_config():
     """The demo configuration of ``--quick``: the demo's small base at the quick scale, pre-trained also
-    on reading retrieved experience (:func:`se_gym.demo.experience_base_config`), so the memory
+    on reading retrieved experience (:func:`se_gym.bases.experience_base_config`), so the memory
     built-ins have a base that can use what they retrieve; the miniature's sizes.
     """
-    from ..demo import experience_base_config
+    from ..bases import experience_base_config
 
     return experience_base_config(quick=True)
 

@@ -138,35 +138,40 @@ def world(config: BenchConfig, seed: int, second: bool = False, tasks: bool = Tr
         CLIError: the task spec or its files are wrong, or a season asked of official tasks (one line).
     """
     from ..agents import default_renderer
+    from ..tasks import TaskError
+    from ..tasks.spec import TASK_SUITES, load_task_spec, parse_task_spec, suite_of
 
     real = library_seed(config, seed, second)
-    if config.tasks == "miniature":
-        w = _mini_world(config, real, second, tasks)
+    try:  # (what the kind declares decides: a minted kind gets a fresh library and task set per seed)
+        spec = parse_task_spec(config.tasks, default_seed=seed)
+        suite = suite_of(spec)
+        if not suite.minted and (second or config.season is not None):
+            if config.season is not None:
+                minted = [k for k in TASK_SUITES.names() if _minted(k)]
+                raise CLIError(f"--season mints the season's libraries: use --tasks {' or '.join(minted)}, not {spec.kind} tasks")
+            spec = parse_task_spec("builtin")  # a second library for the stability pass: the built-in suite's, minted apart
+            suite = suite_of(spec)
+        spec = suite.seeded(spec, real)
+        if not tasks:
+            from ..library import from_spec
+            from ..tasks.spec import default_library_spec
+
+            return World(from_spec(default_library_spec(spec) if suite.minted else None), {}, None, suite.official)
+        splits, library = {}, None
+        for split in ("train", *TEST_SPLITS):
+            loaded, library = load_task_spec(spec, split, library=library, progress=config.progress)
+            splits[split] = list(loaded)
+        extra = suite.held_out_split(spec, library, config.held_out) if config.held_out and not second else None
+    except TaskError as exc:
+        raise CLIError(f"--tasks {config.tasks}: {exc}") from None
+    if extra is not None:  # the suite's own questions on functions never in train
+        splits[UNSEEN_SPLIT] = extra
+        unseen = frozenset(t.id for t in extra)
     else:
-        from ..tasks import TaskError
-        from ..tasks.spec import load_task_spec, parse_task_spec
-
-        try:
-            spec = parse_task_spec(config.tasks, default_seed=seed)
-            if spec.kind == "sebench" and (second or config.season is not None):
-                if config.season is not None:
-                    raise CLIError("--season mints the season's libraries: use --tasks builtin or miniature, not the official files")
-                spec = parse_task_spec("builtin")  # a second library for the stability pass: the built-in suite's, minted apart
-            if spec.kind == "builtin":
-                spec = replace(spec, seed=real)  # a fresh library and task set per seed
-            if not tasks:
-                from ..library import from_spec
-
-                return World(from_spec(real if spec.kind == "builtin" else None), {}, None, spec.kind == "sebench")
-            splits, library = {}, None
-            for split in ("train", *TEST_SPLITS):
-                loaded, library = load_task_spec(spec, split, library=library, progress=config.progress)
-                splits[split] = list(loaded)
-        except TaskError as exc:
-            raise CLIError(f"--tasks {config.tasks}: {exc}") from None
         tests = splits["single_test"] + splits["multiple_test"]
         splits["train"], unseen, _ = hold_out(splits["train"], tests, 0 if second else config.held_out, real)
-        w = World(library, splits, default_renderer(library), official=spec.kind == "sebench", unseen=unseen)
+    splits = {k: v for k, v in splits.items() if v or k == "train"}  # (a suite without a split leaves it out)
+    w = World(library, splits, suite.renderer(spec, library) or default_renderer(library), official=suite.official, unseen=unseen)
     if config.season is None or not tasks:
         return w
     from .season import public_id  # task ids name their library, and so its seed: a season hides them
@@ -175,35 +180,15 @@ def world(config: BenchConfig, seed: int, second: bool = False, tasks: bool = Tr
     return replace(w, splits=splits, unseen=frozenset(public_id(config.season, i) for i in w.unseen))
 
 
-def _mini_world(config: BenchConfig, real: int, second: bool, tasks: bool) -> World:
-    """The miniature of ``--quick``: the demo's world of seed ``real``; ``unseen`` more functions of the
-    miniature's pool, never in train, asked about in their own split."""
-    from ..demo import Demo
-    from ..training import miniature as mini
+def _minted(kind: str) -> bool:
+    """Whether the suite kind ``kind`` mints its tasks from a seed (one that does not load: False)."""
+    from ..registry import RegistryError
+    from ..tasks.spec import TASK_SUITES
 
-    demo = Demo(Path(config.out), bench_demo_config(), progress=False)
-    if not tasks:
-        from ..library import mint
-
-        return World(mint(100 + real), {}, None, False)
-    library, functions, train, test = demo.world(real)
-    splits = {"train": train, "single_test": [replace(t, split="single_test") for t in test]}  # one function each: no multiple_test
-    unseen: frozenset = frozenset()
-    if config.held_out and not second:
-        rng = random.Random(f"bench-unseen-{real}")
-        rest = [k for k in mini.EXPERIMENT_POOL if k not in functions]
-        extra = sorted(rng.sample(rest, min(config.held_out, len(rest))))
-        made = [replace(mini.make_task(library, k, rng, mini.HELDOUT_TEMPLATES, "test", i), split=UNSEEN_SPLIT)
-                for k in extra for i in range(demo.cfg.test_per_function)]
-        splits[UNSEEN_SPLIT] = [replace(t, id=t.id.replace("-test-", "-unseen-")) for t in made]
-        unseen = frozenset(t.id for t in splits[UNSEEN_SPLIT])
-
-    def render(task, book):
-        prompt = mini.render(library, task, book, functions)
-        docs = tuple(line for line in prompt.splitlines() if line.startswith(f"{library.package}.")) if book == "open" else ()
-        return prompt, docs
-
-    return World(library, splits, render, official=False, unseen=unseen)
+    try:
+        return bool(TASK_SUITES.load(kind).minted)
+    except RegistryError:
+        return False
 
 
 def read_lines(path: Path, repair: bool = True) -> list[dict]:
@@ -617,7 +602,7 @@ class Bench:
             from ..judge.core import Judge
 
             w2 = world(self.config, seed, second=True)
-            judge = Judge(w2.library, profile=self.config.profile, sandbox=self.config.sandbox)
+            judge = Judge(w2.library, **self.config.judge_kwargs())
             self._second[seed] = (w2, judge, Runner(JudgeScorer(judge), w2.renderer, progress=False))
         w2, _, runner = self._second[seed]
         return w2, runner
@@ -664,12 +649,12 @@ class Bench:
         if cfg.quick and self.models is None:
             import torch
 
-            from ..demo import Demo
+            from ..bases import build_base
 
             # as the demo, with the built base or one given (--model): more threads lose on a loaded small CPU
             torch.set_num_threads(bench_demo_config().threads)
             if not cfg.model:
-                model_path, float32 = str(Demo(self.out, bench_demo_config(), progress=cfg.progress).base()), True
+                model_path, float32 = str(build_base(self.out / "base", bench_demo_config(), progress=cfg.progress)), True
         models = self.models
         if models is None and model_path:
             models = Models(model_path, cfg.backend, cfg.device, cfg.gpu_memory_utilization, float32=float32)
@@ -684,7 +669,7 @@ class Bench:
                     "splits": {k: len(v[: cfg.limit]) for k, v in w.splits.items()}})
                 from ..judge.core import Judge
 
-                judge = Judge(w.library, profile=cfg.profile, sandbox=cfg.sandbox)
+                judge = Judge(w.library, **cfg.judge_kwargs())
                 try:
                     runner = Runner(JudgeScorer(judge), w.renderer, progress=False)
                     for spec in self.specs:

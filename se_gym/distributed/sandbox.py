@@ -273,6 +273,20 @@ class RaySandbox(Sandbox):
 
     name = "ray"
     library_modes = True  # (each node's LocalSandbox; a Program travels with its library_mode)
+    # declarations (se_gym.sandbox.base.Sandbox): every node writes the library itself (and must match
+    # ours), warm-up code, the result channel, a cluster this process joins at address=
+    library_as = "object"
+    channel = True
+    warmup = True
+    cluster = True
+    requires = {"ray": "pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)"}
+
+    def isolation_line(self) -> str:
+        """The nodes' isolation, as one line."""
+        from ..sandbox.base import network_text
+
+        info = self.isolation()
+        return f"sandbox ray: {info.get('reason')}, isolation {info.get('level')} on every node; {network_text(info)}"
 
     def __init__(self, pythonpath: Sequence[str] = (), preload: Sequence[str] = ("numpy",), workers: int | None = None, *,
                  library: Any = None, profile: str = "sebench", warmup: Sequence[str] = (), address: str | None = None,

@@ -9,7 +9,10 @@ Episode protocol
   split drawn from that generator; each later ``reset()`` takes the next task of the epoch, so
   tasks are sampled without replacement until the split is exhausted.  The same seed gives the same
   task sequence and prompts in every process.  ``options={"task_id": ...}`` or ``{"index": i}``
-  picks a task explicitly (the epoch position does not move).
+  picks a task explicitly (the epoch position does not move).  That order is the ``uniform`` task
+  sampler's (the default); ``sampler="learnability"`` (or a :class:`se_gym.tasks.sampler.TaskSampler`)
+  draws tasks by how likely a group of answers is to carry signal, and every finished episode's
+  reward is reported to the sampler (``env.unwrapped.sampler``; save its state with the run).
 - ``step(answer)`` judges the answer.  With ``max_turns=1`` the episode terminates after one answer.
   With ``max_turns > 1`` a failed answer returns the execution feedback as the next observation;
   a passing answer terminates, and the last failed turn truncates.
@@ -26,7 +29,6 @@ Episode protocol
 """
 from __future__ import annotations
 
-import importlib.util
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -34,10 +36,10 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
+from ..choices import BOOKS, DEFAULT_PROFILE, PROFILES, REWARDS, SPLITS, check
 from ..errors import SEGymError
 from ..registry import RegistryError
-from ..sandbox.registry import SANDBOXES, check_sandbox
+from ..sandbox.spec import sandbox_spec
 from .spaces import UnicodeText
 
 
@@ -149,6 +151,17 @@ def feedback_text(verdict, turn: int, max_turns: int, visible: int = DEFAULT_VIS
     return "\n".join(lines)
 
 
+def _make_sampler(spec: Any, options: dict | None, tasks: Sequence[Any]):
+    from ..tasks.sampler import SamplerError, make_sampler
+
+    if options is not None and not isinstance(options, dict):
+        raise EnvConfigError(f"sampler_options must be a dict, got {type(options).__name__}")
+    try:
+        return make_sampler(spec, tasks, **(options or {}))
+    except (RegistryError, SamplerError) as exc:
+        raise EnvConfigError(f"sampler: {exc}") from None
+
+
 class SEBenchEnv(gym.Env[str, str]):
     """SE-Bench as a Gymnasium environment (see the module docstring for the protocol).
 
@@ -161,10 +174,12 @@ class SEBenchEnv(gym.Env[str, str]):
         template: a custom prompt template (``str.format`` fields, see ``se_gym.tasks.prompts``).
         profile: judge profile, ``"strict"`` (default) or ``"sebench"``.
         reward: ``"binary"`` (default) or ``"fraction"`` of passed test cases.
-        sandbox: ``"local"`` (default), ``"docker"``, ``"http"`` (with ``http_url``), ``"ray"``
-            (every CPU node of the Ray cluster at ``ray_address``, default ``RAY_ADDRESS``; see
-            ``se_gym.distributed.sandbox``), any name registered with ``se_gym.sandbox.register_sandbox``
-            or a Sandbox; ``limits``: sandbox Limits.
+        sandbox: a sandbox spec (:class:`se_gym.sandbox.SandboxSpec`): ``"local"`` (default),
+            ``"docker"``, ``"http://HOST:PORT"``, ``{"name": "ray", "address": "auto"}`` (every CPU
+            node of a Ray cluster; see ``se_gym.distributed.sandbox``), any name registered with
+            ``se_gym.sandbox.register_sandbox`` or ``file.py:Class``, with options of its own (a dict,
+            or ``"NAME,KEY=VALUE"``); or a Sandbox.  ``http_url``/``ray_address``: the old spellings
+            of the ``url``/``address`` options (deprecated).  ``limits``: sandbox Limits.
         max_turns: answers allowed per episode (default 1).
         visible_cases: with ``max_turns > 1``, how many leading test cases are visible examples in the
             feedback (default 1, the prompt's example); the rest are hidden (module docstring).
@@ -172,6 +187,10 @@ class SEBenchEnv(gym.Env[str, str]):
         return_messages: also put the chat messages in ``info["messages"]``.
         max_length: the longest prompt/answer accepted by the spaces (characters).
         judge: an existing :class:`se_gym.judge.Judge` to share (its library/profile win).
+        sampler: which task each ``reset()`` gets: ``"uniform"`` (default: a seeded permutation per
+            epoch), ``"learnability"``, ``"module:Class"`` / ``"file.py:Class"``, or a
+            :class:`se_gym.tasks.sampler.TaskSampler` built over the same tasks; ``sampler_options``:
+            its options (``{"group_size": 8, "floor": 0.1, ...}``).
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
@@ -184,7 +203,7 @@ class SEBenchEnv(gym.Env[str, str]):
         library: Any = None,
         book: str = "closed",
         template: str | None = None,
-        profile: str = "strict",
+        profile: str = DEFAULT_PROFILE,
         reward: str = "binary",
         sandbox: Any = "local",
         limits: Any = None,
@@ -197,24 +216,21 @@ class SEBenchEnv(gym.Env[str, str]):
         http_url: str | None = None,
         visible_cases: int = DEFAULT_VISIBLE_CASES,
         ray_address: str | None = None,
+        sampler: Any = None,
+        sampler_options: dict | None = None,
     ):
         # every option is checked here, at gym.make, not at the first step
         check("book", book, BOOKS, EnvConfigError)
         check("profile", profile, PROFILES, EnvConfigError)
         check("reward", reward, REWARDS, EnvConfigError)
         check("render_mode", render_mode, (None, *self.metadata["render_modes"]), EnvConfigError)
-        sandbox = "local" if sandbox is None else sandbox
-        if isinstance(sandbox, str):
-            try:
-                check_sandbox(sandbox)  # the registry: a backend registered anywhere is accepted
+        if not callable(getattr(sandbox, "run", None)):  # a spec, parsed once here and handed to the judge
+            try:  # (a backend registered anywhere is accepted, with the options it takes and the modules it needs)
+                sandbox = sandbox_spec(sandbox, http_url=http_url, ray_address=ray_address, where="SEBench-v0")
+                if judge is None:
+                    sandbox.check(requirements=True)
             except RegistryError as exc:
                 raise EnvConfigError(str(exc)) from None
-        elif not callable(getattr(sandbox, "run", None)):
-            raise EnvConfigError(f"sandbox must be one of {', '.join(SANDBOXES.names())} or a Sandbox, got {type(sandbox).__name__}")
-        if sandbox == "http" and judge is None and not http_url:
-            raise EnvConfigError("sandbox='http' needs http_url='http://HOST:PORT/run' (e.g. from se-gym sandbox serve)")
-        if sandbox == "ray" and judge is None and importlib.util.find_spec("ray") is None:
-            raise EnvConfigError("sandbox='ray' needs Ray: pip install 'se-gym[ray]' (or bash scripts/setup/ray.sh)")
         if not isinstance(split, str) or not split:
             raise EnvConfigError(f"split must be a split name, got {split!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
@@ -237,14 +253,15 @@ class SEBenchEnv(gym.Env[str, str]):
         self.visible_cases = visible_cases
         self.strip_think, self.return_messages = strip_think, return_messages
         self.render_mode = render_mode
-        self._sandbox_spec, self._limits, self._http_url, self._ray_address = sandbox, limits, http_url, ray_address
+        self._sandbox_spec, self._limits = sandbox, limits
         self._judge = judge
         self._owns_judge = judge is None
         self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
+        self.sampler = _make_sampler(sampler, sampler_options, self.tasks)
+        self._sampler_stream = 0  # this env's draw stream (a vector env numbers its sub-envs)
+        self._task_index: int | None = None
         self.observation_space = UnicodeText(max_length)
         self.action_space = UnicodeText(max_length)
-        self._order: np.ndarray | None = None
-        self._cursor = 0
         self._task = None
         self._turn = 0
         self._messages: list[dict] = []
@@ -265,8 +282,6 @@ class SEBenchEnv(gym.Env[str, str]):
                 reward=self.reward_mode,
                 strip_think=self.strip_think,
                 limits=self._limits,
-                http_url=self._http_url,
-                ray_address=self._ray_address,
             )
         return self._judge
 
@@ -286,12 +301,9 @@ class SEBenchEnv(gym.Env[str, str]):
         return self._task
 
     def _next_index(self) -> int:
-        if self._order is None or self._cursor >= len(self._order):
-            self._order = self.np_random.permutation(len(self.tasks))
-            self._cursor = 0
-        i = int(self._order[self._cursor])
-        self._cursor += 1
-        return i
+        if not self.sampler.has_stream(self._sampler_stream):  # first draw without a seed: the env's generator
+            self.sampler.attach(self._sampler_stream, self.np_random)
+        return self.sampler.next_index(self._sampler_stream)
 
     def _pick(self, options: dict | None) -> int:
         if not options:
@@ -321,9 +333,10 @@ class SEBenchEnv(gym.Env[str, str]):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[str, dict]:
         """Start an episode; ``seed`` restarts the epoch from a new permutation."""
         super().reset(seed=seed)
-        if seed is not None:
-            self._order = None
-        self._task = self.tasks[self._pick(options)]
+        if seed is not None:  # a new epoch from the freshly seeded generator
+            self.sampler.attach(self._sampler_stream, self.np_random)
+        self._task_index = self._pick(options)
+        self._task = self.tasks[self._task_index]
         start = getattr(self.judge, "start", None) if self._owns_judge else None
         if start is not None:
             start()  # its workers start while the answer is written (local, docker; once; else nothing)
@@ -386,6 +399,8 @@ class SEBenchEnv(gym.Env[str, str]):
                 self._messages.append({"role": "user", "content": fb})
             self._last_obs = obs
         self._done = terminated or truncated
+        if self._done:  # the episode's outcome teaches the sampler (uniform ignores it)
+            self.sampler.update(self._task_index, [reward])
         info = self._info(verdict=verdict, status=verdict.status.value, latency=latency)
         if self.render_mode == "human":
             print(self._render_text(action, verdict))

@@ -42,7 +42,9 @@ class SEBenchVectorEnv(VectorEnv):
     """``num_envs`` SE-Bench episodes sharing one task list, one library and one judge.
 
     Keyword arguments are those of :class:`SEBenchEnv`.  Sub-env ``i`` is seeded with ``seed + i``
-    on ``reset(seed=seed)``, so each draws its own epoch order.
+    on ``reset(seed=seed)``, so each draws its own epoch order.  The sub-envs share one task sampler
+    (``sampler=``): sub-env ``i`` draws with its own generator (stream ``i``), and every finished
+    episode updates the one shared state (``venv.unwrapped.sampler``).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -52,8 +54,10 @@ class SEBenchVectorEnv(VectorEnv):
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         first = SEBenchEnv(**env_kwargs)
         # the other sub-envs reuse the first one's tasks, library and (lazily created) judge
-        shared = dict(env_kwargs, tasks=first.tasks, library=first.library)
+        shared = dict(env_kwargs, tasks=first.tasks, library=first.library, sampler=first.sampler, sampler_options=None)
         self.envs = [first] + [SEBenchEnv(**shared) for _ in range(num_envs - 1)]
+        for i, env in enumerate(self.envs):
+            env._sampler_stream = i  # one shared sampler state; each sub-env draws from its own stream
         self.num_envs = num_envs
         self.single_observation_space = first.observation_space
         self.single_action_space = first.action_space
@@ -70,6 +74,11 @@ class SEBenchVectorEnv(VectorEnv):
     @property
     def library(self):
         return self.envs[0].library
+
+    @property
+    def sampler(self):
+        """The task sampler all sub-envs share (:mod:`se_gym.tasks.sampler`)."""
+        return self.envs[0].sampler
 
     @property
     def judge(self):

@@ -86,7 +86,7 @@ def pretraining_corpus(n: int, seed: int, closed_share: float = 0.2, max_lines: 
     return out
 
 
-# the corpus above as an extra of the demo's pre-training mix, so a demo base (``se_gym.demo.experience_base_config``)
+# the corpus above as an extra of the demo's pre-training mix, so a demo base (``se_gym.bases.experience_base_config``)
 # also reads lessons injected the way the experience loop injects them
 LESSONS_CORPUS = "experience_lessons"
 mini.register_pretraining_corpus(LESSONS_CORPUS, pretraining_corpus)
@@ -95,22 +95,19 @@ mini.register_pretraining_corpus(LESSONS_CORPUS, pretraining_corpus)
 def build_base(out_dir, examples: int, seed: int = 0, hidden: int = 64, layers: int = 2, lr: float = 3e-3, batch: int = 32,
                device: str | None = None, progress: bool = True, checkpoint_dir=None) -> dict:
     """Build the tiny model (:func:`se_gym.training.miniature.build_tiny_model`) and pre-train it on
-    :func:`pretraining_corpus`; saves it to ``out_dir`` (atomically).  Returns the SFT metrics."""
+    :func:`pretraining_corpus` (:func:`se_gym.bases.pretrain`, the loop every base goes through); saves
+    it to ``out_dir`` (atomically).  Returns the SFT metrics."""
     from pathlib import Path
 
+    from ..bases import pretrain
     from ..training import miniature as mini
-    from ..training.policy import Policy
-    from ..training.sft import SFTConfig, SFTExample, train_sft
 
     out_dir = Path(out_dir)
     init = out_dir.parent / f".{out_dir.name}.init"
     if not (init / "config.json").is_file():
         mini.build_tiny_model(init, seed=seed, hidden=hidden, layers=layers)
-    policy = Policy.from_pretrained(init, device=device)
-    corpus = [SFTExample(p, a) for p, a in pretraining_corpus(examples, seed)]
-    metrics = train_sft(policy, corpus, SFTConfig(learning_rate=lr, epochs=1, batch_size=batch, warmup_ratio=0.05, min_lr_ratio=0.1, seed=seed),
-                        checkpoint_dir=checkpoint_dir, progress=progress)
-    policy.save(out_dir)
+    metrics = pretrain(init, out_dir, pretraining_corpus(examples, seed), lr=lr, batch=batch, device=device, dtype="auto", seed=seed,
+                       progress=progress, checkpoint_dir=checkpoint_dir)
     import shutil
 
     shutil.rmtree(init, ignore_errors=True)

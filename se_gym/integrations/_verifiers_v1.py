@@ -34,6 +34,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
+from ..choices import DEFAULT_PROFILE
 from ._common import Suite
 
 REWARD_NAME = "sebench_reward"
@@ -49,7 +50,7 @@ class SEBenchConfig(vf.TasksetConfig):
     seed: int = 0
     library: str | None = None
     book: str = "closed"
-    profile: str = "strict"
+    profile: str = DEFAULT_PROFILE
     reward: str = "binary"
     sandbox: str = "local"
     strip_think: bool = True

@@ -101,11 +101,19 @@ def _own_source(traj: Mapping[str, Any]) -> dict:
 
 def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split: str | None = None,
               library: Any = None, profile: str | None = None, agent_name: str | None = None,
-              max_turns: int | None = None) -> list[dict]:
+              max_turns: int | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> list[dict]:
     """verl rows; ``library`` (a Library or spec) and ``profile`` are recorded in ``extra_info`` so
-    the reward function (:mod:`se_gym.integrations.verl`) judges with the same library."""
+    the reward function (:mod:`se_gym.integrations.verl`) judges with the same library.  ``sampler``
+    (a TaskSampler over the trajectories' tasks, in order): a weighted epoch of ``rows`` rows instead
+    of one per trajectory (see :func:`se_gym.integrations.trl.make_dataset`)."""
     if kind not in ("rl", "sft"):
         raise ValueError(f"kind must be 'rl' or 'sft', got {kind!r}")
+    if sampler is not None:
+        from ..tasks.sampler import scheduled
+
+        trajectories = list(trajectories)
+        order = scheduled([t["task"] for t in trajectories], sampler, rows, seed, indices=True)
+        trajectories = [trajectories[i] for i in order]
     judge_info = _judge_info(library, profile)
     rows = []
     for i, traj in enumerate(trajectories):
@@ -147,23 +155,24 @@ def verl_rows(trajectories: Iterable[Mapping[str, Any]], kind: str = "rl", split
 
 def to_verl_parquet(trajectories: Iterable[Mapping[str, Any]], path: str | os.PathLike, kind: str = "rl", split: str | None = None,
                     library: Any = None, profile: str | None = None, agent_name: str | None = None,
-                    max_turns: int | None = None) -> int:
+                    max_turns: int | None = None, sampler: Any = None, rows: int | None = None, seed: int = 0) -> int:
     """Write verl's parquet layout (needs ``pyarrow``: the ``export`` extra); returns the row count.
     ``agent_name``/``max_turns``: the verl agent loop that plays each row and its answer budget
-    (``"se_gym_agent"``: multi-turn with execution feedback, :mod:`se_gym.integrations.verl_agent`)."""
+    (``"se_gym_agent"``: multi-turn with execution feedback, :mod:`se_gym.integrations.verl_agent`).
+    ``sampler``/``rows``/``seed``: a weighted epoch (see :func:`verl_rows`)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError("parquet export needs pyarrow: pip install 'se-gym[export]'") from None
-    rows = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile, agent_name=agent_name,
-                     max_turns=max_turns)
+    table = verl_rows(trajectories, kind=kind, split=split, library=library, profile=profile, agent_name=agent_name,
+                      max_turns=max_turns, sampler=sampler, rows=rows, seed=seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".part")
-    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    pq.write_table(pa.Table.from_pylist(table), tmp)
     os.replace(tmp, path)
-    return len(rows)
+    return len(table)
 
 
 def skyrl_rows(trajectories: Iterable[Mapping[str, Any]], split: str | None = None, library: Any = None,

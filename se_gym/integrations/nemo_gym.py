@@ -26,6 +26,7 @@ from nemo_gym.base_resources_server import BaseResourcesServerConfig
 from nemo_gym.openai_utils import NeMoGymResponse
 from resources_servers.gymnasium import GymnasiumServer, extract_text
 
+from ..choices import DEFAULT_PROFILE
 from ._common import close_shared_judges, shared_batched_judge
 
 
@@ -33,7 +34,7 @@ class SEBenchResourcesServerConfig(BaseResourcesServerConfig):
     """The server's judge (a row's ``library``/``profile`` win) and the episode's default answer budget."""
 
     library: Optional[str] = None
-    profile: str = "strict"
+    profile: str = DEFAULT_PROFILE
     reward: str = "binary"
     sandbox: str = "local"
     strip_think: bool = True

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from ..choices import BOOKS, PROFILES, REWARDS, SPLITS
 from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
+from ..sandbox.spec import OPTION_HELP, SANDBOX_HELP, SandboxSpec
 
 
 @dataclass(frozen=True)
@@ -20,21 +21,31 @@ class EnvOptions:
     book: str | None = field(default=None, metadata={"help": "closed or open book (None: closed)", "choices": BOOKS})
     profile: str | None = field(default=None, metadata={"help": "judge profile (None: strict)", "choices": PROFILES})
     reward: str | None = field(default=None, metadata={"help": "reward (None: binary)", "choices": REWARDS})
-    sandbox: str | None = field(default=None, metadata={
-        "help": "sandbox backend: local, docker, ray (every CPU node of the cluster at --ray-address or $RAY_ADDRESS) "
-                "or another registered name (None: local)"})
+    sandbox: str | None = field(default=None, metadata={"help": f"{SANDBOX_HELP} (None: local)", "metavar": "SPEC"})
+    sandbox_option: tuple[str, ...] = field(default=(), metadata={"help": OPTION_HELP, "metavar": "KEY=VALUE", "repeat": True})
     ray_address: str | None = field(default=None, metadata={
-        "help": "with --sandbox ray: the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)"})
+        "help": "with a cluster sandbox (--sandbox ray): the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)"})
     max_turns: int | None = field(default=None, metadata={"help": "answers per episode; >1 gives execution feedback (None: 1)"})
     max_length: int | None = field(default=None, metadata={"help": "longest answer accepted, characters (None: 200000)"})
 
     def __post_init__(self) -> None:
-        if self.ray_address and self.sandbox != "ray":
-            raise CLIError("--ray-address is for --sandbox ray")
+        from ..registry import RegistryError
+
+        try:
+            cluster = SandboxSpec.parse(self.sandbox, self.sandbox_option).load().cluster
+        except RegistryError as exc:
+            raise CLIError(str(exc)) from None
+        if self.ray_address and not cluster:
+            raise CLIError("--ray-address is for a cluster sandbox (--sandbox ray)")
 
     def env_kwargs(self) -> dict:
-        """The options given, as ``gym.make`` keyword arguments (the env checks them)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ray_address" and getattr(self, f.name) is not None}
+        """The options given, as ``gym.make`` keyword arguments (the env checks them; the sandbox as
+        one spec string, its options in it)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("ray_address", "sandbox_option") and getattr(self, f.name) is not None}
+        if self.sandbox_option:
+            out["sandbox"] = str(SandboxSpec.parse(self.sandbox, self.sandbox_option))
+        return out
 
 
 @dataclass(frozen=True)

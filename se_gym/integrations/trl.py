@@ -20,6 +20,8 @@ import json
 import threading
 from typing import Any, Sequence
 
+from ..choices import DEFAULT_PROFILE
+
 
 def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None) -> list[dict]:
     """Rows with ``prompt`` (chat messages or text) and the judge's columns, one per task."""
@@ -41,11 +43,21 @@ def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conve
     return rows
 
 
-def make_dataset(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None):
-    """A ``datasets.Dataset`` for TRL trainers (needs the ``hf`` extra)."""
+def make_dataset(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None,
+                 sampler: Any = None, rows: int | None = None, seed: int = 0):
+    """A ``datasets.Dataset`` for TRL trainers (needs the ``hf`` extra).
+
+    ``sampler`` (a :class:`se_gym.tasks.sampler.TaskSampler` over ``tasks``, e.g. restored from a run's
+    saved state with :func:`se_gym.tasks.sampler.restore_sampler`): the dataset is a weighted epoch of
+    ``rows`` rows (default: one per task), each task's count in proportion to the sampler's weights,
+    ordered by ``seed`` (see :meth:`~se_gym.tasks.sampler.TaskSampler.schedule`).  None: one row per task,
+    in order.
+    """
     from datasets import Dataset
 
-    return Dataset.from_list(dataset_rows(tasks, library, book, conversational, template))
+    from ..tasks.sampler import scheduled
+
+    return Dataset.from_list(dataset_rows(scheduled(tasks, sampler, rows, seed), library, book, conversational, template))
 
 
 def _completion_text(c: Any) -> str:
@@ -59,7 +71,7 @@ def _completion_text(c: Any) -> str:
 class SEBenchReward:
     """``reward_funcs`` entry for TRL: judges each completion against its row's test cases."""
 
-    def __init__(self, library: Any, profile: str = "strict", reward: str = "binary", sandbox: Any = "local", judge: Any = None):
+    def __init__(self, library: Any, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local", judge: Any = None):
         from ..library import from_spec
 
         self.library = from_spec(library)
@@ -156,7 +168,7 @@ class SEBenchToolEnv:
     public method to the model.
     """
 
-    def __init__(self, library: Any = None, profile: str = "strict", reward: str = "binary", sandbox: Any = "local",
+    def __init__(self, library: Any = None, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local",
                  judge: Any = None, max_test_runs: int = 4, hint: bool = True):
         from ._common import shared_judge
 
@@ -304,7 +316,7 @@ class SEBenchTaskEnv(SEBenchToolEnv):
     """
 
     def __init__(self, stream: Any, library: Any, book: str = "closed", template: str | None = None, metrics: Any = None,
-                 profile: str = "strict", reward: str = "binary", sandbox: Any = "local", **kw: Any):
+                 profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local", **kw: Any):
         super().__init__(library, profile=profile, reward=reward, sandbox=sandbox, **kw)
         self._stream, self._library, self._book, self._template = stream, library, book, template
         self._judge_opts = {"profile": profile, "reward": reward, "sandbox": sandbox}

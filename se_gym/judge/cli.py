@@ -22,27 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from se_gym.choices import PROFILES, REWARDS
+from se_gym.choices import REWARDS
 from se_gym.configs import add_config_arguments, add_deprecated_alias, config_from_args
 from se_gym.errors import CLIError
 from se_gym.jsonl import iter_jsonl
-from se_gym.registry import RegistryError
+from se_gym.judge.options import OfficialJudgeOptions
 
 
 @dataclass(frozen=True)
-class JudgeRunConfig:
+class JudgeRunConfig(OfficialJudgeOptions):
     """What ``se-gym judge`` does (flags, or a ``--config`` TOML/JSON file with these keys)."""
 
     input: str = field(metadata={"help": "rollouts (JSONL: response, test_cases[, right_exe_result])"})
     out: str = field(metadata={"help": "verdicts (JSONL); resumed when it exists"})
     library: str = field(metadata={"help": "official:PATH_TO_api_doc.jsonl or seed:N"})
-    profile: str = field(default="sebench", metadata={"help": "judge profile", "choices": PROFILES})
-    sandbox: str = field(default="local", metadata={
-        "help": "sandbox backend: local, docker, http, ray, any registered name or module:Class"})
     workers: int | None = field(default=None, metadata={"help": "sandbox workers (None: CPU count)"})
-    http_url: str | None = field(default=None, metadata={"help": "sandbox URL for --sandbox http, e.g. http://localhost:8111/run"})
-    ray_address: str | None = field(default=None, metadata={
-        "help": "Ray cluster for --sandbox ray, e.g. HOST:6379 (None: $RAY_ADDRESS, else a local one)"})
+    http_url: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox http://HOST:PORT"})
+    ray_address: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox ray,address=HOST:PORT"})
     batch_size: int = field(default=256, metadata={"help": "rows per sandbox batch (and per flush)"})
     expected: str = field(default="auto", metadata={
         "help": "what results are compared with: right_exe_result split on '#' (what the official judge uses; "
@@ -52,18 +48,9 @@ class JudgeRunConfig:
     quiet: bool = field(default=False, metadata={"help": "no progress bar"})
 
     def __post_init__(self) -> None:
-        from se_gym.sandbox.registry import check_sandbox
-
         if self.batch_size < 1:
             raise CLIError("--batch-size must be at least 1")
-        try:
-            check_sandbox(self.sandbox)
-        except RegistryError as exc:
-            raise CLIError(str(exc)) from None
-        if self.sandbox == "http" and not self.http_url:
-            raise CLIError("--sandbox http needs --http-url")
-        if self.ray_address and self.sandbox != "ray":
-            raise CLIError("--ray-address is for --sandbox ray")
+        self.check_sandbox_flags(CLIError)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -182,8 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
     bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=cfg.quiet)
     try:
-        with Judge(library, profile=cfg.profile, sandbox=cfg.sandbox, reward=cfg.reward, workers=cfg.workers, http_url=cfg.http_url,
-                   ray_address=cfg.ray_address) as judge, open(out, "a", encoding="utf-8") as f:
+        with Judge(library, **cfg.judge_kwargs(), reward=cfg.reward, workers=cfg.workers) as judge, open(out, "a", encoding="utf-8") as f:
             if todo:
                 judge.start()  # the workers start while the first batch is prepared
             for start in range(0, len(todo), cfg.batch_size):

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 # one place for the option names
-from ..choices import PROFILES, REWARDS, check
+from ..choices import DEFAULT_PROFILE, PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
 from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
-from .harness import ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
+from .harness import STRICT_WARMUP, ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
 from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
@@ -104,7 +104,7 @@ for _ in range({rounds}):  # (enough: the first runs specialise the code, the fi
                 pass
         str(a), repr(a), str(v), str((v, 1))
         enc({{"n": "0" * 32, "i": 1, "p": str(a)}})
-"""]
+"""] + ([STRICT_WARMUP] if profile == "strict" else [])  # (the strict wall's tables: see harness.STRICT_WARMUP)
 
 
 @dataclass
@@ -133,9 +133,11 @@ class Judge:
     ``library``: a :class:`se_gym.library.Library` or a spec (``"seed:N"``, ``"official:PATH"``).
     ``profile``: ``"sebench"`` (the official judge, rule for rule) or ``"strict"`` (also refuses
     every known way around the library, and compares results structurally).
-    ``sandbox``: ``None``/``"local"``/``"docker"``/``"http"``/``"ray"`` (started lazily, owned and
-    closed by the judge; ``ray``: on every CPU node of the cluster at ``ray_address``, default
-    ``RAY_ADDRESS``) or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).
+    ``sandbox``: a spec (:class:`se_gym.sandbox.SandboxSpec`: ``None``/``"local"``, ``"docker"``,
+    ``"http://HOST:PORT"``, ``{"name": "ray", "address": "auto"}``, a backend of your own with its
+    options; started lazily, owned and closed by the judge, given what its class declares it needs)
+    or a :class:`se_gym.sandbox.Sandbox` (borrowed; give it this library's folder).  ``http_url`` and
+    ``ray_address`` are the old spellings of the ``url`` and ``address`` options (deprecated).
     ``reward``: ``"binary"`` (1.0 when every case passes) or ``"fraction"`` (share of cases passed).
     ``scoring_cpu_s``: the judge's own CPU time (this process) allowed for reading one answer's
     results; past it the answer gets ``output_limit`` and the batch goes on (None: no limit).
@@ -149,7 +151,7 @@ class Judge:
     def __init__(
         self,
         library: Any,
-        profile: str = "strict",
+        profile: str = DEFAULT_PROFILE,
         sandbox: Any = None,
         reward: str = "binary",
         strip_think: bool = True,
@@ -173,8 +175,6 @@ class Judge:
         self.reward = reward
         self.strip_think = strip_think
         self.workers = workers
-        self.http_url = http_url
-        self.ray_address = ray_address
         self.abs_tol, self.rel_tol = abs_tol, rel_tol
         if scoring_cpu_s is not None and not (isinstance(scoring_cpu_s, (int, float)) and scoring_cpu_s > 0):
             raise JudgeError(f"scoring_cpu_s must be a positive number of seconds or None, got {scoring_cpu_s!r}")
@@ -196,17 +196,19 @@ class Judge:
         self._start_lock = threading.Lock()
         self._starting: Future | None = None  # the sandbox starting in the background (start(), judge_many)
         self._generation = 0  # closes so far: a background start begun before the last one starts nothing
-        self._owned = sandbox is None or isinstance(sandbox, str)
+        self._owned = not callable(getattr(sandbox, "run", None))  # a spec (ours to start), not a Sandbox (borrowed)
+        self.sandbox_spec = None  # (a borrowed Sandbox has none)
+        self._declared: Any = type(sandbox)  # the sandbox's class: what it declares (se_gym.sandbox.base.Sandbox)
         if self._owned:
             from se_gym.registry import RegistryError
-            from se_gym.sandbox.registry import check_sandbox
+            from se_gym.sandbox.spec import sandbox_spec
 
-            backend = sandbox or "local"
-            try:
-                check_sandbox(backend)  # the registry: a backend registered anywhere is accepted
+            try:  # parsed once; a backend registered anywhere is accepted, with options it takes
+                self.sandbox_spec = sandbox_spec(sandbox, http_url=http_url, ray_address=ray_address, where="Judge")
+                self._declared = self.sandbox_spec.check()
             except RegistryError as exc:
                 raise JudgeError(f"{exc} (or pass a Sandbox object)") from None
-            self._backend, self._sandbox = backend, None
+            self._backend, self._sandbox = self.sandbox_spec.name, None
         else:
             self._backend, self._sandbox = getattr(sandbox, "name", "custom"), sandbox
             self._check_server(sandbox)
@@ -230,26 +232,26 @@ class Judge:
                     self._sandbox = self._make_sandbox()
         return self._sandbox
 
-    def _make_sandbox(self):
-        from se_gym.sandbox.registry import make_sandbox
+    @property
+    def http_url(self) -> str | None:
+        """The ``url`` option of this judge's sandbox spec (the old ``http_url=``)."""
+        return None if self.sandbox_spec is None else self.sandbox_spec.options.get("url")
 
-        options: dict = {}
-        if self._backend == "http":
-            if not self.http_url:
-                raise JudgeError("the http sandbox needs http_url (e.g. http://localhost:8111/run)")
-            options["url"] = self.http_url
-        # numpy.ma: some NumPy functions (intersect1d...) load it on first use, and with it
-        # inspect/dis; loaded in the worker, the strict wall need not let a program load them
-        # the sandbox's copy has no docstrings: docs are prompt material, and a program that
-        # returned `f.__doc__` would hand them to a closed-book agent through the verdict
-        # (it also keeps ~1 MB out of every worker, and so out of every fork)
-        path = [] if self._backend in ("http", "ray") else [str(self.library.materialize(self.profile, docs=False))]
-        if self._backend == "ray":  # every node writes the library itself (and must match ours)
-            options.update(library=self.library, profile=self.profile, warmup=sandbox_warmup(self.library, self.profile), address=self.ray_address)
-        if self._backend == "local":
-            options["warmup"] = sandbox_warmup(self.library, self.profile)
-            options["ready"] = "first"  # (the first verdict need not wait for the slowest worker's start)
-        box = make_sandbox(self._backend, pythonpath=path, preload=sandbox_preload(self.library), workers=self.workers, **options)
+    @property
+    def ray_address(self) -> str | None:
+        """The ``address`` option of this judge's sandbox spec (the old ``ray_address=``)."""
+        return None if self.sandbox_spec is None else self.sandbox_spec.options.get("address")
+
+    def _make_sandbox(self):
+        # the spec gives the backend what its class declares: the library as a path (the sandbox's
+        # copy has no docstrings: docs are prompt material, and a program that returned `f.__doc__`
+        # would hand them to a closed-book agent through the verdict; it also keeps ~1 MB out of
+        # every worker, and so out of every fork) or as an object, the warm-up, a quick start (the
+        # first verdict need not wait for the slowest worker's start); numpy.ma is preloaded: some
+        # NumPy functions (intersect1d...) load it on first use, and with it inspect/dis; loaded in
+        # the worker, the strict wall need not let a program load them
+        box = self.sandbox_spec.build(library=self.library, profile=self.profile, preload=sandbox_preload(self.library),
+                                      warmup=sandbox_warmup(self.library, self.profile), workers=self.workers, quick_start=True)
         try:
             self._check_server(box)
         except JudgeError:
@@ -300,7 +302,10 @@ class Judge:
         """Whether the sandbox reports through the result channel, without starting one of ours
         whose answer is known (local and docker workers always have it): its workers can then start
         while the first answers are prepared."""
-        if self._sandbox is None and self._owned and self._backend in ("local", "docker"):
+        from se_gym.sandbox.base import Sandbox
+
+        declared = self._declared  # (a class that words has_channel itself is asked, not its declaration)
+        if self._sandbox is None and self._owned and declared.channel is True and getattr(declared, "has_channel", None) is Sandbox.has_channel:
             return True
         return bool(getattr(self.sandbox, "has_channel", True))
 
@@ -310,7 +315,7 @@ class Judge:
         backend, returns once its workers have been launched: until then the start is Python code
         that our preparing would slow down (see sandbox.pool.notify_launched), while a docker
         start mostly waits on the daemon."""
-        if self._sandbox is not None or not self._owned or self._backend not in ("local", "docker"):
+        if self._sandbox is not None or not self._owned or not self._declared.pooled_start:
             return None
         if self._starting is not None:  # (start() began it: judge_many prepares answers meanwhile)
             return self._starting
@@ -340,7 +345,7 @@ class Judge:
 
         self._starting = started
         threading.Thread(target=boot, name="se-gym-judge-start", daemon=True).start()
-        if self._backend == "local":
+        if self._declared.pooled_start == "launch":
             launched.wait()
         return started
 

@@ -10,8 +10,9 @@ counterfactual mode, se_gym/library/server.py), and so is the task's trusted ref
    of the values it computed them from): which values the reference computes with the library.
    Cached per task for the judge's life.
 2. World ``*``: the answer and the reference run again, their servers returning perturbed values
-   for every computation whose key the reference recorded (a secret drawn per batch sets the
-   amounts; every other computation stays real).  A case *depends* on the library where the
+   for every computation whose key the reference recorded (a secret drawn once per judge sets the
+   amounts; every other computation stays real).  The reference's outcomes in each world are kept
+   with its record, so a later answer to the same task runs alone.  A case *depends* on the library where the
    reference's result changes.  On each such case the answer's result must equal the reference's
    counterfactual result (same comparison as scoring): it computed its result from the values
    the reference computes with the library, as the reference does, or from values equal to them.
@@ -44,6 +45,18 @@ from .types import SEBENCH_EXEC_ERROR, ErrorType, Status, Verdict
 Outcome = tuple
 REFERENCE_CACHE = 4096  # references' records kept by a judge
 _INFRA = "infra"
+
+
+def judge_secret(judge: Any) -> str:
+    """The secret that sets the counterfactual library's amounts: one per judge, drawn on first use
+    with ``os.urandom`` and sent only to library servers (never to a program).  One per judge, not
+    per batch, so that a reference's counterfactual outcomes are kept with its record: the check
+    of a later answer to the same task runs the answer only (see docs/security.md, wall 2c)."""
+    with judge._reference_lock:
+        secret = getattr(judge, "_dependence_secret", None)
+        if secret is None:
+            secret = judge._dependence_secret = os.urandom(32).hex()
+    return secret
 
 
 def reference_response(code: str) -> str:
@@ -127,7 +140,7 @@ class DependenceCheck:
 
     def __init__(self, judge: Any, items: Sequence[Any]):
         self.judge = judge
-        self.secret = os.urandom(32).hex()  # this batch's: drawn here, sent only to library servers
+        self.secret = judge_secret(judge)  # the judge's: sent only to library servers
         self.items: list[_Item] = []
         refs: dict[tuple, _Reference] = {}
         for p in items:
@@ -146,9 +159,11 @@ class DependenceCheck:
             cached = self.judge._reference_records.get(key)
             if cached is not None:
                 self.judge._reference_records.move_to_end(key)
-        if cached is not None:  # (its record, and its program: prepared once)
+                worlds = dict(cached[5])  # (copied under the lock: another batch may add to it)
+        if cached is not None:  # (its record, its program: prepared once, and its worlds' outcomes)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
+            ref.worlds = worlds
             return ref
         prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
         if prep.verdict is not None:
@@ -174,9 +189,20 @@ class DependenceCheck:
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
         with self.judge._reference_lock:
             cache = self.judge._reference_records
-            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending)
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {})
             while len(cache) > REFERENCE_CACHE:
                 cache.popitem(last=False)
+
+    def _keep_worlds(self) -> None:
+        """The references' outcomes in each world, kept with their records: under the judge's one
+        secret a reference's counterfactual run gives what it gave before (only runs that gave
+        outcomes are kept: a failed one is run again next time)."""
+        with self.judge._reference_lock:
+            cache = self.judge._reference_records
+            for r in self.refs:
+                entry = cache.get(r.key)
+                if entry is not None and r.ok:
+                    entry[5].update((w, out) for w, out in r.worlds.items() if isinstance(out, list))
 
     # -- the runs ----------------------------------------------------------------------------
     def _mode(self, keys: dict | None) -> dict:
@@ -227,7 +253,7 @@ class DependenceCheck:
         # 2. world "*": every recorded computation perturbed (every computation, without a reference)
         jobs: list[tuple[Any, str, Any]] = []
         for r in self.refs:
-            if r.ok:
+            if r.ok and "*" not in r.worlds:  # (cached for the judge's life)
                 jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys)))))
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
@@ -241,7 +267,7 @@ class DependenceCheck:
         weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
         for owner in [*self.refs, *self.items]:
             ref = owner if isinstance(owner, _Reference) else owner.ref
-            if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list):
+            if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list) and "~" not in owner.worlds:
                 jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
         wanted: set = set()
         for it in self.items:
@@ -253,9 +279,10 @@ class DependenceCheck:
                 wanted.add((id(ref), cls))
         for r in self.refs:
             for cls in self.classes(r.keys) if r.ok else ():
-                if (id(r), cls) in wanted:
+                if (id(r), cls) in wanted and cls not in r.worlds:
                     jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
         yield from self._worlds(jobs)
+        self._keep_worlds()
 
     def _worlds(self, jobs: list) -> Generator[list, list, None]:
         if not jobs:

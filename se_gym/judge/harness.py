@@ -51,6 +51,7 @@ to the channel without the nonce do not help it, and nothing it reports can cras
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import marshal
 import re
@@ -93,6 +94,18 @@ NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
 
 # words generated dataclass code may not hold (the permissive gate's refused attributes and names)
 _DC_REFUSED_WORDS = (OPEN_FORBIDDEN_ATTRIBUTES | OPEN_BUILTINS | FRAME_ATTRIBUTES | {"getattr", "setattr", "delattr"}) - {"hash"}
+
+_WORDS = r"\w+"  # (how the strict wall splits the strings of generated dataclass code into words)
+# the node classes dataclasses' templates use (the strict wall checks generated code against them)
+_DC_NODE_NAMES = ("Module", "FunctionDef", "arguments", "arg", "Return", "Assign", "Expr", "If", "Raise", "Pass", "Name",
+                  "Attribute", "Call", "keyword", "Constant", "Tuple", "Dict", "Compare", "BoolOp", "BinOp", "UnaryOp",
+                  "IfExp", "JoinedStr", "FormattedValue", "Load", "Store", "And", "Or", "Not", "Is", "IsNot", "Eq",
+                  "NotEq", "Lt", "LtE", "Gt", "GtE", "In", "NotIn", "Add")
+
+# what the strict wall's tables are made of: the tables the worker's warm-up made (STRICT_WARMUP) are
+# taken only under this key, so that a worker started by other code never hands the wall stale ones
+# (20 hex digits: no program text holds a run of 32, the length of a nonce; test_redteam checks it)
+_WALL_KEY = hashlib.sha256(repr((_DC_NODE_NAMES, sorted(_DC_REFUSED_WORDS), sorted(NO_IMPORT), sorted(DROP_MODULES))).encode()).hexdigest()[:20]
 
 _NP_ARRAY = re.compile(r"\bnp\.array\b")
 
@@ -688,7 +701,7 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
     _str, _type, _len, _list, _int, _tuple, _dict, _bool, _float, _complex, _repr, _id = (
         builtins.str, builtins.type, builtins.len, builtins.list, builtins.int, builtins.tuple, builtins.dict,
         builtins.bool, builtins.float, builtins.complex, builtins.repr, builtins.id)
-    _exec, _eval, _BaseException = builtins.exec, builtins.eval, builtins.BaseException
+    _exec, _eval, _BaseException, _reversed = builtins.exec, builtins.eval, builtins.BaseException, builtins.reversed
     _os = __import__("os")
     _write, _read, _exit = _os.write, _os.read, _os._exit
     _tname = _type.__dict__["__name__"].__get__  # (a class's own name, whatever its metaclass says)
@@ -708,8 +721,27 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         return
     # what the worker left loaded and no answer needs: the ways to memory, frames, signals, files
     # and processes (reachable through any module's sys, or a function's globals, otherwise)
-    for name in [m for m in _modules if m.split(".")[0] in %(drop_modules)r]:
-        del _modules[name]
+    drop, names = %(drop_modules)r, None
+    memo = _modules.get("__sg_wall_memo")  # (the wall takes it out, below)
+    memo = memo.__dict__.get("tables") if _type(memo) is _type(sys) else None
+    if _type(memo) is _tuple and _len(memo) == 7 and memo[0] == %(wall_key)r and _type(memo[6]) is _tuple:
+        # those the worker's warm-up found as it ended (STRICT_WARMUP), and those loaded since: it put
+        # the memo into sys.modules last, and nothing takes that name out or puts it back before the
+        # wall does, so every module loaded since lies after it (a scan of the newest names only:
+        # the whole scan wrote to every page holding a module's name)
+        names = _list(memo[6])
+        for m in _reversed(_modules):
+            if m == "__sg_wall_memo":
+                break
+            if m.split(".")[0] in drop:
+                names.append(m)
+        else:
+            names = None
+    if names is None:
+        names = [m for m in _modules if m.split(".")[0] in drop]
+    for name in names:
+        _modules.pop(name, None)
+    memo = None
     ours = {_id(c) for c in units if _type(c) is not _list}
     if code is not None:
         ours.add(_id(code))
@@ -851,7 +883,7 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
                 parts.append(part)
             return ("/" if rooted else "") + _slash(parts) or "."
     _startswith, _endswith, _fullmatch = str.startswith, str.endswith, __import__("re").compile(%(nt)r).fullmatch
-    _isidentifier, _list, _compile, _words = str.isidentifier, list, compile, __import__("re").compile(r"\w+").findall
+    _isidentifier, _list, _compile, _words = str.isidentifier, list, compile, __import__("re").compile(%(words)r).findall
     # dataclasses' generated methods (issue 31): dataclasses compiles their source from templates
     # with the field names written in, and field names come from the answer (any string, through
     # __annotations__).  Such source runs only where its syntax tree stays inside what the templates
@@ -862,25 +894,35 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
     # through the identities taken here, their attributes frozen by the hook (object.__setattr__).
     import ast as _ast_mod
     _ONLY_AST = _ast_mod.PyCF_ONLY_AST
-    DC_NODES = {}  # the node classes dataclasses' templates use -> their fields
-    for _n in ("Module", "FunctionDef", "arguments", "arg", "Return", "Assign", "Expr", "If", "Raise", "Pass", "Name",
-               "Attribute", "Call", "keyword", "Constant", "Tuple", "Dict", "Compare", "BoolOp", "BinOp", "UnaryOp",
-               "IfExp", "JoinedStr", "FormattedValue", "Load", "Store", "And", "Or", "Not", "Is", "IsNot", "Eq",
-               "NotEq", "Lt", "LtE", "Gt", "GtE", "In", "NotIn", "Add"):
-        DC_NODES[getattr(_ast_mod, _n)] = tuple(getattr(_ast_mod, _n)._fields)
+    # the tables below as the worker's warm-up made them (STRICT_WARMUP: once per worker, not once per
+    # program, where building them wrote to ~200 pages the fork shares with the worker); trusted
+    # code made them before any program ran, and this process takes them out before the answer runs
+    _memo = __import__("sys").modules.pop("__sg_wall_memo", None)
+    _memo = _memo.__dict__.get("tables") if _type(_memo) is _type(_ast_mod) else None
+    if (_type(_memo) is tuple and _len(_memo) == 7 and _memo[0] == %(wall_key)r and _type(_memo[1]) is dict
+            and _type(_memo[2]) is frozenset and _type(_memo[3]) is frozenset and _type(_memo[4]) is frozenset
+            and _type(_memo[5]) is frozenset):
+        DC_NODES, AST_TYPES, STDLIB, REFUSED_WORDS, NO_IMPORT = _memo[1:6]
+    else:
+        DC_NODES = {}  # the node classes dataclasses' templates use -> their fields
+        for _n in %(dc_node_names)r:
+            DC_NODES[getattr(_ast_mod, _n)] = tuple(getattr(_ast_mod, _n)._fields)
+        AST_TYPES = set()
+        _todo = [_ast_mod.AST]
+        while _todo:
+            _c = _todo.pop()
+            AST_TYPES.add(_id(_c))
+            _todo.extend(type.__subclasses__(_c))
+        STDLIB = frozenset(__import__("sys").stdlib_module_names)
+        REFUSED_WORDS = frozenset(%(refused_words)r)
+        NO_IMPORT = frozenset(%(no_import)r)
+    _memo = None
     _getattr, _range, _scalars = getattr, range, (bool, int)
     _Name, _Attribute, _arg, _Constant, _FunctionDef, _Return = (
         _ast_mod.Name, _ast_mod.Attribute, _ast_mod.arg, _ast_mod.Constant, _ast_mod.FunctionDef, _ast_mod.Return)
-    AST_TYPES = set()
-    _todo = [_ast_mod.AST]
-    while _todo:
-        _c = _todo.pop()
-        AST_TYPES.add(_id(_c))
-        _todo.extend(type.__subclasses__(_c))
     DC_DUNDERS = frozenset({"__create_fn__", "__dataclass_builtins_object__", "__dataclass_self__", "__class__",
                             "__qualname__", "__setattr__", "__delattr__", "__post_init__", "__init__", "__repr__",
                             "__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
-    REFUSED_WORDS = frozenset(%(refused_words)r)
 
     def dc_word(w):
         if _startswith(w, "__"):
@@ -941,8 +983,6 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
     # writes (only under dataclasses' class processing).  Nothing of the code reaches the caller.
     CODE_READERS = {"typing.py": ("overload",), "inspect.py": ("_signature_from_function", "_signature_is_functionlike")}
     ALLOWED = frozenset(%(harmless)r)
-    STDLIB = frozenset(__import__("sys").stdlib_module_names)
-    NO_IMPORT = frozenset(%(no_import)r)
     state = [0, 0, 0]  # the next exec is a namedtuple's template; .pyc files read; inside our own look
     _sys = __import__("sys")
     _getframe, _os = _sys._getframe, __import__("os")
@@ -1111,7 +1151,39 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
 """ % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
        "max_report": MAX_REPORT, "refused_exit": REFUSED_EXIT, "recursion_max": RECURSION_MAX,
        "drop_modules": DROP_MODULES,
-       "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS)}
+       "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS), "dc_node_names": _DC_NODE_NAMES, "words": _WORDS,
+       "wall_key": _WALL_KEY}
+
+# Code each strict worker runs once before its first program (the judge's warm-up, se_gym.judge.core
+# sandbox_warmup): what the answer's process would otherwise build afresh, page by copied page, in
+# every program.  The two patterns the wall compiles, left in re's cache (the wall's compile then
+# finds them); the wall's tables of the AST classes (__sg_wall, which takes them out of sys.modules
+# in the answer's process and builds them itself where they are missing; the modules the answer's
+# process drops that were loaded by then, so that it scans only the names loaded since; the patterns of words
+# and names it checks, under their key).  Measured alone (the answer's process timed from inside on
+# parity_dev's 508 strict programs, medians, load 11-25: benchmarks/strict_profile.py stages): the
+# wall's set-up 1.06 -> 0.32 ms of CPU, 427 -> 78 page faults; the modules' drop 0.29 -> 0.12 ms,
+# 88 -> 43 page faults.
+STRICT_WARMUP = f"""
+import ast, re, sys, types
+re.compile({NAMEDTUPLE_TEMPLATE!r})
+re.compile({_WORDS!r})
+memo = types.ModuleType("__sg_wall_memo")
+nodes = {{}}
+for name in {_DC_NODE_NAMES!r}:
+    nodes[getattr(ast, name)] = tuple(getattr(ast, name)._fields)
+ids, todo = set(), [ast.AST]
+while todo:
+    c = todo.pop()
+    ids.add(id(c))
+    todo.extend(type.__subclasses__(c))
+drop = frozenset({sorted(DROP_MODULES)!r})
+memo.tables = ({_WALL_KEY!r}, nodes, frozenset(ids), frozenset(sys.stdlib_module_names),
+               frozenset({sorted(_DC_REFUSED_WORDS)!r}), frozenset({sorted(NO_IMPORT)!r}),
+               tuple(m for m in sys.modules if m.split(".")[0] in drop))
+sys.modules.pop("__sg_wall_memo", None)
+sys.modules["__sg_wall_memo"] = memo  # (last: the answer's process finds the modules loaded since after it)
+"""
 
 
 # Compiling in the judge's own process: the worker forks a program after each request, so every page

@@ -5,6 +5,7 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from ..choices import DEFAULT_PROFILE
 from ..errors import SEGymError
 
 _ABSENT = object()
@@ -149,7 +150,7 @@ class Verdict:
     wall_s: float = field(default=0.0, compare=False)  # time of the program in the sandbox
     judge_s: float = field(default=0.0, compare=False)  # time spent judging this item outside the sandbox
     infrastructure: bool = False
-    profile: str = "strict"
+    profile: str = DEFAULT_PROFILE
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property

@@ -133,10 +133,19 @@ class _Fake:
         return self._g[i]
 
 
+_SCIPY_SECTION = re.compile(r"\n\*\*Array API Standard Support\*\*\n.*?(?=\n[A-Z][^\n]*\n-{3,}\n|\Z)", re.S)
+
+
 def rewrite_numpy_doc(lib, key: str) -> str:
     """The doc of catalogue function ``key`` for ``lib``, from the installed NumPy's docstring."""
+    import inspect
+
     target = entry(key).target()
-    doc = getattr(target, "__doc__", None) or f"{entry(key).short}(...)\n\nNo documentation."
+    # The same text whatever the process imported and on every Python: cleandoc (3.13 dedents
+    # docstrings when it compiles them; SciPy rewrites np.sinc's dedented), and without the section
+    # SciPy appends to np.sinc's docstring in place when scipy.signal is imported
+    doc = _SCIPY_SECTION.sub("", inspect.cleandoc(getattr(target, "__doc__", None) or ""))
+    doc = doc or f"{entry(key).short}(...)\n\nNo documentation."
     return rewrite_text(lib, doc, own_key=key).strip("\n") + "\n"
 
 

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from ..choices import BOOKS, PROFILES, SPLITS
+from ..choices import BOOKS, SPLITS
 from ..configs import int_or_none
 from ..errors import CLIError
+from ..judge.options import JudgeOptions
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ _TIMINGS = ("wall_s", "judge_s")
 
 
 @dataclass(frozen=True)
-class RolloutConfig:
+class RolloutConfig(JudgeOptions):
     """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
 
     model: str = field(metadata={"help": "model id or path (for the hf/vllm backends) or served model name (openai)"})
@@ -56,10 +57,6 @@ class RolloutConfig:
     book: str = field(default="closed", metadata={"help": "closed: query only; open: query + docs", "choices": BOOKS})
     library: str | None = field(default=None, metadata={
         "help": "seed:N or official:PATH (None: the tasks' own: seed:SEED for builtin:SEED, the api_doc.jsonl beside sebench:PATH)"})
-    profile: str = field(default="strict", metadata={"help": "judge profile", "choices": PROFILES})
-    sandbox: str = field(default="local", metadata={
-        "help": "judge sandbox: local, docker, http, ray (every CPU node of the cluster at --ray-address or $RAY_ADDRESS) "
-                "or another registered name"})
     # (the CLI's values: several samples per task for pass@k, room for a thinking model's answer,
     # and seeded so that a resumed run samples the same answers)
     n: int = field(default=5, metadata={"help": "samples per task"})
@@ -72,6 +69,10 @@ class RolloutConfig:
         "help": "ask chat templates for a thinking block, or for none (None: the template's default)"})
     limit: int | None = field(default=None, metadata={"help": "only the first K tasks (None: all)"})
     batch_size: int = field(default=8, metadata={"help": "tasks per generation and judge batch"})
+    sampler: str = field(default="uniform", metadata={
+        "help": "which tasks, in which order: uniform (the suite's order; --limit K: the first K) or learnability "
+                "(--limit K: K tasks drawn by P(signal) of a group of n answers, most informative first; its state, "
+                "updated with every batch, is OUT.sampler.json: pass it to the next round's --sampler-state) or module:Class"})
     chat: bool = field(default=True, metadata={"help": "prompt as chat messages (--no-chat: one plain-text prompt)"})
     record_tokens: bool = field(default=False, metadata={
         "help": "rows also carry the prompt and completion token ids, log-probs and policy version "
@@ -83,11 +84,10 @@ class RolloutConfig:
         if self.book not in ("closed", "open"):
             raise CLIError(f"--book must be closed or open, got {self.book!r}")
         from ..registry import RegistryError
-        from ..sandbox.registry import check_sandbox
         from .base import BACKENDS
 
-        try:  # the registries: a backend registered anywhere is accepted
-            check_sandbox(self.sandbox)
+        self.check_sandbox_flags(CLIError)  # the registries: a backend registered anywhere is accepted
+        try:
             if ":" not in self.backend:
                 BACKENDS.check(self.backend)
         except RegistryError as exc:
@@ -112,10 +112,20 @@ class RolloutConfig:
             raise CLIError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.temperature < 0:
             raise CLIError(f"--temperature must be >= 0, got {self.temperature}")
+        from ..tasks.sampler import check_sampler
+
+        try:
+            check_sampler(self.sampler)
+        except RegistryError as exc:
+            raise CLIError(f"--sampler: {exc}") from None
         object.__setattr__(self, "backend_options", dict(self.backend_options))
 
     def sampling_params(self, batch_index: int) -> Any:
-        """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``."""
+        """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``.
+
+        Args:
+            batch_index: the batch's index in the run.
+        """
         from .base import SamplingParams
 
         return SamplingParams(
@@ -233,7 +243,7 @@ class RolloutWorker:
         config: the run's configuration.
         generator: a model already loaded (None: built from the config).
         infra_retries: how often an answer the sandbox failed on is judged again.
-        ray_address: the cluster a ``ray`` sandbox judges on (default ``RAY_ADDRESS``).
+        ray_address: the cluster a cluster sandbox (``ray``) judges on when its spec gives no ``address`` (default ``RAY_ADDRESS``).
     """
 
     def __init__(self, config: RolloutConfig, generator: Any = None, infra_retries: int = 2, ray_address: str | None = None):
@@ -244,7 +254,7 @@ class RolloutWorker:
         self.config = config
         self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
         self.library = from_spec(config.library)
-        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox, ray_address=ray_address)
+        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox_spec.joining(ray_address))
         self._owns_generator = generator is None
         if generator is None:
             from . import make_generator
@@ -489,8 +499,11 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     meta = out.with_name(out.name + ".run.json")
     fields = asdict(config)
     fields.pop("sandbox")
+    fields.pop("sandbox_option")
     if not fields["record_tokens"]:
         fields.pop("record_tokens")  # added later: runs bound before it still resume
+    if fields["sampler"] == "uniform":
+        fields.pop("sampler")  # added later: runs bound before it still resume
     bound = json.loads(json.dumps(fields, sort_keys=True, default=str))
     hint = "use another --out, or --restart to discard it"
     if restart:
@@ -514,6 +527,83 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     write_json_atomic(meta, {"kind": "rollout", "config": bound, "se_gym": __version__})
 
 
+def _plan_path(out: Path) -> Path:
+    return out.with_name(out.name + ".sampler.json")
+
+
+def _teach(sampler: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Each task's rows (its group of n answers) as one sampler update; rows the sandbox failed on are no evidence."""
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        by_task.setdefault(str(r["task_id"]), []).append(r)
+    for task_id, group in by_task.items():
+        sampler.update(sampler.index_of(task_id), [None if r.get("infrastructure") else float(r.get("reward", 0.0)) for r in group],
+                       [int(r.get("completion_tokens") or 0) or None for r in group])
+
+
+_KEEP = object()
+
+
+def _save_plan(out: Path, sampler: Any, plan: Sequence[Any], initial: Any = _KEEP) -> None:
+    """``OUT.sampler.json``: the plan, the state it started from (None: a fresh sampler; kept as written
+    when not given) and the state now."""
+    from ..storage import write_json_atomic
+
+    path = _plan_path(out)
+    if initial is _KEEP:
+        initial = json.loads(path.read_text(encoding="utf-8"))["initial"]
+    write_json_atomic(path, {"kind": "rollout-sampler", "plan": [t.id for t in plan], "initial": initial, "state": sampler.state_dict()})
+
+
+def plan_tasks(config: RolloutConfig, tasks: Sequence[Any], out: Path, state: str | os.PathLike | None = None) -> tuple[list[Any], Any]:
+    """The tasks a sampled rollout runs, in order, and its sampler (state brought up to date).
+
+    The first run draws the plan: ``--limit`` tasks (all without it) from ``config.sampler`` over the
+    whole suite, with the weights of ``state`` (a saved sampler state, e.g. an earlier round's
+    ``OUT.sampler.json``; its sampler and options win) or fresh ones, without replacement in a
+    ``seed``-seeded draw, and writes it to ``OUT.sampler.json`` before any row.  A resumed run reads
+    the plan back and replays the rows already written, so it continues with the same tasks and the
+    same state as if it had not been stopped.
+    """
+    from ..tasks.sampler import SamplerError, make_sampler, restore_sampler
+
+    path = _plan_path(out)
+    try:
+        if path.is_file():
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            by_id = {t.id: t for t in tasks}
+            missing = [i for i in saved["plan"] if i not in by_id]
+            if missing:
+                raise CLIError(f"{path}: the planned task {missing[0]!r} is not in --tasks {config.tasks}; use another --out, or --restart")
+            chooser = restore_sampler(saved["initial"], tasks) if saved["initial"] else make_sampler(config.sampler, tasks, group_size=config.n)
+            if out.is_file():
+                from ..jsonl import iter_jsonl
+
+                read_done_keys(out)  # (cuts a torn last line first)
+                _teach(chooser, [row for _, row in iter_jsonl(out, CLIError, "rollout rows")])
+            return [by_id[i] for i in saved["plan"]], chooser
+        if state is not None:
+            if Path(state).is_file():
+                try:
+                    saved = json.loads(Path(state).read_text(encoding="utf-8"))
+                except ValueError:
+                    raise CLIError(f"--sampler-state {state}: not readable JSON") from None
+                if isinstance(saved, dict) and saved.get("kind") == "rollout-sampler":
+                    state = saved["state"]  # an earlier rollout's OUT.sampler.json: the state it ended with
+            chooser = restore_sampler(state, tasks)
+        else:
+            chooser = make_sampler(config.sampler, tasks, group_size=config.n)
+    except SamplerError as exc:
+        raise CLIError(f"--sampler {config.sampler}: {exc}") from None
+    import random
+
+    initial = chooser.state_dict() if state is not None else None
+    picked = chooser.batch(config.limit or len(tasks), random.Random(f"se-gym-rollout-plan-{config.seed}"))
+    plan = [tasks[i] for i in picked]
+    _save_plan(out, chooser, plan, initial)
+    return plan, chooser
+
+
 def _is_accepted(row: Mapping[str, Any]) -> bool:
     return not row.get("infrastructure") and float(row.get("reward", 0.0)) >= 1.0 - 1e-9
 
@@ -530,14 +620,26 @@ def rollout(
     progress: bool = True,
     on_batch: Callable[[int, list[dict[str, Any]]], None] | None = None,
     restart: bool = False,
+    sampler_state: str | os.PathLike | None = None,
 ) -> RolloutStats:
     """Generate, judge and append rows to ``out`` (resuming what is there); returns the stats.
 
-    ``ray_actors > 0`` runs the batches on a pool of Ray actors (each with its own generator and
-    judge; ``ray_gpus_per_actor`` GPUs each) and still writes them in run order; without actors,
-    ``ray_address`` is the cluster of a ``sandbox="ray"`` judge.  ``generator`` (single process only) reuses an
-    already loaded model.  ``on_batch(index, rows_written)`` is called after each durable write.
-    ``out`` is bound to ``config`` (see :func:`bind_output`); ``restart`` discards what it holds.
+    With a ``config.sampler`` other than uniform, the tasks are the sampler's pick (see
+    :func:`plan_tasks`) and ``OUT.sampler.json`` holds the plan and the state after every batch.
+
+    Args:
+        config: the run's options.
+        out: the JSONL file, bound to ``config`` (see :func:`bind_output`).
+        keep_correct: a second JSONL file for the accepted rows (None: none).
+        ray_actors: > 0 runs the batches on a pool of Ray actors (each with its own generator and
+            judge), still written in run order.
+        ray_address: the Ray cluster (without actors: the cluster of a ``sandbox="ray"`` judge).
+        ray_gpus_per_actor: GPUs per actor.
+        generator: an already loaded model to reuse (single process only).
+        progress: show a progress bar.
+        on_batch: called as ``on_batch(index, rows_written)`` after each durable write.
+        restart: discard what ``out`` holds.
+        sampler_state: a saved sampler state to start from (an earlier round's ``OUT.sampler.json``).
     """
     from ..library import from_spec
 
@@ -547,8 +649,12 @@ def rollout(
         library = from_spec(config.library)
     except (OSError, ValueError) as exc:
         raise CLIError(f"--library {config.library}: {exc}") from None
-    tasks = load_tasks(config.tasks, config.split, library, config.limit)
+    sampled = config.sampler != "uniform"
+    tasks = load_tasks(config.tasks, config.split, library, None if sampled else config.limit)
     bind_output(config, out, Path(keep_correct) if keep_correct else None, restart=restart)
+    chooser = None
+    if sampled:
+        tasks, chooser = plan_tasks(config, tasks, out, sampler_state)
     batches = make_batches(tasks, config.batch_size)
     by_id = {t.id: t for t in tasks}
     done = read_done_keys(out)
@@ -570,7 +676,7 @@ def rollout(
         elif ray_actors > 0:
             if generator is not None:
                 raise CLIError("a preloaded generator cannot be shipped to Ray actors")
-            if config.sandbox == "ray":  # every actor would start a judge pool on every node
+            if config.sandbox_spec.load().cluster:  # every actor would start a judge pool on every node
                 raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
             from ..distributed import run_ordered
 
@@ -601,6 +707,9 @@ def rollout(
             stats.completion_tokens += sum(r["completion_tokens"] for r in new)
             stats.generate_s += result["generate_s"]
             stats.judge_s += result["judge_s"]
+            if chooser is not None:
+                _teach(chooser, new)
+                _save_plan(out, chooser, tasks)
             if on_batch is not None:
                 on_batch(result["index"], new)
             if bar is not None:

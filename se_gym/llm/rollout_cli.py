@@ -25,6 +25,9 @@ class RolloutRunOptions:
         "help": "join this Ray cluster (for --ray-actors or --sandbox ray) instead of starting a local one"})
     ray_gpus_per_actor: float | None = field(default=None, metadata={"help": "GPUs per actor (None: 1 for vllm, else 0)"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+    sampler_state: str | None = field(default=None, metadata={"metavar": "STATE.json", "help": (
+        "with --sampler learnability: the sampler state to start from (an earlier round's OUT.sampler.json, "
+        "or an RL run's sampler.json); its sampler and options are used")})
 
     def __post_init__(self) -> None:
         if self.ray_actors < 0:
@@ -79,9 +82,12 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(RolloutConfig, args, also=(RolloutRunOptions,))
     job = config_from_args(RolloutRunOptions, args, also=(RolloutConfig,))
     config = dataclasses.replace(config, backend_options={**config.backend_options, **_options(args, config.backend)})
-    if job.ray_address and not job.ray_actors and config.sandbox != "ray":
-        raise CLIError("--ray-address needs --ray-actors N or --sandbox ray")
-    if job.ray_actors and config.sandbox == "ray":
+    cluster = config.sandbox_spec.load().cluster  # (a sandbox that judges on the cluster, such as ray)
+    if job.ray_address and not job.ray_actors and not cluster:
+        raise CLIError("--ray-address needs --ray-actors N or a cluster sandbox (--sandbox ray)")
+    if job.sampler_state and config.sampler == "uniform":
+        raise CLIError("--sampler-state needs --sampler learnability (or another learning sampler)")
+    if job.ray_actors and cluster:
         raise CLIError("--sandbox ray judges on the cluster from this process: leave out --ray-actors (or use --sandbox local)")
     gpus = job.ray_gpus_per_actor
     if gpus is None:
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         ray_gpus_per_actor=gpus,
         progress=job.progress,
         restart=job.restart,
+        sampler_state=job.sampler_state,
     )
     tok_s = stats.completion_tokens / stats.wall_s if stats.wall_s else 0.0
     print(

@@ -1,4 +1,5 @@
-"""Sandboxed execution of programs: one contract (:mod:`.base`), four backends named in :mod:`.registry`.
+"""Sandboxed execution of programs: one contract (:mod:`.base`), four backends named in :mod:`.registry`,
+and the spec (:mod:`.spec`) that carries a backend with its options.
 
 - ``local`` (default): pre-forked workers on this machine, inside bubblewrap when it works.
 - ``docker``: the same workers in long-lived containers (extra ``docker``).
@@ -7,7 +8,8 @@
   :mod:`se_gym.distributed.sandbox`, imported only when asked for).
 """
 from .base import ExecResult, ExecStatus, Limits, Program, Sandbox
-from .registry import SANDBOXES, check_sandbox, make_sandbox, register_sandbox
+from .registry import SANDBOXES, register_sandbox
+from .spec import SandboxSpec, check_sandbox, make_sandbox
 
 
 def isolation_report(isolation: str = "auto") -> dict:
@@ -21,5 +23,5 @@ def isolation_report(isolation: str = "auto") -> dict:
     return _report(isolation)
 
 
-__all__ = ["ExecResult", "ExecStatus", "Limits", "Program", "SANDBOXES", "Sandbox", "check_sandbox", "isolation_report", "make_sandbox",
-           "register_sandbox"]
+__all__ = ["ExecResult", "ExecStatus", "Limits", "Program", "SANDBOXES", "Sandbox", "SandboxSpec", "check_sandbox", "isolation_report",
+           "make_sandbox", "register_sandbox"]

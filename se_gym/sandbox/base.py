@@ -16,7 +16,7 @@ import enum
 import os
 import weakref
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 
 class ExecStatus(str, enum.Enum):
@@ -173,9 +173,32 @@ class Sandbox(abc.ABC):
     """Runs batches of programs in isolation.  Use as a context manager, or call :meth:`close`."""
 
     name: str = "sandbox"
+    # -- declarations: what the backend needs from its caller and offers, read from the class before
+    # it is built (se_gym.sandbox.spec.SandboxSpec.build, the Judge, the env, the CLIs); nothing
+    # outside a backend's own module branches on its name.
+    # how programs get the library: "path" (its folder goes on the programs' path: pythonpath=),
+    # "object" (the Library itself and its profile: library=, profile=; the backend writes it where the
+    # programs run) or None (it takes none: a server's client imports what the server has)
+    library_as: str | None = "path"
+    # whether results carry the result channel (fd 3): True always, False never, None: it depends on
+    # the built instance (ask has_channel)
+    channel: bool | None = True
+    # takes warmup= (trusted code each worker runs once before its first program)
+    warmup: bool = False
+    # how its start can overlap a caller's work: None (built when first used), "thread" (a pool a judge
+    # starts in a background thread), "launch" (the same, and it tells se_gym.sandbox.pool.notify_launched
+    # once its workers are launched; it takes ready="first")
+    pooled_start: str | None = None
     # True for a client of a server (http): programs import what the server has, so the factory
     # passes no pythonpath or preload
     remote: bool = False
+    # True for a backend that runs programs on a cluster this process joins (ray, at address=): one per
+    # process, never one in each of a job's actors
+    cluster: bool = False
+    # options that must be given, each with what it is (for the one-line error when it is missing)
+    required_options: Mapping[str, str] = {}
+    # modules it imports when built, each with how to install it (checked at gym.make, before a run)
+    requires: Mapping[str, str] = {}
     # True where a program's Program.library_mode reaches its library server (workers of ours, local
     # or remote): strict's library dependence check needs it (issue 42)
     library_modes: bool = False
@@ -211,8 +234,41 @@ class Sandbox(abc.ABC):
     def has_channel(self) -> bool:
         """Whether results carry the program's result channel (fd 3).  A judge chooses its harness
         from this, never from the backend's name: the same ``http`` backend has a channel against
-        a se-gym server (``/run_batch``) and none against the official one (``/run``)."""
-        return True
+        a se-gym server (``/run_batch``) and none against the official one (``/run``).  The default
+        answers what the class declares (``channel``; None: True)."""
+        return self.channel is not False
+
+    @classmethod
+    def available(cls, options: Mapping[str, Any] | None = None) -> tuple[bool, str]:
+        """Whether this machine can build the backend with ``options``, and why not (``se-gym
+        validate`` reports a missing one instead of failing).  The default checks the declared
+        ``required_options`` and ``requires``; a backend whose start needs more (a daemon) says so.
+
+        Args:
+            options: the options it would be built with.
+        """
+        missing = [k for k in cls.required_options if (options or {}).get(k) in (None, "")]
+        if missing:
+            return False, f"needs {', '.join(missing)} ({'; '.join(cls.required_options[k] for k in missing)})"
+        why = missing_requirements(cls)
+        return (False, f"needs {why}") if why else (True, "")
+
+    @classmethod
+    def isolation_report(cls, options: Mapping[str, Any] | None = None) -> dict | None:
+        """What isolation holds here for this backend, measured before it is built (``se-gym sandbox
+        info`` prints it): ``{"holds": [...], "missing": [...], "fix": ..., "measured": ...}``, or None
+        where the backend measures nothing of the kind.
+
+        Args:
+            options: the options it would be built with.
+        """
+        return None
+
+    def isolation_line(self) -> str:
+        """One line for the start of a run: the isolation in force (backends word theirs)."""
+        info = self.isolation()
+        level, reason = info.get("level", "?"), info.get("reason")
+        return f"sandbox {info.get('backend', self.name)}, isolation {level}" + (f" ({reason})" if reason else "") + f"; {network_text(info)}"
 
     @abc.abstractmethod
     def isolation(self) -> dict[str, Any]:
@@ -283,7 +339,12 @@ class Program(str):
         return self
 
     def with_library_mode(self, mode: dict | None) -> "Program":
-        """The same program, its library server asked ``mode``."""
+        """The same program, its library server asked ``mode``.
+
+        Args:
+            mode: the library server's mode for this run (the dependence check's ``{"record": True}``
+                or a counterfactual world's perturbation); None runs the real library.
+        """
         return Program(str(self), self.units, self.tail, mode)
 
 
@@ -298,22 +359,32 @@ def check_programs(programs: Sequence[str]) -> list[str]:
     return out
 
 
+def network_text(info: Mapping[str, Any]) -> str:
+    """How ``isolation()``'s ``network`` reads in a line."""
+    net = info.get("network")
+    return "network REACHABLE by programs" if net else "no network" if net is False else "network unknown"
+
+
 def isolation_line(box: "Sandbox") -> str:
     """One line for the start of a run (``se-gym judge``, the demo): the isolation in force."""
     try:
-        info = box.isolation()
+        if isinstance(box, Sandbox):
+            return box.isolation_line()
+        return Sandbox.isolation_line(box)  # type: ignore[arg-type]  (a duck-typed box: the plain wording)
     except Exception as exc:  # reporting must not stop the run; say what is unknown
         return f"sandbox {getattr(box, 'name', type(box).__name__)}: isolation unknown ({type(exc).__name__}: {exc})"
-    backend = info.get("backend", getattr(box, "name", "?"))
-    if backend == "ray":
-        return f"sandbox ray: {info.get('reason')}, isolation {info.get('level')} on every node; " + (
-            "network REACHABLE by programs" if info.get("network") else "no network" if info.get("network") is False else "network unknown")
-    if backend == "http":
-        return f"sandbox http at {info.get('url')}: isolation is the server's ({info.get('protocol')})"
-    level, reason = info.get("level", "?"), info.get("reason")
-    net = info.get("network")
-    net_text = "network REACHABLE by programs" if net else "no network" if net is False else "network unknown"
-    return f"sandbox {backend}, isolation {level}" + (f" ({reason})" if reason else "") + f"; {net_text}"
+
+
+def missing_requirements(cls: type) -> str:
+    """What of the modules ``cls`` declares in ``requires`` is not installed, as one phrase ("" if none).
+
+    Args:
+        cls: a Sandbox class.
+    """
+    import importlib.util
+
+    missing = [(m, how) for m, how in getattr(cls, "requires", {}).items() if importlib.util.find_spec(m) is None]
+    return "; ".join(f"{m}: {how}" for m, how in missing)
 
 
 def worker_fast_paths() -> bool:

@@ -7,43 +7,35 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..choices import PROFILES
+from ..choices import OFFICIAL_PROFILE, PROFILES
 from ..configs import add_config_arguments, add_deprecated_alias, config_from_args
 from ..errors import CLIError
-from ..registry import RegistryError
+from .spec import SandboxFlags
 
 ISOLATIONS = ("auto", "bwrap", "unshare", "userns", "rlimits")  # (se_gym.sandbox.local.LEVELS, without importing it)
 
 
 @dataclass(frozen=True)
-class SandboxOptions:
+class SandboxOptions(SandboxFlags):
     """The sandbox every ``se-gym sandbox`` action starts (flags, or a ``--config`` TOML/JSON file)."""
 
-    sandbox: str = field(default="local", metadata={
-        "help": "sandbox backend: local, docker, ray (every CPU node of a Ray cluster), any registered name or module:Class"})
-    ray_address: str | None = field(default=None, metadata={
-        "help": "with --sandbox ray: the cluster, HOST:PORT (None: $RAY_ADDRESS, else a local one)"})
+    ray_address: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox ray,address=HOST:PORT"})
     workers: int | None = field(default=None, metadata={"help": "worker processes (None: CPU count)"})
     library: str | None = field(default=None, metadata={
         "help": "library to put on the path and preload: a seed, 'official:PATH' or a spec (None: no library)"})
-    profile: str = field(default="sebench", metadata={"help": "library profile", "choices": PROFILES})
+    profile: str = field(default=OFFICIAL_PROFILE, metadata={"help": "library profile", "choices": PROFILES})
     isolation: str = field(default="auto", metadata={
-        "help": "local and ray backends: isolation level (auto: the strongest that works here)", "choices": ISOLATIONS})
+        "help": "for a backend that takes isolation= (local, ray): its level (auto: the strongest that works here)", "choices": ISOLATIONS})
     wall: float | None = field(default=None, metadata={"help": "wall-clock limit per program, seconds (None: Limits' 3)"})
 
     def __post_init__(self) -> None:
-        from .registry import check_sandbox
-
-        try:
-            check_sandbox(self.sandbox)
-        except RegistryError as exc:
-            raise CLIError(str(exc)) from None
-        if self.sandbox == "http":  # a client of a server has nothing to serve or inspect here
-            raise CLIError("--sandbox http is a client of a sandbox server: inspect or serve the backend that server runs")
+        spec = self.check_sandbox_flags(CLIError)
+        if spec.load().remote:  # a client of a server has nothing to serve or inspect here
+            raise CLIError(f"--sandbox {spec.name} is a client of a sandbox server: inspect or serve the backend that server runs")
         if self.workers is not None and self.workers < 1:
             raise CLIError("--workers must be at least 1")
-        if self.ray_address and self.sandbox != "ray":
-            raise CLIError("--ray-address is for --sandbox ray")
+        if self.isolation != "auto" and not spec.takes("isolation"):
+            raise CLIError(f"--isolation is for a backend that takes isolation= (the {spec.name} sandbox does not)")
 
 
 @dataclass(frozen=True)
@@ -93,24 +85,21 @@ def _library(o: SandboxOptions):
         raise CLIError(f"bad --library {spec!r}: {exc}") from None
 
 
-def _sandbox(o: SandboxOptions):
-    from . import make_sandbox
+def _spec(o: SandboxOptions):
+    """The spec the flags give, ``--isolation`` among its options where the backend takes it."""
+    spec = o.sandbox_spec
+    if spec.takes("isolation") and "isolation" not in spec.options:
+        spec = spec.with_options(isolation=o.isolation)
+    return spec
 
-    pythonpath: list[str] = []
+
+def _sandbox(o: SandboxOptions):
     preload = ["numpy"]
-    ray_options: dict = {}
     lib = _library(o)
     if lib is not None:
         preload += [lib.package, f"{lib.package}.{lib.linalg}"]
-        if o.sandbox == "ray":  # every node writes its own copy (and must match ours)
-            ray_options = {"library": lib, "profile": o.profile}
-        else:
-            pythonpath.append(str(lib.materialize(o.profile, docs=False)))  # as the judge's (se_gym.judge)
-    try:
-        extra = {"isolation": o.isolation} if o.sandbox in ("local", "ray") else {}
-        if o.sandbox == "ray":
-            extra.update(ray_options, address=o.ray_address)
-        return make_sandbox(o.sandbox, pythonpath=pythonpath, preload=preload, workers=o.workers, **extra)
+    try:  # (the library as the judge's: a path, or the object where the backend writes it on every node)
+        return _spec(o).build(library=lib, profile=o.profile, preload=preload, workers=o.workers)
     except (RuntimeError, ValueError, ImportError) as exc:
         raise CLIError(str(exc).splitlines()[0]) from None
 
@@ -127,11 +116,8 @@ def _limits(o: SandboxOptions):
 def _info(args: argparse.Namespace) -> int:
     o = config_from_args(args.options_class, args)
     limits = _limits(o)
-    report = None
-    if o.sandbox == "local":
-        from .local import isolation_report
-
-        report = isolation_report(o.isolation)  # measured by a probe program (see its doc)
+    spec = _spec(o)
+    report = spec.load().isolation_report(spec.options)  # measured by a probe program, where the backend has one
     with _sandbox(o) as box:
         info = box.isolation()
         probe = box.run(["import os; print(os.getuid())"], limits)[0]
@@ -171,7 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise CLIError(f"cannot listen on {o.host}:{o.port}: {exc.strerror or exc}") from None
         served = f"library {lib.id}, profile {o.profile}" if lib is not None else "no library"
-        print(f"se-gym sandbox: serving {box.isolation()['level'] if box.name == 'local' else box.name} sandbox on {server.url} "
+        print(f"se-gym sandbox: serving {box.isolation().get('level', box.name)} sandbox on {server.url} "
               f"({served}; POST /run, POST /run_batch, GET /health, GET /metrics); Ctrl-C to stop", file=sys.stderr, flush=True)
         try:
             server.serve_forever()

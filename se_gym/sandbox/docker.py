@@ -290,6 +290,30 @@ class DockerSandbox(WorkerPool):
     """Workers in long-lived Docker containers (see the module doc)."""
 
     backend = "docker"
+    # declarations (se_gym.sandbox.base.Sandbox): the library's folder on the path (copied into the
+    # containers), the result channel, a pool a judge starts in a background thread
+    library_as = "path"
+    channel = True
+    pooled_start = "thread"
+    requires = {"docker": "pip install 'se-gym[docker]'"}
+
+    @classmethod
+    def available(cls, options=None) -> tuple[bool, str]:
+        """Whether a Docker daemon answers here (and the SDK is installed).
+
+        Args:
+            options: the options it would be built with.
+        """
+        ok, why = super().available(options)
+        if not ok:
+            return ok, why
+        try:
+            import docker
+
+            docker.from_env().ping()
+        except Exception as exc:  # noqa: BLE001 - any reason: no daemon, no permission
+            return False, f"no Docker daemon answers ({type(exc).__name__})"
+        return True, ""
 
     def __init__(
         self,

@@ -34,7 +34,17 @@ class HttpSandbox(Sandbox):
     on connection errors and 5xx answers before the program is reported as SANDBOX_ERROR."""
 
     backend = "http"
+    # declarations (se_gym.sandbox.base.Sandbox): a server's client (the server has the library), whose
+    # channel depends on the server (se-gym's /run_batch has one, the official /run none)
     remote = True
+    library_as = None
+    channel = None
+    required_options = {"url": "the server, http://HOST:PORT (sandbox='http://HOST:PORT', or start one with se-gym sandbox serve)"}
+
+    def isolation_line(self) -> str:
+        """The server's isolation, as one line."""
+        info = self.isolation()
+        return f"sandbox http at {info.get('url')}: isolation is the server's ({info.get('protocol')})"
 
     def __init__(
         self,

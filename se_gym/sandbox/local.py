@@ -333,6 +333,22 @@ class LocalSandbox(WorkerPool):
 
     backend = "local"
 
+    # declarations (se_gym.sandbox.base.Sandbox): the library's folder on the path, the result channel,
+    # warm-up code, and a start that tells notify_launched (a judge prepares answers meanwhile)
+    library_as = "path"
+    channel = True
+    warmup = True
+    pooled_start = "launch"
+
+    @classmethod
+    def isolation_report(cls, options=None) -> dict | None:
+        """The isolation that holds here at ``options``' level (``isolation``, default auto), measured by a probe.
+
+        Args:
+            options: the options the sandbox would be built with.
+        """
+        return isolation_report((options or {}).get("isolation", "auto"))
+
     def __init__(
         self,
         pythonpath: Sequence[str] = (),

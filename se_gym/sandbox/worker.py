@@ -1300,7 +1300,13 @@ def _zygote(spec, ctrl, uid):
 
 
 _CTRL_BYTES = 1 << 18  # the longest message on a control socket (a library mode, or a server's report of one)
-_SERVER_IDLE_S = 0.2  # how long a program's server may take to say it is idle again, once the program is gone
+# How long a program's server may take to say it is idle again (with its report of the program's
+# library mode, if it had one), once the program is gone.  A healthy server says it in milliseconds;
+# a loaded machine can hold it off the CPU for tenths of a second, and a missing report is an
+# infrastructure failure of the dependence check (0.2 s made the CI's loaded runs fail so).  The
+# window is the same in every mode (the worker keeps nothing of a program's mode across its fork),
+# so only a program that leaves its server busy waits it out, before its server is killed.
+_SERVER_IDLE_S = 2.0
 _SERVER_CPU_SPAN = 16  # a kept server's CPU hard limit, in programs' CPU limits (each program gets one on top of what it used)
 _SERVER_PROGRAMS = 1000  # programs one server serves at most
 _SERVER_GROWTH = 64 << 20  # bytes a server may grow by (what it keeps of its programs' memory) before it is replaced

@@ -100,17 +100,19 @@ class SelfPlayConfig:
     rehearsal: float = _opt(0.0, "with --proposer policy: share of its own valid proposals in each SFT step, "
                                  "so solver training keeps its task writing (0 <= share < 1)")
     rehearsal_rounds: int = _opt(1, "rounds whose valid proposals --rehearsal draws from: 1 this round's, N the last N, 0 every round so far")
-    curriculum: str = _opt("cover", "which functions each round's proposals are about: cover (every function in turn) or gap "
-                                    "(untried first, then by open- minus closed-book solve rate; compositions once all are learned)",
-                           choices=("cover", "gap"))
+    curriculum: str = _opt("cover", "which functions each round's proposals are about: cover (every function in turn), gap "
+                                    "(untried first, then by open- minus closed-book solve rate; compositions once all are learned) "
+                                    "or learnability (the task sampler's P(signal) of a --samples group at the --rate-book solve rate, "
+                                    "which also picks the buffer tasks that top a round up)",
+                           choices=("cover", "gap", "learnability"))
 
     def __post_init__(self):
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
             raise CLIError("rounds, proposals, samples and k must be >= 1")
-        if self.curriculum not in ("cover", "gap"):
-            raise CLIError(f"curriculum must be cover or gap, got {self.curriculum!r}")
+        if self.curriculum not in ("cover", "gap", "learnability"):
+            raise CLIError(f"curriculum must be cover, gap or learnability, got {self.curriculum!r}")
         if self.rehearsal_rounds < 0:
             raise CLIError(f"rehearsal_rounds must be >= 0 (0: every round so far), got {self.rehearsal_rounds}")
         if not 0.0 <= self.rehearsal < 1.0:
@@ -217,8 +219,13 @@ class LocalEngine:
             self._validator = Validator(self.library, self.validation, workers=max(1, (os.cpu_count() or 2) // 2))
         return self._validator.check_texts(texts, functions)
 
-    def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
-        """``(reward, infrastructure_failure)`` per ``(response, test_cases, function_name)``."""
+    def judge(self, items: Sequence[tuple]) -> list[tuple[float, bool]]:
+        """``(reward, infrastructure_failure)`` per judge item (:meth:`se_gym.tasks.Task.judge_item`:
+        the answer, the task's cases, function name and reference).
+
+        Args:
+            items: the items, as ``Judge.judge_many`` takes them.
+        """
         from ..judge import Judge
 
         if not items:
@@ -456,6 +463,9 @@ class SelfPlay:
 
             if cfg.curriculum == "gap":
                 groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r))
+            elif cfg.curriculum == "learnability":
+                groups = self.curriculum.prefer(cfg.proposals, r - 1, self._function_rates(r),
+                                                weights=self._learnability(r).function_weights(self.curriculum.keys))
             else:
                 groups = self.curriculum.draw(cfg.proposals, r - 1)
             requests = []
@@ -494,7 +504,12 @@ class SelfPlay:
         f = d / "solve.json"
         if not f.is_file():
             t = time.time()
-            train, topped = buffer.top_up(fresh, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")))
+            if cfg.curriculum == "learnability":  # the top-up too: buffer tasks by P(signal)
+                pool = [x for x in buffer.tasks() if x.id not in {y.id for y in fresh}]
+                picked = self._learnability(r, pool).batch(max(0, cfg.min_tasks - len(fresh)), random.Random(_seed(cfg.seed, r, "topup")))
+                train, topped = list(fresh) + [pool[i] for i in picked], len(picked)
+            else:
+                train, topped = buffer.top_up(fresh, cfg.min_tasks, random.Random(_seed(cfg.seed, r, "topup")))
             rows, trajectories = [], []
             for book in cfg.books:
                 prompts = [self.prompts.solve(self.library, task, book) for task in train]
@@ -502,7 +517,7 @@ class SelfPlay:
                 args = (prompts, cfg.samples, cfg.solve_temperature, cfg.solve_max_tokens, _seed(cfg.seed, r, "solve", book))
                 samples = self.engine.generate_records(*args) if cfg.record_tokens else None
                 groups = [[x["text"] for x in g] for g in samples] if samples is not None else self.engine.generate(*args)
-                items = [(resp, task.test_cases, task.function_name) for task, g in zip(train, groups) for resp in g]
+                items = [task.judge_item(resp) for task, g in zip(train, groups) for resp in g]  # (with its reference: strict's dependence check)
                 verdicts = iter(self.engine.judge(items))
                 for i, (task, prompt, g) in enumerate(zip(train, prompts, groups)):
                     for k, resp in enumerate(g):
@@ -576,6 +591,27 @@ class SelfPlay:
                     for key in functions.get(row["task"], ()):
                         sums.setdefault(key, {}).setdefault(row["book"], []).append(row["reward"])
         return {key: {b: sum(v) / len(v) for b, v in books.items()} for key, books in sums.items()}
+
+    def _learnability(self, r: int, pool: Sequence[Any] = ()) -> Any:
+        """The learnability task sampler (:mod:`se_gym.tasks.sampler`) over ``pool``, taught every solver
+        group of the rounds before ``r`` in ``rate_book``: rebuilt from the rounds' files, so a resumed
+        run has the same state."""
+        from ..tasks.record import Task
+        from ..tasks.sampler import LearnabilitySampler
+
+        sampler = LearnabilitySampler(pool, group_size=self.config.samples)
+        for q in range(1, r):
+            f = self.rdir(q) / "solve.json"
+            if f.is_file():
+                solved = _read(f)
+                groups: dict[str, list] = {}
+                for row in solved["rows"]:
+                    if row["book"] == self.config.rate_book:
+                        groups.setdefault(row["task"], []).append(None if row.get("infrastructure") else row["reward"])
+                tasks = {t["id"]: t for t in solved["train"]}
+                for task_id, rewards in groups.items():
+                    sampler.observe(Task.from_json(tasks[task_id]), rewards)
+        return sampler
 
     # -- the proposer agent -------------------------------------------------------------------
     def _docs(self, keys: Sequence[str], prompt: str) -> Any:
@@ -764,7 +800,7 @@ class SelfPlay:
         self._log(f"[round {r}] closed-book evaluation on {len(tasks)} held-out tasks")
         prompts = [self.prompts.solve(self.library, task, "closed") for task in tasks]
         outs = self.engine.generate(prompts, 1, 0.0, self.config.solve_max_tokens, 0)
-        verdicts = self.engine.judge([(g[0], task.test_cases, task.function_name) for task, g in zip(tasks, outs)])
+        verdicts = self.engine.judge([task.judge_item(g[0]) for task, g in zip(tasks, outs)])
         counted = [rw for rw, infra in verdicts if not infra]
         acc = sum(1 for x in counted if x >= 1.0) / len(counted) if counted else None
         return {"accuracy": acc, "n": len(counted), "infrastructure_failures": len(verdicts) - len(counted), "wall_s": time.time() - t}

@@ -90,7 +90,7 @@ class Curriculum:
             out.append(group)
         return out
 
-    def prefer(self, n: int, round_index: int, rates: dict[str, dict[str, float]]) -> list[tuple[str, ...]]:
+    def prefer(self, n: int, round_index: int, rates: dict[str, dict[str, float]], weights: dict[str, float] | None = None) -> list[tuple[str, ...]]:
         """``n`` groups for round ``round_index``, weighted by what the solver needs: a function never
         tried weighs 1 (cover the library first), one tried weighs its gap (open-book minus closed-book
         solve rate, at least 0.1: solved with the docs, not yet without them is what to internalize).
@@ -101,16 +101,19 @@ class Curriculum:
             n: groups to draw.
             round_index: the round (0-based), for the deterministic order of ties.
             rates: per catalogue key, the mean solve rate per book so far (``{"open": .., "closed": ..}``).
+            weights: per catalogue key, its weight instead of the gap (the learnability curriculum's,
+                :meth:`se_gym.tasks.sampler.LearnabilitySampler.function_weights`).
 
         Returns:
             the groups, each a tuple of distinct keys.
         """
         learned = all(rates.get(key, {}).get("closed", 0.0) >= LEARNED for key in self.keys)
         k = min(self.k + 1, len(self.keys)) if learned else self.k
-        weights = {}
-        for key in self.keys:
-            r = rates.get(key)
-            weights[key] = 1.0 if not r else max(0.1, r.get("open", 0.0) - r.get("closed", 0.0))
+        if weights is None:
+            weights = {}
+            for key in self.keys:
+                r = rates.get(key)
+                weights[key] = 1.0 if not r else max(0.1, r.get("open", 0.0) - r.get("closed", 0.0))
         order = self.draw(len(self.keys), round_index)  # the cover order breaks ties
         order_keys = list(dict.fromkeys(k_ for g in order for k_ in g)) + self.keys
         rank = {key: order_keys.index(key) for key in self.keys}

@@ -182,7 +182,7 @@ class RayEngine:
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
         return self.validator.check_texts(list(texts), [tuple(f) for f in functions])
 
-    def judge(self, items: Sequence[tuple[str, Any, str]]) -> list[tuple[float, bool]]:
+    def judge(self, items: Sequence[tuple]) -> list[tuple[float, bool]]:
         return [(v.reward, v.infrastructure) for v in self.answer_judge.judge_many(list(items))]
 
     def judge_nodes(self) -> list[str]:

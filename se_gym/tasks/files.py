@@ -66,6 +66,8 @@ def _own_library(path: Path) -> str | None:
 class JsonlSuite(TaskSuite):
     """``jsonl:PATH``: a file of se-gym task records or official rows (every split: the whole file)."""
 
+    argument_optional = False  # ('jsonl:PATH': the path of a JSONL file)
+
     def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
         if not arg:
             raise TaskError(f"'{kind}:PATH' needs the path of a JSONL file")

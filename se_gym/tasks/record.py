@@ -113,7 +113,11 @@ class Task:
     def judge_item(self, response: str) -> tuple:
         """The judge's item for an answer to this task (``Judge.judge_many``): its cases, function
         name and reference solution, which strict's library dependence check compares the answer's
-        results with (issue 42)."""
+        results with (issue 42).
+
+        Args:
+            response: the model's answer text (a fenced code block or bare code).
+        """
         return (response, self.test_cases, self.function_name, None, self.library_solution or None)
 
     @property

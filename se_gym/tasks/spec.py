@@ -3,7 +3,10 @@
 - ``builtin`` / ``builtin:SEED``: the procedural suite made with library ``mint(SEED)``;
 - ``sebench`` / ``sebench:PATH``: the official files (the Hugging Face dataset when no path);
 - ``jsonl:PATH``: a file of se-gym task records or official rows; ``selfplay:PATH``: a self-play
-  run's buffer (see :mod:`se_gym.tasks.files`).
+  run's buffer (see :mod:`se_gym.tasks.files`);
+- ``miniature[:SEED]``: the miniature's questions for the tiny base models (:mod:`se_gym.bases`);
+- ``path/file.py:Class`` or ``module:Class``: a :class:`TaskSuite` of your own, not registered (its
+  argument after one more colon: ``path/file.py:Class:ARG``).
 
 The argument is the suite's own (a seed, a path); the **split is never part of the spec**: it is
 always its own option (``split=``, ``--split``), so ``builtin:3`` means seed 3 wherever it is typed.
@@ -13,7 +16,8 @@ The env (``tasks=``), ``se-gym rollout --tasks`` and every other entry point go 
 and the library defaults to the one the tasks were made for (``mint(SEED)`` for the built-in suite,
 the official names from ``api_doc.jsonl`` beside official files).  A new kind is a
 :class:`TaskSuite` subclass plus one ``TASK_SUITES.register`` call (or an entry point in the
-``se_gym.task_suites`` group).
+``se_gym.task_suites`` group); the grammar in error messages (:func:`task_grammar`) is read from the
+registry, each kind saying what its argument is (``argument``).
 """
 from __future__ import annotations
 
@@ -28,20 +32,43 @@ from .record import TaskError
 
 log = logging.getLogger(__name__)
 
-GRAMMAR = "'builtin[:SEED]', 'sebench[:PATH]', 'jsonl:PATH' or 'selfplay:PATH'"
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TaskSpec:
-    """A parsed ``KIND[:ARG]``."""
+    """A parsed ``KIND[:ARG]``: the kind and its argument, as the kind's :meth:`TaskSuite.spec` made it.
 
-    kind: str  # a TASK_SUITES name
-    seed: int | None = None  # builtin's argument
-    path: str | None = None  # the argument of the other kinds (sebench: a folder or file; None: the hub dataset)
+    Attributes:
+        kind: a TASK_SUITES name (or ``file.py:Class``).
+        arg: the kind's argument as the kind defines it (builtin: an int seed; sebench, jsonl: a path;
+            None: none given), or whatever a suite of your own parses its text into.
+    """
+
+    kind: str
+    arg: Any = None
+
+    def __init__(self, kind: str, arg: Any = None, *, seed: int | None = None, path: str | None = None):
+        """``seed=`` and ``path=`` are the older spellings of ``arg`` (they win when given).
+
+        Args:
+            kind: the kind.
+            arg: its argument.
+            seed: an int argument.
+            path: a path argument.
+        """
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "arg", seed if seed is not None else path if path is not None else arg)
+
+    @property
+    def seed(self) -> int | None:
+        """The argument when it is a seed (an int), else None."""
+        return self.arg if isinstance(self.arg, int) and not isinstance(self.arg, bool) else None
+
+    @property
+    def path(self) -> str | None:
+        """The argument when it is text (a path), else None."""
+        return self.arg if isinstance(self.arg, str) else None
 
     def __str__(self) -> str:
-        arg = self.seed if self.kind == "builtin" else self.path
-        return self.kind if arg is None else f"{self.kind}:{arg}"
+        return self.kind if self.arg is None else f"{self.kind}:{self.arg}"
 
 
 class TaskSuite(abc.ABC):
@@ -53,10 +80,56 @@ class TaskSuite(abc.ABC):
     """
 
     references_pass: bool = True
+    # what the argument is, in the grammar (``KIND[:SEED]``), or None: the kind takes none
+    argument: str | None = "PATH"
+    # False: the argument must be given (``jsonl:PATH``)
+    argument_optional: bool = True
+    # True: a library and task set minted from a seed (a benchmark mints a fresh one per seed: seeded())
+    minted: bool = False
+    # True: the official SE-Bench tasks (a benchmark reports them beside the paper's rows)
+    official: bool = False
 
     def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
-        """The spec for ``KIND:ARG`` (``arg`` "" when there is none); the default keeps ARG as ``path``."""
-        return TaskSpec(kind, path=arg or None)
+        """The spec for ``KIND:ARG`` (``arg`` "" when there is none); the default keeps ARG as text.
+
+        Args:
+            kind: the kind as typed.
+            arg: the text after the colon ("" when none).
+            default_seed: the caller's seed, for a kind whose argument defaults to one.
+        """
+        if not arg and not self.argument_optional:
+            raise TaskError(f"'{kind}:{self.argument}' needs its {str(self.argument).lower()}")
+        return TaskSpec(kind, arg or None)
+
+    def seeded(self, spec: TaskSpec, seed: int) -> TaskSpec:
+        """``spec`` minted from ``seed`` (a ``minted`` kind: a fresh library and task set per seed).
+
+        Args:
+            spec: the spec.
+            seed: the seed.
+        """
+        return TaskSpec(spec.kind, seed) if self.minted else spec
+
+    def renderer(self, spec: TaskSpec, library: Any) -> Any:
+        """The prompt renderer the tasks of ``spec`` are asked with (``render(task, book) -> (prompt,
+        docs)``), or None: the default one (:func:`se_gym.agents.default_renderer`).
+
+        Args:
+            spec: the spec.
+            library: the library loaded for it.
+        """
+        return None
+
+    def held_out_split(self, spec: TaskSpec, library: Any, n: int) -> list | None:
+        """Questions on ``n`` library functions that no train task uses, for a benchmark's unseen-function
+        split; None: the suite has none of its own (the benchmark holds functions out of train instead).
+
+        Args:
+            spec: the spec.
+            library: the library loaded for it.
+            n: how many functions.
+        """
+        return None
 
     @abc.abstractmethod
     def default_library(self, spec: TaskSpec) -> str:
@@ -69,6 +142,9 @@ class TaskSuite(abc.ABC):
 
 class BuiltinSuite(TaskSuite):
     """``builtin[:SEED]``: the procedural suite of library ``mint(SEED)``."""
+
+    argument = "SEED"
+    minted = True
 
     def spec(self, kind: str, arg: str, default_seed: int) -> TaskSpec:
         if arg and not arg.isdigit():
@@ -105,6 +181,7 @@ class SEBenchSuite(TaskSuite):
     # library's arrays lack (.tolist()), and on 28 of 259 tasks the NumPy code does not reproduce the
     # official outputs (a known quirk of the official data); 8 of the 130 dev tasks pass under sebench
     references_pass = False
+    official = True
 
     def default_library(self, spec: TaskSpec) -> str:
         if spec.path is None:
@@ -126,20 +203,58 @@ TASK_SUITES.register("builtin", BuiltinSuite)
 TASK_SUITES.register("sebench", SEBenchSuite)
 TASK_SUITES.register("jsonl", "se_gym.tasks.files:JsonlSuite")
 TASK_SUITES.register("selfplay", "se_gym.tasks.files:SelfPlaySuite")
+TASK_SUITES.register("miniature", "se_gym.bases:MiniatureSuite")
+
+
+def task_grammar() -> str:
+    """The task-spec grammar, read from the registry: ``'builtin[:SEED]', ..., 'jsonl:PATH' or ...``
+    (a kind that does not load is named bare)."""
+    forms = []
+    for kind in TASK_SUITES.names():
+        try:
+            cls = TASK_SUITES.load(kind)
+        except RegistryError:
+            forms.append(f"'{kind}'")
+            continue
+        arg = cls.argument
+        forms.append(f"'{kind}'" if arg is None else f"'{kind}[:{arg}]'" if cls.argument_optional else f"'{kind}:{arg}'")
+    forms.append("'path/file.py:Class[:ARG]'")
+    return ", ".join(forms[:-1]) + f" or {forms[-1]}"
+
+
+def _split_plugin(spec: str) -> tuple[str, str]:
+    """``(kind, arg)`` of ``KIND[:ARG]``, where KIND may be ``module:Class`` or ``path/file.py:Class``."""
+    first, _, rest = spec.partition(":")
+    if rest and (first.endswith(".py") or "." in first or "/" in first) and first not in TASK_SUITES:
+        cls, _, arg = rest.partition(":")
+        return f"{first}:{cls}", arg
+    return first, rest
 
 
 def _suite(kind: str) -> TaskSuite:
     try:
+        if ":" in kind:
+            return TASK_SUITES.load(kind)()
         return TASK_SUITES.load(TASK_SUITES.check(kind))()
     except RegistryError as exc:
-        raise TaskError(f"{exc} (write {GRAMMAR})") from None
+        raise TaskError(f"{exc} (write {task_grammar()})") from None
+
+
+def suite_of(spec: "str | TaskSpec") -> TaskSuite:
+    """The :class:`TaskSuite` of a spec's kind (what it declares: ``minted``, ``official``...).
+
+    Args:
+        spec: a parsed spec or its kind.
+    """
+    return _suite(spec.kind if isinstance(spec, TaskSpec) else spec)
 
 
 def parse_task_spec(spec: str, default_seed: int = 0) -> TaskSpec:
     """Parse ``KIND[:ARG]``.
 
     Args:
-        spec: ``"builtin[:SEED]"``, ``"sebench[:PATH]"`` or another registered kind.
+        spec: ``"builtin[:SEED]"``, ``"sebench[:PATH]"``, another registered kind, or
+            ``"path/file.py:Class[:ARG]"`` (a TaskSuite of your own).
         default_seed: the seed of a ``builtin`` without one.
 
     Returns:
@@ -149,8 +264,8 @@ def parse_task_spec(spec: str, default_seed: int = 0) -> TaskSpec:
         TaskError: not a spec, an unknown kind (one line listing the kinds) or a bad argument.
     """
     if not isinstance(spec, str):
-        raise TaskError(f"a task spec is {GRAMMAR}, got {spec!r}")
-    kind, _, arg = spec.partition(":")
+        raise TaskError(f"a task spec is {task_grammar()}, got {spec!r}")
+    kind, arg = _split_plugin(spec)
     return _suite(kind).spec(kind, arg, default_seed)
 
 

@@ -4,6 +4,10 @@ The checks run real programs through the backend and, where it can import a libr
 through a real :class:`~se_gym.judge.Judge` over it:
 
 - ``isolation``: ``name`` is text and ``isolation()`` a dict;
+- ``declarations``: what the class declares for its callers (``library_as``, ``channel``, ``warmup``,
+  ``pooled_start``, ``remote``, ``cluster``, ``required_options``, ``requires``) is of the kinds a judge
+  reads, agrees with the box (``has_channel`` is the declared ``channel``), and its constructor takes
+  what the declarations promise a judge will pass (``warmup=``, ``ready=``, ``library=``...);
 - ``reference``: a program that prints runs ``ok`` with exit code 0 and its output, a batch comes
   back in order, an empty batch gives no results;
 - ``channel``: what a program writes to fd 3 comes back as ``channel`` exactly, and ``b""`` when it
@@ -53,18 +57,54 @@ def _name(obj: Any) -> str:
 
 
 def _build(backend: Any, library: Any, profile: str, workers: int | None, options: Mapping[str, Any]) -> Sandbox:
-    """The box for ``backend``, its programs able to import ``library``."""
-    from ..judge.core import sandbox_preload
-    from ..sandbox.registry import SANDBOXES
+    """The box for ``backend``, its programs able to import ``library``: a spec or a Sandbox class is
+    given what its class declares (as a judge gives it); any other factory the path and preloads."""
+    from ..judge.core import sandbox_preload, sandbox_warmup
+    from ..sandbox.spec import SandboxSpec, build_sandbox
 
-    factory = SANDBOXES.load(backend) if isinstance(backend, str) else backend
-    kwargs: dict[str, Any] = {"workers": workers, **options}
-    if not getattr(factory, "remote", False):  # a client of a server imports what the server has
-        kwargs.setdefault("pythonpath", [str(library.materialize(profile, docs=False))])
-        kwargs.setdefault("preload", sandbox_preload(library))
-    box = factory(**kwargs)
+    given = {"library": library, "profile": profile, "preload": sandbox_preload(library), "workers": workers,
+             "warmup": sandbox_warmup(library, profile)}
+    if isinstance(backend, str):
+        box = SandboxSpec.parse(backend, options).build(**given)
+    elif isinstance(backend, type) and issubclass(backend, Sandbox):
+        box = build_sandbox(backend, options, **given)
+    else:
+        kwargs: dict[str, Any] = {"workers": workers, **options}
+        if not getattr(backend, "remote", False):  # a client of a server imports what the server has
+            kwargs.setdefault("pythonpath", [str(library.materialize(profile, docs=False))])
+            kwargs.setdefault("preload", sandbox_preload(library))
+        box = backend(**kwargs)
     require(isinstance(box, Sandbox), f"the factory built {type(box).__name__}, not a se_gym.sandbox.Sandbox")
     return box
+
+
+def _declarations(box: Sandbox) -> str:
+    """The class's declarations (se_gym.sandbox.base.Sandbox) are of the kinds a judge reads, and its
+    constructor takes what they promise a judge will give it."""
+    from ..sandbox.spec import constructor_options
+
+    cls = type(box)
+    require(cls.library_as in ("path", "object", None), f"library_as must be 'path', 'object' or None, got {cls.library_as!r}")
+    require(cls.channel in (True, False, None), f"channel must be True, False or None, got {cls.channel!r}")
+    require(cls.pooled_start in (None, "thread", "launch"), f"pooled_start must be None, 'thread' or 'launch', got {cls.pooled_start!r}")
+    for name in ("required_options", "requires"):
+        value = getattr(cls, name)
+        require(hasattr(value, "items") and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()),
+                f"{name} must map names to what they are, got {value!r}")
+    # (a class that words has_channel itself and declares no channel keeps the older contract: judges ask it)
+    declared = any("channel" in vars(k) for k in cls.__mro__ if k is not Sandbox) or cls.has_channel is Sandbox.has_channel
+    if cls.channel is not None and declared:
+        require(box.has_channel == cls.channel, f"the class declares channel = {cls.channel} but has_channel is {box.has_channel}: "
+                "a judge that trusts the declaration before the box starts picks the wrong harness")
+    require(not cls.remote or cls.library_as is None, "remote = True (a server's client) but library_as is not None: the server has "
+            "the library; a judge gives a remote backend none")
+    takes = constructor_options(cls)
+    promised = {"warmup": cls.warmup, "ready": cls.pooled_start == "launch", "library": cls.library_as == "object",
+                "profile": cls.library_as == "object", "address": cls.cluster, **{k: True for k in cls.required_options}}
+    if takes is not None:
+        missing = [k for k, given in promised.items() if given and k not in takes]
+        require(not missing, f"its constructor takes no {', '.join(missing)}, which its declarations promise a judge will pass")
+    return ", ".join(f"{k}={getattr(cls, k)!r}" for k in ("library_as", "channel", "warmup", "pooled_start", "remote", "cluster"))
 
 
 def _one(box: Sandbox, program: str, limits: Limits) -> ExecResult:
@@ -206,6 +246,7 @@ def _contract_checks(checks: Checks, box: Sandbox, limits: Limits, slack_s: floa
                     f"(more than wall_s + {slack_s} s)")
 
     checks.run("isolation", isolation)
+    checks.run("declarations", lambda: _declarations(box))
     checks.run("reference", reference)
     for name, fn in (("channel", channel), ("wrong", wrong), ("crash", crash), ("timeout", timeout)):
         checks.run(name, fn, needs=("reference",))

@@ -135,10 +135,7 @@ def check_task_suite(kind_or_spec: Any, *, split: str = "single_test", arg: str 
         counts = []
         for profile in profiles:
             with Judge(got["library"], profile=profile) as judge:
-                # (each with itself as the reference: strict's dependence check judges an item
-                # without one by a weaker rule that refuses a reference whose result is a query)
-                verdicts = judge.judge_many([(_response(t.library_solution), t.test_cases, None, None, t.library_solution or None)
-                                             for t in tasks])
+                verdicts = judge.judge_many([t.judge_item(_response(t.library_solution)) for t in tasks])
             for t, v in zip(tasks, verdicts):
                 require(not v.infrastructure, f"under {profile}, the reference of {t.id} was an infrastructure failure: {v.detail}")
             failed = [(t, v) for t, v in zip(tasks, verdicts) if v.reward != 1.0]

@@ -238,8 +238,24 @@ PRETRAINING_EXTRAS: dict = {}
 
 
 def register_pretraining_corpus(name: str, fn) -> None:
-    """Make ``fn(n, seed) -> [(prompt, answer)]`` available to :func:`pretraining_mix` as ``name``."""
+    """Make ``fn(n, seed) -> [(prompt, answer)]`` available to :func:`pretraining_mix` as ``name``.
+
+    Args:
+        name: the corpus's name in a mix.
+        fn: the function, or ``"module:function"`` (imported when a mix first asks for it).
+    """
     PRETRAINING_EXTRAS[name] = fn
+
+
+def _corpus(name: str):
+    """The registered corpus function ``name`` (a ``"module:function"`` imported on first use)."""
+    fn = PRETRAINING_EXTRAS[name]
+    if isinstance(fn, str):
+        import importlib
+
+        module, _, attr = fn.partition(":")
+        fn = PRETRAINING_EXTRAS[name] = getattr(importlib.import_module(module), attr)
+    return fn
 
 
 def memory_corpus(n: int, seed: int, synthetic_share: float = 0.5, absent_share: float = 0.1) -> list[tuple[str, str]]:
@@ -296,13 +312,16 @@ def pretraining_mix(n: int, seed: int, extra=(), synthetic_share: float = 0.5) -
         raise ValueError("the extra corpora's shares add up to more than 1")
     out = pretraining_corpus(rest, seed, synthetic_share=synthetic_share)
     for name, count in counts:
-        out += list(PRETRAINING_EXTRAS[name](count, seed))
+        out += list(_corpus(name)(count, seed))
     random.Random(f"mini-mix-{seed}").shuffle(out)
     return out
 
 
 MEMORY_CORPUS = "memory"  # reading a memory agent's retrieved experience (issue 34)
 register_pretraining_corpus(MEMORY_CORPUS, memory_corpus)
+# reading lessons injected the way the experience loop injects them (se_gym.experience.miniworld, imported
+# when a mix asks for it: a base built outside the experience room finds it too)
+register_pretraining_corpus("experience_lessons", "se_gym.experience.miniworld:pretraining_corpus")
 
 
 def tokenizer_corpus(seed: int = 0, extra=(), synthetic_share: float = 0.0) -> list[str]:

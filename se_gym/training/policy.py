@@ -102,6 +102,11 @@ class Policy:
         return cls(model, tok, device)
 
     # -- tokens -----------------------------------------------------------------------------
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in this policy's tokens (no special tokens): an answer's generation cost."""
+        texts = list(texts)
+        return [len(ids) for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]] if texts else []
+
     def _prompt_ids(self, prompt: str) -> list[int]:
         return list(self.tokenizer(prompt, add_special_tokens=True)["input_ids"])
 

@@ -168,6 +168,7 @@ class RLTrainer:
             for p in self.ref_model.parameters():
                 p.requires_grad_(False)
         self.step_count = 0
+        self.tokens_total = 0  # answer tokens over every step (see _signal_and_tokens)
         self.history: list[dict] = []
         self._torch = torch
 
@@ -218,6 +219,7 @@ class RLTrainer:
             "updated_on": len(keep),
             "nonzero_adv": sum(float(adv[i]) != 0.0 for i in judged) / max(1, len(judged)),
         }
+        metrics.update(self._signal_and_tokens(responses, rewards, adv))
         stats_acc: dict[str, list[float]] = {}
         if keep:
             batch = self.policy.encode([prompts[i].update for i in keep], [responses[i] for i in keep])
@@ -280,6 +282,25 @@ class RLTrainer:
         metrics_log.log(metrics, metrics["step"])
         return metrics
 
+    def _signal_and_tokens(self, responses: Sequence[str], rewards: Sequence[float | None], adv) -> dict:
+        """``zero_adv_groups``: the share of groups (with a judged answer) whose every judged answer has
+        advantage 0, the groups that teach nothing; ``tokens``: the answers' length in tokens (as trained:
+        a sampler that cuts answers, e.g. :class:`CutSampler`, is counted after its cut), summed;
+        ``tokens_total``: the same over every step so far; ``reward_per_1k_tokens``: rewards summed per
+        1,000 of this step's answer tokens (accuracy per generated token)."""
+        g = self.config.group_size
+        groups = [[i for i in range(s, s + g) if rewards[i] is not None] for s in range(0, len(rewards), g)]
+        groups = [m for m in groups if m]
+        zero = sum(all(float(adv[i]) == 0.0 for i in m) for m in groups)
+        out = {"zero_adv_groups": zero / len(groups) if groups else None}
+        count = getattr(self.policy, "count_tokens", None)
+        if count is None:  # a policy that cannot count tokens: no token statistics
+            return out
+        tokens = sum(count(responses))
+        self.tokens_total += tokens
+        passed = sum(float(r) for r in rewards if r is not None)
+        return {**out, "tokens": tokens, "tokens_total": self.tokens_total, "reward_per_1k_tokens": 1000.0 * passed / tokens if tokens else None}
+
     def _kl_to_start(self, batch) -> float:
         """Exact KL(policy || start) over the vocabulary, mean over this batch's response tokens.
 
@@ -317,7 +338,8 @@ class RLTrainer:
 
     # -- persistence ----------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        save_trainer(path, self.policy.model, self.optimizer, None, {"step": self.step_count, "history": self.history})
+        save_trainer(path, self.policy.model, self.optimizer, None, {"step": self.step_count, "history": self.history,
+                                                                     "tokens_total": self.tokens_total})
 
     def load(self, path: str | os.PathLike) -> bool:
         """Resume from ``path`` if it holds a checkpoint; return whether it did."""
@@ -326,6 +348,7 @@ class RLTrainer:
         counters = load_trainer(path, self.policy.model, self.optimizer, None)
         self.step_count = int(counters["step"])
         self.history = list(counters.get("history", []))
+        self.tokens_total = int(counters.get("tokens_total", 0))
         return True
 
 

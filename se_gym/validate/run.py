@@ -37,23 +37,17 @@ def _load() -> list[float]:
 
 
 # -- containment ------------------------------------------------------------------------------------
-def sandbox_available(name: str) -> tuple[bool, str]:
-    """Whether this machine can run the ``name`` sandbox (a missing one is reported, not failed)."""
-    if name == "docker":
-        try:
-            import docker  # noqa: F401
+def sandbox_available(name: Any) -> tuple[bool, str]:
+    """Whether this machine can run the ``name`` sandbox (any sandbox spec; a missing one is reported,
+    not failed): what its backend's class says of itself (:meth:`se_gym.sandbox.Sandbox.available`)."""
+    from ..registry import RegistryError
+    from ..sandbox.spec import SandboxSpec
 
-            docker.from_env().ping()
-        except Exception as exc:  # noqa: BLE001 - any reason: no SDK, no daemon, no permission
-            return False, f"no Docker daemon answers ({type(exc).__name__})"
-    elif name == "ray":
-        import importlib.util
-
-        if importlib.util.find_spec("ray") is None:
-            return False, "Ray is not installed (pip install 'se-gym[ray]')"
-    elif name == "http":
-        return False, "the http sandbox needs a server of its own (not started by validate)"
-    return True, ""
+    try:
+        spec = SandboxSpec.parse(name)
+        return spec.load().available(spec.options)
+    except RegistryError as exc:
+        return False, str(exc)
 
 
 def probe_containment(library: Any, sandbox: Any, wall_s: float = 10.0) -> Result:
@@ -284,13 +278,14 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
         if not ok:
             run_checks.append(report.run_record("containment", f"{name} sandbox", checks.not_run("containment", "unavailable", why)))
     ray_owned = False
-    if available.get("ray") and "ray" in [config.sandbox, *others]:
+    for name in [s for s in available if available[s] and _is_cluster(s)][:1]:  # (one cluster, joined by all of them)
         try:
             ray_owned = _start_ray()
         except Exception as exc:  # noqa: BLE001 - Ray is installed but does not start here: said, not fatal
-            available["ray"] = False
-            run_checks.append(report.run_record("containment", "ray sandbox", checks.not_run(
-                "containment", "unavailable", f"Ray did not start ({type(exc).__name__}: {str(exc)[:120]})")))
+            for other in [s for s in available if available[s] and _is_cluster(s)]:
+                available[other] = False
+                run_checks.append(report.run_record("containment", f"{other} sandbox", checks.not_run(
+                    "containment", "unavailable", f"Ray did not start ({type(exc).__name__}: {str(exc)[:120]})")))
     try:
         parts = []
         first_of_spec: set[str] = set()
@@ -343,6 +338,13 @@ def _contained(library: Any, name: str) -> Result:
         return probe_containment(library, name)
     except Exception as exc:  # noqa: BLE001 - the sandbox did not start: nothing could be probed
         return checks.failed("infrastructure", f"the {name} sandbox failed: {type(exc).__name__}: {exc}")
+
+
+def _is_cluster(name: Any) -> bool:
+    """Whether the ``name`` sandbox runs on a cluster this process joins (its class's ``cluster``)."""
+    from ..sandbox.spec import SandboxSpec
+
+    return bool(SandboxSpec.parse(name).load().cluster)
 
 
 def _start_ray() -> bool:

@@ -22,9 +22,9 @@ class SuiteRef:
 
 
 def expand(config: ValidateConfig) -> list[SuiteRef]:
-    """The suites of ``config``: each spec, ``builtin[:SEED]`` as ``--libraries`` seeds."""
+    """The suites of ``config``: each spec, a minted kind's (``builtin[:SEED]``) as ``--libraries`` seeds."""
     from ..tasks import TaskError
-    from ..tasks.spec import parse_task_spec
+    from ..tasks.spec import parse_task_spec, suite_of
 
     out: list[SuiteRef] = []
     for text in config.specs:
@@ -32,8 +32,8 @@ def expand(config: ValidateConfig) -> list[SuiteRef]:
             spec = parse_task_spec(text)
         except TaskError as exc:
             raise ValidateError(f"task spec {text!r}: {exc}") from None
-        if spec.kind == "builtin":
-            out += [SuiteRef(f"builtin:{spec.seed + k}", config.library) for k in range(config.libraries)]
+        if suite_of(spec).minted:
+            out += [SuiteRef(f"{spec.kind}:{spec.arg + k}", config.library) for k in range(config.libraries)]
         else:
             out.append(SuiteRef(str(spec), config.library))
     seen: set[SuiteRef] = set()
