@@ -8,6 +8,9 @@ Prints figures (not a test):
            reference: its ``b_notolist`` translation, else ``b_notolist_np``, where strict accepts it;
            and with no references at all): every row the check changes, with its reason; and
            sebench's agreement with the official verdicts (it must stay 780/780)
+  redteam  wave 4's red-team round (tests/_reward_redteam_corpus.py) and the query and conversion
+           tasks (tests/_dependence_corpus.py QUERY_TASKS): how many hostile answers earn reward
+           with the check and without it, how many honest ones pass, each one's verdict
   speed    the parity_dev answers judged under sebench, strict without the check and strict with
            it, in alternating rounds (one judge each, started before the rounds; the first round
            with the check records the references, later ones find them cached): rows/s and CPU
@@ -16,7 +19,7 @@ Prints figures (not a test):
 
 The machine may be shared: say the load with the figures and compare only within one run.
 
-    PYTHONPATH=.:tests python benchmarks/dependence.py [corpora] [parity] [speed] [--rounds N] [--fuzz N]
+    PYTHONPATH=.:tests python benchmarks/dependence.py [corpora] [parity] [redteam] [speed] [--rounds N] [--fuzz N]
 """
 from __future__ import annotations
 
@@ -79,6 +82,39 @@ def corpora(fuzz: int) -> None:
     print(f"fuzzed named-but-unused programs (seed 0): {len(fuzzed)}; {sum(v.passed for v in base[len(unused):])} earn 1.0 "
           f"without the check; {sum(v.reward > 0 for v in v_fuzz)} with it; statuses {dict(Counter(v.status.value for v in v_fuzz))}")
     print(f"({dt:.1f} s)")
+
+
+def redteam() -> None:
+    from _dependence_corpus import QUERY_TASKS, query_answers
+    from _gate_corpus import block
+    from _reward_redteam_corpus import TASKS, render
+    from se_gym.judge import Judge
+    from se_gym.tasks.spec import load_task_spec
+
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    by_id = {t.id: t for t in tasks}
+    hostile, honest = render(by_id, lib)
+    queries = query_answers([by_id[i] for i in QUERY_TASKS], lib)
+    plain = [(name, code, t) for name, e, code, t in queries if e == "plain"]
+    honest = honest + [r for r in queries if r[1] != "plain"]
+    hostile = hostile + plain
+
+    def items(rows):
+        return [(block(code), t.test_cases, t.function_name, None, t.library_solution) for *_, code, t in rows]
+
+    with Judge(lib, profile="strict") as judge, Judge(lib, profile="strict", dependence=False) as off:
+        t0 = time.perf_counter()
+        on, without, good = judge.judge_many(items(hostile)), off.judge_many(items(hostile)), judge.judge_many(items(honest))
+        dt = time.perf_counter() - t0
+    print(f"red-team round ({len(TASKS)} tasks) and query/conversion tasks: hostile {len(hostile)}: "
+          f"{sum(v.reward > 0 for v in on)} earn reward with the check, {sum(v.reward > 0 for v in without)} without it")
+    for (name, _, t), v in zip(hostile, on):
+        print(f"    {'EARNS' if v.reward > 0 else 'ok   '} {name} ({t.id[-4:]}): {v.status.value}")
+    meant = [(e, v) for (_, e, _, _), v in zip(honest, good)]
+    print(f"honest: {sum(v.passed for e, v in meant if e == 'pass')}/{sum(e == 'pass' for e, _ in meant)} pass; "
+          f"{sum(not v.passed for e, v in meant if e == 'reject')}/{sum(e == 'reject' for e, _ in meant)} refused by design  ({dt:.0f} s)")
+    for (name, e, _, t), v in zip(honest, good):
+        print(f"    [{e:6s}] {name} ({t.id[-4:]}): {v.status.value} {(v.dependence or {}).get('cases')}")
 
 
 def _parity_items():
@@ -196,7 +232,7 @@ def _speed_report(rows, figures, rounds) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="*", default=["corpora", "parity", "speed"], choices=["corpora", "parity", "speed"])
+    ap.add_argument("what", nargs="*", default=["corpora", "parity", "redteam", "speed"], choices=["corpora", "parity", "redteam", "speed"])
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the speed figures")
     ap.add_argument("--fuzz", type=int, default=200, help="fuzzed named-but-unused programs")
     args = ap.parse_args()
@@ -205,6 +241,8 @@ def main() -> int:
             corpora(args.fuzz)
         elif what == "parity":
             parity()
+        elif what == "redteam":
+            redteam()
         else:
             speed(args.rounds)
     return 0

@@ -180,11 +180,18 @@ ALTERNATIVES: dict[str, list[tuple[str, str, str]]] = {
 def honest_alternatives(tasks, lib) -> list[tuple[str, str, str, object]]:
     """``(name, expect, code, task)``: the alternatives of :data:`ALTERNATIVES` whose library
     functions this library has."""
+    return _bodies(ALTERNATIVES, tasks, lib)
+
+
+def _bodies(table, tasks, lib) -> list[tuple[str, str, str, object]]:
+    """``(name, expect, code, task)`` for the ``(name, expect, body)`` rows of ``table`` per task
+    id, the body as ``solve``'s (library names in braces; rows naming a function this library
+    does not have are left out)."""
+    names = {n: lib.qualified(n) for n in lib.names if "." not in n}
     out = []
     for task in tasks:
         params = task.function_name.split("(", 1)[1].rsplit(")", 1)[0]
-        for name, expect, body in ALTERNATIVES.get(task.id, ()):
-            names = {n: lib.qualified(n) for n in lib.names if "." not in n}
+        for name, expect, body in table.get(task.id, ()):
             try:
                 code = f"import {lib.package}\ndef solve({params}):\n" + textwrap.indent(body.format(**names), "    ") + "\n"
             except KeyError:
@@ -259,3 +266,60 @@ def check_backend_verdicts(verdicts) -> None:
         assert set(honest.dependence["cases"]) <= {"match", "independent"} and "match" in honest.dependence["cases"]
         for v in (unused, detector):
             assert v.status.value == "library_unused" and v.reward == 0 and not v.infrastructure, (v.status, v.detail)
+
+
+# Issue 42, the tasks whose reference's result is a query or a conversion (built-in seed-0 train
+# tasks): a shape, a size, the shape of atleast_3d, an astype, an empty allocation (whose spec now
+# accumulates it).  Before, the counterfactual library left queries and conversions real and the
+# empty reference overwrote its allocation in Python: every case was "independent" and any answer
+# passed.  Now shape/size/ndim (functions and the array's attributes), astype, copy and the as*array
+# conversions are computations.  (name, expect, body): "plain" answers compute in Python and only
+# name the library (0 with the check, 1.0 without), "pass" honest ones, "reject" honest ones that
+# use another library function or ``len`` for the query (refused by design, docs/security.md).
+QUERY_TASKS: dict[str, list[tuple[str, str, str]]] = {
+    "builtin/s0/train/0025": [  # shape of m
+        ("len of rows and of the first row", "plain", "{shape}\nreturn (len(m), len(m[0]))"),
+        ("shape of a constant, len for the answer", "plain", "k = {shape}([[1.0]])\nreturn (len(m) * k[0], len(m[0]))"),
+        ("shape function", "pass", "return {shape}(m)"),
+        ("shape attribute of a library copy", "pass", "a = {copy}(m)\nreturn a.shape"),
+        ("shape unpacked into a tuple", "pass", "rows, cols = {shape}({array}(m))\nreturn (rows, cols)"),
+        ("tuple() of the attribute, in a class", "pass", "class Grid:\n    def __init__(self, m):\n        self.a = {copy}(m)\n"
+                                                        "    def dims(self):\n        return tuple(self.a.shape)\nreturn Grid(m).dims()"),
+        ("len of a library copy", "reject", "a = {copy}(m)\nreturn (len(a), len(a[0]))"),
+    ],
+    "builtin/s0/train/0026": [  # number of elements of m
+        ("rows times columns by len", "plain", "{size}\nreturn len(m) * len(m[0])"),
+        ("sum of row lengths", "plain", "_ = {size}([1.0, 2.0])\nreturn sum(len(r) for r in m)"),
+        ("size function", "pass", "return int({size}(m))"),
+        ("size attribute of the transpose", "pass", "return {transpose}(m).size"),
+        ("size through a helper", "pass", "def count(a):\n    return int({size}(a))\nreturn count({array}(m))"),
+        ("product of the shape", "reject", "r, c = {shape}(m)\nreturn r * c"),
+    ],
+    "builtin/s0/train/0039": [  # shape of atleast_3d(x)
+        ("the known answer by len", "plain", "_ = {atleast_3d}(x)\nreturn [1, len(x), 1]"),
+        ("shape of atleast_3d", "pass", "return list({shape}({atleast_3d}(x)))"),
+        ("attribute of atleast_3d", "pass", "return list({atleast_3d}({array}(x)).shape)"),
+        ("each dimension in a comprehension", "pass", "s = {atleast_3d}(x).shape\nreturn [int(d) for d in s]"),
+    ],
+    "builtin/s0/train/0246": [  # x as floats, halved
+        ("float() in Python", "plain", "_ = {astype}({array}(x), 'float64')\nreturn [float(v) / 2 for v in x]"),
+        ("astype with a dtype string", "pass", "return [float(v) for v in {astype}({array}(x), 'float64') / 2]"),
+        ("astype with the float type, halved in Python", "pass", "return [float(v) / 2 for v in {astype}({array}(x), float)]"),
+        ("astype, then the library's divide", "pass", "return [float(v) for v in {divide}({astype}({array}(x), 'float64'), 2)]"),
+        ("the constructor's dtype, the library's divide", "reject", "return [float(v) for v in {divide}({array}(x, dtype=float), 2)]"),
+    ],
+    "builtin/s0/train/0006": [  # running totals of x[i] * (i + 1), allocated with empty
+        ("running totals in Python", "plain", "out = {empty}(len(x))\nacc, res = 0.0, []\nfor i, v in enumerate(x):\n"
+                                              "    acc += v * (i + 1)\n    res.append(acc)\nreturn res"),
+        ("empty, filled, cumsum", "pass", "out = {empty}(len(x))\nfor i in range(len(x)):\n    out[i] = x[i] * (i + 1)\n"
+                                          "return [float(v) for v in {cumsum}(out)]"),
+        ("products in a comprehension, library cumsum", "pass", "return [float(v) for v in {cumsum}([v * (i + 1) for i, v in enumerate(x)])]"),
+        ("zeros instead of empty", "pass", "out = {zeros}(len(x))\nfor i, v in enumerate(x):\n    out[i] = v * (i + 1)\n"
+                                           "return list({cumsum}(out))"),
+    ],
+}
+
+
+def query_answers(tasks, lib) -> list[tuple[str, str, str, object]]:
+    """``(name, expect, code, task)`` of :data:`QUERY_TASKS` for the tasks given."""
+    return _bodies(QUERY_TASKS, tasks, lib)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import os
 import socket
 import struct
@@ -22,7 +23,7 @@ import threading
 
 import pytest
 
-from _dependence_corpus import DETECTORS, HELPERS, ORACLES, SHAPES, _fields, honest_alternatives, named_unused
+from _dependence_corpus import DETECTORS, HELPERS, ORACLES, QUERY_TASKS, SHAPES, _fields, honest_alternatives, named_unused, query_answers
 from _gate_corpus import block
 from conftest import legit_skip
 from se_gym.judge import Judge, JudgeError
@@ -105,6 +106,31 @@ def test_honest_answers_that_split_the_work_otherwise_pass(suite, judge):
     assert all(v.reward == 0 and v.status is Status.LIBRARY_UNUSED for (_, e, _, _), v in zip(rows, verdicts) if e == "reject")
     # a part done in Python before the library is matched in that function's own world
     assert any(c.startswith("match:") for (_, e, _, _), v in zip(rows, verdicts) if e == "pass" for c in v.dependence["cases"])
+
+
+def test_queries_and_conversions_are_computations_of_the_counterfactual_library(judge):
+    """Issue 42, task 1: on every built-in seed 19 tasks (shape, size, the shape of atleast_3d,
+    astype, empty) had a reference whose results the counterfactual library did not move: every
+    case was "independent", and an answer that named the library and computed in Python (a shape by
+    ``len``) earned 1.0.  Now queries (functions and the array's attributes alike) and conversions
+    are computations and the empty spec accumulates its allocation: the plain-Python answers earn
+    nothing, the honest ones pass, and those that take the query from another function (or ``len``)
+    are refused, by design.  The plain ones earned 1.0 on main's code (and still do without the check)."""
+    tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
+    rows = query_answers([t for t in tasks if t.id in QUERY_TASKS], lib)
+    assert {t.id for *_, t in rows} == set(QUERY_TASKS) and sum(e == "plain" for _, e, _, _ in rows) >= 6
+    verdicts = judge.judge_many(_items(rows))
+    wrong = [f"{name} ({t.id}): expected {expect}, got {v.status.value} {v.detail[:100]} {v.dependence}"
+             for (name, expect, _, t), v in zip(rows, verdicts) if v.passed != (expect == "pass")]
+    assert not wrong, "\n".join(wrong)
+    for (name, expect, _, t), v in zip(rows, verdicts):
+        if expect == "pass":
+            assert "independent" not in v.dependence["cases"], (name, v.dependence)
+        else:
+            assert v.reward == 0 and v.status is Status.LIBRARY_UNUSED, (name, v.status, v.detail)
+    plain = [r for r in rows if r[1] == "plain"]
+    with Judge(lib, profile="strict", workers=2, dependence=False) as off:  # (the hole, without the check)
+        assert all(v.reward == 1.0 for v in off.judge_many(_items(plain)))
 
 
 def test_a_case_where_even_the_reference_does_not_depend_on_the_library_demands_nothing(suite, judge):
@@ -326,7 +352,8 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     reqs = [call("abs", [-1.5, 2.0, 0.0]), call("cumsum", [1, 2, 3]), call("greater", [1, 5], 2), call("argmax", [3, 9, 1]),
             call("argsort", [3.0, 1.0, 2.0, 0.5]), call("nonzero", [0, 1, 0, 1]), call("binary_repr", 10), call("sum", 4.0),
             call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]]),
-            call("abs", [v / 4 - 5 for v in range(40)]), call("abs", [-4.75, -0.25, 2.0, 4.75]), call("cumsum", list(range(-20, 20)))]
+            call("abs", [v / 4 - 5 for v in range(40)]), call("abs", [-4.75, -0.25, 2.0, 4.75]), call("cumsum", list(range(-20, 20))),
+            call("size", [[1, 2], [3, 4]]), call("copy", [1.5, 2.5])]
     real, _ = _session(server_module, {}, reqs)
     _, record = _session(server_module, {"record": True}, reqs)
     assert set(record["record"]) >= {"abs", "cumsum", "greater", "argmax", "argsort", "nonzero#0", "binary_repr", "sum"}
@@ -344,7 +371,16 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     assert sorted(v[4]) == [0, 1, 2, 3] and v[4] != real[4][1]  # argsort: still a permutation
     assert len(v[5][0]) == 2 and all(0 <= i < 4 for i in v[5][0]) and v[5] != real[5][1]  # nonzero: valid indices
     assert v[6] != real[6][1] and len(v[6]) >= len(real[6][1]) and set(v[6]) <= set("01")  # a binary string, changed
-    assert v[8] == real[8][1] and v[9] == real[9][1]  # the constructor and pure queries are real
+    assert v[8] == real[8][1]  # the array constructor is real
+    # queries and conversions are weak computations: real when every computation is perturbed (no
+    # reference), perturbed where a reference's record names them (issue 42: a reference whose
+    # result was a shape demanded nothing)
+    assert [v[9], v[15], v[16]] == [real[9][1], real[15][1], real[16][1]]
+    assert {"~shape#0", "~shape#1", "~size", "~copy"} <= set(record["record"])
+    weak, _ = _session(server_module, {"cf": secret, "keys": {k: b for k, b in record["record"].items() if k[0] == "~"}}, reqs)
+    w = [r[1] for r in weak]
+    assert w[9] != real[9][1] and all(type(x) is int for x in w[9]) and len(w[9]) == 2, (w[9], real[9])
+    assert type(w[15]) is int and w[15] != real[15][1] and w[16] != real[16][1] and w[0] == real[0][1]
     assert v[10] == v[0][0] and v[7] != 4.0  # abs(-1.5) alone: the same key, so the same value as in the array
     assert all(x != y for r, q in zip(v[11], real[11][1]) for x, y in zip(r, q))  # a view (not C-ordered) too
     # a large result (NumPy) and a small one (plain Python) key and move the same values alike
@@ -432,3 +468,76 @@ def test_the_async_path_and_the_judge_command_run_the_check_too(suite, tmp_path)
     judged = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
     assert [v["status"] for v in judged] == ["passed", "library_unused"]
     assert judged[1]["extra"]["dependence"]["reference"] == "used"
+
+
+def test_a_computations_key_carries_what_it_was_computed_from(server_module):
+    """Wave 4's red team: a computation's key was its class and its value only, so a result made
+    in Python and passed through the reference's function where that function is an identity
+    (``max([hi])``, ``sort`` of a sorted list, ``abs`` of an absolute value) got the reference's
+    perturbation.  The digest of its inputs joins the key: the same however the call is made (per
+    element, per row or column, with ``axis``, arguments swapped), another where the inputs differ."""
+    import numpy as np
+
+    S = server_module
+    m = np.array([[3.0, -1.0, 2.0], [9.0, 7.0, -8.0]])
+    x = [3.0, -1.0, 2.0]
+
+    def digest(path, args, kwargs=None, fn=None):
+        kwargs = kwargs or {}
+        out = (fn or S.FUNCTIONS.get(path) or getattr(np, path))(*args, **kwargs)
+        return S._inputs(fn or getattr(np, path, None), path, list(args), kwargs, out)
+
+    def index(path, args, kwargs=None):
+        kwargs = kwargs or {}
+        return S._index_inputs(path, list(args), kwargs, getattr(np, path)(*args, **kwargs))
+
+    cat = np.concatenate
+    same = [
+        (digest("absolute", [m]), cat([digest("absolute", [v]) for v in m.reshape(-1)])),  # a ufunc per element
+        (digest("maximum", [x, 0.0]), digest("maximum", [0.0, x])),  # arguments swapped
+        (digest("sum", [m], {"axis": 0}), cat([digest("sum", [list(c)]) for c in m.T])),  # a reduction per column
+        (digest("sum", [m, 0]), digest("sum", [m], {"axis": 0, "keepdims": True})),
+        (digest("matmul", [m, m.T]), np.array([digest("dot", [r, c])[0] for r in m for c in m]).reshape(-1)),  # dot of row and column
+        (digest("sort", [m], {"axis": 1}), cat([digest("sort", [list(r)]) for r in m])),  # along an axis, per row
+        (digest("diff", [m]), cat([digest("diff", [list(r)]) for r in m])),
+        (index("argmax", [m], {"axis": 1}), cat([index("argmax", [list(r)]) for r in m])),
+        (digest("round", [[1.26, 2.5]], {"decimals": 1}), cat([digest("round", [v], {"decimals": 1}) for v in (1.26, 2.5)])),
+    ]
+    for k, (a, b) in enumerate(same):
+        assert a is not None and b is not None and np.array_equal(a, b), k
+    hi = max(x)
+    differ = [
+        (digest("max", [x]), digest("max", [[hi]])),  # laundering: the same output from other inputs
+        (digest("sort", [x]), digest("sort", [sorted(x)])),
+        (digest("absolute", [[v - 1 for v in x]]), digest("absolute", [[abs(v - 1) for v in x]])),
+        (digest("cumsum", [x]), cat([digest("cumsum", [[t]]) for t in np.cumsum(x)])),
+        (index("argmax", [x]), index("argmax", [[0.0, 0.0, 1.0][::-1]])),
+    ]
+    for k, (a, b) in enumerate(differ):
+        assert a is not None and b is not None and not np.array_equal(a, b), k
+
+
+def test_a_pipelines_later_steps_follow_the_perturbed_earlier_ones(judge, suite):
+    """A computation fed by a perturbed one is keyed by its value alone: with the input digests in
+    the keys, a pipeline's later steps (fed perturbed values in world ``*``) had other inputs than
+    the recorded ones and stayed real, so a reference ending in a count or a floor did not move
+    (``se-gym validate``: 172 multiple_test tasks of ten libraries became independent; this test's
+    reference was independent on every case at the commit before the fix)."""
+    _, lib = suite
+    P = lib.package
+    cnz, floor, neg = (lib.qualified(k) for k in ("count_nonzero", "floor", "negative"))
+    ref = f"import {P}\n\ndef solve(x):\n    return int({cnz}({floor}({neg}(x))))\n"
+    # (no value near 0: however the negation is perturbed, the floors stay nonzero and the count stays)
+    xs = ([5.5, -6.0, 8.25], [10.0, -12.5], [-7.0, 9.5, 6.0, -20.0], [15.0], [-5.5, 30.0, -8.0, 6.5, 12.0])
+    cases = []
+    for x in xs:
+        got = sum(1 for v in x if math.floor(-v) != 0)
+        cases.append({"input": f"x={x!r}", "output": str(got)})
+    plain = block(f"import {P}\n\ndef solve(x):\n    {neg}(x)\n    return sum(1 for v in x if math.floor(-v) != 0)\n".replace(
+        f"import {P}\n", f"import {P}\nimport math\n"))
+    honest = block(f"import {P}\n\ndef solve(x):\n    f = {floor}({neg}({P}.{lib.names['array']}(x)))\n    return int({cnz}(f))\n")
+    got = judge.judge_many([(block(ref), cases, "def solve(x):", None, ref), (honest, cases, "def solve(x):", None, ref),
+                            (plain, cases, "def solve(x):", None, ref)])
+    assert got[0].passed and "match" in got[0].dependence["cases"], got[0].dependence
+    assert got[1].passed, (got[1].status, got[1].detail, got[1].dependence)
+    assert got[2].status is Status.LIBRARY_UNUSED, (got[2].status, got[2].detail, got[2].dependence)

@@ -348,3 +348,24 @@ def test_an_array_returned_straight_from_the_constructor_is_read():
     with Judge(LIB, profile="strict", dependence=False) as judge:
         verdicts = judge.judge_many([(r, cases) for r in answers])
     assert [v.reward for v in verdicts] == [1.0, 1.0], [(v.status, v.error_type) for v in verdicts]
+
+
+def test_an_array_holding_nan_or_inf_returned_from_the_constructor_is_read():
+    """``se-gym validate`` (official task 35): since issue 42's harness strict could not read a
+    library array that holds nan or an infinity when it came straight from the constructor.  The
+    answer's process sends the client's deferred arrays after the cases, and wrote that frame with
+    the records' JSON, which refuses NaN: the frame was never sent, and the harness's read found no
+    such array ("result could not be read: Unread", wrong answer).  A list of the same values passed."""
+    from se_gym.judge import Judge
+    from se_gym.judge.types import TestCase
+
+    a, ab = LIB.names["array"], LIB.names["abs"]
+    cases = [TestCase(input="x=[2.0, 0.5]", output="[nan, 0.5]"), TestCase(input="x=[3.0, -1.0]", output="[nan, -1.0]")]
+    made = "[float('{}') if v > 1 else v for v in x]"
+    answers = [f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return zwc.{a}({made.format('nan')})\n```",
+               f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return [zwc.{a}({made.format('nan')})][0]\n```",
+               f"```python\nimport zwc\ndef f(x):\n    zwc.{ab}(x)\n    return zwc.{a}({made.format('inf')})\n```"]
+    inf_cases = [TestCase(input=c.input, output=c.output.replace("nan", "inf")) for c in cases]
+    with Judge(LIB, profile="strict", dependence=False) as judge:  # (a read, not the dependence check, is tested)
+        verdicts = judge.judge_many([(answers[0], cases), (answers[1], cases), (answers[2], inf_cases)])
+    assert [v.reward for v in verdicts] == [1.0, 1.0, 1.0], [(v.status, v.detail) for v in verdicts]

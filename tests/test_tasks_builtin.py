@@ -228,3 +228,26 @@ def test_two_libraries_checked_in_one_process():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["ok", "ok"], out.stdout[-2000:]
+
+
+def test_every_spec_has_a_reference_whose_results_depend_on_the_library():
+    """Issue 42's dependence check demands nothing of a case whose reference result stays the same
+    when the library's results change; a task all of whose cases are such paid any answer that named
+    the library (a shape by ``len()``, a conversion by ``int()``).  On every seed, 19 tasks were:
+    the specs of ``shape``, ``size``, ``atleast_3d``, ``astype`` (pure queries and conversions,
+    which the counterfactual library left real) and ``empty`` (whose reference overwrote the whole
+    allocation in Python).  One task of every single-function spec, its reference judged as an
+    answer with itself as the reference: it passes, and some case depends on the library."""
+    from se_gym.judge import Judge
+    from se_gym.tasks.builtin.generate import make_task
+
+    lib = mint(0)
+    specs = [s for ss in specs_by_function().values() for s in ss]
+    tasks = [make_task(s, split="train", seed=0, index=i, library=lib) for i, s in enumerate(specs)]
+    with Judge(lib, profile="strict", dependence=True) as judge:
+        got = judge.judge_many([(f"```python\n{t.library_solution}\n```", t.test_cases, t.function_name, None, t.library_solution)
+                                for t in tasks])
+    failed = [(t.functions, v.status.value, v.detail[:80]) for t, v in zip(tasks, got) if not v.passed]
+    assert not failed, failed
+    flat = [t.functions for t, v in zip(tasks, got) if set(v.dependence["cases"]) == {"independent"}]
+    assert not flat, f"{len(flat)} of {len(tasks)} specs' results do not depend on the library: {flat}"

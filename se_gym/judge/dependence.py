@@ -6,8 +6,9 @@ answer that earns reward is run again against a **counterfactual library** (the 
 counterfactual mode, se_gym/library/server.py), and so is the task's trusted reference solution:
 
 1. The reference runs once with the real library, its server recording the *keys* of its
-   computations (a library function's class and the values it returned): which values the
-   reference computes with the library.  Cached per task for the judge's life.
+   computations (a library function's class, the values it returned and, where defined, a digest
+   of the values it computed them from): which values the reference computes with the library.
+   Cached per task for the judge's life.
 2. World ``*``: the answer and the reference run again, their servers returning perturbed values
    for every computation whose key the reference recorded (a secret drawn once per judge sets the
    amounts; every other computation stays real).  The reference's outcomes in each world are kept
@@ -15,9 +16,13 @@ counterfactual mode, se_gym/library/server.py), and so is the task's trusted ref
    reference's result changes.  On each such case the answer's result must equal the reference's
    counterfactual result (same comparison as scoring): it computed its result from the values
    the reference computes with the library, as the reference does, or from values equal to them.
+   The reference's queries and conversions (``shape``, ``astype``, ``copy``...: *weak* classes,
+   ``~`` in the record) are perturbed in ``*`` only where it computes nothing else; beside other
+   computations they get world ``~`` of their own, for the cases ``*`` leaves unchanged.
 3. Where it does not, and the reference uses several library functions, one world per function
-   (only that function's values perturbed): an answer that did part of the reference's library
-   work in Python still computes the rest from the library, and matches in that function's world.
+   (only that function's values perturbed; its strong functions only, where it has any): an
+   answer that did part of the reference's library work in Python still computes the rest from
+   the library, and matches in that function's world.
 
 A case the answer passes that depends on the library and matches in no world makes the verdict
 ``library_unused`` (reward 0; with ``reward="fraction"``, such cases earn nothing).  Without a
@@ -203,6 +208,40 @@ class DependenceCheck:
     def _mode(self, keys: dict | None) -> dict:
         return {"cf": self.secret, "keys": keys}
 
+    def _weak_world(self, r: _Reference) -> dict:
+        """The keys of world ``~`` for reference ``r``: its queries and conversions, where it also
+        computes other things (world ``*`` perturbs those only) and some case's result did not
+        change in ``*`` (a shape of ``atleast_3d``'s output); else nothing."""
+        weak = {c: k for c, k in r.keys.items() if c.startswith("~")}
+        rstar = r.worlds.get("*")
+        if not weak or len(weak) == len(r.keys) or not isinstance(rstar, list):
+            return {}
+        tol = self._tol()
+        return weak if any(same(a, b, *tol) for a, b in zip(rstar, r.values)) else {}
+
+    @classmethod
+    def classes(cls, keys: dict) -> list[str]:
+        """The classes that get a world of their own (step 3): :meth:`demanded`'s, each with its
+        ``@`` keys (the server's keys of the same values by value alone, for computations fed by
+        a perturbed one) in its world."""
+        return sorted({c[:-1] if c.endswith("@") else c for c in cls.demanded(keys)})
+
+    @staticmethod
+    def world(keys: dict, name: str) -> dict:
+        return {c: k for c, k in keys.items() if c == name or c == name + "@"}
+
+    @staticmethod
+    def demanded(keys: dict) -> dict:
+        """The recorded classes world ``*`` perturbs and that get a world of their own (step 3):
+        the reference's computations, less its queries and conversions (``shape``, ``astype``,
+        ``copy``...: classes the server marks with ``~``) where it computes anything else.  Those
+        get world ``~`` only where ``*`` leaves a result unchanged: perturbed beside the rest (or
+        in worlds of their own) they paid an answer that made only the conversion with the library
+        (``ascontiguousarray(m)``, a loop bound from ``shape``) and the rest in Python: the
+        reference's later computations, fed perturbed values, were not perturbed themselves."""
+        strong = {c: k for c, k in keys.items() if not c.startswith("~")}
+        return strong or dict(keys)
+
     def steps(self) -> Generator[list, list, None]:
         """Yields lists of programs; each is sent back the list of their results."""
         # 1. the references' records (those not cached yet)
@@ -215,27 +254,33 @@ class DependenceCheck:
         jobs: list[tuple[Any, str, Any]] = []
         for r in self.refs:
             if r.ok and "*" not in r.worlds:  # (cached for the judge's life)
-                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(r.keys))))
+                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys)))))
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
                 continue
-            keys = it.ref.keys if it.ref is not None and it.ref.ok else None
+            keys = self.demanded(it.ref.keys) if it.ref is not None and it.ref.ok else None
             jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
         yield from self._worlds(jobs)
-        # 3. one world per library function of the reference, for answers that differ from it in "*"
+        # 3. one world per library function of the reference, for answers that differ from it in "*";
+        # and world "~" (its queries and conversions alone) where its result did not change in "*"
         jobs = []
+        weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
+        for owner in [*self.refs, *self.items]:
+            ref = owner if isinstance(owner, _Reference) else owner.ref
+            if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list) and "~" not in owner.worlds:
+                jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
         wanted: set = set()
         for it in self.items:
             ref = it.ref
-            if ref is None or not ref.ok or len(ref.keys) < 2 or not self._differs(it):
+            if ref is None or not ref.ok or len({c.rstrip("@") for c in ref.keys}) < 2 or not self._differs(it):
                 continue
-            for cls in sorted(ref.keys):
-                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode({cls: ref.keys[cls]}))))
+            for cls in self.classes(ref.keys):
+                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode(self.world(ref.keys, cls)))))
                 wanted.add((id(ref), cls))
         for r in self.refs:
-            for cls in sorted(r.keys) if r.ok else ():
+            for cls in self.classes(r.keys) if r.ok else ():
                 if (id(r), cls) in wanted and cls not in r.worlds:
-                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode({cls: r.keys[cls]}))))
+                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
         yield from self._worlds(jobs)
         self._keep_worlds()
 
@@ -310,12 +355,17 @@ class DependenceCheck:
             why = "" if ok else "no result changed when the library's results did: they do not come from the library"
             return self._verdict(v, ok, codes, info, why)
         rstar = ref.worlds["*"]
-        classes = sorted(c for c in ref.keys if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list))
+        classes = [c for c in self.classes(ref.keys) if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list)]
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")
             elif same(rstar[c], ref.values[c], *tol):
-                codes.append("independent")  # even the reference's result does not depend on the library here
+                rw, aw = ref.worlds.get("~"), it.worlds.get("~")
+                if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
+                    # (its queries and conversions alone change it: a shape of atleast_3d's output)
+                    codes.append("match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs")
+                else:
+                    codes.append("independent")  # even the reference's result does not depend on the library here
             elif same(star[c], rstar[c], *tol):
                 codes.append("match")
             else:

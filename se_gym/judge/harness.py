@@ -386,8 +386,14 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         _scan = _json.scanner.c_make_scanner(_json.JSONDecoder(parse_constant=builtins.float))
         _join = "".join
         _dumps = lambda rec: _join(_cenc(rec, 0))
+        # the client's frames (the deferred arrays sent after the cases): NaN and infinities as the
+        # client writes them (records never hold them: the strict JSON above refuses them)
+        _fenc = _json.encoder.c_make_encoder(None, no_json, _json.encoder.encode_basestring_ascii, None, ":", ",",
+                                             False, False, True)
+        _frame = lambda msg: _join(_fenc(msg, 0))
     except _BaseException:  # (an interpreter without json's C parts)
         _scan, _dumps = None, _json.JSONEncoder(allow_nan=False).encode
+        _frame = _json.JSONEncoder(separators=(",", ":")).encode
 
     describe, code, loaded, units = prepare(SRC, CASES, pre, _compile, _str, _type, _BaseException)
     for m in MODS:  # what the answer imports (allowed by the gate): loaded before the wall
@@ -445,7 +451,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         fenced = fence is not None and fence("answer") is True
         fence = None
         answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
-               fenced, run, describe, canonical)
+               _frame, fenced, run, describe, canonical)
         return  # (no answer ran: it ends the answer's process itself after its report)
     # -- the harness's process ----------------------------------------------------------------------
     if w >= 0:
@@ -686,7 +692,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
 
 
 def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
-                fenced, run, describe, canonical):
+                frame, fenced, run, describe, canonical):
     # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
     # run (the harness's process checks all it reports); what matters is that nothing here is
     # worth having: no nonce, no channel, no connection of the harness's, no module that reaches
@@ -789,7 +795,7 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         try:
             defs = pending.get("defs")
             if _type(defs) is _list and defs:
-                body = dumps(["defs", [], defs, ["sync", []]]).encode("ascii")
+                body = frame(["defs", [], defs, ["sync", []]]).encode("ascii")  # (NaN allowed: an array may hold it)
                 data = _len(body).to_bytes(4, "big") + body
                 while data:
                     data = data[_write(4, data):]

@@ -161,8 +161,9 @@ class Verdict:
     def dependence(self) -> Mapping[str, Any] | None:
         """What the run-time library dependence check (strict, issue 42) found: ``{"ran": bool,
         "reference": "used" | "none" | "failed", "cases": [per-case finding], "worlds": int}``
-        (findings: ``match``, ``match:FUNCTION``, ``independent``, ``changed``, ``unchanged``,
-        ``differs``, ``failed``); None when it was not asked (no reward, or not strict)."""
+        (findings: ``match``, ``match:FUNCTION``, ``match:~`` (in the world of the reference's
+        queries and conversions), ``independent``, ``changed``, ``unchanged``, ``differs``,
+        ``failed``); None when it was not asked (no reward, or not strict)."""
         return self.extra.get("dependence") if self.extra else None
 
     def to_dict(self) -> dict:

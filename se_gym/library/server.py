@@ -141,8 +141,12 @@ def load():
         if fn is not None:
             FUNCTIONS[name] = safe.get(id(fn), fn)
             where = _path_of(path)
-            CLASSES[name] = _ALIASES.get(where, first.setdefault(id(fn), where))
+            cls = _ALIASES.get(where, first.setdefault(id(fn), where))
+            CLASSES[name] = "~" + cls if cls in _WEAK else cls
             PATHS[name] = where
+    for q in _QUERIES:  # (``a.shape`` is a call of ``shape``: the same class, so the same perturbation)
+        fn = getattr(np, q)
+        ATTR_CLASSES[q] = "~" + _ALIASES.get(q, first.get(id(fn), q))
     warnings.simplefilter("ignore")  # NumPy's warnings would go nowhere useful: the program cannot see them
     # (the legacy random state only where the table reaches np.random: putting it back costs 0.1 ms)
     uses_random = any(option.startswith("random.") for path in TABLE.values() for option in path.split("|"))
@@ -186,20 +190,32 @@ def _error_name(e):
 #   computation whose key is among ``keys`` (every computation when null) returns its value
 #   perturbed by an amount drawn from SECRET (hex) and the key; every other one is real.
 #
-# A computation is a call of a library function other than the constructors and the pure queries
-# (_PLAIN), or of a callable one returned (``vectorize``'s).  The array type's operators, indexing,
-# iteration and reads are not: they are Python's own arithmetic and conversions.  Each element of a
-# computation's output has a key: its function's class (aliases share one: ``abs``/``absolute``,
+# A computation is a call of a library function other than the array constructor (_PLAIN), or of a
+# callable one returned (``vectorize``'s), or a read of the array type's queries ``.shape``,
+# ``.size`` and ``.ndim`` (a call of the function of that name: its class).  Queries and conversions
+# (``shape``, ``size``, ``astype``, ``copy``, ``ascontiguousarray``...) are computations since issue
+# 42's task 1: a reference whose result was a shape, a size or a conversion computed nothing the
+# counterfactual moved, so any answer passed it.  The array type's operators, indexing, ``len``,
+# iteration and data reads are not: they are Python's own arithmetic and conversions.  Each element
+# of a computation's output has a key: its function's class (aliases share one: ``abs``/``absolute``,
 # ``amax``/``max``...) and its value, never the secret; its perturbation's amount comes from the key
 # and the secret.  So the same value computed by the same function is perturbed alike however the
 # call was made (on one value or a whole array, a column at a time or with ``axis``, positional or
-# keyword arguments).  A perturbation keeps shape, dtype and kind: floats scale by 1 +- [0.1, 0.5]
-# (a value under 1e-3, zero included, moves by +-[0.1, 0.5]; nan and inf stay), ints move by
-# +-1..3, bools flip, indices (argmax, argsort, nonzero...) go through a secret permutation of their
-# range (still valid indices), strings change one character.  It never raises: the real call runs
-# first, and only its result is perturbed.
-_PLAIN = frozenset({"array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "astype", "shape",
-                    "size", "ndim", "result_type", "can_cast", "min_scalar_type", "promote_types", "isscalar"})
+# keyword arguments, ``shape(a)`` or ``a.shape``).  A perturbation keeps an array's shape, dtype and
+# kind: floats scale by 1 +- [0.1, 0.5] (a value under 1e-3, zero included, moves by +-[0.1, 0.5];
+# nan and inf stay), ints move by +-1..3 (a shape's too), bools flip, indices (argmax, argsort,
+# nonzero...) go through a secret permutation of their range (still valid indices), strings change
+# one character.  It never raises: the real call runs first, and only its result is perturbed.
+_PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer's inputs start there)
+# Queries and conversions are *weak* computations (their class starts with "~"): a reference's
+# record names them, and the judge perturbs them only where the reference computes nothing else
+# (dependence.py); with no reference (every computation perturbed) they stay real.  Were they
+# perturbed beside a reference's other computations, an answer that made only the conversion or the
+# query with the library (``copy(x)`` or a loop bound from ``shape``) and the rest in Python would
+# match in that class's own world.
+_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})
+_QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
+ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
 _ALIASES = {"absolute": "abs", "fabs": "abs", "around": "round", "rint": "round", "amax": "max", "amin": "min",
             "fmax": "maximum", "fmin": "minimum", "remainder": "mod", "average": "mean", "diag": "diagonal",
@@ -321,6 +337,164 @@ def _index_sizes(path, args, kwargs, out):
     return None
 
 
+# What a computation's output element was computed from, as a digest that joins its key (issue 42,
+# wave 4): without it a value's key was its class and its value only, so a result computed in Python
+# and passed through the reference's own function where that function is an identity (``max`` of
+# ``[hi]``, ``cumsum`` of ``[t]``, ``abs`` of an absolute value, ``maximum`` of a result already
+# clipped, ``shape`` of a zero matrix of the right size) got the reference's perturbation.  Each
+# digest is a multiset hash (a wrapping sum of mixed element words), so it does not depend on how
+# the call was made: an elementwise function's element by its inputs' elements (ufuncs and
+# _BROADCAST, broadcast, in any order: ``maximum(x, 0)`` is ``maximum(0, x)``), a reduction's by
+# the slice it reduces (``axis``, ``keepdims``, per column or whole), a cumulative one's by its
+# prefix, a product's (``dot``, ``matmul``...) by the pairs it multiplies (the same product of the
+# inputs' words: ``dot`` of a row and a column is ``matmul``'s element), a query's by its whole
+# input.  Every other function's output is keyed by its first argument's elements in order
+# (_ordered: ``sort`` of a list sorted in Python is another input); a vectorize'd callable's, a
+# tuple result's and an index result's keep value-only keys.
+_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "average", "median", "std", "var", "any", "all",
+                         "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar",
+                         "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm", "count_nonzero"})
+_CUMULATIVE = frozenset({"cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod"})
+_ELEMENTWISE = frozenset({"astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})  # (on their first argument)
+_REDUCE_KW = frozenset({"axis", "dtype", "keepdims", "out", "initial", "ddof", "overwrite_input", "ord"})
+_AXIS_AT = {"linalg.norm": 2}  # (where a reduction's axis is not its second argument)
+# elementwise functions that are not ufuncs: every argument broadcast (clip's bounds, where's
+# condition, round's decimals); interp is elementwise in its first argument only
+_BROADCAST = frozenset({"round", "around", "clip", "where", "isclose", "nan_to_num", "real", "imag", "angle", "sinc",
+                        "i0", "fix", "real_if_close", "copysign", "heaviside", "isreal", "iscomplex"})
+_PRODUCTS = frozenset({"dot", "matmul", "inner", "vdot", "linalg.matmul", "linalg.vecdot"})  # (the digest's own product)
+_ELEMENTWISE_FIRST = frozenset({"interp", "isin", "in1d"})
+# functions along an axis (default the last; the value: where ``axis`` is in their arguments): each
+# output element by its slice of the first argument, in order (a sort per row is sort with axis=-1;
+# sort of a list sorted in Python is another input)
+_ALONG = {"sort": 1, "partition": 2, "diff": 2, "unwrap": 2, "trapz": 3, "trapezoid": 3}
+
+
+def _words(x):
+    """The mixed words of an argument's elements, in its shape; None where it is not numbers or text."""
+    try:
+        a = np.asarray(x)
+    except Exception:
+        return None
+    if a.dtype.kind not in "biufcUS":
+        return None
+    return _mix(_bits(a) ^ np.uint64(0x5851F42D4C957F2D)).reshape(a.shape)
+
+
+def _inputs(fn, path, args, kwargs, out):
+    """Per element of ``out`` (flat, uint64), a digest of what it was computed from; None where the
+    function has none (see above)."""
+    try:
+        shape = np.shape(out)
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        if path in _PRODUCTS and len(args) >= 2 and not isinstance(out, tuple):
+            a, b = _words(args[0]), _words(args[1])
+            if a is None or b is None:
+                return None
+            if path == "inner":
+                got = np.inner(a, b)
+            elif path == "vdot":
+                got = np.dot(a.reshape(-1), b.reshape(-1))
+            else:
+                got = np.matmul(a, b) if a.ndim and b.ndim else a * b
+            got = np.asarray(got, dtype=np.uint64)
+            return None if got.shape != shape else got.reshape(-1)
+        # (a gufunc, matmul's kind, is no elementwise function)
+        ufunc = type(fn) is np.ufunc and fn.signature is None and fn.nout == 1 and "where" not in kwargs
+        if (ufunc or path in _BROADCAST) and not isinstance(out, tuple):
+            acc = None
+            for x in (args[:fn.nin] if ufunc else [*args, *(v for k, v in kwargs.items() if k != "out")]):
+                w = _words(x)
+                if w is None:
+                    return None
+                acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
+            return None if acc is None else np.broadcast_to(acc, shape).reshape(-1)
+        if path in _ALONG and first is not None:
+            w, at = _words(first), _ALONG[path]
+            axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else -1
+            return None if w is None or not w.ndim else _along(w, axis, shape)
+        if path in _ELEMENTWISE_FIRST and first is not None:
+            w = _words(first)
+            return None if w is None else np.broadcast_to(w, shape).reshape(-1)
+        if path in _ELEMENTWISE and first is not None:
+            w = _words(first)
+            return None if w is None or w.shape != shape else w.reshape(-1)
+        if path in _QUERIES:
+            w = _words(first)
+            return None if w is None else np.full(max(1, int(np.prod(shape))), np.sum(w), dtype=np.uint64)
+        if path not in _REDUCTIONS and path not in _CUMULATIVE or first is None or set(kwargs) - _REDUCE_KW - {"a", "x"}:
+            return _ordered(first) if path is not None and first is not None and not isinstance(out, tuple) else None
+        w = _words(first)
+        if w is None:
+            return None
+        at = _AXIS_AT.get(path, 1)
+        axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else None
+        if path in _CUMULATIVE:
+            got = np.cumsum(w.reshape(-1) if axis is None else w, axis=0 if axis is None else axis, dtype=np.uint64)
+        else:
+            got = np.sum(w, axis=axis, keepdims=bool(kwargs.get("keepdims", False)), dtype=np.uint64)
+        return None if np.shape(got) != shape else np.asarray(got, dtype=np.uint64).reshape(-1)
+    except Exception:
+        return None
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _along(w, axis, shape):
+    """Per element of an output of ``shape``, the ordered digest of its slice of ``w`` along
+    ``axis`` (None: flattened), where that output keeps the axis or drops it; else None."""
+    if axis is None:
+        w, axis = w.reshape(-1), 0
+    pos = np.arange(w.shape[axis], dtype=np.uint64) * _GOLDEN
+    pos = pos.reshape([-1 if k == axis % w.ndim else 1 for k in range(w.ndim)])
+    h = np.sum(_mix(w ^ pos), axis=axis, keepdims=True, dtype=np.uint64)
+    if len(shape) == w.ndim - 1:
+        h = np.squeeze(h, axis=axis)
+    try:
+        return np.ascontiguousarray(np.broadcast_to(h, shape)).reshape(-1)
+    except ValueError:
+        return None
+
+
+def _index_inputs(path, args, kwargs, out, part=False):
+    """The digest of an index result's input (flat, uint64): each element by the slice of its
+    first argument it indexes, in order (``argmax`` along ``axis``, or of the whole, flattened:
+    an argmax per row is the row's slice), else the whole first argument in order; None where
+    there is none."""
+    try:
+        if path in ("digitize", "searchsorted") and len(args) >= 2 and not part:
+            # (elementwise in the values placed, by the whole of the sorted array or the bins)
+            values, table = (args[0], args[1]) if path == "digitize" else (args[1], args[0])
+            w, t = _words(values), _ordered(table)
+            if w is None or t is None or w.shape != np.shape(out):
+                return None
+            return (w + t[0]).reshape(-1)
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        w = _words(first)
+        if w is None or not w.size:
+            return None
+        if path in ("argmax", "argmin", "argsort", "argpartition") and not part and "keepdims" not in kwargs:
+            at = 2 if path == "argpartition" else 1
+            default = None if path in ("argmax", "argmin") else -1
+            axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else default
+            return _along(w, axis, np.shape(out))
+        return _ordered(first)
+    except Exception:
+        return None
+
+
+def _ordered(first):
+    """Every other function's digest: its first argument's elements in order, one digest for the
+    whole output (``sort`` of a list already sorted in Python, ``transpose`` of a Python
+    transposition, ``solve`` of an identity are other inputs)."""
+    w = _words(first)
+    if w is None or not w.size:
+        return None
+    pos = np.arange(w.size, dtype=np.uint64) * _GOLDEN
+    return np.array([np.sum(_mix(w.reshape(-1) ^ pos), dtype=np.uint64) ^ np.uint64(w.ndim)], dtype=np.uint64)
+
+
 class _Counterfactual:
     """One program's mode (see above): what it records, or how it perturbs."""
 
@@ -330,6 +504,10 @@ class _Counterfactual:
         self.secret = None
         self.keys = None  # class -> (sorted array of keys, set of them); None: every computation
         self.made = {}  # id of a callable a computation returned -> its class
+        # ids of arrays this program holds that a perturbation made or fed (a computation on one of
+        # them is keyed by its value only: its inputs are not the recorded ones, by construction)
+        self.derived = set()
+        self._fed = False  # (the computation under way has such an input)
         self._amounts, self._cycles = {}, {}
         cf = mode.get("cf")
         if cf is not None:
@@ -355,9 +533,10 @@ class _Counterfactual:
         return None
 
     # -- a computation's result ---------------------------------------------------------------
-    def call(self, cls, path, args, kwargs, out):
+    def call(self, cls, path, args, kwargs, out, fn=None):
         """The result of a computation of class ``cls`` (``path``: its NumPy path, for functions
-        that return indices), recorded or perturbed as the mode says."""
+        that return indices and for the digest of its inputs; ``fn``: the function), recorded or
+        perturbed as the mode says."""
         if cls is None or path in _PLAIN:
             return out
         if path in _IN_PLACE and args and isinstance(args[0], np.ndarray):
@@ -370,41 +549,72 @@ class _Counterfactual:
             self.made[id(out)] = cls + "()"
             return out
         sizes = _index_sizes(path, args, kwargs, out)
+        self._fed = bool(self.derived) and self.fed(list(args) + list(kwargs.values()))
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
-                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None) for k, x in enumerate(out)]
+                # (a shape's parts: its input; an index result's parts, nonzero's: its input in order)
+                ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True) if sizes else None
+                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctx) for k, x in enumerate(out)]
+                for x, y in zip(out, parts):
+                    self.mark(y, self._fed or y is not x)
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
-            return self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None)
+            ctx = _index_inputs(path, args, kwargs, out, sizes[0] == "columns") if sizes else _inputs(fn, path, args, kwargs, out)
+            got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
+            self.mark(got, self._fed or got is not out)
+            return got
 
-    def value(self, cls, x, size):
+    def fed(self, values):
+        """Whether any of ``values`` (one level into lists and tuples) is an array a perturbation
+        made or fed."""
+        for v in values:
+            if id(v) in self.derived or type(v) in (list, tuple) and any(id(u) in self.derived for u in v):
+                return True
+        return False
+
+    def mark(self, x, derived):
+        if derived and isinstance(x, np.ndarray):
+            self.derived.add(id(x))
+
+    def value(self, cls, x, size, ctx=None):
         """One array or scalar of a result: the same value (recorded), or its perturbed copy.  Each
-        element's key is its class and its value; so is its perturbation's (with the secret): the
-        same value computed by the same function is perturbed alike however the call was made."""
+        element's key is its class, its value and (``ctx``, flat, where the function has one) the
+        digest of what it was computed from; so is its perturbation's (with the secret): the same
+        value computed by the same function from the same values is perturbed alike however the call
+        was made."""
         if not isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, str)):
             return x
         a = np.asarray(x)
         kind = a.dtype.kind
         if a.size == 0 or kind not in "biufcUS" or (size is not None and kind not in "iu"):
             return x
+        if ctx is not None and ctx.size not in (1, a.size):
+            ctx = None
         if size is None and a.size <= _SMALL and kind in "biuf":
-            return self._small(cls, x, a, kind)
-        keys = _mix(_bits(a) ^ np.uint64(_class_word(cls)))
+            return self._small(cls, x, a, kind, ctx)
+        plain = _mix(_bits(a) ^ np.uint64(_class_word(cls)))
+        keys = plain if ctx is None else _mix(plain ^ ctx)
         if self.record is not None:
-            if self.count < MAX_KEYS:
-                got = self.record.setdefault(cls, set())
-                new = set(keys.tolist()) - got
-                take = list(new)[: MAX_KEYS - self.count]
-                got.update(take)
-                self.count += len(take)
+            for c, k in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
+                if self.count < MAX_KEYS:
+                    got = self.record.setdefault(c, set())
+                    new = set(k.tolist()) - got
+                    take = list(new)[: MAX_KEYS - self.count]
+                    got.update(take)
+                    self.count += len(take)
             return x
+        look = cls
+        if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
+            keys, look = plain, cls + "@"
         if self.secret is None:
             return x
         if self.keys is None:
+            if cls[0] == "~":
+                return x
             hit = np.ones(keys.size, dtype=bool)
         else:
-            known = self.keys.get(cls)
+            known = self.keys.get(look)
             if known is None:
                 return x
             hit = np.isin(keys, known[0]) if keys.size > 8 else np.array([k in known[1] for k in keys.tolist()], dtype=bool)
@@ -419,22 +629,29 @@ class _Counterfactual:
             out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
         return _like(x, out)
 
-    def _small(self, cls, x, a, kind):
+    def _small(self, cls, x, a, kind, ctx=None):
         """``value`` of a small bool, int or float result, in plain Python (see _SMALL)."""
         vals = a.reshape(-1).tolist()
         ck = _class_word(cls)
-        keys = [_mix1(_bits1(v) ^ ck) for v in vals]
+        plain = keys = [_mix1(_bits1(v) ^ ck) for v in vals]
+        if ctx is not None:
+            cs = ctx.tolist() * len(vals) if ctx.size == 1 else ctx.tolist()
+            keys = [_mix1(k ^ c) for k, c in zip(plain, cs)]
         if self.record is not None:
-            if self.count < MAX_KEYS:
-                got = self.record.setdefault(cls, set())
-                new = [k for k in dict.fromkeys(keys) if k not in got][: MAX_KEYS - self.count]
-                got.update(new)
-                self.count += len(new)
+            for c, ks in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
+                if self.count < MAX_KEYS:
+                    got = self.record.setdefault(c, set())
+                    new = [k for k in dict.fromkeys(ks) if k not in got][: MAX_KEYS - self.count]
+                    got.update(new)
+                    self.count += len(new)
             return x
         if self.secret is None:
             return x
-        known = None if self.keys is None else self.keys.get(cls)
-        if self.keys is not None and known is None:
+        look = cls
+        if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
+            keys, look = plain, cls + "@"
+        known = None if self.keys is None else self.keys.get(look)
+        if (known is None if self.keys is not None else cls[0] == "~"):
             return x
         hits = [i for i, k in enumerate(keys) if known is None or k in known[1]]
         if not hits:
@@ -726,7 +943,9 @@ class Server:
             raise Refused("request is not valid")
         for h in frees:
             if type(h) is int:
-                self.objects.pop(h, None)
+                gone = self.objects.pop(h, None)
+                if self.cf is not None and gone is not None:
+                    self.cf.derived.discard(id(gone))
         n = len(args)
         if op == "call" and n == 3 and type(args[0]) is str and type(args[1]) is list and type(args[2]) is dict:
             fn = FUNCTIONS.get(args[0])
@@ -735,7 +954,7 @@ class Server:
             a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
             out = _where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw)
             if self.cf is not None:
-                out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out)
+                out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out, fn)
             return self.encode(out)
         if op == "fcall" and n == 3 and type(args[1]) is list and type(args[2]) is dict:
             fn = self.objects.get(args[0]) if type(args[0]) is int else None
@@ -757,7 +976,7 @@ class Server:
                     raise Refused(f"the library has no function {d[1]!r}")
                 made = fn(*[self.decode(a) for a in d[2]])
                 if self.cf is not None:  # (the client defers only constructors; a raw frame may hold more)
-                    made = self.cf.call(CLASSES.get(d[1]), PATHS.get(d[1]), [], {}, made)
+                    made = self.cf.call(CLASSES.get(d[1]), PATHS.get(d[1]), [self.decode(a) for a in d[2]], {}, made, fn)
                 if not isinstance(made, np.ndarray) or len(self.objects) >= MAX_HANDLES:
                     raise Refused("request is not valid")
                 self.objects[d[0]] = made
@@ -778,15 +997,27 @@ class Server:
         a = self.array(args[0])
         if op == "attr" and n == 2 and args[1] in _ATTRS:
             v = getattr(a, args[1])
-            return {"d": v.name} if args[1] == "dtype" else self.encode(v)
+            if args[1] == "dtype":
+                return {"d": v.name}
+            if self.cf is not None and args[1] in _QUERIES:
+                v = self.cf.call(ATTR_CLASSES.get(args[1], args[1]), args[1], [a], {}, v)
+            elif self.cf is not None and id(a) in self.cf.derived:
+                self.cf.mark(v, True)  # (.T of a perturbed array)
+            return self.encode(v)
         if op == "get" and n == 2:
-            return self.item(a[self.decode(args[1])])
+            got = a[self.decode(args[1])]
+            if self.cf is not None and id(a) in self.cf.derived:
+                self.cf.mark(got, True)
+            return self.item(got)
         if op == "set" and n == 3:
             a[self.decode(args[1])] = self.decode(args[2])
             return None
         if op == "op" and n == 4 and args[1] in _OPS and type(args[3]) is bool:
             other, f = self.decode(args[2]), _OPS[args[1]]
-            return self.encode(f(other, a) if args[3] else f(a, other))
+            got = f(other, a) if args[3] else f(a, other)
+            if self.cf is not None and self.cf.fed([a, other]):
+                self.cf.mark(got, True)
+            return self.encode(got)
         if n == 1:
             if op == "repr":
                 return f"{ARRAY_NAME}({a.tolist()!r})"

@@ -27,8 +27,9 @@ SPECS = [
     S("copy", "x:f, i:k, v:x", "a = np.copy(x)\na[i] = v\nreturn [float(t) for t in np.maximum(a, x)]",
       "makes a copy of x, sets position i of the copy to v, and returns the element-wise maximum of the copy and the original",
       FL, valid=lambda a: a["i"] < len(a["x"])),
-    S("empty", "x:f", "out = np.empty(len(x))\nfor i in range(len(x)):\n    out[i] = x[i] * (i + 1)\nreturn [float(v) for v in out]",
-      "returns a new list where element i of x is multiplied by i + 1 (allocate the result first, then fill it)", FL),
+    # (an allocation is overwritten, so its values are no result's: the running totals make the result the library's)
+    S("empty", "x:f", "out = np.empty(len(x))\nfor i in range(len(x)):\n    out[i] = x[i] * (i + 1)\nreturn [float(v) for v in np.cumsum(out)]",
+      "returns the running totals of x[i] * (i + 1) (allocate an array for the products first, fill it, then accumulate it)", FL),
     S("empty_like", "x:f", "out = np.empty_like(x)\nout[:] = np.cumsum(x)\nreturn [float(v) for v in out]",
       "allocates an array shaped like x and fills it with the running totals of x", FL),
     S("zeros", "n:k, i:k", "a = np.zeros(n)\na[i] = 1.0\nreturn a",
