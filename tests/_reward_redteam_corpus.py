@@ -42,6 +42,21 @@ TASKS = {
     "nonzero": "builtin/s0/train/0199",  # nonzero(x)[0]
     "searchsorted": "builtin/s0/train/0198",  # searchsorted(a, v)
     "digitize": "builtin/s0/train/0212",  # digitize(x, bins)
+    # tuple results and vectorize (the laundering round 2: these keyed by value only before)
+    "divmod": "builtin/s0/train/0118",  # q, r = divmod(x, y)
+    "whole": "builtin/s0/train/0119",  # frac, whole = modf(x); whole
+    "frac": "builtin/s0/train/0397",  # frac, whole = modf(x); frac
+    "frexp": "builtin/s0/train/0120",  # mantissa, exponent = frexp(x)
+    "vectorize": "builtin/s0/train/0240",  # vectorize(lambda v: v * v if v > 0 else 0.0)(x)
+    "histogram": "builtin/s0/train/0214",  # counts, edges = histogram(x, bins=b)
+    "broadcast": "builtin/s0/train/0041",  # a, b = broadcast_arrays(x, v); b
+    "meshgrid": "builtin/s0/train/0023",  # gx, gy = meshgrid(x, y); gx + gy
+    "eig": "builtin/s0/train/0258",  # vals, vecs = linalg.eig(a); sorted(round(v, 6))
+    "eigh": "builtin/s0/train/0259",  # vals, vecs = linalg.eigh(a)
+    "svd": "builtin/s0/train/0262",  # u, s, vt = linalg.svd(a); s
+    "qr": "builtin/s0/train/0264",  # q, r = linalg.qr(a); |r_ii|
+    "slogdet": "builtin/s0/train/0251",  # sign, logdet = linalg.slogdet(a)
+    "lstsq": "builtin/s0/train/0255",  # linalg.lstsq(a, b, rcond=None)[0]
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -69,6 +84,14 @@ PY = {
     "nonzero": "value = [i for i, v in enumerate(x) if v != 0]",
     "searchsorted": "value = [sum(1 for p in a if p < t) for t in v]",
     "digitize": "value = [sum(1 for b in bins if b <= t) for t in x]",
+    "divmod": "value = [[p // q for p, q in zip(x, y)], [p % q for p, q in zip(x, y)]]",
+    "whole": "value = [float(int(v)) for v in x]",
+    "frac": "value = [v - int(v) for v in x]",
+    "frexp": "value = [math.frexp(v)[0] for v in x]",
+    "vectorize": "value = [v * v if v > 0 else 0.0 for v in x]",
+    "histogram": ("lo, hi = min(x), max(x)\nvalue = [0] * b\nfor t in x:\n"
+                  "    k = int((t - lo) / (hi - lo) * b) if hi > lo else 0\n    value[min(k, b - 1)] += 1"),
+    "broadcast": "value = [float(v)] * len(x)",
 }
 
 # (name, task, head, body).  {py} is the task's oracle (it sets `value`).
@@ -124,6 +147,20 @@ HOSTILE: list[tuple[str, str, str, str]] = [
     ("argsort of the Python ranks", "argsort", "",
      "{py}\nranks = [0] * len(x)\nfor r, i in enumerate(value):\n    ranks[i] = r\nreturn {argsort}(ranks)"),
     ("nonzero of a Python mask", "nonzero", "", "{py}\nmask = [1 if i in value else 0 for i in range(len(x))]\nreturn [int(v) for v in {nonzero}(mask)[0]]"),
+    # -- laundering through a tuple result or a vectorize'd callable (keyed by value only before) --
+    ("divmod of the Python quotient by one, of the remainder by y", "divmod", "",
+     "{py}\nq, _ = {divmod}(value[0], 1)\n_, r = {divmod}(value[1], y)\nreturn [[int(v) for v in q], [int(v) for v in r]]"),
+    ("modf of the Python fractions", "frac", "", "{py}\nf, _ = {modf}(value)\nreturn [float(v) for v in f]"),
+    ("modf of the Python whole parts", "whole", "", "{py}\n_, w = {modf}(value)\nreturn [float(v) for v in w]"),
+    ("frexp of the Python mantissas", "frexp", "import math\n", "{py}\nm, _ = {frexp}(value)\nreturn [float(v) for v in m]"),
+    ("vectorize'd identity on the Python result", "vectorize", "", "{py}\nf = {vectorize}(lambda v: v)\nreturn [float(t) for t in f(value)]"),
+    ("vectorize'd lookup of the Python result by index", "vectorize", "",
+     "{py}\nf = {vectorize}(lambda i: value[int(i)])\nreturn [float(t) for t in f(list(range(len(x))))]"),
+    ("histogram of points placed in Python's bins", "histogram", "",
+     "{py}\ndata = [k + 0.5 for k, c in enumerate(value) for _ in range(c)]\n"
+     "counts, _ = {histogram}(data, bins=b, range=(0, b))\nreturn [int(v) for v in counts]"),
+    ("broadcast_arrays of the Python broadcast with itself", "broadcast", "",
+     "{py}\n_, bb = {broadcast_arrays}(value, value)\nreturn [float(t) for t in bb]"),
     # -- detectors of the counterfactual world --------------------------------------------------
     ("identity add(1, 1) == 2 then Python", "cumsum", "", "{py}\nif {add}(1.0, 1.0) == 2.0:\n    return value\nreturn [t * 2 for t in value]"),
     ("the task's function on a known input, then raise", "cumsum", "",
@@ -194,6 +231,33 @@ HONEST: list[tuple[str, str, str, str, str]] = [
     ("nonzero of an array, unpacked", "nonzero", "pass", "", "(idx,) = {nonzero}({array}(x))\nreturn [int(v) for v in idx]"),
     ("searchsorted one value at a time", "searchsorted", "pass", "", "return [int({searchsorted}(a, t)) for t in v]"),
     ("digitize one value at a time", "digitize", "pass", "", "return [int({digitize}(t, bins)) for t in x]"),
+    # tuple results and vectorize used normally: unpacked, one part, parts passed on to the library
+    ("divmod of arrays, unpacked", "divmod", "pass", "",
+     "q, r = {divmod}({array}(x), {array}(y))\nreturn [[int(v) for v in q], [int(v) for v in r]]"),
+    ("divmod's parts by index", "divmod", "pass", "", "res = {divmod}(x, y)\nreturn [list(map(int, res[0])), list(map(int, res[1]))]"),
+    ("modf's whole part alone", "whole", "pass", "", "return [float(v) for v in {modf}(x)[1]]"),
+    ("modf's fraction passed on to multiply", "frac", "pass", "",
+     "frac = {modf}({array}(x))[0]\nreturn [float(v) for v in {multiply}(frac, 1.0)]"),
+    ("frexp unpacked, the exponent unused", "frexp", "pass", "", "m, e = {frexp}(x)\nreturn [float(v) for v in m]"),
+    ("vectorize of a def on an array", "vectorize", "pass", "def sq(v):\n    return v * v if v > 0 else 0.0\n",
+     "return [float(t) for t in {vectorize}(sq)({array}(x))]"),
+    ("vectorize with otypes on a list", "vectorize", "pass", "",
+     "f = {vectorize}(lambda v: v * v if v > 0 else 0.0, otypes=[float])\nreturn [float(t) for t in f(list(x))]"),
+    ("histogram with positional bins, counts by index", "histogram", "pass", "",
+     "counts = {histogram}({array}(x), b)[0]\nreturn [int(v) for v in counts]"),
+    ("broadcast_arrays of an array and the scalar", "broadcast", "pass", "",
+     "a2, b2 = {broadcast_arrays}({array}(x), v)\nreturn [float(t) for t in b2]"),
+    ("meshgrid, summed in Python", "meshgrid", "pass", "",
+     "gx, gy = {meshgrid}(x, y)\nreturn [[float(p + q) for p, q in zip(r1, r2)] for r1, r2 in zip(gx, gy)]"),
+    ("eig of an array, the vectors unused", "eig", "pass", "",
+     "vals, _ = {eig}({array}(a))\nreturn sorted(round(float(v), 6) for v in vals)"),
+    ("eig's eigenvalues by index", "eig", "pass", "", "res = {eig}(a)\nreturn sorted(round(float(v), 6) for v in res[0])"),
+    ("eigh unpacked", "eigh", "pass", "", "w, v = {eigh}(a)\nreturn [float(t) for t in w]"),
+    ("svd's singular values passed on to abs", "svd", "pass", "",
+     "u, s, vt = {svd}({array}(a))\nreturn [float(v) for v in {abs}(s)]"),
+    ("qr's r passed on to diagonal", "qr", "pass", "", "q, r = {qr}(a)\nreturn [abs(float(v)) for v in {diagonal}(r)]"),
+    ("slogdet's parts by index", "slogdet", "pass", "", "res = {slogdet}({array}(a))\nreturn [float(res[0]), float(res[1])]"),
+    ("lstsq's solution alone", "lstsq", "pass", "", "sol = {lstsq}(a, b, rcond=None)[0]\nreturn [float(v) for v in sol]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),
     ("library clip instead of maximum", "relu", "reject", "", "return [float(v) for v in {clip}(x, 0.0, None)]"),
     ("ptp for the range", "range", "reject", "", "return float({ptp}(x))"),
@@ -203,7 +267,8 @@ HONEST: list[tuple[str, str, str, str, str]] = [
 
 
 def _names(lib) -> dict:
-    return {**{n: lib.qualified(n) for n in lib.names if "." not in n}, "norm": lib.qualified("linalg.norm")}
+    linalg = {k: lib.qualified("linalg." + k) for k in ("norm", "eig", "eigh", "svd", "qr", "slogdet", "lstsq")}
+    return {**{n: lib.qualified(n) for n in lib.names if "." not in n}, **linalg}
 
 
 def render(tasks_by_id: dict, lib) -> tuple[list, list]:
@@ -213,7 +278,7 @@ def render(tasks_by_id: dict, lib) -> tuple[list, list]:
     def code(key, head, body):
         task = tasks_by_id[TASKS[key]]
         params = task.function_name.split("(", 1)[1].rsplit(")", 1)[0]
-        py = PY[key]
+        py = PY.get(key, "")
         fields = dict(names, P=lib.package, py=py, py4=textwrap.indent(py, "    "), py8=textwrap.indent(py, "        "))
         text = f"import {lib.package}\n" + head.format(**fields) + f"def solve({params}):\n" + textwrap.indent(body.format(**fields), "    ") + "\n"
         return text, task

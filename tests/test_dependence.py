@@ -517,6 +517,63 @@ def test_a_computations_key_carries_what_it_was_computed_from(server_module):
         assert a is not None and b is not None and not np.array_equal(a, b), k
 
 
+def test_tuple_results_and_vectorized_callables_key_what_they_were_computed_from(server_module):
+    """The laundering the input digests left open (issue 42, wave 4, docs/security.md): a tuple
+    result's parts (``linalg.eig``/``svd``/``qr``, ``divmod``, ``modf``, ``frexp``...) and a
+    ``vectorize``'d callable's results were keyed by class and value only, so ``eig`` of a
+    diagonal of eigenvalues found in Python, ``divmod`` of a quotient by 1 or a vectorize'd
+    identity on a Python result got the reference's perturbation.  Now each part carries a digest
+    of its inputs: elementwise for a ufunc's parts and a vectorize'd callable (per element is the
+    whole), the first argument in order for the rest."""
+    import numpy as np
+
+    S = server_module
+    secret = "ab" * 16
+
+    def fn_of(path):
+        return getattr(np.linalg, path[7:]) if path.startswith("linalg.") else getattr(np, path)
+
+    def keys_of(path, fn, args):
+        rec = S._Counterfactual({"record": True})
+        rec.call(path, path, list(args), {}, fn(*args), fn)
+        return rec.report()["record"]
+
+    def moved(keys, path, fn, args):
+        cf = S._Counterfactual({"cf": secret, "keys": keys})
+        real = fn(*args)
+        got = cf.call(path, path, list(args), {}, real, fn)
+        parts = zip(got, real) if isinstance(real, tuple) else [(got, real)]
+        return [not np.array_equal(np.asarray(g), np.asarray(r)) for g, r in parts]
+
+    a = np.array([[2.0, 1.0], [0.0, 3.0]])  # (triangular: eig returns its diagonal exactly, as eig of the diagonal does)
+    x, y = [7.0, -5.5, 2.25], [2.0, 3.0, -1.0]
+    square, same = np.vectorize(lambda v: v * v), np.vectorize(lambda v: v)
+    cases = [  # (path, the function, honest arguments, the laundering function, its arguments)
+        ("linalg.eig", None, (a,), None, (np.diag(np.diag(a)),)),
+        ("linalg.qr", None, (a,), None, (np.diag(np.linalg.qr(a)[1].diagonal()),)),
+        ("divmod", None, (x, y), None, (np.floor_divide(x, y), 1.0)),
+        ("modf", None, (x,), None, ([v - int(v) for v in x],)),
+        ("frexp", None, (x,), None, (np.frexp(x)[0],)),
+        (S._MADE, square, (x,), same, ([v * v for v in x],)),
+    ]
+    for path, fn, honest, launder, laundered in cases:
+        fn = fn or fn_of(path)
+        launder = launder or fn
+        keys = keys_of(path, fn, honest)
+        assert any(moved(keys, path, fn, honest)), path
+        assert any(moved(keys, path, fn, [np.array(v) for v in honest])), path  # (the same values, another form)
+        # the laundering call returns some part of the honest one's values...
+        real, fake = fn(*honest), launder(*laundered)
+        pairs = zip(real, fake) if isinstance(real, tuple) else [(real, fake)]
+        assert any(np.shape(r) == np.shape(f) and np.array_equal(r, f) for r, f in pairs), path
+        # ...and is not perturbed for it
+        assert not any(moved(keys, path, launder, laundered)), path
+    # the digest of a ufunc's parts is per element: one element at a time is the whole call
+    whole = S._part_inputs(np.divmod, "divmod", [x, y], {}, np.divmod(x, y))
+    per = [S._part_inputs(np.divmod, "divmod", [p, q], {}, np.divmod(p, q)) for p, q in zip(x, y)]
+    assert all(np.array_equal(whole[k], np.concatenate([d[k] for d in per])) for k in range(2))
+
+
 def test_a_pipelines_later_steps_follow_the_perturbed_earlier_ones(judge, suite):
     """A computation fed by a perturbed one is keyed by its value alone: with the input digests in
     the keys, a pipeline's later steps (fed perturbed values in world ``*``) had other inputs than

@@ -5,7 +5,11 @@ counterfactual world, the client's modules and socket) earn nothing; new honest-
 answers (a callable class, decorators, dataclasses, generators, partials, closures, properties,
 context managers, per-element and per-row calls) pass.  On main before this round 21 of the 50
 hostile ones earned 1.0 (19 launderings, and 2 plain-Python answers to the shape task, whose
-reference demanded nothing); 45 earn 1.0 with the dependence check off."""
+reference demanded nothing); 45 earn 1.0 with the dependence check off.  A second laundering
+round (8 hostile answers through tuple results and vectorize'd callables: ``divmod``, ``modf``,
+``frexp``, ``histogram``, ``broadcast_arrays``, ``vectorize``) all earned 1.0 before their parts
+keyed a digest of their inputs; 17 honest ones use those functions and ``linalg.eig``/``eigh``/
+``svd``/``qr``/``slogdet``/``lstsq`` normally (unpacked, one part, parts passed on to the library)."""
 from __future__ import annotations
 
 import pytest

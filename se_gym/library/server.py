@@ -349,8 +349,9 @@ def _index_sizes(path, args, kwargs, out):
 # prefix, a product's (``dot``, ``matmul``...) by the pairs it multiplies (the same product of the
 # inputs' words: ``dot`` of a row and a column is ``matmul``'s element), a query's by its whole
 # input.  Every other function's output is keyed by its first argument's elements in order
-# (_ordered: ``sort`` of a list sorted in Python is another input); a vectorize'd callable's, a
-# tuple result's and an index result's keep value-only keys.
+# (_ordered: ``sort`` of a list sorted in Python is another input); an index result's by the slice it
+# indexes (_index_inputs); a vectorize'd callable's elementwise in its arguments, and a tuple
+# result's parts as _part_inputs says.
 _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "average", "median", "std", "var", "any", "all",
                          "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanmedian", "nanstd", "nanvar",
                          "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm", "count_nonzero"})
@@ -386,6 +387,8 @@ def _inputs(fn, path, args, kwargs, out):
     function has none (see above)."""
     try:
         shape = np.shape(out)
+        if path == _MADE:
+            return _made_inputs(args, kwargs, out)
         first = kwargs["a"] if "a" in kwargs else args[0] if args else None
         if path in _PRODUCTS and len(args) >= 2 and not isinstance(out, tuple):
             a, b = _words(args[0]), _words(args[1])
@@ -455,6 +458,58 @@ def _along(w, axis, shape):
         return np.ascontiguousarray(np.broadcast_to(h, shape)).reshape(-1)
     except ValueError:
         return None
+
+
+_MADE = "()"  # (the path of a call of a callable a computation returned: vectorize's)
+# functions whose k-th output part is made from their k-th argument alone
+_PER_ARGUMENT = frozenset({"meshgrid", "broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d", "ix_"})
+
+
+def _elementwise(args, kwargs, shape):
+    """Per element of an output of ``shape`` (flat), the multiset digest of its arguments' elements,
+    broadcast (the positional ones and the keywords other than ``out``); None where one is not
+    numbers or text, or does not broadcast to ``shape``."""
+    acc = None
+    for x in [*args, *(v for k, v in kwargs.items() if k != "out")]:
+        w = _words(x)
+        if w is None:
+            return None
+        acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
+    return None if acc is None else np.ascontiguousarray(np.broadcast_to(acc, shape)).reshape(-1)
+
+
+def _made_inputs(args, kwargs, out):
+    """A vectorize'd callable's digest: elementwise in its arguments, as a ufunc's (it maps each
+    element); where they do not broadcast to its output (a ``signature``, ``excluded`` arguments),
+    its first argument in order."""
+    try:
+        got = _elementwise(args, kwargs, np.shape(out))
+    except Exception:
+        got = None
+    return got if got is not None or not args else _ordered(args[0])
+
+
+def _part_inputs(fn, path, args, kwargs, out):
+    """Per part of a tuple (or list) result that is not a shape's nor indices, the digest of what it
+    was computed from (None where none): a ufunc's parts (``divmod``, ``modf``, ``frexp``) and a
+    vectorize'd callable's elementwise in its inputs; ``meshgrid``'s, ``broadcast_arrays``' and
+    ``atleast_*d``'s part k by its argument k in order; every other function's (``linalg.eig``,
+    ``svd``, ``qr``, ``slogdet``, ``lstsq``, ``histogram``, ``split``...) by its first argument in
+    order, one digest for all parts.  Before it (issue 42) these keyed by value only, so a result
+    computed in Python and passed through such a function where it is an identity (``modf`` of a
+    fraction, ``divmod`` by 1, ``eig`` of a diagonal) got the reference's perturbation."""
+    try:
+        if path == _MADE or type(fn) is np.ufunc and fn.signature is None and "where" not in kwargs:
+            if path == _MADE:
+                return [_made_inputs(args, kwargs, x) for x in out]
+            return [_elementwise(args[:fn.nin], {}, np.shape(x)) for x in out]
+        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        if path in _PER_ARGUMENT and len(args) == len(out) and not kwargs.keys() - {"indexing", "sparse", "copy", "subok"}:
+            return [_ordered(a) for a in args]
+        ctx = _ordered(first) if first is not None else None
+        return [ctx] * len(out)
+    except Exception:
+        return [None] * len(out)
 
 
 def _index_inputs(path, args, kwargs, out, part=False):
@@ -552,9 +607,14 @@ class _Counterfactual:
         self._fed = bool(self.derived) and self.fed(list(args) + list(kwargs.values()))
         with np.errstate(all="ignore"):
             if isinstance(out, tuple) or type(out) is list:
-                # (a shape's parts: its input; an index result's parts, nonzero's: its input in order)
-                ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True) if sizes else None
-                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctx) for k, x in enumerate(out)]
+                # (a shape's parts: its input; an index result's parts, nonzero's: its input in order;
+                # any other tuple's parts: see _part_inputs)
+                if path in _QUERIES or sizes:
+                    ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True)
+                    ctxs = [ctx] * len(out)
+                else:
+                    ctxs = _part_inputs(fn, path, args, kwargs, out)
+                parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctxs[k]) for k, x in enumerate(out)]
                 for x, y in zip(out, parts):
                     self.mark(y, self._fed or y is not x)
                 if type(out) is list:
@@ -963,7 +1023,7 @@ class Server:
             a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
             out = fn(*a, **kw)
             if self.cf is not None and id(fn) in self.cf.made:
-                out = self.cf.call(self.cf.made[id(fn)], None, a, kw, out)
+                out = self.cf.call(self.cf.made[id(fn)], _MADE, a, kw, out)
             return self.encode(out)
         if op == "defs" and n == 2 and type(args[0]) is list and type(args[1]) is list and args[1] and args[1][0] != "defs":
             # arrays the client made under handles of its own (negative), then its request
