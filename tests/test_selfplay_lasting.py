@@ -15,6 +15,7 @@ import pytest
 
 from _selfplay_helpers import FUNCTIONS, LIBRARY
 from _selfplay_helpers import selfplay as _selfplay
+from conftest import need_module
 
 
 def _task(i, question=None, inputs=None, key="abs"):
@@ -87,7 +88,7 @@ def test_novelty_prefers_proposals_unlike_the_others_and_balances_functions():
 
 
 def test_epoch_picker_keeps_the_best_epoch_or_the_starting_weights():
-    torch = pytest.importorskip("torch", reason="the picker copies torch weights")
+    torch = need_module("torch", "the picker copies torch weights")
     from se_gym.selfplay.curation import EpochPicker
 
     model = torch.nn.Linear(2, 1)
@@ -152,7 +153,7 @@ def test_learn_mixes_roles_and_never_trains_on_validation_or_out_of_band_tasks(t
     import se_gym.training.sft as sft
     from se_gym.selfplay.loop import _write
 
-    torch = pytest.importorskip("torch", reason="the learn step's early stopping copies torch weights")
+    torch = need_module("torch", "the learn step's early stopping copies torch weights")
     from types import SimpleNamespace
 
     seen, scored = [], []
@@ -282,7 +283,7 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
     """Round 2 (validation split, replay, role mixing with novelty and fresh samples, band filter, early stopping) is
     killed with SIGKILL just after each stage's file appears and rerun each time: no stage file is
     rewritten, and the finished log equals that of a run never killed (wall times aside)."""
-    from conftest import REPO, need_module
+    from conftest import REPO
 
     need_module("torch", "self-play trains with torch")
     from se_gym.llm import build_tiny_model
