@@ -35,15 +35,14 @@ def task():
 
 
 def _cheat(task) -> str:
-    """The solution with its result replaced by the example's expected output, still calling the library."""
-    out = []
-    for line in task.library_solution.splitlines():
-        if line.strip().startswith("return "):
-            indent = line[: len(line) - len(line.lstrip())]
-            out += [indent + line.strip()[len("return "):], indent + f"return {task.example.output}"]
-        else:
-            out.append(line)
-    return "\n".join(out)
+    """Right on its first call only (run_tests runs the visible example alone), then the example's
+    expected output hard-coded: it passes what the model can see and fails the hidden cases.  (A
+    result that never comes from the library would not even pass the example under strict's
+    dependence check: issue 42.)"""
+    entry = task.entry_point
+    real = task.library_solution.replace(f"def {entry}(", f"def _real_{entry}(", 1)
+    return (f"{real}\n\n_calls = []\n\n\ndef {entry}(*args, **kwargs):\n    _calls.append(1)\n"
+            f"    if len(_calls) == 1:\n        return _real_{entry}(*args, **kwargs)\n    return {task.example.output}\n")
 
 
 def _env(task):
