@@ -12,6 +12,15 @@ _THINK_END = "</think>"
 _ENTRY = re.compile(r"def\s+([a-zA-Z_]\w*)\s*\(")
 
 
+def fenced(code: str) -> str:
+    """``code`` as an answer the judge reads: one python block (what :func:`extract_code` takes back).
+
+    Args:
+        code: the program (its surrounding blank lines and spaces are dropped).
+    """
+    return f"```python\n{code.strip()}\n```"
+
+
 def strip_thinking(response: str) -> str:
     """The visible answer of a reasoning model: the text after the last ``</think>``.
 

@@ -19,6 +19,7 @@ import pickle
 from collections import Counter
 from typing import Any, Sequence
 
+from ..judge.extract import fenced
 from .report import CheckFailed, Checks, Report, require
 
 
@@ -36,10 +37,6 @@ def _resolve(kind_or_spec: Any, arg: str | None) -> tuple[str, type, str]:
     cls = kind_or_spec if isinstance(kind_or_spec, type) else type(kind_or_spec)
     require(isinstance(cls, type) and issubclass(cls, TaskSuite), f"{cls.__name__} is not a se_gym.tasks.spec.TaskSuite")
     return getattr(cls, "kind", cls.__name__.lower()), cls, arg or ""
-
-
-def _response(code: str) -> str:
-    return f"```python\n{code.strip()}\n```"
 
 
 def check_task_suite(kind_or_spec: Any, *, split: str = "single_test", arg: str | None = None, default_seed: int = 0,
@@ -135,7 +132,7 @@ def check_task_suite(kind_or_spec: Any, *, split: str = "single_test", arg: str 
         counts = []
         for profile in profiles:
             with Judge(got["library"], profile=profile) as judge:
-                verdicts = judge.judge_many([t.judge_item(_response(t.library_solution)) for t in tasks])
+                verdicts = judge.judge_many([t.judge_item(fenced(t.library_solution)) for t in tasks])
             for t, v in zip(tasks, verdicts):
                 require(not v.infrastructure, f"under {profile}, the reference of {t.id} was an infrastructure failure: {v.detail}")
             failed = [(t, v) for t, v in zip(tasks, verdicts) if v.reward != 1.0]

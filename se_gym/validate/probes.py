@@ -10,6 +10,8 @@ import ast
 import json
 from typing import Any
 
+from ..judge.extract import fenced
+
 # the reference in the form it is written, and the other container where the expected output allows it
 FORMS = ("native", "list", "array")
 # floor probes: none of them may earn any reward under the strict profile
@@ -33,10 +35,6 @@ def _se_gym_as_list(value):
         return value
     return [_se_gym_as_list(v) for v in items]
 '''
-
-
-def fenced(code: str) -> str:
-    return f"```python\n{code.strip()}\n```"
 
 
 def _entry(tree: ast.Module, entry: str) -> ast.FunctionDef | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ...choices import PROFILES  # one place for the profile names
+from ...judge.extract import fenced
 from ..record import Task, TestCase
 from .common import compile_solution, run_case
 
@@ -77,10 +78,6 @@ def _run_task(task: Task) -> str | None:
     return None
 
 
-def _response(code: str) -> str:
-    return f"```python\n{code.strip()}\n```"
-
-
 def _shifted(cases: Sequence[TestCase]) -> list[TestCase]:
     outs = [c.output for c in cases]
     outs = outs[1:] + outs[:1]
@@ -97,13 +94,13 @@ def check_with_judge(tasks: Sequence[Task], library: Any, profiles: Sequence[str
         owners: list[tuple[str, str]] = []
         for t in tasks:
             cases = list(t.test_cases)
-            items.append((_response(t.library_solution), cases))
+            items.append((fenced(t.library_solution), cases))
             owners.append((t.id, "library solution"))
             if profile == profiles[0]:  # these two verdicts do not depend on the profile
-                items.append((_response(t.reference_solution), cases))
+                items.append((fenced(t.reference_solution), cases))
                 owners.append((t.id, "numpy reference"))
                 if len({c.output for c in cases}) > 1:
-                    items.append((_response(t.library_solution), _shifted(cases)))
+                    items.append((fenced(t.library_solution), _shifted(cases)))
                     owners.append((t.id, "wrong answer"))
         # (whether the reference passes its own tests: strict's library dependence check, which
         # compares answers with the reference, has nothing to say about the reference itself)
