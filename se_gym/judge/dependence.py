@@ -206,7 +206,13 @@ class DependenceCheck:
 
     # -- the runs ----------------------------------------------------------------------------
     def _mode(self, keys: dict | None) -> dict:
-        return {"cf": self.secret, "keys": keys}
+        return {"cf": self.secret, "keys": keys, **self._arguments()}
+
+    def _arguments(self) -> dict:
+        # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the
+        # digests, as before issue 42's round 3; only benchmarks/judge_throughput.py sets it, to
+        # measure their cost; record and counterfactual modes agree)
+        return {} if getattr(self.judge, "_dependence_arguments", True) else {"arguments": False}
 
     def _weak_world(self, r: _Reference) -> dict:
         """The keys of world ``~`` for reference ``r``: its queries and conversions, where it also
@@ -247,7 +253,7 @@ class DependenceCheck:
         # 1. the references' records (those not cached yet)
         todo = [r for r in self.refs if r.pending is not None and r.why == "not run"]
         if todo:
-            results = yield from self._run([r.pending.program.with_library_mode({"record": True}) for r in todo])
+            results = yield from self._run([r.pending.program.with_library_mode({"record": True, **self._arguments()}) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
         # 2. world "*": every recorded computation perturbed (every computation, without a reference)
