@@ -255,6 +255,8 @@ ARGUMENT_HOSTILE: list[tuple[str, str, str, str]] = [
      "{py}\narr = {array}(value)\n{copyto}(arr, value)\nreturn [float(t) for t in arr]"),
     ("transpose with identity axes, transposed in Python", "transpose", "",
      "t = {transpose}(m, (0, 1))\nreturn [[float(t[k][j]) for k in range(len(m))] for j in range(len(m[0]))]"),
+    ("concatenate of the Python result cut in two unequal parts", "concat", "",
+     "{py}\nreturn [float(v) for v in {concatenate}((value[:1], value[1:]))]"),
     ("reshape flat, rows in Python", "reshape", "",
      "f = {reshape}(x, -1)\nk = len(x) // r\nreturn [[float(f[j * k + c]) for c in range(k)] for j in range(r)]"),
 ]

@@ -607,9 +607,9 @@ def test_every_argument_that_decides_a_result_is_in_its_key(server_module):
     (``roll(x, 0)``, ``take(x, range(n))``, ``choose(i, [r, r, r])``, counts set by one-hot
     ``weights``, ``interp`` at the query points, ``lstsq`` of another right-hand side, ``put`` of
     nothing on a Python result) got the reference's perturbation while the task's work was done in
-    Python.  Every argument that decides the result is in the key now; the same call in another
-    form (keyword or positional, a default given, ``swapaxes`` for ``transpose``, ``-1`` in a
-    shape) keys alike."""
+    Python.  Every argument that decides the result is in the key now (a ragged first argument
+    included, which had no digest); the same call in another form (keyword or positional, a
+    default given, ``swapaxes`` for ``transpose``, ``-1`` in a shape) keys alike."""
     import numpy as np
 
     S = server_module
@@ -622,6 +622,8 @@ def test_every_argument_that_decides_a_result_is_in_its_key(server_module):
         fn = fn_of(path)
         args = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
         before = S._ordered(args[0])[0] if path in S._IN_PLACE else None
+        if not args:  # (every argument by name)
+            args, kwargs = [], dict(kwargs)
         out = fn(*args, **kwargs)
         real = np.array(args[0]) if path in S._IN_PLACE else out
         got = cf.call(S._ALIASES.get(path, path), path, args, kwargs, out, fn, before)
@@ -655,6 +657,10 @@ def test_every_argument_that_decides_a_result_is_in_its_key(server_module):
         ("transpose", ([m], {}), ([m, (1, 0)], {}), ([m, (0, 1)], {})),
         ("reshape", ([x, (2, -1)], {}), ([x, (2, 2)], {}), ([x, -1], {})),
         ("put", ([np.array(r), [0], [4.0]], {}), ([np.array(r), (0,)], {"v": [4.0]}), ([np.array([4.0, 9.0, -3.0, 2.0]), [1], [9.0]], {})),
+        # a ragged first argument (unequal parts) had no digest at all: keyed by value only
+        ("concatenate", ([(x, x[:2])], {}), ([[list(x), x[:2]]], {}), ([(x[:1], np.concatenate([x[1:], x[:2]]))], {})),
+        # the first argument by its parameter's name (not only ``a=``)
+        ("interp", ([x, [0.0, 8.0], [1.0, 3.0]], {}), ([], {"x": x, "xp": [0.0, 8.0], "fp": [1.0, 3.0]}), ([], {"x": x, "xp": sorted(x), "fp": [1.0] * 4})),
     ]
     for path, honest, other, launder in cases:
         keys = keys_of(path, *honest)

@@ -10,12 +10,13 @@ round (8 hostile answers through tuple results and vectorize'd callables: ``divm
 ``frexp``, ``histogram``, ``broadcast_arrays``, ``vectorize``) all earned 1.0 before their parts
 keyed a digest of their inputs; 17 honest ones use those functions and ``linalg.eig``/``eigh``/
 ``svd``/``qr``/``slogdet``/``lstsq`` normally (unpacked, one part, parts passed on to the library).
-A third (21 hostile answers) calls the reference's function on the task's own input with other
+A third (22 hostile answers) calls the reference's function on the task's own input with other
 arguments that made it an identity or a constant (``roll(x, 0)``, ``take`` of every index,
 ``choose`` among copies of a Python result, ``histogram`` counts set by one-hot ``weights``,
 ``interp`` at the query points, ``put``/``putmask``/``place``/``copyto`` on a Python result,
-``transpose`` with identity axes, a flat ``reshape``) and does the task's work in Python: all 21
-earned 1.0 while only the first argument was keyed, 0 now; its 15 honest ones pass the same
+``transpose`` with identity axes, a flat ``reshape``, ``concatenate`` of a Python result cut in
+unequal parts) and does the task's work in Python: all 22 earned 1.0 while only the first argument
+was keyed (a ragged one not at all), 0 now; its 15 honest ones pass the same
 functions' arguments otherwise (keywords, defaults given, ``swapaxes`` for ``transpose``)."""
 from __future__ import annotations
 

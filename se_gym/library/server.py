@@ -390,7 +390,7 @@ def _inputs(fn, path, args, kwargs, out):
         shape = np.shape(out)
         if path == _MADE:
             return _made_inputs(args, kwargs, out)
-        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        first = _first(fn, args, kwargs)
         if path in _PRODUCTS and len(args) >= 2 and not isinstance(out, tuple):
             a, b = _words(args[0]), _words(args[1])
             if a is None or b is None:
@@ -487,7 +487,10 @@ def _made_inputs(args, kwargs, out):
         got = _elementwise(args, kwargs, np.shape(out))
     except Exception:
         got = None
-    return got if got is not None or not args else _ordered(args[0])
+    if got is not None or not args:
+        return got
+    words = [w for w in (_arg_word(v) for v in [*args[1:], *(v for k, v in kwargs.items() if k != "out")]) if w is not None]
+    return _join(_ordered(args[0]), _mix1((sum(words) ^ _ARG_SALT) & _M64) if words else None)
 
 
 def _part_inputs(fn, path, args, kwargs, out):
@@ -504,7 +507,7 @@ def _part_inputs(fn, path, args, kwargs, out):
             if path == _MADE:
                 return [_made_inputs(args, kwargs, x) for x in out]
             return [_elementwise(args[:fn.nin], {}, np.shape(x)) for x in out]
-        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        first = _first(fn, args, kwargs)
         if path in _PER_ARGUMENT and len(args) == len(out) and not kwargs.keys() - {"indexing", "sparse", "copy", "subok"}:
             return [_ordered(a) for a in args]
         ctx = _ordered(first) if first is not None else None
@@ -513,7 +516,7 @@ def _part_inputs(fn, path, args, kwargs, out):
         return [None] * len(out)
 
 
-def _index_inputs(path, args, kwargs, out, part=False):
+def _index_inputs(path, args, kwargs, out, part=False, fn=None):
     """The digest of an index result's input (flat, uint64): each element by the slice of its
     first argument it indexes, in order (``argmax`` along ``axis``, or of the whole, flattened:
     an argmax per row is the row's slice), else the whole first argument in order; None where
@@ -526,7 +529,7 @@ def _index_inputs(path, args, kwargs, out, part=False):
             if w is None or t is None or w.shape != np.shape(out):
                 return None
             return (w + t[0]).reshape(-1)
-        first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+        first = _first(fn, args, kwargs)
         w = _words(first)
         if w is None or not w.size:
             return None
@@ -581,6 +584,18 @@ _C_PARAMS = {"concatenate": ("arrays", "axis", "out"), "copyto": ("dst", "src", 
 _PARAMS = {}  # id of a function -> (its positional parameters' names, {name: default})
 _ARG_SALT = 0x5851F42D4C957F2D
 _EMPTY_ARG = 0xA0761D6478BD642F
+_RAGGED = 0xE7037ED1A0B428DB
+
+
+def _first(fn, args, kwargs):
+    """A call's first argument, given by position or by its parameter's name (``a=``, ``x=``,
+    ``arr=``...); None where there is none."""
+    if args:
+        return args[0]
+    if "a" in kwargs:
+        return kwargs["a"]
+    names = _params(fn)[0] if fn is not None and type(fn) is not np.ufunc else ()
+    return kwargs.get(names[0]) if names else None
 
 
 def _params(fn):
@@ -609,13 +624,12 @@ def _arg_word(v):
         return None
     try:
         w = _words(v)
+        if w is not None and not w.size:
+            return _mix1(_EMPTY_ARG ^ w.ndim)
+        got = _ordered(v)
     except Exception:
         return None
-    if w is None:
-        return None
-    if not w.size:
-        return _mix1(_EMPTY_ARG ^ w.ndim)
-    return int(_ordered(v)[0])
+    return None if got is None else int(got[0])
 
 
 def _same(a, b):
@@ -642,7 +656,7 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
         if base == "reshape":
             return None if tup else _mix1(_arg_word(list(np.shape(out))) or _EMPTY_ARG)
         if base == "transpose":
-            first = kwargs["a"] if "a" in kwargs else args[0] if args else None
+            first = _first(fn, args, kwargs)
             nd = np.ndim(first)
             if nd < 2:
                 return None
@@ -704,6 +718,15 @@ def _ordered(first):
     whole output (``sort`` of a list already sorted in Python, ``transpose`` of a Python
     transposition, ``solve`` of an identity are other inputs)."""
     w = _words(first)
+    if w is None and type(first) in (list, tuple) and first:
+        # a ragged sequence (``concatenate((x, y))`` of unequal lengths): its parts' digests in
+        # order (round 3: it had none, so its result was keyed by value only, and the reference's
+        # function on a Python result cut in unequal parts got the reference's perturbation)
+        parts = [_ordered(p) for p in first]
+        if any(p is None for p in parts):
+            return None
+        h = sum(_mix1(int(p[0]) ^ ((k + 1) * 0x9E3779B97F4A7C15 & _M64)) for k, p in enumerate(parts)) & _M64
+        return np.array([_mix1(h ^ _RAGGED)], dtype=np.uint64)
     if w is None or not w.size:
         return None
     pos = np.arange(w.size, dtype=np.uint64) * _GOLDEN
@@ -775,7 +798,7 @@ class _Counterfactual:
                 # (a shape's parts: its input; an index result's parts, nonzero's: its input in order;
                 # any other tuple's parts: see _part_inputs)
                 if path in _QUERIES or sizes:
-                    ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True)
+                    ctx = _inputs(fn, path, args, kwargs, 0) if path in _QUERIES else _index_inputs(path, args, kwargs, out, True, fn)
                     ctxs = [ctx] * len(out)
                 else:
                     ctxs = _part_inputs(fn, path, args, kwargs, out)
@@ -787,7 +810,7 @@ class _Counterfactual:
                 if type(out) is list:
                     return parts
                 return type(out)._make(parts) if hasattr(type(out), "_make") else tuple(parts)
-            ctx = _index_inputs(path, args, kwargs, out, sizes[0] == "columns") if sizes else _inputs(fn, path, args, kwargs, out)
+            ctx = _index_inputs(path, args, kwargs, out, sizes[0] == "columns", fn) if sizes else _inputs(fn, path, args, kwargs, out)
             if self.arguments:
                 ctx = _join(ctx, _extra(cls, fn, path, args, kwargs, out, sizes))
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
