@@ -670,3 +670,8 @@ def test_every_argument_that_decides_a_result_is_in_its_key(server_module):
     # swapaxes is transpose's class: the same permutation, the same key
     keys = keys_of("transpose", [m], {})
     assert moved(keys, "swapaxes", [m, 0, 1], {})
+    # an argument is tried at its default only where that writes nothing: an ``out=`` array keeps
+    # the call's own result
+    o = np.zeros(())
+    S._Counterfactual({"record": True}).call("sum", "sum", [x], {"out": o, "initial": 5.0}, np.sum(x, out=o, initial=5.0), np.sum)
+    assert float(o) == float(np.sum(x)) + 5.0

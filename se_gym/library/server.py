@@ -582,6 +582,7 @@ _C_PARAMS = {"concatenate": ("arrays", "axis", "out"), "copyto": ("dst", "src", 
              "array": ("object", "dtype"), "asarray": ("a", "dtype", "order"), "can_cast": ("from_", "to", "casting"),
              "frombuffer": ("buffer", "dtype", "count", "offset")}
 _PARAMS = {}  # id of a function -> (its positional parameters' names, {name: default})
+_WRITES = frozenset({"out", "overwrite_input", "overwrite_a", "overwrite_b"})
 _ARG_SALT = 0x5851F42D4C957F2D
 _EMPTY_ARG = 0xA0761D6478BD642F
 _RAGGED = 0xE7037ED1A0B428DB
@@ -679,7 +680,9 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
         acc, n = 0, 0
         items = [(names[i] if i < len(names) else None, i, args[i]) for i in range(covered, len(args))]
         items += [(k, None, v) for k, v in kwargs.items() if k != first and k != "a"]
-        again = path not in _IN_PLACE and not path.startswith("random.")
+        # (called again only where that writes nothing: no output array, no input overwritten)
+        again = path not in _IN_PLACE and not path.startswith("random.") and not any(
+            name in _WRITES and v is not None and v is not False for name, _, v in items)
         for name, i, v in items:
             if name in _NOT_KEYED:
                 continue
