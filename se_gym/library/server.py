@@ -564,15 +564,16 @@ def _index_inputs(path, args, kwargs, out, part=False, fn=None):
 # ``norm(x)``, ``eye(n, n, k)`` is ``eye(n, k=k)``: the function is called again without it, only
 # in the record and counterfactual modes).  Not keyed: where the values go along an axis
 # (``axis``...: a reduction's or a sort's slices hold it already), how they are stored or checked
-# (``dtype``, ``out``, ``order``, ``copy``, tolerances such as ``rcond``), and text (``mode``,
-# ``side``, ``method``).  The shape of a reshape (``reshape``, ``ravel``) is its output's, whatever
+# (``dtype``, ``out``, ``order``, ``copy``), which parts are returned (``return_*``,
+# ``full_matrices``), and text (``mode``, ``side``, ``method``).  A tolerance (``rcond``, ``tol``)
+# is keyed where it changes the result (``matrix_rank(a, tol=t)`` can be made to return any rank).  The shape of a reshape (``reshape``, ``ravel``) is its output's, whatever
 # way it was asked (``-1``, a tuple or nothing); a transposition's (``transpose``, ``swapaxes``,
 # ``moveaxis``...) is the permutation it makes, read from a call on a small probe of the same rank.
 _NOT_KEYED = frozenset({"axis", "axes", "axis1", "axis2", "source", "destination", "start", "keepdims", "out", "dtype",
-                        "order", "casting", "subok", "copy", "kind", "overwrite_input", "overwrite_a", "overwrite_b",
-                        "check_finite", "like", "device", "rcond", "rtol", "tol", "hermitian", "full_matrices", "compute_uv",
-                        "return_index", "return_inverse", "return_counts", "return_indices", "indexing", "sparse", "ndmin",
-                        "equal_nan", "minlength", "signature", "otypes", "excluded", "cache", "stable"})
+                        "order", "casting", "subok", "copy", "kind", "stable", "overwrite_input", "overwrite_a",
+                        "overwrite_b", "check_finite", "like", "device", "full_matrices", "compute_uv", "return_index",
+                        "return_inverse", "return_counts", "return_indices", "indexing", "sparse", "ndmin", "signature",
+                        "otypes", "excluded", "cache"})
 # parameters of the table's functions that have no signature NumPy can tell (C functions), by name
 _C_PARAMS = {"concatenate": ("arrays", "axis", "out"), "copyto": ("dst", "src", "casting", "where"),
              "putmask": ("a", "mask", "values"), "lexsort": ("keys", "axis"), "unravel_index": ("indices", "shape", "order"),
