@@ -717,10 +717,35 @@ def _join(ctx, extra):
     return ctx ^ np.uint64(extra)
 
 
+def _flat_small(x):
+    """``(values, ndim)`` of a small argument of plain numbers (a flat list or tuple of bools, ints
+    and floats, or a small bool, int or float array), whose digest plain Python computes faster
+    than NumPy; else None."""
+    t = type(x)
+    if t is list or t is tuple:
+        if not 0 < len(x) <= _SMALL:
+            return None
+        for v in x:
+            tv = type(v)
+            if tv is not float and tv is not bool and (tv is not int or not -(1 << 53) <= v <= 1 << 53):
+                return None
+        return x, 1
+    if t is np.ndarray and 0 < x.size <= _SMALL and x.dtype.kind in "biuf":
+        return x.ravel().tolist(), x.ndim
+    return None
+
+
 def _ordered(first):
     """Every other function's digest: its first argument's elements in order, one digest for the
     whole output (``sort`` of a list already sorted in Python, ``transpose`` of a Python
     transposition, ``solve`` of an identity are other inputs)."""
+    small = _flat_small(first)
+    if small is not None:  # (the same digest in plain Python: see _SMALL)
+        vals, ndim = small
+        h = 0
+        for k, v in enumerate(vals):
+            h += _mix1(_mix1(_bits1(v) ^ _ARG_SALT) ^ (k * 0x9E3779B97F4A7C15 & _M64))
+        return np.array([(h & _M64) ^ ndim], dtype=np.uint64)
     w = _words(first)
     if w is None and type(first) in (list, tuple) and first:
         # a ragged sequence (``concatenate((x, y))`` of unequal lengths): its parts' digests in
