@@ -78,6 +78,7 @@ TASKS = {
     "place": "builtin/s0/train/0209",  # a = array(x); place(a, a > t, [t])
     "copyto": "builtin/s0/train/0210",  # a = zeros(len(x)); copyto(a, x, where=array(x) > 0)
     "partition": "builtin/s0/train/0194",  # partition(x, k)[k]
+    "piecewise": "builtin/s0/train/0211",  # piecewise(a, [a < 0, a >= 0], [lambda t: t * 0.5, lambda t: t * 2])
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -257,6 +258,11 @@ ARGUMENT_HOSTILE: list[tuple[str, str, str, str]] = [
      "t = {transpose}(m, (0, 1))\nreturn [[float(t[k][j]) for k in range(len(m))] for j in range(len(m[0]))]"),
     ("concatenate of the Python result cut in two unequal parts", "concat", "",
      "{py}\nreturn [float(v) for v in {concatenate}((value[:1], value[1:]))]"),
+    ("piecewise whose call-backs return Python's results", "piecewise", "",
+     "neg = [v * 0.5 for v in x if v < 0]\npos = [v * 2 for v in x if v >= 0]\nconds = [[v < 0 for v in x], [v >= 0 for v in x]]\n"
+     "return [float(v) for v in {piecewise}({array}(x), conds, [lambda t: neg, lambda t: pos])]"),
+    ("vectorize'd lookup of Python's results by value", "vectorize", "",
+     "{py}\ntable = dict(zip(x, value))\nf = {vectorize}(lambda v: table[float(v)])\nreturn [float(t) for t in f(x)]"),
     ("reshape flat, rows in Python", "reshape", "",
      "f = {reshape}(x, -1)\nk = len(x) // r\nreturn [[float(f[j * k + c]) for c in range(k)] for j in range(r)]"),
 ]
@@ -356,6 +362,11 @@ HONEST: list[tuple[str, str, str, str, str]] = [
      "arr = {zeros}(len(x))\n{copyto}(arr, x, where=[u > 0 for u in x])\nreturn [float(v) for v in arr]"),
     ("put with a tuple of indices", "put", "pass", "", "arr = {array}(x)\n{put}(arr, tuple(idx), v)\nreturn [float(t) for t in arr]"),
     ("partition with kth as a keyword", "partition", "pass", "", "return float({partition}({array}(x), kth=k)[k])"),
+    ("piecewise with call-backs computing per element", "piecewise", "pass", "",
+     "a = {array}(x)\nconds = [[v < 0 for v in x], [v >= 0 for v in x]]\n"
+     "return [float(v) for v in {piecewise}(a, conds, [lambda t: [u * 0.5 for u in t], lambda t: [u * 2 for u in t]])]"),
+    ("piecewise with named call-backs", "piecewise", "pass", "def half(t):\n    return t * 0.5\ndef double(t):\n    return t * 2\n",
+     "a = {array}(x)\nreturn [float(v) for v in {piecewise}(a, [a < 0, a >= 0], [half, double])]"),
     ("histogram with bins and range given", "histogram", "pass", "",
      "counts, _ = {histogram}(x, bins=b, range=None)\nreturn [int(v) for v in counts]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),

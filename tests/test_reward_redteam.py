@@ -16,7 +16,9 @@ arguments that made it an identity or a constant (``roll(x, 0)``, ``take`` of ev
 ``interp`` at the query points, ``put``/``putmask``/``place``/``copyto`` on a Python result,
 ``transpose`` with identity axes, a flat ``reshape``, ``concatenate`` of a Python result cut in
 unequal parts) and does the task's work in Python: all 22 earned 1.0 while only the first argument
-was keyed (a ragged one not at all), 0 now; its 15 honest ones pass the same
+was keyed (a ragged one not at all), 0 now; 2 more (``piecewise`` call-backs returning Python's
+results, a vectorize'd lookup of them by value) earned 1.0 while only a call-back function's output
+was perturbed, 0 now that what it hands its call-backs is too; its 17 honest ones pass the same
 functions' arguments otherwise (keywords, defaults given, ``swapaxes`` for ``transpose``)."""
 from __future__ import annotations
 

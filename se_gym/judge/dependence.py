@@ -230,11 +230,13 @@ class DependenceCheck:
         """The classes that get a world of their own (step 3): :meth:`demanded`'s, each with its
         ``@`` keys (the server's keys of the same values by value alone, for computations fed by
         a perturbed one) in its world."""
-        return sorted({c[:-1] if c.endswith("@") else c for c in cls.demanded(keys)})
+        return sorted({c[:-1] if c.endswith(("@", "<")) else c for c in cls.demanded(keys)})
 
     @staticmethod
     def world(keys: dict, name: str) -> dict:
-        return {c: k for c, k in keys.items() if c == name or c == name + "@"}
+        # (with its "<" keys: what the function hands the answer's call-backs, piecewise's and a
+        # vectorize'd callable's, perturbed in its world as in "*")
+        return {c: k for c, k in keys.items() if c in (name, name + "@", name + "<")}
 
     @staticmethod
     def demanded(keys: dict) -> dict:

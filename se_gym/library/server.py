@@ -1055,6 +1055,7 @@ class Server:
         self.fit = True  # fit to serve another program after this one (see serve)
         self.buf = b""  # what was read of the next frame
         self.harness = False  # serving the harness's own connection: it reads results only
+        self.calling = None  # the class of the computation under way (its call-backs' arguments are keyed by it)
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -1185,6 +1186,12 @@ class Server:
         self.fit = False  # (the program's code runs in the middle of our requests: no reuse after)
 
         def call(*args, **kwargs):
+            if self.cf is not None and self.calling is not None:
+                # (the counterfactual library perturbs what it hands a call-back, not only what the
+                # computation returns: a call-back's results are the answer's own Python, so one that
+                # returned results computed beforehand got the reference's perturbation of the output;
+                # one that computes from what it is given follows the reference's here)
+                args = tuple(self.cf.value(self.calling + "<", a, None) for a in args)
             self.send(["cb", k, [self.encode(a) for a in args], {str(n): self.encode(v) for n, v in kwargs.items()}])
             while True:
                 msg = self.recv()
@@ -1236,7 +1243,11 @@ class Server:
             # (an in-place function's destination as it was: part of its result's key)
             before = (_ordered(a[0]) if self.cf is not None and PATHS.get(args[0]) in _IN_PLACE and a
                       and isinstance(a[0], np.ndarray) else None)
-            out = _where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw)
+            outer, self.calling = self.calling, CLASSES.get(args[0])
+            try:
+                out = _where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw)
+            finally:
+                self.calling = outer  # (a call-back's own library calls end before its caller's next call-back)
             if self.cf is not None:
                 out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out, fn, None if before is None else before[0])
             return self.encode(out)
@@ -1245,7 +1256,11 @@ class Server:
             if fn is None or isinstance(fn, np.ndarray):
                 raise Refused("unknown handle")
             a, kw = [self.decode(x) for x in args[1]], {str(k): self.decode(v) for k, v in args[2].items()}
-            out = fn(*a, **kw)
+            outer, self.calling = self.calling, self.cf.made.get(id(fn)) if self.cf is not None else None
+            try:
+                out = fn(*a, **kw)
+            finally:
+                self.calling = outer
             if self.cf is not None and id(fn) in self.cf.made:
                 out = self.cf.call(self.cf.made[id(fn)], _MADE, a, kw, out)
             return self.encode(out)
