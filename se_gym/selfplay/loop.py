@@ -36,6 +36,9 @@ from typing import Any, Callable, Sequence
 
 from .. import metrics_log
 from ..errors import CLIError
+from ..llm.options import ModelFlag
+from ..sandbox.base import Limits
+from ..sandbox.options import LibraryOption, LimitOptions
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +65,13 @@ CURRICULA: dict[str, Callable[[Any, int, int], list[tuple[str, ...]]]] = {
 
 
 @dataclass(frozen=True)
-class SelfPlayConfig:
+class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
     """Everything that changes results (the run folder is bound to it).  Each field is also a flag
-    of ``se-gym selfplay`` (``--field-name``) with the help text below."""
+    of ``se-gym selfplay`` (``--field-name``) with the help text below.  The shared options:
+    ``--model`` (the starting model, required; :class:`~se_gym.llm.options.ModelFlag`), ``--library``
+    (the renamed library; None: ``seed:0``, the built-in evaluation's) and the limits of a proposal's
+    reference run (``--wall-s``...; :mod:`se_gym.sandbox.options`)."""
 
-    model: str = _opt("", "the starting model: a checkpoint folder or a HF id (required: the empty default is refused)")
-    library: str = _opt("seed:0", "the renamed library, e.g. seed:0")
     prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the tiny model's short prompts)",
                         choices=("sebench", "miniature"))
     regime: str = _opt("sft", "what learns: sft (Closed-SFT on accepted open-book answers), rl (both roles), sft+rl",
@@ -102,7 +106,6 @@ class SelfPlayConfig:
                                 "builtin: the library's own seed)")
     eval_split: str = _opt("single_test", "the split --eval reads (builtin and sebench)")
     eval_limit: int = _opt(64, "held-out tasks evaluated per round (0: all)")
-    wall_s: float = _opt(3.0, "wall-time limit of a proposal's reference run, in seconds")
     dedup_threshold: float = _opt(0.5, "similarity above which a proposal is a near-duplicate of a buffer task")
     seed: int = _opt(0, "seed of the curriculum, sampling and training")
     record_tokens: bool = _opt(False, "each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
@@ -133,6 +136,15 @@ class SelfPlayConfig:
                                                "(a task the solver already knows closed book teaches nothing)")
 
     def __post_init__(self):
+        # the shared options' None, resolved: the run folder binds the values, as folders bound before spell them
+        if self.library is None:
+            object.__setattr__(self, "library", "seed:0")
+        if self.wall_s is None:
+            object.__setattr__(self, "wall_s", Limits.wall_s)
+        try:
+            self.limits()
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
@@ -386,7 +398,7 @@ class SelfPlay:
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
                               ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
                               ("rehearsal_samples", 0),
-                              ("band_open", 0.0), ("band", (0.0, 1.0))):
+                              ("band_open", 0.0), ("band", (0.0, 1.0)), ("cpu_s", None), ("memory_mb", None)):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
         if "eval_split" not in bound and bound["eval"] == "builtin":
@@ -394,7 +406,8 @@ class SelfPlay:
         self.run = RunDir(out, "selfplay", bound, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
-        self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
+        self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, cpu_s=config.cpu_s, memory_mb=config.memory_mb,
+                                           dedup_threshold=config.dedup_threshold)
         self.engine = engine or LocalEngine(self.library, self.validation)
         self.prompts = make_prompts(config)
         self.progress = progress
