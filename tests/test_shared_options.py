@@ -206,3 +206,19 @@ def test_run_folders_bound_before_the_shared_options_still_resume(tmp_path):
     bind_output(RolloutConfig(model="m", backend_option=("dtype=float32",), wall_s=5), tmp_path / "other.jsonl")
     bound = json.loads((tmp_path / "other.jsonl.run.json").read_text())["config"]
     assert bound["backend_options"] == {"dtype": "float32"} and bound["wall_s"] == 5 and "cpu_s" not in bound
+
+
+def test_self_play_s_own_values_no_longer_borrow_the_suite_kind_s_name(caplog):
+    """``--eval miniature`` (self-play's questions about the run's functions) is ``--eval functions``
+    now, and ``--seed-tasks miniature`` (an empty buffer) is the empty default: ``miniature`` names the
+    task-suite kind; the old spellings still work, with one deprecation line."""
+    from se_gym.selfplay.loop import RUN_FUNCTIONS, SelfPlayConfig
+
+    with caplog.at_level(logging.WARNING):
+        old = SelfPlayConfig(model="m", eval="miniature", seed_tasks="miniature")
+    assert (old.eval, old.seed_tasks) == (RUN_FUNCTIONS, "") == ("functions", "")
+    assert sum("deprecated" in r.getMessage() for r in caplog.records) == 2
+    assert SelfPlayConfig(model="m", eval="functions") == SelfPlayConfig(model="m", eval="miniature")
+    # the shared options' None resolve to the values folders bound before hold
+    cfg = SelfPlayConfig(model="m")
+    assert (cfg.library, cfg.wall_s) == ("seed:0", 3.0)

@@ -50,7 +50,13 @@ def _opt(default: Any, help: str, **meta: Any) -> Any:
     return field(default=default, metadata={"help": help, **meta})
 
 
-EVAL_KINDS = "builtin, builtin:SEED, sebench:PATH, miniature or none"
+# self-play's own evaluation (not a task-suite kind): the miniature's held-out questions about the run's
+# --functions, asked against the run's library (se_gym.selfplay.miniature.eval_tasks; the demo's self-play)
+RUN_FUNCTIONS = "functions"
+EVAL_KINDS = f"a task spec (builtin, builtin:SEED, sebench:PATH, miniature:SEED...), {RUN_FUNCTIONS} or none"
+# old spellings of self-play's own values, from before `miniature` was a task-suite kind: old -> new
+_OLD_EVAL = {"miniature": RUN_FUNCTIONS}
+_OLD_SEED_TASKS = {"miniature": ""}  # (an empty buffer: the proposer writes from the docs alone)
 
 
 # Which functions each round's proposals are about: name -> f(selfplay, n, round) -> n groups of catalogue
@@ -72,8 +78,9 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
     (the renamed library; None: ``seed:0``, the built-in evaluation's) and the limits of a proposal's
     reference run (``--wall-s``...; :mod:`se_gym.sandbox.options`)."""
 
-    prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the tiny model's short prompts)",
-                        choices=("sebench", "miniature"))
+    prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the miniature's layout, the one its tiny "
+                                   "base is pre-trained on and the miniature task-suite kind is asked in: one-line docs, "
+                                   "'Task: ...' questions)", choices=("sebench", "miniature"))
     regime: str = _opt("sft", "what learns: sft (Closed-SFT on accepted open-book answers), rl (both roles), sft+rl",
                        choices=REGIMES)
     rounds: int = _opt(3, "rounds to run (a finished run can be extended)")
@@ -90,7 +97,8 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
     invalid_penalty: float = _opt(-1.0, "proposer reward of an invalid proposal")
     zero_reward: float = _opt(0.0, "proposer reward of a task nobody or everybody solves")
     min_tasks: int = _opt(8, "top each round's training tasks up from the buffer to this many")
-    seed_tasks: str = _opt("", "the buffer's start: miniature, a folder in SE-Bench layout or a JSONL file (empty: none)")
+    seed_tasks: str = _opt("", "the buffer's start: a folder in SE-Bench layout or a JSONL file (empty: none, the proposer "
+                               "writes from the docs alone)")
     propose_temperature: float = _opt(1.0, "sampling temperature of the proposals")
     solve_temperature: float = _opt(0.6, "sampling temperature of the solver's answers")
     propose_max_tokens: int = _opt(1024, "longest proposal, in tokens")
@@ -103,7 +111,8 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
     rl_minibatch: int = _opt(16, "minibatch size of each round's RL update")
     rl_clip: bool = _opt(True, "clip the RL update's ratio (PPO)")
     eval: str = _opt("builtin", f"held-out closed-book evaluation: {EVAL_KINDS} (a task spec, se_gym.tasks.spec; "
-                                "builtin: the library's own seed)")
+                                f"builtin: the library's own seed; {RUN_FUNCTIONS}: the miniature's held-out questions about "
+                                "the run's --functions, against its library)")
     eval_split: str = _opt("single_test", "the split --eval reads (builtin and sebench)")
     eval_limit: int = _opt(64, "held-out tasks evaluated per round (0: all)")
     dedup_threshold: float = _opt(0.5, "similarity above which a proposal is a near-duplicate of a buffer task")
@@ -180,10 +189,11 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
             raise CLIError(str(exc)) from None
         object.__setattr__(self, "functions", tuple(self.functions))
         object.__setattr__(self, "books", tuple(self.books))
-        ev, split = _legacy_eval(self.eval, self.eval_split)
+        ev, split = _legacy_eval(_renamed("eval", self.eval, _OLD_EVAL), self.eval_split)
         object.__setattr__(self, "eval", ev)
         object.__setattr__(self, "eval_split", split)
-        if ev not in ("", "none", "miniature"):
+        object.__setattr__(self, "seed_tasks", _renamed("seed_tasks", self.seed_tasks, _OLD_SEED_TASKS))
+        if ev not in ("", "none", RUN_FUNCTIONS):
             from ..tasks.record import TaskError
             from ..tasks.spec import parse_task_spec
 
@@ -194,6 +204,18 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
 
 
 _WARNED_EVAL: set[str] = set()
+
+
+def _renamed(option: str, value: str, old: dict[str, str]) -> str:
+    """``value``, or its new spelling when it is an old one (warning once per spelling)."""
+    if value not in old:
+        return value
+    if (option, value) not in _WARNED_EVAL:
+        _WARNED_EVAL.add((option, value))
+        new = old[value]
+        logger.warning("%s %r is deprecated (`miniature` names the task-suite kind now): %s", option, value,
+                       f"use {new!r} (it means the same)" if new else "leave it empty (it means none)")
+    return old[value]
 
 
 def _legacy_eval(spec: str, split: str) -> tuple[str, str]:
@@ -321,10 +343,6 @@ def _write(path: Path, obj: Any) -> None:
 def load_seed_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
     if not spec:
         return []
-    if spec == "miniature":
-        from .miniature import seed_tasks
-
-        return seed_tasks(library, config)
     from ..tasks import load_sebench
     from ..tasks.record import Task
 
@@ -344,12 +362,13 @@ def library_seed(library: Any) -> int:
 
 
 def load_eval_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
-    """The held-out tasks of ``spec`` (``config.eval``): none, the miniature's, or a task spec
+    """The held-out tasks of ``spec`` (``config.eval``): none, :data:`RUN_FUNCTIONS` (the miniature's
+    questions about the run's functions), or a task spec
     (:func:`se_gym.tasks.spec.load_task_spec`, split ``config.eval_split``; ``builtin`` is the
     library's own seed) against ``library``, at most ``config.eval_limit`` of them."""
     if spec in ("", "none"):
         return []
-    if spec == "miniature":
+    if spec == RUN_FUNCTIONS:
         from .miniature import eval_tasks
 
         return eval_tasks(library, config)
@@ -401,6 +420,8 @@ class SelfPlay:
                               ("band_open", 0.0), ("band", (0.0, 1.0)), ("cpu_s", None), ("memory_mb", None)):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
+        if bound["eval"] == RUN_FUNCTIONS:
+            bound["eval"] = "miniature"  # (its spelling in folders bound before the suite kind took the name)
         if "eval_split" not in bound and bound["eval"] == "builtin":
             bound["eval"] = "builtin:single_test"  # the same evaluation, as folders bound before eval_split spell it
         self.run = RunDir(out, "selfplay", bound, restart=restart)
