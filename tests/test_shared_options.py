@@ -123,8 +123,8 @@ def test_every_command_s_help_lists_the_same_backends():
                 lists[f"{' '.join(path)} {action.option_strings[0]}"] = _backend_list(action.help)
     assert {"rollout --backend", "demo --backend", "experience --backend", "experience grid --backend",
             "bench --backend", "selfplay --backend", "experience --extractor-backend"} <= set(lists)
-    assert {tuple(v) for v in lists.values()} == {tuple(BACKENDS.names())}, lists
-    assert {"hf", "vllm", "openai"} <= set(BACKENDS.names())
+    assert {tuple(v) for v in lists.values()} == {BACKENDS.registered()}, lists
+    assert {"hf", "vllm", "openai"} <= set(BACKENDS.registered())
 
 
 def test_a_command_that_cannot_drive_a_backend_says_so_in_one_line():

@@ -4,7 +4,7 @@ its default and the list of backends are written once: ``--model``, ``--backend`
 
 The backends offered are the generation-backend registry's (:data:`se_gym.llm.base.BACKENDS`: ``hf``,
 ``vllm``, ``openai``, those of installed packages' entry points, or ``module:Class``); every command's
-``--help`` lists the same ones.  A command that can drive only some of them (``se-gym demo`` trains the
+``--help`` lists the same ones (those registered in the process).  A command that can drive only some of them (``se-gym demo`` trains the
 model it samples from) says so in one line when given another (:meth:`BackendFlag.check_backend`).
 
 ``--model`` left out means the miniature's small pre-trained base (:mod:`se_gym.bases`) in the commands
@@ -38,9 +38,10 @@ def backend_help(role: str = "generation backend") -> str:
         role: what the backend generates for (``"generation backend of the llm extractor"``).
 
     Returns:
-        ``"<role>: hf, vllm, openai (a registered name, or module:Class)"``.
+        ``"<role>: hf, vllm, openai (a registered name, or module:Class)"`` (the names registered in
+        this process: an installed package's entry point is accepted, not listed).
     """
-    return f"{role}: {', '.join(BACKENDS.names())} (a registered name, or module:Class)"
+    return f"{role}: {', '.join(BACKENDS.registered())} (a registered name, or module:Class)"
 
 
 def check_backend(name: str, error: type[Exception] = ValueError, *, flag: str = "--backend", command: str = "",
