@@ -46,7 +46,10 @@ class ValidateConfig(SandboxFlags, LimitOptions, LibraryOption):
         if self.wall_s is None:  # (the official limit, resolved: the run folder binds the number)
             object.__setattr__(self, "wall_s", Limits.wall_s)
         self.check_sandbox_flags(ValidateError)
-        self.limits()  # (a limit that is not a positive number: one line)
+        try:
+            self.limits()
+        except ValueError as exc:  # (a limit that is not a positive number: one line)
+            raise ValidateError(str(exc)) from None
         if self.sandbox_option:  # one spec string, its options in it (the probes' judges and the second process take it)
             object.__setattr__(self, "sandbox", str(self.sandbox_spec))
         if not self.specs or not all(isinstance(s, str) and s for s in self.specs):
