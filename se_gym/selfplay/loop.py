@@ -366,6 +366,7 @@ def load_eval_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any
     questions about the run's functions), or a task spec
     (:func:`se_gym.tasks.spec.load_task_spec`, split ``config.eval_split``; ``builtin`` is the
     library's own seed) against ``library``, at most ``config.eval_limit`` of them."""
+    spec = _renamed("eval", spec, _OLD_EVAL)
     if spec in ("", "none"):
         return []
     if spec == RUN_FUNCTIONS:
