@@ -427,6 +427,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="se_gym_demo", help="folder for models, results and the report (reruns resume; default: se_gym_demo)")
     add_config_arguments(parser, DemoOptions)
     metrics_log.add_flags(parser)
+    parser.epilog = ("--model: none, the tiny pre-trained base; else a HF model id or path used as the base.  --backend: hf "
+                     "samples in the training process; vllm, one engine per run that receives the weights after every update")
     parser.set_defaults(func=run)
 
 

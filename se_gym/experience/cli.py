@@ -80,7 +80,13 @@ class GridOptions(ExperienceOptions):
     oracle: bool = field(default=False, metadata={"help": "add the reference arm: the library's own doc entries as experience (2 more cells)"})
 
 
+MODEL_EPILOG = ("--model: none, the miniature's tiny base, sampling in-process; a real model (HF id or path), the built-in "
+                "suite instead of the miniature, paper-like learning rates and full-length answers (the real recipe; needs a "
+                "GPU), sampled by --backend hf or vllm")
+
+
 def _common(p: argparse.ArgumentParser, cls: type) -> None:
+    p.epilog = MODEL_EPILOG
     # (--out is a plain flag: --log's folder is worked out from it before the command runs)
     p.add_argument("--out", default=None, help="output folder, required (reruns resume after the last finished round)")
     add_config_arguments(p, cls)
