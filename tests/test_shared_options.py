@@ -95,7 +95,7 @@ def test_gym_make_and_the_judge_read_their_defaults_from_the_judge_options(where
     from se_gym.judge import Judge
 
     func = {"env": SEBenchEnv.__init__, "judge": Judge.__init__, "shared_judge": shared_judge}[where]
-    names = {"env": ("profile", "sandbox", "library"), "judge": ("profile",), "shared_judge": ("profile", "sandbox")}[where]
+    names = {"env": ("profile", "sandbox", "library"), "judge": ("profile", "sandbox"), "shared_judge": ("profile", "sandbox")}[where]
     written = _defaults_of(func)
     params = inspect.signature(func).parameters
     for name in names:

@@ -153,7 +153,7 @@ class Judge:
         self,
         library: Any,
         profile: str = JUDGE_DEFAULTS.profile,
-        sandbox: Any = None,
+        sandbox: Any = JUDGE_DEFAULTS.sandbox,
         reward: str = "binary",
         strip_think: bool = True,
         limits: Any = None,
