@@ -96,3 +96,19 @@ def test_the_in_process_strict_library_returns_them_too(tmp_path, monkeypatch):
             "print(type(r).__name__, r.item(), type(r.item()).__name__, r.ndim, r.dtype)")
     got = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, timeout=60)
     assert got.stdout.split() == ["int64", "6", "int", "0", "int64"], got.stderr[-500:]
+
+
+def test_scalars_in_docker(docker_daemon):
+    """The same in a container: the library written there carries its ``_scalars.py``."""
+    from conftest import missing
+
+    try:
+        judge = Judge(LIB, profile="strict", sandbox="docker", workers=1)
+        judge.sandbox  # noqa: B018 - started here: a backend that cannot start is missing, not failing
+    except RuntimeError as exc:
+        missing(f"docker backend unavailable: {exc}")
+    with judge:
+        honest = judge.judge(_answer(HONEST["item"][0]), CASES, "total")
+        forged = judge.judge(_answer(HOSTILE["forged scalar"][0]), CASES, "total")
+    assert honest.reward == 1.0, (honest.status, honest.detail)
+    assert forged.reward == 0.0 and forged.status.value == "library_unused", (forged.status, forged.detail)
