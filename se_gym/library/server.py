@@ -1137,6 +1137,8 @@ class Server:
             return x
         if isinstance(x, np.ndarray):
             return {"h": self.keep(x)}
+        if isinstance(x, (np.floating, np.integer)):  # (the client's scalar of that dtype: see scalars.py)
+            return {"g": [self.encode(x.item()), x.dtype.name]}
         if isinstance(x, np.generic):
             return self.encode(x.item())
         if t is list:
@@ -1163,8 +1165,8 @@ class Server:
 
     def item(self, v):
         """An element taken out of an array: an array, or a scalar for a 0-d result."""
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            v = v.item()
+        if isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0:
+            v = v.item()  # (a Python scalar, as the official array's indexing gives)
         return self.encode(v)
 
     def keep(self, obj):
