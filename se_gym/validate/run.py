@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -286,36 +287,88 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
                 available[other] = False
                 run_checks.append(report.run_record("containment", f"{other} sandbox", checks.not_run(
                     "containment", "unavailable", f"Ray did not start ({type(exc).__name__}: {str(exc)[:120]})")))
-    try:
-        parts = []
-        first_of_spec: set[str] = set()
-        bar = progress_bar(total=None, desc="validate", unit="task", disable=not config.progress)
-        try:
-            for n, ref in enumerate(refs):
-                kind = ref.spec.partition(":")[0]
-                compare_in = [s for s in others if available.get(s)] if kind not in first_of_spec else []
-                first_of_spec.add(kind)
-                saved = done_dir / f"{n:03d}.json"
-                if saved.is_file():
-                    part = json.loads(saved.read_text(encoding="utf-8"))
-                    bar.update(part["suite"]["tasks"])
-                else:
-                    bar.set_postfix_str(ref.spec)
-                    part = check_suite(ref, config, bar, compare_in)
-                    write_text_atomic(saved, json.dumps(part))
-                parts.append(part)
-                if n == 0:
-                    library = suites.load(ref, config.splits, 1)[1]
-                    for name in [s for s in dict.fromkeys([config.sandbox, *others]) if available.get(s)]:
-                        log.info("validate: probing the %s sandbox's walls", name)
-                        run_checks.append(report.run_record("containment", f"{name} sandbox", _contained(library, name)))
-        finally:
-            bar.close()
-    finally:
-        if ray_owned:
+    # every suite's plan in the order of the report: the first suite of each spec kind is judged again
+    # in the other sandboxes; the suites that need Ray (and the containment probes, after suite 0)
+    # go first, so that Ray stops as soon as they are done
+    plan: list[tuple[int, suites.SuiteRef, list[str]]] = []
+    first_of_spec: set[str] = set()
+    for n, ref in enumerate(refs):
+        kind = ref.spec.partition(":")[0]
+        plan.append((n, ref, [s for s in others if available.get(s)] if kind not in first_of_spec else []))
+        first_of_spec.add(kind)
+    order = sorted(plan, key=lambda item: (not (item[0] == 0 or item[2]), item[0]))
+    clustered = {n for n, _, compare_in in plan if n == 0 or any(_is_cluster(s) for s in compare_in)}
+    parts: list[dict[str, Any]] = [{} for _ in refs]
+    contained: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    queue = iter(order)
+    failed: list[BaseException] = []
+    ray_state = {"owned": ray_owned}
+
+    def stop_ray() -> None:
+        if ray_state["owned"]:
+            ray_state["owned"] = False
             from ..distributed.cluster import shutdown
 
             shutdown()
+
+    def lane(bar: Any) -> None:
+        while not failed:
+            with lock:
+                item = next(queue, None)
+            if item is None:
+                return
+            n, ref, compare_in = item
+            saved = done_dir / f"{n:03d}.json"
+            if saved.is_file():
+                part = json.loads(saved.read_text(encoding="utf-8"))
+                bar.update(part["suite"]["tasks"])
+            else:
+                bar.set_postfix_str(ref.spec)
+                part = check_suite(ref, config, bar, compare_in)
+                write_text_atomic(saved, json.dumps(part))
+            parts[n] = part
+            if n == 0:
+                library = suites.load(ref, config.splits, 1)[1]
+                for name in [s for s in dict.fromkeys([config.sandbox, *others]) if available.get(s)]:
+                    log.info("validate: probing the %s sandbox's walls", name)
+                    contained.append(report.run_record("containment", f"{name} sandbox", _contained(library, name)))
+            with lock:
+                clustered.discard(n)
+                if not clustered:
+                    stop_ray()
+
+    def guarded(bar: Any) -> None:
+        try:
+            lane(bar)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            failed.append(exc)
+
+    at_once = max(1, min(config.suites_at_once or min(2, os.cpu_count() or 1), len(refs)))
+    try:
+        bar = _LockedBar(progress_bar(total=None, desc="validate", unit="task", disable=not config.progress))
+        try:
+            # one suite per lane: one suite's pauses (its sandboxes starting, its second process
+            # finishing, a batch's last programs) are another's time on the machine's cores
+            lanes = [threading.Thread(target=guarded, args=(bar,), name=f"se-gym-validate-lane-{k}", daemon=True)
+                     for k in range(1, at_once)]
+            for t in lanes:
+                t.start()
+            try:
+                lane(bar)
+            except BaseException as exc:
+                failed.append(exc)
+                raise
+            for t in lanes:
+                t.join()
+            if failed:
+                raise failed[0]
+        finally:
+            bar.close()
+    finally:
+        with lock:
+            stop_ray()
+    run_checks += contained
     tasks = [rec for p in parts for rec in p["tasks"]]
     run_checks += [rec for p in parts for rec in p["run_checks"]]
     from .._version import __version__
@@ -331,6 +384,25 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
     write_text_atomic(out / "report.json", json.dumps(rep, separators=(",", ":")))
     write_text_atomic(out / "summary.txt", report.screen(rep, str(out / "report.json")) + "\n")
     return rep
+
+
+class _LockedBar:
+    """A progress bar several lanes update (one at a time)."""
+
+    def __init__(self, bar: Any):
+        self._bar, self._lock = bar, threading.Lock()
+
+    def update(self, n: int = 1) -> None:
+        with self._lock:
+            self._bar.update(n)
+
+    def set_postfix_str(self, text: str) -> None:
+        with self._lock:
+            self._bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._bar.close()
 
 
 def _contained(library: Any, name: str) -> Result:
@@ -358,7 +430,7 @@ def _run_dir(out: Path, config: ValidateConfig) -> Path:
     """``OUT/suites``, bound to the options that change results (a rerun with others starts again)."""
     from ..storage import RunDir
 
-    bound = {k: v for k, v in asdict(config).items() if k not in ("out", "restart", "progress", "workers", "chunk")}
+    bound = {k: v for k, v in asdict(config).items() if k not in ("out", "restart", "progress", "workers", "chunk", "suites_at_once")}
     try:
         run = RunDir(out, "validate", bound, restart=config.restart)
     except Exception as exc:  # ConfigMismatch and the like: one line
