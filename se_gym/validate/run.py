@@ -88,6 +88,9 @@ def probe_containment(library: Any, sandbox: Any, wall_s: float = 10.0) -> Resul
 
 
 # -- one suite ----------------------------------------------------------------------------------------
+_ONE_AT_A_TIME = threading.Lock()  # the other sandboxes (docker, ray) serve one suite's checks at a time
+
+
 def _child_imports(ref: suites.SuiteRef) -> list[str]:
     """Modules the second process imports first: where a plug-in suite kind was registered."""
     from ..registry import RegistryError
@@ -159,11 +162,13 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
             order = probing.episode_order(tasks, library, judges["strict"])
         finally:
             probing.close_judges(judges)
-        # the same verdicts from the other sandboxes, on the first tasks of the sample
+        # the same verdicts from the other sandboxes, on the first tasks of the sample (one suite at a
+        # time: a small Ray cluster has room for one sandbox)
         for name in other_sandboxes:
             picked = sample[: config.sandbox_sample]
-            run_checks.append(report.run_record("determinism", f"{ref.spec}: {name} vs {config.sandbox} sandbox",
-                                                _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)))
+            with _ONE_AT_A_TIME:
+                found = _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)
+            run_checks.append(report.run_record("determinism", f"{ref.spec}: {name} vs {config.sandbox} sandbox", found))
         theirs = _collect(child, len(tasks)) if child is not None else None
     for i in range(len(tasks)):
         if theirs is None:
@@ -407,7 +412,8 @@ class _LockedBar:
 
 def _contained(library: Any, name: str) -> Result:
     try:
-        return probe_containment(library, name)
+        with _ONE_AT_A_TIME:
+            return probe_containment(library, name)
     except Exception as exc:  # noqa: BLE001 - the sandbox did not start: nothing could be probed
         return checks.failed("infrastructure", f"the {name} sandbox failed: {type(exc).__name__}: {exc}")
 
