@@ -88,9 +88,6 @@ def probe_containment(library: Any, sandbox: Any, wall_s: float = 10.0) -> Resul
 
 
 # -- one suite ----------------------------------------------------------------------------------------
-_ONE_AT_A_TIME = threading.Lock()  # the other sandboxes (docker, ray) serve one suite's checks at a time
-
-
 def _child_imports(ref: suites.SuiteRef) -> list[str]:
     """Modules the second process imports first: where a plug-in suite kind was registered."""
     from ..registry import RegistryError
@@ -162,12 +159,10 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
             order = probing.episode_order(tasks, library, judges["strict"])
         finally:
             probing.close_judges(judges)
-        # the same verdicts from the other sandboxes, on the first tasks of the sample (one suite at a
-        # time: a small Ray cluster has room for one sandbox)
+        # the same verdicts from the other sandboxes, on the first tasks of the sample
         for name in other_sandboxes:
             picked = sample[: config.sandbox_sample]
-            with _ONE_AT_A_TIME:
-                found = _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)
+            found = _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)
             run_checks.append(report.run_record("determinism", f"{ref.spec}: {name} vs {config.sandbox} sandbox", found))
         theirs = _collect(child, len(tasks)) if child is not None else None
     for i in range(len(tasks)):
@@ -301,12 +296,12 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
         kind = ref.spec.partition(":")[0]
         plan.append((n, ref, [s for s in others if available.get(s)] if kind not in first_of_spec else []))
         first_of_spec.add(kind)
-    order = sorted(plan, key=lambda item: (not (item[0] == 0 or item[2]), item[0]))
+    special = [item for item in plan if item[0] == 0 or item[2]]  # this process's: Ray, docker, containment
+    plain = [item for item in plan if not (item[0] == 0 or item[2])]
     clustered = {n for n, _, compare_in in plan if n == 0 or any(_is_cluster(s) for s in compare_in)}
     parts: list[dict[str, Any]] = [{} for _ in refs]
     contained: list[dict[str, Any]] = []
     lock = threading.Lock()
-    queue = iter(order)
     failed: list[BaseException] = []
     ray_state = {"owned": ray_owned}
 
@@ -317,10 +312,12 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
 
             shutdown()
 
-    def lane(bar: Any) -> None:
+    def lane(bar: Any, here: bool) -> None:
+        """Check suites until none is left: in this process (``here``: the suites that need the other
+        sandboxes first), or each in a process of its own (:mod:`se_gym.validate.lane`)."""
         while not failed:
             with lock:
-                item = next(queue, None)
+                item = (special or plain or [None]).pop(0) if here else (plain or [None]).pop(0)
             if item is None:
                 return
             n, ref, compare_in = item
@@ -328,10 +325,12 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
             if saved.is_file():
                 part = json.loads(saved.read_text(encoding="utf-8"))
                 bar.update(part["suite"]["tasks"])
-            else:
+            elif here:
                 bar.set_postfix_str(ref.spec)
                 part = check_suite(ref, config, bar, compare_in)
                 write_text_atomic(saved, json.dumps(part))
+            else:
+                part = _check_elsewhere(ref, config, bar, saved)
             parts[n] = part
             if n == 0:
                 library = suites.load(ref, config.splits, 1)[1]
@@ -345,7 +344,7 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
 
     def guarded(bar: Any) -> None:
         try:
-            lane(bar)
+            lane(bar, False)
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
             failed.append(exc)
 
@@ -354,13 +353,14 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
         bar = _LockedBar(progress_bar(total=None, desc="validate", unit="task", disable=not config.progress))
         try:
             # one suite per lane: one suite's pauses (its sandboxes starting, its second process
-            # finishing, a batch's last programs) are another's time on the machine's cores
+            # finishing, a batch's last programs) are another's time on the machine's cores; the
+            # other lanes' suites are checked in processes of their own (their threads wait for them)
             lanes = [threading.Thread(target=guarded, args=(bar,), name=f"se-gym-validate-lane-{k}", daemon=True)
                      for k in range(1, at_once)]
             for t in lanes:
                 t.start()
             try:
-                lane(bar)
+                lane(bar, True)
             except BaseException as exc:
                 failed.append(exc)
                 raise
@@ -391,6 +391,34 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
     return rep
 
 
+def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, saved: Path) -> dict[str, Any]:
+    """``check_suite(ref)`` in a process of its own (:mod:`se_gym.validate.lane`), its progress
+    passed on to ``bar``; its part of the report is written to ``saved`` and returned."""
+    request = {"config": asdict(config), "spec": ref.spec, "library": ref.library, "imports": _child_imports(ref), "out": str(saved)}
+    with tempfile.TemporaryDirectory(prefix="se-gym-validate-lane-") as tmp:
+        req, err = Path(tmp) / "request.json", Path(tmp) / "stderr.txt"
+        req.write_text(json.dumps(request), encoding="utf-8")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        bar.set_postfix_str(ref.spec)
+        with open(err, "w", encoding="utf-8") as errors:
+            proc = subprocess.Popen([sys.executable, "-m", "se_gym.validate.lane", str(req)], env=env, stdout=subprocess.PIPE,
+                                    stderr=errors, text=True)
+            try:
+                for line in proc.stdout:  # type: ignore[union-attr]
+                    if line.strip().isdigit():
+                        bar.update(int(line))
+                proc.wait()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+        if proc.returncode != 0 or not saved.is_file():
+            last = err.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+            raise ValidateError(f"{ref.spec}: the lane checking it failed: {last[0]}")
+    return json.loads(saved.read_text(encoding="utf-8"))
+
+
 class _LockedBar:
     """A progress bar several lanes update (one at a time)."""
 
@@ -412,8 +440,7 @@ class _LockedBar:
 
 def _contained(library: Any, name: str) -> Result:
     try:
-        with _ONE_AT_A_TIME:
-            return probe_containment(library, name)
+        return probe_containment(library, name)
     except Exception as exc:  # noqa: BLE001 - the sandbox did not start: nothing could be probed
         return checks.failed("infrastructure", f"the {name} sandbox failed: {type(exc).__name__}: {exc}")
 
