@@ -304,6 +304,7 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
     lock = threading.Lock()
     failed: list[BaseException] = []
     ray_state = {"owned": ray_owned}
+    running: set = set()  # the other lanes' processes
 
     def stop_ray() -> None:
         if ray_state["owned"]:
@@ -330,7 +331,7 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
                 part = check_suite(ref, config, bar, compare_in)
                 write_text_atomic(saved, json.dumps(part))
             else:
-                part = _check_elsewhere(ref, config, bar, saved)
+                part = _check_elsewhere(ref, config, bar, saved, running)
             parts[n] = part
             if n == 0:
                 library = suites.load(ref, config.splits, 1)[1]
@@ -371,6 +372,8 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
         finally:
             bar.close()
     finally:
+        for proc in list(running):  # (stopped early: the other lanes' suites stop too)
+            proc.kill()
         with lock:
             stop_ray()
     run_checks += contained
@@ -391,9 +394,10 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
     return rep
 
 
-def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, saved: Path) -> dict[str, Any]:
+def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, saved: Path, running: set) -> dict[str, Any]:
     """``check_suite(ref)`` in a process of its own (:mod:`se_gym.validate.lane`), its progress
-    passed on to ``bar``; its part of the report is written to ``saved`` and returned."""
+    passed on to ``bar``; its part of the report is written to ``saved`` and returned.  The process
+    is in ``running`` while it runs (the run kills what is left there when it stops early)."""
     request = {"config": asdict(config), "spec": ref.spec, "library": ref.library, "imports": _child_imports(ref), "out": str(saved)}
     with tempfile.TemporaryDirectory(prefix="se-gym-validate-lane-") as tmp:
         req, err = Path(tmp) / "request.json", Path(tmp) / "stderr.txt"
@@ -404,6 +408,7 @@ def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, sav
         with open(err, "w", encoding="utf-8") as errors:
             proc = subprocess.Popen([sys.executable, "-m", "se_gym.validate.lane", str(req)], env=env, stdout=subprocess.PIPE,
                                     stderr=errors, text=True)
+            running.add(proc)
             try:
                 for line in proc.stdout:  # type: ignore[union-attr]
                     if line.strip().isdigit():
@@ -413,6 +418,8 @@ def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, sav
                 proc.kill()
                 proc.wait()
                 raise
+            finally:
+                running.discard(proc)
         if proc.returncode != 0 or not saved.is_file():
             last = err.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
             raise ValidateError(f"{ref.spec}: the lane checking it failed: {last[0]}")
