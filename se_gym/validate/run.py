@@ -4,8 +4,10 @@ Per suite: the tasks are loaded (a built-in suite is built first if it is not ca
 process starts making them again (:mod:`se_gym.validate.replay`), and the probes are judged in
 batches of ``config.chunk`` tasks, one ``Judge.judge_many`` per profile and round.  Per run: the
 containment probe in every sandbox this machine has, and the first suite of each spec judged again
-in those sandboxes.  A finished suite's records are kept in ``OUT/suites/``; a rerun with the same
-options skips it.
+in those sandboxes.  ``config.suites_at_once`` suites are checked at once: those judged in the other
+sandboxes (and the containment probes) in this process, first, the others each in a process of its
+own (:mod:`se_gym.validate.lane`).  A finished suite's records are kept in ``OUT/suites/``; a rerun
+with the same options skips it.
 """
 from __future__ import annotations
 
