@@ -70,9 +70,8 @@ class TreeCPU:
         while not self._stop.wait(self.every_s):
             self._sample()
 
-    def stop(self) -> float:
-        self._stop.set()
-        self._thread.join()
+    def so_far(self) -> float:
+        """CPU seconds of the processes below this one until now (sampled now)."""
         self._sample()
         total = sum(s["own"] + s["kids"] for s in self.seen.values())
         for s in self.seen.values():  # a child gone before its parent's last sample was counted in the parent's cutime
@@ -80,6 +79,11 @@ class TreeCPU:
             if parent is not None and s["tick"] < parent["tick"]:
                 total -= s["own"] + s["kids"]
         return total / self.hz
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.so_far()
 
 
 def main() -> int:

@@ -27,6 +27,7 @@ from _dependence_corpus import DETECTORS, HELPERS, ORACLES, QUERY_TASKS, SHAPES,
 from _gate_corpus import block
 from conftest import legit_skip
 from se_gym.judge import Judge, JudgeError
+from se_gym.judge.extract import fenced
 from se_gym.judge.types import Status
 from se_gym.library import writer
 from se_gym.sandbox import ExecStatus, Limits, Program
@@ -241,24 +242,34 @@ def test_a_failed_second_run_is_infrastructure_never_a_score(suite, how):
 def test_a_reference_runs_once_per_judge_and_later_answers_run_alone(suite):
     """Issue 49: the reference's record and its counterfactual outcomes are kept for the judge's life
     (one secret per judge), so a later batch on the same task runs only its answers' second runs;
-    and the kept outcomes judge a later named-but-unused answer as a fresh check would."""
+    and the kept outcomes judge a later named-but-unused answer as a fresh check would.  Issue 44:
+    the reference judged as an answer (validate's oracle) is its record run and its counterfactual
+    runs itself: 2 runs where it took 4, none but its real run once they are kept."""
     tasks, lib = suite
     t = tasks[0]
     modes: list = []
     box = _Failing(lib, lambda mode: modes.append(mode))
     unused = next(code for name, code, task in named_unused(tasks, lib) if task is t and name in SHAPES)
+    other = t.library_solution + "\n# the same code, another answer's text\n"
     with box, Judge(lib, profile="strict", sandbox=box) as j:
-        first = j.judge_many([t.judge_item(block(t.library_solution))])[0]
-        runs_first = len(modes)
+        first = j.judge_many([t.judge_item(fenced(t.library_solution))])[0]
+        runs_first = list(modes)
         modes.clear()
-        again = j.judge_many([t.judge_item(block(t.library_solution))])[0]
-        runs_again = [m for m in modes if m]
+        again = j.judge_many([t.judge_item(fenced(t.library_solution))])[0]
+        runs_again = list(modes)
+        modes.clear()
+        alike = j.judge_many([t.judge_item(block(other))])[0]
+        runs_alike = [m for m in modes if m]
         modes.clear()
         bad = j.judge_many([t.judge_item(block(unused))])[0]
         runs_bad = [m for m in modes if m]
-    assert first.passed and again.passed and first.dependence == again.dependence
-    assert runs_first == 4  # the answer; the reference's record; the reference and the answer in world "*"
-    assert len(runs_again) == 1 and "cf" in runs_again[0]  # the answer's second run alone
+    with Judge(lib, profile="strict") as fresh:  # (no reference's run shared: every run made)
+        alone = fresh.judge_many([t.judge_item(block(other))])[0]
+    assert first.passed and again.passed and alike.passed and first.dependence == again.dependence == alike.dependence == alone.dependence
+    # the answer, recording (it is the reference's record); the reference in world "*" (the answer's too)
+    assert runs_first == [{"record": True}, {"cf": runs_first[1]["cf"], "keys": runs_first[1]["keys"]}]
+    assert runs_again == [None]  # its real run: its record and its world are kept
+    assert len(runs_alike) == 1 and "cf" in runs_alike[0]  # another answer's second run alone
     assert bad.status is Status.LIBRARY_UNUSED and bad.reward == 0
     assert all("cf" in m for m in runs_bad)  # (the reference ran in no mode again)
 

@@ -93,6 +93,21 @@ def test_rerun_resumes_finished_suites(clean, monkeypatch):
     assert again["tasks"] == report["tasks"]
 
 
+def test_suites_checked_at_once_give_the_report_one_at_a_time_gives(suite, tmp_path):
+    """Lanes (--suites-at-once) change when a suite is checked, not what its report says, nor where
+    its records stand; a planted defect in the second suite is found either way."""
+    good = [t for s in suite.splits.values() for t in s]
+    broken = replace(good[0], id="broken", library_solution=good[0].library_solution.replace("return ", "return 1 + 0 * ", 1))
+    specs = (write(tmp_path / "a.jsonl", good[:4]), write(tmp_path / "b.jsonl", [broken, *good[4:]]), write(tmp_path / "c.jsonl", good[1:3]))
+    reports = [validate(ValidateConfig(specs=specs, sandboxes=("local",), out=str(tmp_path / f"out{k}"), progress=False, second_process=False,
+                                       suites_at_once=k)) for k in (1, 3)]
+    one, three = ([(t["suite"], t["id"], t["checks"]) for t in r["tasks"]] for r in reports)
+    assert one == three and [t[0] for t in one] == [specs[0]] * 4 + [specs[1]] * 4 + [specs[2]] * 2
+    assert [r["run_checks"] for r in reports[0:1]] == [r["run_checks"] for r in reports[1:2]]
+    assert [s["spec"] for s in reports[1]["suites"]] == list(specs)
+    assert three[4][1] == "broken" and three[4][2]["oracle"]["result"] == "fail"
+
+
 def test_a_reference_that_fails_is_an_oracle_error(suite, tmp_path):
     good = suite["train"][0]
     broken = replace(good, id="broken", library_solution=good.library_solution.replace("return ", "return 1 + 0 * ", 1))

@@ -126,6 +126,8 @@ class _Pending:
     fname: str | None = None  # the item's function name
     reference: str | None = None  # the item's reference solution (the dependence check's)
     values: list = field(default_factory=list)  # strict: each case's outcome in the real run (dependence.Outcome)
+    # the reference itself as the answer (dependence): its real run is the reference's record run too
+    record_run: Any = None
 
 
 class Judge:
@@ -419,7 +421,7 @@ class Judge:
             else:
                 p.verdict = self._finish_contained(p, r)
                 if not self._to_check(p):
-                    p.program, p.code, p.cases, p.expected = "", None, (), []  # done with: let them go
+                    p.program, p.code, p.cases, p.expected, p.record_run = "", None, (), [], None  # done with: let them go
 
         try:
             for i, item in enumerate(items):
@@ -543,7 +545,7 @@ class Judge:
     def _checked(self, check: dependence.DependenceCheck) -> None:
         for it in check.items:
             p = it.pending
-            p.program, p.code, p.cases, p.expected, p.values = "", None, (), [], []
+            p.program, p.code, p.cases, p.expected, p.values, p.record_run = "", None, (), [], [], None
 
     def _retry(self, todo, results, run):
         # the sandbox already replaced dead workers; an infrastructure failure gets one more try
@@ -621,8 +623,21 @@ class Judge:
             p.channelled = True
             p.program = channel_program(body, entry, inputs, self.package, strict, _imported(nodes, self.package) if strict else (),
                                         units=self._units(body + f"import {self.package}\n", nodes, entry, inputs))
+        if self.dependence and p.reference is not None and p.channelled and self._records_reference(p):
+            # the answer is the reference, whose record is not kept yet: its real run, its server
+            # recording, is also the record run the dependence check would make of the reference
+            # (the same program; recording changes no value the program sees), so it runs once
+            p.program = p.program.with_library_mode({"record": True})
+            p.record_run = True
         p.prep_s = time.perf_counter() - t0
         return p
+
+    def _records_reference(self, p: _Pending) -> bool:
+        """Whether ``p``'s answer is its reference's very code and the reference's record is not kept."""
+        if p.code != extract_code(dependence.reference_response(p.reference or ""), self.strip_think):
+            return False  # (the same code as the reference's prepared: the same program)
+        with self._reference_lock:
+            return dependence.reference_key(p) not in self._reference_records
 
     def _official_program(self, p: _Pending, body: str, inputs: list[str]) -> str:
         return official_program(body, p.entry, [{"input": s, "output": c.output} for s, c in zip(inputs, p.cases)], self.package)
@@ -655,6 +670,8 @@ class Judge:
     def _finish_contained(self, p: _Pending, r: Any) -> Verdict:
         """``_finish``, with anything a program's result makes it raise kept to that answer: a
         malformed result is the answer's runtime error, and the rest of the batch is judged."""
+        if p.record_run is not None:
+            p.record_run = r  # (the dependence check takes the reference's record from it)
         budget = self.scoring_cpu_s
         start = time.thread_time() if budget is not None else 0.0
         previous = compare.set_scoring_deadline(start + budget if budget is not None else None)

@@ -91,6 +91,20 @@ def _failed(result: Any) -> bool:
     return getattr(getattr(result, "status", None), "value", None) == "sandbox_error" or not getattr(result, "library_report", None)
 
 
+def reference_key(p: Any) -> tuple:
+    """What a pending's reference's record is kept under: (code, entry, cases, expected)."""
+    return (p.reference, p.entry, tuple((c.input, c.output) for c in p.cases), tuple(p.expected))
+
+
+def _is_result(run: Any) -> bool:
+    return run is not None and not isinstance(run, bool)
+
+
+def _same_program(p: Any, q: Any) -> bool:
+    """Two pendings run the same program (the same source; the library mode aside)."""
+    return bool(p.program) and str(p.program) == str(q.program)
+
+
 def outcomes(result: Any, n: int) -> list | str:
     """Per case, what a counterfactual or record run returned; ``"infra"`` when the run or its
     library server failed (no word from the server), ``"forbidden"`` when the wall refused something."""
@@ -146,10 +160,12 @@ class DependenceCheck:
         for p in items:
             ref = None
             if p.reference:
-                key = (p.reference, p.entry, tuple((c.input, c.output) for c in p.cases), tuple(p.expected))
+                key = reference_key(p)
                 ref = refs.get(key)
                 if ref is None:
                     ref = refs[key] = self._reference(key, p)
+                if ref.why == "not run" and _is_result(p.record_run) and not _failed(p.record_run) and _same_program(p, ref.pending):
+                    self._take_record(ref, p.record_run)  # the answer is the reference: its real run recorded
             self.items.append(_Item(p, ref))
         self.refs = list(refs.values())
 
@@ -266,14 +282,17 @@ class DependenceCheck:
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
                 continue
+            if self._is_reference(it):
+                continue  # the reference's own run in this world is its run (below)
             keys = self.demanded(it.ref.keys) if it.ref is not None and it.ref.ok else None
             jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
         yield from self._worlds(jobs)
+        self._as_reference("*")
         # 3. one world per library function of the reference, for answers that differ from it in "*";
         # and world "~" (its queries and conversions alone) where its result did not change in "*"
         jobs = []
         weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
-        for owner in [*self.refs, *self.items]:
+        for owner in [*self.refs, *[it for it in self.items if not self._is_reference(it)]]:
             ref = owner if isinstance(owner, _Reference) else owner.ref
             if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list) and "~" not in owner.worlds:
                 jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
@@ -290,7 +309,20 @@ class DependenceCheck:
                 if (id(r), cls) in wanted and cls not in r.worlds:
                     jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
         yield from self._worlds(jobs)
+        self._as_reference("~")
         self._keep_worlds()
+
+    def _is_reference(self, it: _Item) -> bool:
+        """Whether the answer is its reference's very program (a passing reference, judged as an
+        answer: ``se-gym validate``'s oracle): in every world its run is the reference's run, whose
+        outcomes the check keeps and reuses for the judge's life, so it is not run again."""
+        ref = it.ref
+        return ref is not None and ref.ok and ref.pending is not None and _same_program(it.pending, ref.pending)
+
+    def _as_reference(self, world: str) -> None:
+        for it in self.items:
+            if self._is_reference(it) and world in it.ref.worlds:  # type: ignore[union-attr]
+                it.worlds[world] = it.ref.worlds[world]  # type: ignore[union-attr]
 
     def _worlds(self, jobs: list) -> Generator[list, list, None]:
         if not jobs:

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..judge.parsing import parse  # (takes turns with the judge's: judge/parsing.py)
+
 CHECKS = ("oracle", "floor", "dependence", "determinism", "leakage")
 RUN_CHECKS = ("containment", "determinism")
 RESULTS = ("pass", "fail", "not_run")
@@ -264,7 +266,7 @@ MIN_NEEDLE = 8  # shorter outputs or inputs ("3", "True", "[1, 2]") appear in an
 def _arguments(input_text: str) -> list[str]:
     """The source of each argument of a test input (``x1=[1, 2], x2=3`` -> ``[1, 2]``, ``3``)."""
     try:
-        call = ast.parse(f"f({input_text})", mode="eval").body
+        call = parse(f"f({input_text})", mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     src = f"f({input_text})"
@@ -280,7 +282,7 @@ def _code_lines(code: str) -> list[str]:
     """The lines of ``code`` that are code (not comments, docstrings, imports or the signature)."""
     prose: set[int] = set()
     try:
-        for node in ast.walk(ast.parse(code)):
+        for node in ast.walk(parse(code)):
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 prose.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -39,6 +39,9 @@ class ValidateConfig(SandboxFlags, LimitOptions, LibraryOption):
     retry_wall_s: float = field(default=20.0, metadata={
         "help": "a probe that timed out runs once more with this limit (a loaded machine is not the task's fault)"})
     chunk: int = field(default=256, metadata={"help": "tasks judged per batch"})
+    suites_at_once: int | None = field(default=None, metadata={"type": int_or_none, "help": (
+        "suites checked at once, each with its own judges and second process (None: 2 on a machine with 2 CPUs "
+        "or more): one suite's pauses are another's time on the cores")})
     restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
     progress: bool = field(default=True, metadata={"help": "progress bars"})
 
@@ -59,6 +62,9 @@ class ValidateConfig(SandboxFlags, LimitOptions, LibraryOption):
             low = 0 if name == "sandbox_sample" else 1
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValidateError(f"--{name.replace('_', '-')} must be an int >= {low}, got {value!r}")
+        if self.suites_at_once is not None and (isinstance(self.suites_at_once, bool) or not isinstance(self.suites_at_once, int)
+                                                or self.suites_at_once < 1):
+            raise ValidateError(f"--suites-at-once must be an int >= 1 or None, got {self.suites_at_once!r}")
         if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1):
             raise ValidateError(f"--limit must be an int >= 1 or None, got {self.limit!r}")
         if isinstance(self.visible_cases, bool) or not isinstance(self.visible_cases, int) or self.visible_cases < 0:

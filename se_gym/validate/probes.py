@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ..judge.extract import fenced
+from ..judge.parsing import parse  # (takes turns with the judge's: judge/parsing.py)
 
 # the reference in the form it is written, and the other container where the expected output allows it
 FORMS = ("native", "list", "array")
@@ -65,14 +66,14 @@ def reference_form(code: str, entry: str, form: str, package: str, array_ctor: s
     if form == "native":
         return code
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     fn = _entry(tree, entry)
     if fn is None:
         return None
     wrap = "_se_gym_as_list" if form == "list" else f"{package}.{array_ctor}"
-    visitor = _WrapReturns(ast.parse(wrap, mode="eval").body)
+    visitor = _WrapReturns(parse(wrap, mode="eval").body)
     fn.body = [visitor.visit(stmt) for stmt in fn.body]
     return ast.unparse(ast.fix_missing_locations(tree)) + ("\n" + _AS_LIST if form == "list" else "\n")
 
@@ -84,7 +85,7 @@ def literal(expected: str, array_type: str) -> str:
     ok, value = expected_value(expected, array_type, numpy_wraps=True)
     text = repr(value) if ok else repr(expected.strip())
     try:  # a value whose repr is not a literal (inf, nan): return the printed text instead
-        ast.literal_eval(text)
+        ast.literal_eval(parse(text, mode="eval"))
     except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError):
         text = repr(expected.strip())
     return text
@@ -145,7 +146,7 @@ def echo_answer(task: Any, library: Any) -> str | None:
     if call is None:
         return None
     try:
-        fn = ast.parse(_signature(task) + "\n    pass").body[0]
+        fn = parse(_signature(task) + "\n    pass").body[0]
     except SyntaxError:
         return None
     names = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]  # type: ignore[attr-defined]

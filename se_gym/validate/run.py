@@ -4,8 +4,10 @@ Per suite: the tasks are loaded (a built-in suite is built first if it is not ca
 process starts making them again (:mod:`se_gym.validate.replay`), and the probes are judged in
 batches of ``config.chunk`` tasks, one ``Judge.judge_many`` per profile and round.  Per run: the
 containment probe in every sandbox this machine has, and the first suite of each spec judged again
-in those sandboxes.  A finished suite's records are kept in ``OUT/suites/``; a rerun with the same
-options skips it.
+in those sandboxes.  ``config.suites_at_once`` suites are checked at once: those judged in the other
+sandboxes (and the containment probes) in this process, first, the others each in a process of its
+own (:mod:`se_gym.validate.lane`).  A finished suite's records are kept in ``OUT/suites/``; a rerun
+with the same options skips it.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
@@ -162,8 +165,8 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
         # the same verdicts from the other sandboxes, on the first tasks of the sample
         for name in other_sandboxes:
             picked = sample[: config.sandbox_sample]
-            run_checks.append(report.run_record("determinism", f"{ref.spec}: {name} vs {config.sandbox} sandbox",
-                                                _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)))
+            found = _other_sandbox(name, library, config, picked, answers_of, verdicts_of, results, dependence)
+            run_checks.append(report.run_record("determinism", f"{ref.spec}: {name} vs {config.sandbox} sandbox", found))
         theirs = _collect(child, len(tasks)) if child is not None else None
     for i in range(len(tasks)):
         if theirs is None:
@@ -287,36 +290,96 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
                 available[other] = False
                 run_checks.append(report.run_record("containment", f"{other} sandbox", checks.not_run(
                     "containment", "unavailable", f"Ray did not start ({type(exc).__name__}: {str(exc)[:120]})")))
-    try:
-        parts = []
-        first_of_spec: set[str] = set()
-        bar = progress_bar(total=None, desc="validate", unit="task", disable=not config.progress)
-        try:
-            for n, ref in enumerate(refs):
-                kind = ref.spec.partition(":")[0]
-                compare_in = [s for s in others if available.get(s)] if kind not in first_of_spec else []
-                first_of_spec.add(kind)
-                saved = done_dir / f"{n:03d}.json"
-                if saved.is_file():
-                    part = json.loads(saved.read_text(encoding="utf-8"))
-                    bar.update(part["suite"]["tasks"])
-                else:
-                    bar.set_postfix_str(ref.spec)
-                    part = check_suite(ref, config, bar, compare_in)
-                    write_text_atomic(saved, json.dumps(part))
-                parts.append(part)
-                if n == 0:
-                    library = suites.load(ref, config.splits, 1)[1]
-                    for name in [s for s in dict.fromkeys([config.sandbox, *others]) if available.get(s)]:
-                        log.info("validate: probing the %s sandbox's walls", name)
-                        run_checks.append(report.run_record("containment", f"{name} sandbox", _contained(library, name)))
-        finally:
-            bar.close()
-    finally:
-        if ray_owned:
+    # every suite's plan in the order of the report: the first suite of each spec kind is judged again
+    # in the other sandboxes; the suites that need Ray (and the containment probes, after suite 0)
+    # go first, so that Ray stops as soon as they are done
+    plan: list[tuple[int, suites.SuiteRef, list[str]]] = []
+    first_of_spec: set[str] = set()
+    for n, ref in enumerate(refs):
+        kind = ref.spec.partition(":")[0]
+        plan.append((n, ref, [s for s in others if available.get(s)] if kind not in first_of_spec else []))
+        first_of_spec.add(kind)
+    special = [item for item in plan if item[0] == 0 or item[2]]  # this process's: Ray, docker, containment
+    plain = [item for item in plan if not (item[0] == 0 or item[2])]
+    clustered = {n for n, _, compare_in in plan if n == 0 or any(_is_cluster(s) for s in compare_in)}
+    parts: list[dict[str, Any]] = [{} for _ in refs]
+    contained: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    failed: list[BaseException] = []
+    ray_state = {"owned": ray_owned}
+    running: set = set()  # the other lanes' processes
+
+    def stop_ray() -> None:
+        if ray_state["owned"]:
+            ray_state["owned"] = False
             from ..distributed.cluster import shutdown
 
             shutdown()
+
+    def lane(bar: Any, here: bool) -> None:
+        """Check suites until none is left: in this process (``here``: the suites that need the other
+        sandboxes first), or each in a process of its own (:mod:`se_gym.validate.lane`)."""
+        while not failed:
+            with lock:
+                item = (special or plain or [None]).pop(0) if here else (plain or [None]).pop(0)
+            if item is None:
+                return
+            n, ref, compare_in = item
+            saved = done_dir / f"{n:03d}.json"
+            if saved.is_file():
+                part = json.loads(saved.read_text(encoding="utf-8"))
+                bar.update(part["suite"]["tasks"])
+            elif here:
+                bar.set_postfix_str(ref.spec)
+                part = check_suite(ref, config, bar, compare_in)
+                write_text_atomic(saved, json.dumps(part))
+            else:
+                part = _check_elsewhere(ref, config, bar, saved, running)
+            parts[n] = part
+            if n == 0:
+                library = suites.load(ref, config.splits, 1)[1]
+                for name in [s for s in dict.fromkeys([config.sandbox, *others]) if available.get(s)]:
+                    log.info("validate: probing the %s sandbox's walls", name)
+                    contained.append(report.run_record("containment", f"{name} sandbox", _contained(library, name)))
+            with lock:
+                clustered.discard(n)
+                if not clustered:
+                    stop_ray()
+
+    def guarded(bar: Any) -> None:
+        try:
+            lane(bar, False)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            failed.append(exc)
+
+    at_once = max(1, min(config.suites_at_once or min(2, os.cpu_count() or 1), len(refs)))
+    try:
+        bar = _LockedBar(progress_bar(total=None, desc="validate", unit="task", disable=not config.progress))
+        try:
+            # one suite per lane: one suite's pauses (its sandboxes starting, its second process
+            # finishing, a batch's last programs) are another's time on the machine's cores; the
+            # other lanes' suites are checked in processes of their own (their threads wait for them)
+            lanes = [threading.Thread(target=guarded, args=(bar,), name=f"se-gym-validate-lane-{k}", daemon=True)
+                     for k in range(1, at_once)]
+            for t in lanes:
+                t.start()
+            try:
+                lane(bar, True)
+            except BaseException as exc:
+                failed.append(exc)
+                raise
+            for t in lanes:
+                t.join()
+            if failed:
+                raise failed[0]
+        finally:
+            bar.close()
+    finally:
+        for proc in list(running):  # (stopped early: the other lanes' suites stop too)
+            proc.kill()
+        with lock:
+            stop_ray()
+    run_checks += contained
     tasks = [rec for p in parts for rec in p["tasks"]]
     run_checks += [rec for p in parts for rec in p["run_checks"]]
     from .._version import __version__
@@ -332,6 +395,57 @@ def validate(config: ValidateConfig) -> dict[str, Any]:
     write_text_atomic(out / "report.json", json.dumps(rep, separators=(",", ":")))
     write_text_atomic(out / "summary.txt", report.screen(rep, str(out / "report.json")) + "\n")
     return rep
+
+
+def _check_elsewhere(ref: suites.SuiteRef, config: ValidateConfig, bar: Any, saved: Path, running: set) -> dict[str, Any]:
+    """``check_suite(ref)`` in a process of its own (:mod:`se_gym.validate.lane`), its progress
+    passed on to ``bar``; its part of the report is written to ``saved`` and returned.  The process
+    is in ``running`` while it runs (the run kills what is left there when it stops early)."""
+    request = {"config": asdict(config), "spec": ref.spec, "library": ref.library, "imports": _child_imports(ref), "out": str(saved)}
+    with tempfile.TemporaryDirectory(prefix="se-gym-validate-lane-") as tmp:
+        req, err = Path(tmp) / "request.json", Path(tmp) / "stderr.txt"
+        req.write_text(json.dumps(request), encoding="utf-8")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        bar.set_postfix_str(ref.spec)
+        with open(err, "w", encoding="utf-8") as errors:
+            proc = subprocess.Popen([sys.executable, "-m", "se_gym.validate.lane", str(req)], env=env, stdout=subprocess.PIPE,
+                                    stderr=errors, text=True)
+            running.add(proc)
+            try:
+                for line in proc.stdout:  # type: ignore[union-attr]
+                    if line.strip().isdigit():
+                        bar.update(int(line))
+                proc.wait()
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            finally:
+                running.discard(proc)
+        if proc.returncode != 0 or not saved.is_file():
+            last = err.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
+            raise ValidateError(f"{ref.spec}: the lane checking it failed: {last[0]}")
+    return json.loads(saved.read_text(encoding="utf-8"))
+
+
+class _LockedBar:
+    """A progress bar several lanes update (one at a time)."""
+
+    def __init__(self, bar: Any):
+        self._bar, self._lock = bar, threading.Lock()
+
+    def update(self, n: int = 1) -> None:
+        with self._lock:
+            self._bar.update(n)
+
+    def set_postfix_str(self, text: str) -> None:
+        with self._lock:
+            self._bar.set_postfix_str(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._bar.close()
 
 
 def _contained(library: Any, name: str) -> Result:
@@ -359,7 +473,7 @@ def _run_dir(out: Path, config: ValidateConfig) -> Path:
     """``OUT/suites``, bound to the options that change results (a rerun with others starts again)."""
     from ..storage import RunDir
 
-    bound = {k: v for k, v in asdict(config).items() if k not in ("out", "restart", "progress", "workers", "chunk")}
+    bound = {k: v for k, v in asdict(config).items() if k not in ("out", "restart", "progress", "workers", "chunk", "suites_at_once")}
     for name, default in (("sandbox_option", ()), ("cpu_s", None), ("memory_mb", None)):  # (added later: older runs resume)
         if bound[name] == default:
             del bound[name]
