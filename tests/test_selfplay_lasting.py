@@ -250,6 +250,62 @@ def test_demo_selfplay_defaults_on_a_cpu_the_small_base_six_rounds_and_the_best_
     assert tuple(choices) == tuple(SETTINGS)
 
 
+def test_the_round_table_pools_the_rejection_reasons_over_seeds():
+    """The per-round table says why proposals were rejected: the reasons of every seed's round, summed."""
+    from se_gym.selfplay.experiment import per_round, render_rounds
+
+    def seed(rejected):
+        return {"rounds": {"sft_selfplay": [{"round": 0, "closed_book_acc": 0.0},
+                                            {"round": 1, "valid": 12 - sum(rejected.values()), "proposed": 12, "valid_rate": 0.5,
+                                             "rejected": rejected, "closed_book_acc": 0.5}]}}
+
+    rows = per_round([seed({"too_few_inputs": 2, "bad_inputs": 1}), seed({"too_few_inputs": 1}), seed({})], "sft_selfplay")
+    assert rows[1]["rejected"] == {"too_few_inputs": 3, "bad_inputs": 1} and rows[1]["valid"] == 32
+    table = render_rounds(rows, [])
+    assert "| rejected (SFT run) |" in table.splitlines()[0]
+    assert "| 32/36 (89%) | too_few_inputs 3, bad_inputs 1 |" in table
+
+
+def test_the_default_setting_writes_the_proposals_and_the_fresh_pool_at_temperature_0_7(tmp_path, monkeypatch):
+    """The demo's default setting (``cool``) samples the policy's proposals, and the fresh pool it rehearses,
+    at temperature 0.7 (``fresh``, the setting before it: 1.0); the validator is the same."""
+    from se_gym.selfplay import loop
+    from se_gym.selfplay.experiment import DEFAULT_SETTING, SETTINGS, MiniSelfPlay, MiniSelfPlayConfig
+
+    assert DEFAULT_SETTING == "cool" and SETTINGS["cool"] == {**SETTINGS["fresh"], "propose_temperature": 0.7}
+    made = []
+
+    def run_all(self):
+        made.append(self.config)
+        return [{"round": 0}]
+
+    monkeypatch.setattr(loop.SelfPlay, "run_all", run_all)
+    exp = MiniSelfPlay(tmp_path / "exp", MiniSelfPlayConfig(), progress=False)
+    for regime in ("sft", "rl"):
+        exp.selfplay(0, tmp_path / "base", ["abs", "cumsum"], regime, tmp_path / "exp" / "seed0")
+    assert [c.propose_temperature for c in made] == [0.7, 0.7]
+    assert made[0].proposer == "policy" and made[0].min_inputs == 8 and made[0].rehearsal_samples == 48
+    exp.cfg = MiniSelfPlayConfig(setting="fresh")
+    exp.selfplay(0, tmp_path / "base", ["abs", "cumsum"], "sft", tmp_path / "exp" / "seed1")
+    assert made[-1].propose_temperature == 1.0
+
+    temps = []
+
+    class Engine(loop.LocalEngine):
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            temps.append(temperature)
+            return [["Question: q"] * n for _ in prompts]
+
+    sp = _selfplay(tmp_path, propose_temperature=SETTINGS[DEFAULT_SETTING]["propose_temperature"], rehearsal=0.5, rehearsal_samples=3)
+    sp.engine = Engine(sp.library, sp.validation)
+    try:
+        sp._proposer_for(1).propose_many([(sp._docs(("abs",), "Docs:\nWrite a task:\n"), [])], 1)
+        assert sp._rehearsal_samples(1) == {"written": 3, "valid": []}
+    finally:
+        sp.engine.close()
+    assert temps == [0.7, 0.7]  # the round's proposals, then the fresh pool
+
+
 # -- kill -9 in every stage of a round that uses every switch ----------------------------------------
 RULES = '''
 """Writes valid tasks by rule and counts as the policy (so rehearsal mixes its proposals into the update)."""
