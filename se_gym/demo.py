@@ -380,7 +380,7 @@ class DemoOptions:
     rounds: int | None = field(default=None, metadata={"help": "with --selfplay: self-play rounds (None: 6, --quick 3; more extend a finished run)"})
     setting: str | None = field(default=None, metadata={
         "help": "with --selfplay: which switches keep self-play going (plain, budget, mix, novelty, band, fresh, cool, checked; None: "
-                "cool, the measured best; see docs/selfplay.md)",
+                "checked, the measured best; see docs/selfplay.md)",
         "choices": ("plain", "budget", "mix", "novelty", "band", "fresh", "cool", "checked")})
     ray_address: str | None = field(default=None, metadata={
         "help": "with --selfplay: run the self-play rounds on a Ray cluster ('auto' or HOST:PORT; None: in this process)"})

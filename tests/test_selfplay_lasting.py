@@ -376,12 +376,13 @@ def test_the_round_table_pools_the_rejection_reasons_over_seeds():
 
 
 def test_the_default_setting_writes_the_proposals_and_the_fresh_pool_at_temperature_0_7(tmp_path, monkeypatch):
-    """The demo's default setting (``cool``) samples the policy's proposals, and the fresh pool it rehearses,
+    """The demo's default setting (``checked``, built on ``cool``) samples the policy's proposals, and the fresh pool it rehearses,
     at temperature 0.7 (``fresh``, the setting before it: 1.0); the validator is the same."""
     from se_gym.selfplay import loop
     from se_gym.selfplay.experiment import DEFAULT_SETTING, SETTINGS, MiniSelfPlay, MiniSelfPlayConfig
 
-    assert DEFAULT_SETTING == "cool" and SETTINGS["cool"] == {**SETTINGS["fresh"], "propose_temperature": 0.7}
+    assert SETTINGS["cool"] == {**SETTINGS["fresh"], "propose_temperature": 0.7}
+    assert DEFAULT_SETTING == "checked" and SETTINGS["checked"] == {**SETTINGS["cool"], "propose_check": 24}
     made = []
 
     def run_all(self):

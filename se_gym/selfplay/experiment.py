@@ -68,7 +68,7 @@ SETTINGS: dict[str, dict] = {
     "checked": {**_NOVELTY, "band_open": 0.5, "band": (0.0, 0.75), "rehearsal": 0.5, "rehearsal_samples": 48, "propose_temperature": 0.7,
                 "propose_check": 24},
 }
-DEFAULT_SETTING = "cool"
+DEFAULT_SETTING = "checked"
 SUSTAINED_VALID = 0.8  # the policy's valid-proposal rate every round must reach (issue 45)
 
 
