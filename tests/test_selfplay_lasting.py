@@ -130,7 +130,7 @@ def test_epoch_picker_with_a_proposal_check_keeps_no_epoch_that_writes_worse_tha
 
     valid = {0.0: 0.9, 1.0: 0.6, 2.0: 0.9, 3.0: 1.0}  # the check's valid share per weights (epoch e has weights e)
 
-    def run(check):
+    def run(check, floor=1.0):
         model = torch.nn.Linear(1, 1)
         with torch.no_grad():
             model.weight.fill_(0.0)
@@ -141,7 +141,7 @@ def test_epoch_picker_with_a_proposal_check_keeps_no_epoch_that_writes_worse_tha
             checked.append(model.weight.item())
             return valid[model.weight.item()]
 
-        picker = EpochPicker(model, lambda: next(scores), patience=2, check=spy if check else None)
+        picker = EpochPicker(model, lambda: next(scores), patience=2, check=spy if check else None, floor=floor)
         assert checked == []  # nothing checked until an epoch beats the start
         for epoch in (1, 2, 3, 4):
             with torch.no_grad():
@@ -156,6 +156,8 @@ def test_epoch_picker_with_a_proposal_check_keeps_no_epoch_that_writes_worse_tha
     assert picker.metrics()["propose_check"] == {"valid": {"0": 0.9, "1": 0.6, "2": 0.9}, "refused": [1]}
     picker, best, weight, checked = run(check=False)
     assert (best, weight, checked) == (1, 1.0, []) and "propose_check" not in picker.metrics()
+    picker, best, weight, checked = run(check=True, floor=0.6)
+    assert (best, weight, checked) == (1, 1.0, [0.0, 1.0])  # with a floor of 0.6, epoch 1's 0.6 is enough
 
 
 def test_the_proposal_check_counts_the_policys_valid_tasks_on_proposal_prompts(tmp_path):
@@ -382,7 +384,7 @@ def test_the_default_setting_writes_the_proposals_and_the_fresh_pool_at_temperat
     from se_gym.selfplay.experiment import DEFAULT_SETTING, SETTINGS, MiniSelfPlay, MiniSelfPlayConfig
 
     assert SETTINGS["cool"] == {**SETTINGS["fresh"], "propose_temperature": 0.7}
-    assert DEFAULT_SETTING == "checked" and SETTINGS["checked"] == {**SETTINGS["cool"], "propose_check": 24}
+    assert DEFAULT_SETTING == "checked" and SETTINGS["checked"] == {**SETTINGS["cool"], "propose_check": 24, "propose_floor": 0.9}
     made = []
 
     def run_all(self):

@@ -132,12 +132,13 @@ class EpochPicker:
     the caller need not train at all.
 
     ``check()`` (optional): the proposer's valid share on held-out proposal prompts with the current
-    weights. An epoch that would be kept is kept only when its check is at least the start's (the
-    start is checked at the first such epoch, so a round where no epoch beats the start checks
-    nothing): an update that teaches the solver but spoils the task writing is not taken."""
+    weights. An epoch that would be kept is kept only when its check is at least the start's, or at
+    least ``floor`` (the start is checked at the first such epoch, so a round where no epoch beats the
+    start checks nothing): an update that teaches the solver but spoils the task writing is not taken."""
 
-    def __init__(self, model: Any, score: Callable[[], float], patience: int, check: Callable[[], float] | None = None):
-        self.model, self.score, self.patience, self.check = model, score, max(1, patience), check
+    def __init__(self, model: Any, score: Callable[[], float], patience: int, check: Callable[[], float] | None = None,
+                 floor: float = 1.0):
+        self.model, self.score, self.patience, self.check, self.floor = model, score, max(1, patience), check, floor
         self.scores = [score()]
         self.best_epoch = 0
         self.saturated = self.scores[0] >= 1.0
@@ -157,7 +158,7 @@ class EpochPicker:
             self.checks[0] = self.check()
             self.model.load_state_dict(now)
         self.checks[epoch] = self.check()
-        if self.checks[epoch] < self.checks[0]:
+        if self.checks[epoch] < min(self.checks[0], self.floor):
             self.refused.append(epoch)
             return False
         return True

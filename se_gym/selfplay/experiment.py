@@ -64,9 +64,9 @@ SETTINGS: dict[str, dict] = {
     # + the proposals (and the fresh pool) sampled at temperature 0.7 instead of 1.0: at 1.0 the tiny writer's
     # slips (a seventh input line closing the list, a broken literal) cost 8-28% of its proposals a round
     "cool": {**_NOVELTY, "band_open": 0.5, "band": (0.0, 0.75), "rehearsal": 0.5, "rehearsal_samples": 48, "propose_temperature": 0.7},
-    # + the early stopping keeps no epoch whose 24 check proposals are valid less often than the start's
+    # + the early stopping keeps no epoch whose 24 check proposals are valid less often than the start's and below 90%
     "checked": {**_NOVELTY, "band_open": 0.5, "band": (0.0, 0.75), "rehearsal": 0.5, "rehearsal_samples": 48, "propose_temperature": 0.7,
-                "propose_check": 24},
+                "propose_check": 24, "propose_floor": 0.9},
 }
 DEFAULT_SETTING = "checked"
 SUSTAINED_VALID = 0.8  # the policy's valid-proposal rate every round must reach (issue 45)

@@ -130,7 +130,9 @@ class SelfPlayConfig:
     propose_check: int = _opt(0, "with --val-share and the policy proposing: the early stopping keeps an epoch only when the "
                                  "policy, writing this many tasks from proposal prompts (never trained on) with the epoch's "
                                  "weights, gets at least as many valid (same validator, same sampling seed) as with the round's "
-                                 "starting weights (0: no such check)")
+                                 "starting weights, or at least --propose-floor of them (0: no such check)")
+    propose_floor: float = _opt(1.0, "with --propose-check: an epoch whose check is valid at least this often is kept even when "
+                                     "the start's was higher (1.0: never below the start)")
     band_open: float = _opt(0.0, "band filter: a new task trains the solver (and its proposal is rehearsed) only when its "
                                  "open-book solve rate is at least this")
     band: tuple[float, ...] = _opt((0.0, 1.0), "band filter: ... and its closed-book solve rate lies in [LOW, HIGH] "
@@ -147,6 +149,8 @@ class SelfPlayConfig:
             raise CLIError(f"val_share is a share of the valid tasks: 0 <= val_share < 1, got {self.val_share}")
         if self.replay_tasks < 0 or self.patience < 1 or self.rehearsal_samples < 0 or self.propose_check < 0:
             raise CLIError("replay_tasks, rehearsal_samples and propose_check must be >= 0 and patience >= 1")
+        if not 0.0 <= self.propose_floor <= 1.0:
+            raise CLIError(f"propose_floor is a valid share: 0 <= propose_floor <= 1, got {self.propose_floor}")
         band = tuple(float(b) for b in self.band)
         if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0 or not 0.0 <= self.band_open <= 1.0:
             raise CLIError(f"band is LOW HIGH with 0 <= LOW <= HIGH <= 1 and band_open in [0, 1], got {list(self.band)}, {self.band_open}")
@@ -389,7 +393,7 @@ class SelfPlay:
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
                               ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
-                              ("rehearsal_samples", 0), ("propose_check", 0),
+                              ("rehearsal_samples", 0), ("propose_check", 0), ("propose_floor", 1.0),
                               ("band_open", 0.0), ("band", (0.0, 1.0))):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
@@ -886,7 +890,8 @@ class SelfPlay:
                 metrics_log.set_run(f"round{r}/sft")
                 val = self._val_tasks(r)
                 check = (lambda: self._propose_check(r)) if cfg.propose_check and self._proposer_shares_policy() else None
-                picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience, check) if val else None
+                picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience, check,
+                                     cfg.propose_floor) if val else None
                 extra = {"after_epoch": picker.after_epoch} if picker else {}
                 if picker is None or not picker.saturated:  # (a start that solves the whole split cannot be beaten)
                     sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
