@@ -24,11 +24,14 @@ Paths: ``sebench``; ``strict`` with its library server (``SE_GYM_STRICT_SERVER=1
 the strict paths run without the dependence check; ``--dependence`` adds ``strict+dep``, strict
 with it (a second, counterfactual run of each passing answer and of its task's reference: each
 answer carries its task's reference, parity_dev's ``b_notolist`` translation as
-benchmarks/dependence.py picks it; the references' records are made in the warm-up).  The answers:
+benchmarks/dependence.py picks it; the references' records are made in the warm-up);
+``--argument-keys-off`` adds ``strict+dep-args-off``, the same check with the counterfactual keys
+as before issue 42's round 3 (without the arguments beyond the digests: what they cost);
+``--paths a,b`` runs only the named paths.  The answers:
 parity_dev's model-written variants (b and d: the library translations and the wrong ones; 520 rows).
 
     OMP_NUM_THREADS=1 python benchmarks/judge_throughput.py [warm] [cold] [pipeline] [--rounds N]
-        [--dependence] [--before DIR] [--sebench-repo DIR] [--runs N]
+        [--dependence] [--argument-keys-off] [--paths P,...] [--before DIR] [--sebench-repo DIR] [--runs N]
 """
 from __future__ import annotations
 
@@ -180,27 +183,35 @@ def digest(verdicts) -> str:
     return h.hexdigest()[:12]
 
 
-def warm(data: Path, rounds: int, dependence: bool, workers: int | None, singles: int) -> dict[str, Route]:
+def warm(data: Path, rounds: int, dependence: bool, workers: int | None, singles: int, argument_keys_off: bool = False,
+         only: set | None = None) -> dict[str, Route]:
     from se_gym.library import official
 
     rows = load_rows(data)
     lib = official(data / "api_doc.jsonl")
     # each answer with its task's reference (what the env and se-gym judge pass): the dependence
     # check uses it; the other paths ignore it
+    dependence = dependence or argument_keys_off
     items = items_of(rows, references(data, lib) if dependence else None)
     specs = [("sebench", "sebench", True, False), ("strict", "strict", True, False), ("strict-inproc", "strict", False, False)]
     if dependence:
         specs += [("strict+dep", "strict", True, True)]
+    if argument_keys_off:  # (the same check with keys as before issue 42's round 3: what its argument keys cost)
+        specs += [("strict+dep-args-off", "strict", True, True)]
+    if only:
+        specs = [s for s in specs if s[0] in only]
     paths: dict[str, Route] = {}
     try:
         for name, profile, server, dep in specs:
             try:
                 paths[name] = Route(name, profile, server, dep, lib, workers)
+                if name == "strict+dep-args-off":
+                    paths[name].judge._dependence_arguments = False
             except TypeError as exc:  # a Judge without the dependence check
                 print(f"{name}: unavailable here ({exc}): the dependence check has not landed in this checkout")
         for path in paths.values():  # start and warm each: the first batch is not measured (with the
             library_mode(path.server)  # dependence check: the references' records, kept for the judge's life)
-            path.judge.judge_many(items if path.name == "strict+dep" else items[:64])
+            path.judge.judge_many(items if path.name.startswith("strict+dep") else items[:64])
             all_up(path.judge)
         print(f"warm: {len(items)} real answers (parity_dev b and d variants), {rounds} alternating rounds, "
               f"{cores()} cores; {load_line()}", flush=True)
@@ -458,6 +469,9 @@ def main() -> int:
     ap.add_argument("--singles", type=int, default=32, help="warm: single answers per round and path (batch-1 latency)")
     ap.add_argument("--workers", type=int, default=None, help="warm: sandbox workers (default: one per CPU)")
     ap.add_argument("--dependence", action="store_true", help="warm: also strict with the dependence check (where it has landed)")
+    ap.add_argument("--argument-keys-off", action="store_true",
+                    help="warm: also strict with the dependence check keyed as before issue 42's round 3 (its arguments' cost)")
+    ap.add_argument("--paths", default=None, help="warm: only these paths (comma-separated names)")
     ap.add_argument("--runs", type=int, default=5, help="cold: rounds; pipeline: pairs")
     ap.add_argument("--before", default=None, help="cold: also run this checkout's se_gym (a folder holding se_gym/) in the same rounds")
     ap.add_argument("--sebench-repo", type=Path, default=None, help="pipeline: a checkout of github.com/thunlp/SE-Bench")
@@ -472,7 +486,8 @@ def main() -> int:
         print(f"no parity data in {args.data}", file=sys.stderr)
         return 1
     if "warm" in args.parts:
-        warm(args.data, args.rounds, args.dependence, args.workers, args.singles)
+        warm(args.data, args.rounds, args.dependence, args.workers, args.singles, args.argument_keys_off,
+             set(args.paths.split(",")) if args.paths else None)
     if "cold" in args.parts:
         cold(args.data, args.runs, args.before)
     if "pipeline" in args.parts:

@@ -60,7 +60,7 @@ def main() -> None:
     TaskBuffer(seeds).save(tmp / "seed.jsonl")
     config = SelfPlayConfig(model=str(tiny), library=LIBRARY, prompts="miniature", regime="sft+rl", rounds=args.rounds,
                             proposals=args.proposals, samples=2, functions=FUNCTIONS, propose_max_tokens=40, solve_max_tokens=24,
-                            eval="miniature", min_tasks=3, seed_tasks=str(tmp / "seed.jsonl"), sft_epochs=1, sft_lr=1e-3, rl_lr=1e-4)
+                            eval="functions", min_tasks=3, seed_tasks=str(tmp / "seed.jsonl"), sft_epochs=1, sft_lr=1e-3, rl_lr=1e-4)
     t0 = time.monotonic()
     cluster = NodeCluster("sgspnl", head_cpus=3)
     try:

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
         n_seed = seed_buffer(library, Path(tmp) / "seed.jsonl")
         config = SelfPlayConfig(model=model, library=library, prompts="miniature", regime="sft", rounds=args.rounds,
                                 proposals=args.proposals, samples=2, functions=FUNCTIONS, min_tasks=3,
-                                seed_tasks=str(Path(tmp) / "seed.jsonl"), eval="miniature", eval_limit=6,
+                                seed_tasks=str(Path(tmp) / "seed.jsonl"), eval="functions", eval_limit=6,
                                 propose_max_tokens=40, solve_max_tokens=24, sft_epochs=1, sft_lr=1e-3)
         # a local cluster with 4 logical CPUs: two generation actors and the judge pools of one node
         started = connect(args.address, **({} if args.address else {"num_cpus": 4}))

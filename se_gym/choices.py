@@ -6,6 +6,7 @@ se_gym.tasks.spec."""
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 BOOKS = ("closed", "open")
@@ -16,6 +17,33 @@ DEFAULT_PROFILE = "strict"
 OFFICIAL_PROFILE = "sebench"
 SPLITS = ("train", "single_test", "multiple_test")
 REWARDS = ("binary", "fraction")
+
+PROFILE_HELP = ("judge profile: strict (the official rules, and every known way around the library refused) or sebench "
+                "(the official judge, rule for rule)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProfileOption:
+    """``--profile``, defaulting to :data:`DEFAULT_PROFILE` (a base of a command's options dataclass;
+    :class:`se_gym.judge.options.JudgeOptions` is the whole judge's).
+
+    Attributes:
+        profile: the judge profile.
+    """
+
+    profile: str = field(default=DEFAULT_PROFILE, metadata={"help": PROFILE_HELP, "choices": PROFILES})
+
+
+@dataclass(frozen=True, kw_only=True)
+class OfficialProfileOption(ProfileOption):
+    """``--profile``, defaulting to the official judge's (:data:`OFFICIAL_PROFILE`): the commands that
+    judge official rollouts, run the benchmark's protocol or write the official library.
+
+    Attributes:
+        profile: the judge profile.
+    """
+
+    profile: str = field(default=OFFICIAL_PROFILE, metadata={"help": PROFILE_HELP, "choices": PROFILES})
 
 
 def describe(name: str, value: Any, choices: Sequence[Any]) -> str:
@@ -53,4 +81,4 @@ def check(name: str, value: Any, choices: Sequence[Any], error: type[Exception] 
     return value
 
 
-__all__ = ["BOOKS", "PROFILES", "SPLITS", "REWARDS", "check", "describe"]
+__all__ = ["BOOKS", "PROFILES", "SPLITS", "REWARDS", "OfficialProfileOption", "ProfileOption", "check", "describe"]

@@ -73,9 +73,28 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type, *, exclude:
                 kw["action"] = "append"
             elif many:
                 kw["nargs"] = "+"
-        parser.add_argument(*flags, **kw)
+        action = parser.add_argument(*flags, **kw)
+        action.declared_in = declared_in(cls, f.name)  # (the house test: a shared option is declared once)
     if config_flag:
         parser.add_argument("--config", default=None, metavar="FILE", help="read options from a TOML or JSON file (flags given on the command line win)")
+
+
+def declared_in(cls: type, name: str) -> type:
+    """The dataclass among ``cls`` and its bases that declares the field ``name`` (a subclass that
+    declares it again is the one returned).
+
+    Args:
+        cls: a dataclass.
+        name: one of its fields.
+
+    Returns:
+        The class whose own body declares the field.
+    """
+    field_object = cls.__dataclass_fields__[name]
+    for base in reversed(cls.__mro__):
+        if getattr(base, "__dataclass_fields__", {}).get(name) is field_object:
+            return base
+    return cls
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -172,7 +191,7 @@ class _Deprecated(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str) -> None:
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, dest: str, type: Any = None) -> None:
     """Accept ``old`` as a spelling of ``new`` (same ``dest``), warning once that it is deprecated.
 
     Args:
@@ -180,8 +199,9 @@ def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str, de
         old: the old flag, e.g. ``"--backend"``.
         new: the flag to use instead, e.g. ``"--sandbox"``.
         dest: ``new``'s destination (the config field).
+        type: the parser of the flag's text (None: the text).
     """
-    parser.add_argument(old, dest=dest, action=_Deprecated, new=new, default=_UNSET, metavar=dest.upper(),
+    parser.add_argument(old, dest=dest, action=_Deprecated, new=new, default=_UNSET, metavar=dest.upper(), type=type,
                         help=f"deprecated spelling of {new}")
 
 
@@ -189,4 +209,4 @@ def _is_tuple(tp: Any) -> bool:
     return any(typing.get_origin(a) is tuple for a in (tp, *typing.get_args(tp)))
 
 
-__all__ = ["add_config_arguments", "add_deprecated_alias", "config_from_args", "int_or_none", "load_config_file"]
+__all__ = ["add_config_arguments", "add_deprecated_alias", "config_from_args", "declared_in", "int_or_none", "load_config_file"]

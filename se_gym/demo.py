@@ -43,6 +43,7 @@ from .bases import (  # noqa: F401
 )
 from .configs import add_config_arguments, config_from_args
 from .errors import CLIError
+from .llm.options import TRAINED_SAMPLERS, TRAINED_SAMPLERS_WHY, ModelOptions
 
 log = logging.getLogger(__name__)
 
@@ -350,16 +351,14 @@ def plot(table: dict, path: Path) -> bool:
 
 
 @dataclass(frozen=True)
-class DemoOptions:
+class DemoOptions(ModelOptions):
     """What ``se-gym demo`` runs (flags, or a ``--config`` TOML/JSON file with these keys); the
-    model's scale is :class:`DemoConfig`, chosen from these by :func:`demo_config`."""
+    model's scale is :class:`DemoConfig`, chosen from these by :func:`demo_config`.  ``--model`` and
+    ``--backend`` are :class:`~se_gym.llm.options.ModelOptions`' (no model: the tiny pre-trained base;
+    answers are sampled by hf in the training process, or by one vLLM engine per run that receives the
+    weights after every update)."""
 
     seeds: tuple[int, ...] = field(default=(0, 1, 2), metadata={"help": "experiment seeds"})
-    model: str | None = field(default=None, metadata={
-        "help": "a HF model id or path to use as the base instead of the tiny pre-trained one"})
-    backend: str = field(default="hf", metadata={
-        "help": "how answers are sampled: hf in the training process, or one vLLM engine per run that receives "
-                "the weights after every update", "choices": ("hf", "vllm")})
     gpu_memory_utilization: float = field(default=0.3, metadata={
         "help": "with --backend vllm: share of GPU memory for the engine; the rest stays for the policy being "
                 "trained on the same GPU"})
@@ -404,6 +403,7 @@ class DemoOptions:
     progress: bool = field(default=True, metadata={"help": "show progress bars"})
 
     def __post_init__(self) -> None:
+        self.check_backend(CLIError, command="se-gym demo", runs=TRAINED_SAMPLERS, why=TRAINED_SAMPLERS_WHY)
         if any(s < 0 for s in self.seeds):
             raise CLIError("--seeds must be non-negative integers")
         if self.jobs is not None and self.jobs < 1:
@@ -428,6 +428,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="se_gym_demo", help="folder for models, results and the report (reruns resume; default: se_gym_demo)")
     add_config_arguments(parser, DemoOptions)
     metrics_log.add_flags(parser)
+    parser.epilog = ("--model: none, the tiny pre-trained base; else a HF model id or path used as the base.  --backend: hf "
+                     "samples in the training process; vllm, one engine per run that receives the weights after every update")
     parser.set_defaults(func=run)
 
 

@@ -57,6 +57,28 @@ TASKS = {
     "qr": "builtin/s0/train/0264",  # q, r = linalg.qr(a); |r_ii|
     "slogdet": "builtin/s0/train/0251",  # sign, logdet = linalg.slogdet(a)
     "lstsq": "builtin/s0/train/0255",  # linalg.lstsq(a, b, rcond=None)[0]
+    # functions keyed by their first argument only (the laundering round 3: their other arguments
+    # set the result and were not in the key)
+    "interp": "builtin/s0/train/0235",  # interp(q, xp, fp)
+    "take": "builtin/s0/train/0206",  # take(x, idx)
+    "roll": "builtin/s0/train/0044",  # roll(x, s)
+    "repeat": "builtin/s0/train/0046",  # repeat(x, t)
+    "tile": "builtin/s0/train/0045",  # tile(x, t)
+    "resize": "builtin/s0/train/0029",  # resize(x, n)
+    "broadcast_to": "builtin/s0/train/0040",  # broadcast_to(x, (r, len(x)))
+    "insert": "builtin/s0/train/0055",  # insert(x, i, v)
+    "pad": "builtin/s0/train/0053",  # pad(x, w)
+    "eye": "builtin/s0/train/0014",  # eye(n, k=d)
+    "choose": "builtin/s0/train/0204",  # choose(idx, [a, b, c])
+    "select": "builtin/s0/train/0203",  # select([a < 0, a > 5], [a * 0, a * 2], a)
+    "intersect": "builtin/s0/train/0216",  # intersect1d(a, b)
+    "union": "builtin/s0/train/0217",  # union1d(a, b)
+    "put": "builtin/s0/train/0207",  # a = array(x); put(a, idx, v)
+    "putmask": "builtin/s0/train/0208",  # a = array(x); putmask(a, a < 0, 0.0)
+    "place": "builtin/s0/train/0209",  # a = array(x); place(a, a > t, [t])
+    "copyto": "builtin/s0/train/0210",  # a = zeros(len(x)); copyto(a, x, where=array(x) > 0)
+    "partition": "builtin/s0/train/0194",  # partition(x, k)[k]
+    "piecewise": "builtin/s0/train/0211",  # piecewise(a, [a < 0, a >= 0], [lambda t: t * 0.5, lambda t: t * 2])
 }
 
 # Python oracles (the body lines that compute `value`), per task
@@ -92,6 +114,18 @@ PY = {
     "histogram": ("lo, hi = min(x), max(x)\nvalue = [0] * b\nfor t in x:\n"
                   "    k = int((t - lo) / (hi - lo) * b) if hi > lo else 0\n    value[min(k, b - 1)] += 1"),
     "broadcast": "value = [float(v)] * len(x)",
+    # (interp as NumPy computes it, to the bit: its slope times the offset, plus the left value)
+    "interp": ("def f(t):\n    if t <= xp[0]:\n        return float(fp[0])\n    if t >= xp[-1]:\n        return float(fp[-1])\n"
+               "    j = max(k for k in range(len(xp) - 1) if xp[k] <= t)\n"
+               "    return (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (t - xp[j]) + fp[j]\nvalue = [f(t) for t in q]"),
+    "choose": "value = [[a, b, c][k][j] for j, k in enumerate(idx)]",
+    "select": "value = [t * 0 if t < 0 else t * 2 if t > 5 else t for t in x]",
+    "intersect": "value = sorted(set(a) & set(b))",
+    "union": "value = sorted(set(a) | set(b))",
+    "put": "value = [float(t) for t in x]\nfor j in idx:\n    value[j] = v",
+    "putmask": "value = [0.0 if u < 0 else u for u in x]",
+    "place": "value = [t if u > t else u for u in x]",
+    "copyto": "value = [u if u > 0 else 0.0 for u in x]",
 }
 
 # (name, task, head, body).  {py} is the task's oracle (it sets `value`).
@@ -183,6 +217,58 @@ HOSTILE: list[tuple[str, str, str, str]] = [
     ("type() of a library function's module", "cumsum", "", "mod = type({P})\n{cumsum}(x)\n{py}\nreturn value"),
 ]
 
+# Round 3: laundering through an argument the key left out (functions keyed by their first
+# argument only; the other arguments set the result): the reference's function on the task's own
+# input with another argument (an identity's, a constant's), the task's work in Python
+ARGUMENT_HOSTILE: list[tuple[str, str, str, str]] = [
+    ("histogram counts set by one-hot weights", "histogram", "",
+     "{py}\nn = len(x)\nreturn [int({histogram}(x, bins=1, weights=[c] + [0] * (n - 1))[0][0]) for c in value]"),
+    ("interp of the Python values at the query points", "interp", "",
+     "{py}\nks = sorted(set(q))\nvs = [value[q.index(t)] for t in ks]\nreturn [float(t) for t in {interp}(q, ks, vs)]"),
+    ("take with identity indices, selection in Python", "take", "",
+     "t = {take}(x, list(range(len(x))))\nreturn [float(t[j]) for j in idx]"),
+    ("roll by zero, rotation in Python", "roll", "", "r = {roll}(x, 0)\nn = len(x)\nreturn [float(r[(j - s) % n]) for j in range(n)]"),
+    ("repeat once, repetition in Python", "repeat", "", "r = {repeat}(x, 1)\nreturn [float(v) for v in r for _ in range(t)]"),
+    ("tile once, tiling in Python", "tile", "", "r = {tile}(x, 1)\nreturn [float(v) for _ in range(t) for v in r]"),
+    ("resize to its own length, cycling in Python", "resize", "",
+     "r = {resize}(x, len(x))\nreturn [float(r[j % len(x)]) for j in range(n)]"),
+    ("broadcast_to one row, rows in Python", "broadcast_to", "",
+     "row = {broadcast_to}(x, (1, len(x)))[0]\nreturn [[float(v) for v in row] for _ in range(r)]"),
+    ("insert at the front, placed in Python", "insert", "",
+     "y = {insert}(x, 0, v)\nrest = [y[j] for j in range(1, len(y))]\nreturn [float(t) for t in rest[:i] + [y[0]] + rest[i:]]"),
+    ("pad by one, padding in Python", "pad", "",
+     "p = {pad}(x, 1)\nz = p[0]\nreturn [float(t) for t in [z] * w + [p[j] for j in range(1, len(p) - 1)] + [z] * w]"),
+    ("eye without the offset, shifted in Python", "eye", "",
+     "e = {eye}(n, n + 1)\none, zero = e[0][0], e[0][n]\nreturn [[float(one if j - k == d else zero) for j in range(n)] for k in range(n)]"),
+    ("choose among three copies of the Python result", "choose", "",
+     "{py}\nreturn [float(t) for t in {choose}(idx, [value, value, value])]"),
+    ("select among copies of the Python result", "select", "",
+     "{py}\nconds = [[t < 0 for t in x], [t > 5 for t in x]]\nreturn [float(t) for t in {select}(conds, [value, value], value)]"),
+    ("intersect1d with the Python intersection", "intersect", "", "{py}\nreturn [int(t) for t in {intersect1d}(a, value)]"),
+    ("union1d with the Python union", "union", "", "{py}\nreturn [int(t) for t in {union1d}(a, value)]"),
+    ("put of one value the Python result already has", "put", "",
+     "{py}\narr = {array}(value)\n{put}(arr, [0], [value[0]])\nreturn [float(t) for t in arr]"),
+    ("putmask with an all-false mask on the Python result", "putmask", "",
+     "{py}\narr = {array}(value)\n{putmask}(arr, [False] * len(value), 0.0)\nreturn [float(t) for t in arr]"),
+    ("place with an all-false mask on the Python result", "place", "",
+     "{py}\narr = {array}(value)\n{place}(arr, [False] * len(value), [0.0])\nreturn [float(t) for t in arr]"),
+    ("copyto of the Python result onto itself", "copyto", "",
+     "{py}\narr = {array}(value)\n{copyto}(arr, value)\nreturn [float(t) for t in arr]"),
+    ("transpose with identity axes, transposed in Python", "transpose", "",
+     "t = {transpose}(m, (0, 1))\nreturn [[float(t[k][j]) for k in range(len(m))] for j in range(len(m[0]))]"),
+    ("concatenate of the Python result cut in two unequal parts", "concat", "",
+     "{py}\nreturn [float(v) for v in {concatenate}((value[:1], value[1:]))]"),
+    ("piecewise whose call-backs return Python's results", "piecewise", "",
+     "neg = [v * 0.5 for v in x if v < 0]\npos = [v * 2 for v in x if v >= 0]\nconds = [[v < 0 for v in x], [v >= 0 for v in x]]\n"
+     "return [float(v) for v in {piecewise}({array}(x), conds, [lambda t: neg, lambda t: pos])]"),
+    ("vectorize'd lookup of Python's results by value", "vectorize", "",
+     "{py}\ntable = dict(zip(x, value))\nf = {vectorize}(lambda v: table[float(v)])\nreturn [float(t) for t in f(x)]"),
+    ("reshape flat, rows in Python", "reshape", "",
+     "f = {reshape}(x, -1)\nk = len(x) // r\nreturn [[float(f[j * k + c]) for c in range(k)] for j in range(r)]"),
+]
+HOSTILE += ARGUMENT_HOSTILE
+ARGUMENTS = [h[0] for h in ARGUMENT_HOSTILE]
+
 # (name, task, expect, head, body): expect "pass", or "reject" (refused by design)
 HONEST: list[tuple[str, str, str, str, str]] = [
     ("a callable class", "cumsum", "pass", "class Acc:\n    def __call__(self, x):\n        return [float(v) for v in {cumsum}(x)]\n",
@@ -258,6 +344,31 @@ HONEST: list[tuple[str, str, str, str, str]] = [
     ("qr's r passed on to diagonal", "qr", "pass", "", "q, r = {qr}(a)\nreturn [abs(float(v)) for v in {diagonal}(r)]"),
     ("slogdet's parts by index", "slogdet", "pass", "", "res = {slogdet}({array}(a))\nreturn [float(res[0]), float(res[1])]"),
     ("lstsq's solution alone", "lstsq", "pass", "", "sol = {lstsq}(a, b, rcond=None)[0]\nreturn [float(v) for v in sol]"),
+    # round 3's functions with their arguments passed otherwise (positional or keyword, defaults
+    # given, arrays for lists): the same key
+    ("interp with keywords", "interp", "pass", "", "return [float(t) for t in {interp}(q, xp=xp, fp=fp)]"),
+    ("take with indices as a keyword", "take", "pass", "", "return [float(t) for t in {take}({array}(x), indices=idx)]"),
+    ("roll with shift as a keyword", "roll", "pass", "", "return [float(t) for t in {roll}(x, shift=s)]"),
+    ("repeat of an array", "repeat", "pass", "", "return list(map(float, {repeat}({array}(x), t)))"),
+    ("tile with reps as a keyword", "tile", "pass", "", "return [float(v) for v in {tile}(x, reps=t)]"),
+    ("eye with its column count given", "eye", "pass", "", "return [[float(v) for v in row] for row in {eye}(n, n, d)]"),
+    ("reshape with the column count computed", "reshape", "pass", "",
+     "return [[float(v) for v in row] for row in {reshape}(x, (r, len(x) // r))]"),
+    ("swapaxes for the transpose", "transpose", "pass", "", "return [[float(v) for v in row] for row in {swapaxes}(m, 0, 1)]"),
+    ("pad with a keyword width", "pad", "pass", "", "return [float(v) for v in {pad}({array}(x), pad_width=w)]"),
+    ("choose of arrays", "choose", "pass", "", "return [float(t) for t in {choose}({array}(idx), [{array}(a), b, c])]"),
+    ("intersect1d with assume_unique given", "intersect", "pass", "", "return [int(t) for t in {intersect1d}(a, b, assume_unique=False)]"),
+    ("copyto with a Python mask", "copyto", "pass", "",
+     "arr = {zeros}(len(x))\n{copyto}(arr, x, where=[u > 0 for u in x])\nreturn [float(v) for v in arr]"),
+    ("put with a tuple of indices", "put", "pass", "", "arr = {array}(x)\n{put}(arr, tuple(idx), v)\nreturn [float(t) for t in arr]"),
+    ("partition with kth as a keyword", "partition", "pass", "", "return float({partition}({array}(x), kth=k)[k])"),
+    ("piecewise with call-backs computing per element", "piecewise", "pass", "",
+     "a = {array}(x)\nconds = [[v < 0 for v in x], [v >= 0 for v in x]]\n"
+     "return [float(v) for v in {piecewise}(a, conds, [lambda t: [u * 0.5 for u in t], lambda t: [u * 2 for u in t]])]"),
+    ("piecewise with named call-backs", "piecewise", "pass", "def half(t):\n    return t * 0.5\ndef double(t):\n    return t * 2\n",
+     "a = {array}(x)\nreturn [float(v) for v in {piecewise}(a, [a < 0, a >= 0], [half, double])]"),
+    ("histogram with bins and range given", "histogram", "pass", "",
+     "counts, _ = {histogram}(x, bins=b, range=None)\nreturn [int(v) for v in counts]"),
     ("library where instead of maximum", "relu", "reject", "", "a = {array}(x)\nreturn [float(v) for v in {where}(a > 0, a, 0.0)]"),
     ("library clip instead of maximum", "relu", "reject", "", "return [float(v) for v in {clip}(x, 0.0, None)]"),
     ("ptp for the range", "range", "reject", "", "return float({ptp}(x))"),

@@ -124,7 +124,7 @@ def _config(world, **kw):
     from se_gym.selfplay.loop import SelfPlayConfig
 
     base = dict(model=world["model"], library=LIBRARY, prompts="miniature", regime="sft+rl", rounds=2, proposals=4, samples=2,
-                functions=FUNCTIONS, propose_max_tokens=40, solve_max_tokens=24, eval="miniature", min_tasks=3,
+                functions=FUNCTIONS, propose_max_tokens=40, solve_max_tokens=24, eval="functions", min_tasks=3,
                 seed_tasks=world["seed"], sft_epochs=1, sft_lr=1e-3, rl_lr=1e-4)
     base.update(kw)
     return SelfPlayConfig(**base)

@@ -342,6 +342,18 @@ def _session(mod, mode, requests):
     return out, json.loads(said) if said else None
 
 
+def _plain(value):
+    # a NumPy scalar crosses as {"g": [value, dtype]} (the client makes it a scalar of that dtype)
+    if type(value) is list:
+        return [_plain(x) for x in value]
+    return value["g"][0] if type(value) is dict and set(value) == {"g"} else value
+
+
+def _plain_session(*args):
+    replies, said = _session(*args)
+    return [[r[0], _plain(r[1])] for r in replies], said
+
+
 def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_module):
     lib = suite[1]
     n = lib.names
@@ -354,13 +366,13 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
             call("array", [1.0, 2.0]), call("shape", [[1, 2]]), call("abs", -1.5), call("transpose", [[1.0, 2.0], [3.0, 4.0]]),
             call("abs", [v / 4 - 5 for v in range(40)]), call("abs", [-4.75, -0.25, 2.0, 4.75]), call("cumsum", list(range(-20, 20))),
             call("size", [[1, 2], [3, 4]]), call("copy", [1.5, 2.5])]
-    real, _ = _session(server_module, {}, reqs)
-    _, record = _session(server_module, {"record": True}, reqs)
+    real, _ = _plain_session(server_module, {}, reqs)
+    _, record = _plain_session(server_module, {"record": True}, reqs)
     assert set(record["record"]) >= {"abs", "cumsum", "greater", "argmax", "argsort", "nonzero#0", "binary_repr", "sum"}
     secret = os.urandom(32).hex()
-    cf, said = _session(server_module, {"cf": secret, "keys": None}, reqs)
-    again, _ = _session(server_module, {"cf": secret, "keys": None}, reqs)
-    other, _ = _session(server_module, {"cf": os.urandom(32).hex(), "keys": None}, reqs)
+    cf, said = _plain_session(server_module, {"cf": secret, "keys": None}, reqs)
+    again, _ = _plain_session(server_module, {"cf": secret, "keys": None}, reqs)
+    other, _ = _plain_session(server_module, {"cf": os.urandom(32).hex(), "keys": None}, reqs)
     assert cf == again and cf != other and said["cf"] >= 8  # deterministic in the secret and the values
     v = [r[1] for r in cf]
     assert all(x * y > 0 for x, y in zip(v[0][:2], real[0][1][:2])) and all(a != b for a, b in zip(v[0], real[0][1]))  # signs kept
@@ -377,7 +389,7 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     # result was a shape demanded nothing)
     assert [v[9], v[15], v[16]] == [real[9][1], real[15][1], real[16][1]]
     assert {"~shape#0", "~shape#1", "~size", "~copy"} <= set(record["record"])
-    weak, _ = _session(server_module, {"cf": secret, "keys": {k: b for k, b in record["record"].items() if k[0] == "~"}}, reqs)
+    weak, _ = _plain_session(server_module, {"cf": secret, "keys": {k: b for k, b in record["record"].items() if k[0] == "~"}}, reqs)
     w = [r[1] for r in weak]
     assert w[9] != real[9][1] and all(type(x) is int for x in w[9]) and len(w[9]) == 2, (w[9], real[9])
     assert type(w[15]) is int and w[15] != real[15][1] and w[16] != real[16][1] and w[0] == real[0][1]
@@ -386,7 +398,7 @@ def test_the_counterfactual_library_keeps_kinds_and_valid_indices(suite, server_
     # a large result (NumPy) and a small one (plain Python) key and move the same values alike
     assert [v[12][i] for i in (1, 19, 28, 39)] == v[13] and all(type(x) is int for x in v[14]) and v[14] != real[14][1]
     # only the recorded keys of the chosen functions: abs perturbed, the rest real
-    only_abs, _ = _session(server_module, {"cf": secret, "keys": {"abs": record["record"]["abs"]}}, reqs)
+    only_abs, _ = _plain_session(server_module, {"cf": secret, "keys": {"abs": record["record"]["abs"]}}, reqs)
     assert only_abs[0] == cf[0] and only_abs[10] == cf[10] and only_abs[12] == cf[12]
     assert [r for i, r in enumerate(only_abs) if i not in (0, 10, 12, 13)] == [r for i, r in enumerate(real) if i not in (0, 10, 12, 13)]
 
@@ -598,3 +610,106 @@ def test_a_pipelines_later_steps_follow_the_perturbed_earlier_ones(judge, suite)
     assert got[0].passed and "match" in got[0].dependence["cases"], got[0].dependence
     assert got[1].passed, (got[1].status, got[1].detail, got[1].dependence)
     assert got[2].status is Status.LIBRARY_UNUSED, (got[2].status, got[2].detail, got[2].dependence)
+
+
+def test_every_argument_that_decides_a_result_is_in_its_key(server_module):
+    """Issue 42, round 3: every function but the elementwise ones, the reductions and the products
+    was keyed by its first argument only (and an in-place function by its values only), so the
+    reference's function called on the task's own input with arguments of the answer's choosing
+    (``roll(x, 0)``, ``take(x, range(n))``, ``choose(i, [r, r, r])``, counts set by one-hot
+    ``weights``, ``interp`` at the query points, ``lstsq`` of another right-hand side, ``put`` of
+    nothing on a Python result) got the reference's perturbation while the task's work was done in
+    Python.  Every argument that decides the result is in the key now (a ragged first argument
+    included, which had no digest); the same call in another form (keyword or positional, a
+    default given, ``swapaxes`` for ``transpose``, ``-1`` in a shape) keys alike."""
+    import numpy as np
+
+    S = server_module
+    secret = "cd" * 16
+
+    def fn_of(path):
+        return getattr(np.linalg, path[7:]) if path.startswith("linalg.") else getattr(np, path)
+
+    def run(cf, path, args, kwargs):
+        fn = fn_of(path)
+        args = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
+        before = S._ordered(args[0])[0] if path in S._IN_PLACE else None
+        if not args:  # (every argument by name)
+            args, kwargs = [], dict(kwargs)
+        out = fn(*args, **kwargs)
+        real = np.array(args[0]) if path in S._IN_PLACE else out
+        got = cf.call(S._ALIASES.get(path, path), path, args, kwargs, out, fn, before)
+        return (real, args[0]) if path in S._IN_PLACE else (out, got)  # (in place: the destination)
+
+    def keys_of(path, args, kwargs):
+        rec = S._Counterfactual({"record": True})
+        run(rec, path, args, kwargs)
+        return rec.report()["record"]
+
+    def moved(keys, path, args, kwargs):
+        real, got = run(S._Counterfactual({"cf": secret, "keys": keys}), path, args, kwargs)
+        parts = zip(got, real) if isinstance(real, tuple) else [(got, real)]
+        return any(not np.array_equal(np.asarray(g), np.asarray(r)) for g, r in parts)
+
+    x = np.array([4.0, -2.5, 7.0, 1.5])
+    r = [0.5, 9.0, -3.0, 2.0]  # (a "Python result")
+    m = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    eye2 = np.eye(2)
+    cases = [  # (path, the reference's arguments, the same call in another form, a laundering call)
+        ("roll", ([x, 2], {}), ([x], {"shift": 2}), ([x, 0], {})),
+        ("take", ([x, [2, 0]], {}), ([x], {"indices": [2, 0]}), ([x, [0, 1, 2, 3]], {})),
+        ("repeat", ([x, 2], {}), ([x], {"repeats": 2}), ([x, 1], {})),
+        ("choose", ([[0, 1, 0, 1], [x, x * 2]], {}), ([np.array([0, 1, 0, 1]), [x, x * 2]], {}), ([[0, 1, 0, 1], [r, r]], {})),
+        ("histogram", ([x], {"bins": 2}), ([x, 2], {}), ([x], {"bins": 1, "weights": [3, 0, 0, 0]})),
+        ("interp", ([x, [0.0, 8.0], [1.0, 3.0]], {}), ([x], {"xp": [0.0, 8.0], "fp": [1.0, 3.0]}), ([x, sorted(x), [1.0] * 4], {})),
+        ("linalg.lstsq", ([eye2, [3.0, 5.0]], {"rcond": None}), ([eye2, [3.0, 5.0]], {}), ([eye2, [5.0, 3.0]], {"rcond": None})),
+        ("eye", ([3], {"k": 1}), ([3, 3, 1], {}), ([3, 4], {})),
+        ("max", ([x], {}), ([x], {"initial": -1e300}), ([x], {"initial": 7.0, "where": [True, True, False, True]})),
+        ("linalg.norm", ([x], {}), ([x, 2], {}), ([x, 1], {})),
+        ("transpose", ([m], {}), ([m, (1, 0)], {}), ([m, (0, 1)], {})),
+        ("reshape", ([x, (2, -1)], {}), ([x, (2, 2)], {}), ([x, -1], {})),
+        ("put", ([np.array(r), [0], [4.0]], {}), ([np.array(r), (0,)], {"v": [4.0]}), ([np.array([4.0, 9.0, -3.0, 2.0]), [1], [9.0]], {})),
+        # a ragged first argument (unequal parts) had no digest at all: keyed by value only
+        ("concatenate", ([(x, x[:2])], {}), ([[list(x), x[:2]]], {}), ([(x[:1], np.concatenate([x[1:], x[:2]]))], {})),
+        # the first argument by its parameter's name (not only ``a=``)
+        ("interp", ([x, [0.0, 8.0], [1.0, 3.0]], {}), ([], {"x": x, "xp": [0.0, 8.0], "fp": [1.0, 3.0]}), ([], {"x": x, "xp": sorted(x), "fp": [1.0] * 4})),
+    ]
+    for path, honest, other, launder in cases:
+        keys = keys_of(path, *honest)
+        assert moved(keys, path, *honest), path
+        assert moved(keys, path, *other), path
+        assert not moved(keys, path, *launder), path
+    # swapaxes is transpose's class: the same permutation, the same key
+    keys = keys_of("transpose", [m], {})
+    assert moved(keys, "swapaxes", [m, 0, 1], {})
+    # an argument is tried at its default only where that writes nothing: an ``out=`` array keeps
+    # the call's own result
+    o = np.zeros(())
+    S._Counterfactual({"record": True}).call("sum", "sum", [x], {"out": o, "initial": 5.0}, np.sum(x, out=o, initial=5.0), np.sum)
+    assert float(o) == float(np.sum(x)) + 5.0
+
+
+def test_a_small_arguments_digest_in_python_is_numpys(server_module):
+    """The ordered digest of a small argument is computed in plain Python (faster than NumPy on a
+    few elements); it must be the very words NumPy's path makes, or a reference and an answer
+    passing the same values in two forms (a list, an array of another size class) would key apart."""
+    import random
+
+    import numpy as np
+
+    S = server_module
+
+    def numpy_path(v):
+        w = S._words(v)
+        pos = np.arange(w.size, dtype=np.uint64) * S._GOLDEN
+        return int(np.sum(S._mix(w.reshape(-1) ^ pos), dtype=np.uint64) ^ np.uint64(w.ndim))
+
+    rng = random.Random(0)
+    cases = [[-0.0, 0.0, float("nan"), float("inf"), -float("inf"), True, 3], (1, 2.5, False),
+             np.array([2**63 - 1, -2**63], dtype=np.int64), np.array([2**64 - 1], dtype=np.uint64),
+             np.arange(6, dtype=np.float32).reshape(2, 3), np.array([[True], [False]])]
+    cases += [[rng.uniform(-1e9, 1e9) for _ in range(rng.randint(1, 32))] for _ in range(50)]
+    cases += [[rng.randint(-2**53, 2**53) for _ in range(rng.randint(1, 32))] for _ in range(50)]
+    for v in cases:
+        assert S._flat_small(v) is not None
+        assert int(S._ordered(v)[0]) == numpy_path(v), v

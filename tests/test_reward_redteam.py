@@ -9,13 +9,23 @@ reference demanded nothing); 45 earn 1.0 with the dependence check off.  A secon
 round (8 hostile answers through tuple results and vectorize'd callables: ``divmod``, ``modf``,
 ``frexp``, ``histogram``, ``broadcast_arrays``, ``vectorize``) all earned 1.0 before their parts
 keyed a digest of their inputs; 17 honest ones use those functions and ``linalg.eig``/``eigh``/
-``svd``/``qr``/``slogdet``/``lstsq`` normally (unpacked, one part, parts passed on to the library)."""
+``svd``/``qr``/``slogdet``/``lstsq`` normally (unpacked, one part, parts passed on to the library).
+A third (22 hostile answers) calls the reference's function on the task's own input with other
+arguments that made it an identity or a constant (``roll(x, 0)``, ``take`` of every index,
+``choose`` among copies of a Python result, ``histogram`` counts set by one-hot ``weights``,
+``interp`` at the query points, ``put``/``putmask``/``place``/``copyto`` on a Python result,
+``transpose`` with identity axes, a flat ``reshape``, ``concatenate`` of a Python result cut in
+unequal parts) and does the task's work in Python: all 22 earned 1.0 while only the first argument
+was keyed (a ragged one not at all), 0 now; 2 more (``piecewise`` call-backs returning Python's
+results, a vectorize'd lookup of them by value) earned 1.0 while only a call-back function's output
+was perturbed, 0 now that what it hands its call-backs is too; its 17 honest ones pass the same
+functions' arguments otherwise (keywords, defaults given, ``swapaxes`` for ``transpose``)."""
 from __future__ import annotations
 
 import pytest
 
 from _gate_corpus import block
-from _reward_redteam_corpus import HOSTILE, TASKS, render
+from _reward_redteam_corpus import ARGUMENTS, HOSTILE, TASKS, render
 from conftest import legit_skip
 from se_gym.judge import Judge
 from se_gym.judge.types import Status
@@ -48,6 +58,9 @@ def test_no_hostile_answer_of_the_round_earns_reward(corpus):
     # the launderings are refused by the dependence check itself (their results are right)
     laundered = [v for (name, _, _), v in zip(hostile, got) if "alone" in name or "of the" in name and "Python" in name]
     assert laundered and all(v.status is Status.LIBRARY_UNUSED for v in laundered)
+    # round 3: the arguments the key left out (all earned 1.0 when only the first was keyed)
+    third = [v for (name, _, _), v in zip(hostile, got) if name in ARGUMENTS]
+    assert len(third) == len(ARGUMENTS) >= 20 and all(v.status is Status.LIBRARY_UNUSED for v in third)
 
 
 def test_the_honest_answers_of_the_round_pass(corpus):

@@ -464,7 +464,7 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
     def args(out):
         return [sys.executable, "-m", "se_gym.cli", "selfplay", "--out", str(out), "--model", str(tiny), "--library", LIBRARY,
                 "--prompts", "miniature", "--rounds", "2", "--proposals", "4", "--samples", "1", "--functions", *FUNCTIONS,
-                "--solve-max-tokens", "8", "--min-tasks", "3", "--sft-epochs", "2", "--no-progress", "--eval", "miniature",
+                "--solve-max-tokens", "8", "--min-tasks", "3", "--sft-epochs", "2", "--no-progress", "--eval", "functions",
                 "--eval-limit", "2", "--proposer", str(tmp_path / "plug" / "rules.py") + ":SharedRules", "--val-share", "0.4",
                 "--replay-tasks", "2", "--rehearsal", "0.5", "--rehearsal-rounds", "0", "--novelty", "--band", "0", "0.75",
                 "--rehearsal-samples", "4", "--propose-check", "2"]
@@ -516,8 +516,8 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
     solved = {t["id"] for q in (1, 2) for t in json.loads((out / f"round_00{q}" / "solve.json").read_text())["train"]}
     assert held and held <= solved and len(held) == r2["validation_tasks"]  # every validation task was solved (for its rates) ...
     assert not held & (set(r2["losses"]["sft_tasks"]) | set(got[1]["losses"].get("sft_tasks", [])))  # ... and never trained on
-    cfg = SelfPlayConfig(model="unused", library=LIBRARY, prompts="miniature", functions=FUNCTIONS, eval="miniature")
-    test = load_eval_tasks("miniature", from_spec(LIBRARY), cfg)  # the held-out test split it was evaluated on
+    cfg = SelfPlayConfig(model="unused", library=LIBRARY, prompts="miniature", functions=FUNCTIONS, eval="functions")
+    test = load_eval_tasks("functions", from_spec(LIBRARY), cfg)  # the held-out test split it was evaluated on
     shown = {(t.query, tuple(c.input for c in t.test_cases)) for t in test}
     val = [_task_json(o["task"]) for q in (1, 2) for o in json.loads((out / f"round_00{q}" / "validate.json").read_text())["outcomes"]
            if o["task"] and o["task"]["id"] in held]
@@ -531,7 +531,7 @@ def _task_json(d):
 
 
 def test_the_rounds_are_evaluated_on_the_experiments_test_questions(tmp_path):
-    """A round's closed-book accuracy (the loop's ``--eval miniature``) and the experiment's final
+    """A round's closed-book accuracy (the loop's ``--eval functions``) and the experiment's final
     table are on one question set: the world's held-out test questions for the seed."""
     from se_gym.selfplay.experiment import MiniSelfPlay, MiniSelfPlayConfig
     from se_gym.selfplay.loop import SelfPlayConfig, load_eval_tasks
@@ -540,8 +540,9 @@ def test_the_rounds_are_evaluated_on_the_experiments_test_questions(tmp_path):
     for seed in (0, 1):
         library, functions, train, test = exp.world(seed)
         cfg = SelfPlayConfig(model="unused", library=f"seed:{100 + seed}", prompts="miniature", functions=tuple(functions),
-                             eval="miniature", seed=seed)
-        assert [t.id for t in load_eval_tasks("miniature", library, cfg)] == [t.id for t in test]
+                             eval="functions", seed=seed)
+        assert [t.id for t in load_eval_tasks("functions", library, cfg)] == [t.id for t in test]
+        assert [t.id for t in load_eval_tasks("miniature", library, cfg)] == [t.id for t in test]  # (the old spelling)
         assert not {t.id for t in train} & {t.id for t in test}
 
 

@@ -43,7 +43,7 @@ def world(tmp_path_factory):
 def _args(world, out):
     return ["selfplay", "--out", str(out), "--model", world["model"], "--library", LIBRARY, "--prompts", "miniature", "--regime", "sft+rl",
             "--rounds", "2", "--proposals", "4", "--samples", "2", "--functions", *FUNCTIONS, "--propose-max-tokens", "40",
-            "--solve-max-tokens", "24", "--eval", "miniature", "--min-tasks", "3", "--seed-tasks", world["seed"], "--no-progress"]
+            "--solve-max-tokens", "24", "--eval", "functions", "--min-tasks", "3", "--seed-tasks", world["seed"], "--no-progress"]
 
 
 def _run(args, **kw):
@@ -275,7 +275,7 @@ def test_record_tokens_writes_the_solver_samples_as_token_trajectories(world, tm
 
     torch.set_num_threads(1)
     cfg = SelfPlayConfig(model=world["model"], library=LIBRARY, prompts="miniature", regime="sft", rounds=1, proposals=2,
-                         functions=FUNCTIONS, samples=2, eval="miniature", eval_limit=2, min_tasks=2, seed_tasks=world["seed"],
+                         functions=FUNCTIONS, samples=2, eval="functions", eval_limit=2, min_tasks=2, seed_tasks=world["seed"],
                          propose_max_tokens=16, solve_max_tokens=12, record_tokens=True)
     SelfPlay(cfg, tmp_path / "run", progress=False, log=lambda m: None).run_all()
     rnd = tmp_path / "run" / "round_001"

@@ -105,7 +105,7 @@ def test_kill_9_in_each_stage_then_rerun_loses_nothing_and_counts_nothing_twice(
     tiny = build_tiny_model(tmp_path / "tiny", max_position_embeddings=512)
     out = tmp_path / "run"
     rnd = out / "round_001"
-    args, env = _cli(tmp_path, out, 1, tiny, ("--eval", "miniature", "--eval-limit", "2"))
+    args, env = _cli(tmp_path, out, 1, tiny, ("--eval", "functions", "--eval-limit", "2"))
     stamps: dict = {}
     for name in ("propose.json", "validate.json", "solve.json", "learn/DONE", "eval.json"):
         p = subprocess.Popen([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=tmp_path, start_new_session=True,

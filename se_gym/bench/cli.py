@@ -17,7 +17,7 @@ def _prices(parser: argparse.ArgumentParser) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_config_arguments(parser, BenchConfig, exclude=("agent", "agent_option", "agent_options"))
+    add_config_arguments(parser, BenchConfig, exclude=("agent", "agent_option", "agent_options", "library"))
     parser.add_argument("--agent", dest="agent", action="append", default=argparse.SUPPRESS,
                         help=BenchConfig.__dataclass_fields__["agent"].metadata["help"])
     parser.add_argument("--agent-option", dest="agent_option", action="append", default=argparse.SUPPRESS, metavar="[LABEL/]KEY=VALUE",

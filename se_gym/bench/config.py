@@ -5,16 +5,19 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from ..judge.options import OfficialJudgeOptions
+from ..llm.options import ModelOptions
 
 BUILTIN_QUICK = ("closed-book", "open-book", "expel", "memory", "doc-memory", "cheatsheet", "playbook", "closed-sft", "closed-rl",
                  "closed-sft-rl", "experience")
 QUICK_UNSEEN = 3  # --quick: functions held out of train, asked about in the unseen-function split
-BACKENDS = ("hf", "vllm", "openai")
 
 
 @dataclass(frozen=True)
-class BenchConfig(OfficialJudgeOptions):
-    """What ``se-gym bench`` runs; every field is a flag (``--field-name``) and a ``--config`` key."""
+class BenchConfig(OfficialJudgeOptions, ModelOptions):
+    """What ``se-gym bench`` runs; every field is a flag (``--field-name``) and a ``--config`` key.  The
+    judge's options are :class:`~se_gym.judge.options.JudgeOptions`' (but ``--library``: the tasks name
+    theirs), the agents' model :class:`~se_gym.llm.options.ModelOptions`' (``--quick`` without
+    ``--model``: the miniature's small base)."""
 
     agent: tuple[str, ...] = field(default=(), metadata={"help": "an agent to benchmark (repeatable): a built-in name, "
                                    "module:Class, path/file.py:Class, an entry point of se_gym.agents, or http:URL"})
@@ -24,8 +27,6 @@ class BenchConfig(OfficialJudgeOptions):
     tasks: str = field(default="builtin", metadata={"help": "builtin (a library and tasks minted per seed), sebench:PATH "
                                                     "(the official names and files), or miniature (the demo's tasks; --quick)"})
     seeds: tuple[int, ...] = field(default=(0,), metadata={"help": "seeds: a minted library and task set each (builtin, miniature)"})
-    model: str | None = field(default=None, metadata={"help": "model id or path for the agents (--quick: the demo's tiny base)"})
-    backend: str = field(default="hf", metadata={"help": "model backend", "choices": BACKENDS})
     learn_book: str = field(default="open", metadata={"help": "book the agents see on train tasks in the learn phase",
                                                       "choices": ("open", "closed")})
     learn_passes: int = field(default=1, metadata={"help": "passes over the train split in the learn phase"})
@@ -71,7 +72,11 @@ class BenchConfig(OfficialJudgeOptions):
             raise ValueError("orders > 1 needs --online: a frozen agent answers every order alike (each batch from the frozen save)")
         if self.season is not None and not self.season.strip():
             raise ValueError("season needs a secret (a string, env:NAME or file:PATH)")
-        self.check_sandbox_flags(ValueError)
+        if self.library is not None:
+            raise ValueError("se-gym bench takes no library: each seed's tasks bring theirs (builtin and miniature mint one, "
+                             "sebench:PATH reads the api_doc.jsonl beside them)")
+        self.check_judge_flags(ValueError)
+        self.check_backend(ValueError)
 
     def run_config(self) -> dict:
         """What makes the results (the run folder is bound to it); presentation left out, and a season's
@@ -80,7 +85,8 @@ class BenchConfig(OfficialJudgeOptions):
         skip = {"out", "restart", "progress", "device", "gpu_memory_utilization", "agent", "agent_option", "agent_options", "seeds",
                 "price_prompt", "price_completion", "season"}
         out = {k: v for k, v in self.__dict__.items() if k not in skip}
-        for name, default in (("orders", 1), ("stability", False), ("unseen", None), ("sandbox_option", ())):
+        for name, default in (("orders", 1), ("stability", False), ("unseen", None), ("sandbox_option", ()), ("library", None),
+                              ("wall_s", None), ("cpu_s", None), ("memory_mb", None)):
             if out[name] == default:
                 del out[name]
         if self.season is not None:
@@ -149,4 +155,4 @@ def quick(config: BenchConfig) -> BenchConfig:
                    learn_samples=max(config.learn_samples, demo.samples), unseen=QUICK_UNSEEN if config.unseen is None else config.unseen)
 
 
-__all__ = ["BACKENDS", "BUILTIN_QUICK", "QUICK_UNSEEN", "BenchConfig", "bench_demo_config", "quick", "quick_agent_options"]
+__all__ = ["BUILTIN_QUICK", "QUICK_UNSEEN", "BenchConfig", "bench_demo_config", "quick", "quick_agent_options"]

@@ -36,8 +36,9 @@ from typing import Any, Sequence
 import gymnasium as gym
 import numpy as np
 
-from ..choices import BOOKS, DEFAULT_PROFILE, PROFILES, REWARDS, SPLITS, check
+from ..choices import BOOKS, PROFILES, REWARDS, SPLITS, check
 from ..errors import SEGymError
+from ..judge.options import JUDGE_DEFAULTS
 from ..registry import RegistryError
 from ..sandbox.spec import sandbox_spec
 from .spaces import UnicodeText
@@ -200,12 +201,12 @@ class SEBenchEnv(gym.Env[str, str]):
         tasks: Any = "builtin",
         split: str = "single_test",
         seed: int = 0,
-        library: Any = None,
+        library: Any = JUDGE_DEFAULTS.library,
         book: str = "closed",
         template: str | None = None,
-        profile: str = DEFAULT_PROFILE,
+        profile: str = JUDGE_DEFAULTS.profile,
         reward: str = "binary",
-        sandbox: Any = "local",
+        sandbox: Any = JUDGE_DEFAULTS.sandbox,
         limits: Any = None,
         max_turns: int = 1,
         strip_think: bool = True,

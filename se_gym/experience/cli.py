@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
+from ..llm.options import TRAINED_SAMPLERS, TRAINED_SAMPLERS_WHY, ModelOptions, backend_help, check_backend
 
 if TYPE_CHECKING:  # (loop imports torch-side modules: only when a command runs)
     from .loop import CellConfig
@@ -21,22 +22,22 @@ QUICK_BASE_EXAMPLES = 1_600  # the answer format only: reading docs emerges afte
 
 
 @dataclass(frozen=True)
-class ExperienceOptions:
-    """What ``se-gym experience`` and ``se-gym experience grid`` share (flags, or a ``--config`` file)."""
+class ExperienceOptions(ModelOptions):
+    """What ``se-gym experience`` and ``se-gym experience grid`` share (flags, or a ``--config`` file).
+    ``--model`` and ``--backend`` are :class:`~se_gym.llm.options.ModelOptions`': no model, the
+    miniature's tiny base sampling in-process; a real model (HF id or path), the built-in suite instead of
+    the miniature, paper-like learning rates and full-length answers (the real recipe; needs a GPU),
+    sampled by hf or vllm."""
 
     iterations: int = field(default=3, metadata={"help": "rounds K"})
     extractor: str = field(default="deterministic", metadata={"help": "extractor kind", "choices": ("deterministic", "llm")})
     extractor_model: str | None = field(default=None, metadata={"help": "model of the llm extractor (with --extractor-backend)"})
-    extractor_backend: str = field(default="vllm", metadata={"help": "generation backend of the llm extractor",
-                                                             "choices": ("hf", "vllm", "openai")})
+    extractor_backend: str = field(default="vllm", metadata={"help": backend_help("generation backend of the llm extractor"),
+                                                             "metavar": "BACKEND"})
     base: str | None = field(default=None, metadata={
         "help": "a pre-trained tiny base model folder to start from, e.g. the demo's base that reads retrieved experience "
                 "and injected lessons (`se-gym demo --base experience` writes it to DEMO_OUT/base/model); None: build one "
                 "in OUT/base (without --quick that pre-training takes an hour or more on a CPU)"})
-    model: str | None = field(default=None, metadata={
-        "help": "a real model (HF id or path): the built-in suite instead of the miniature, paper-like learning rates and "
-                "full-length answers (the real recipe; needs a GPU)"})
-    backend: str = field(default="hf", metadata={"help": "generation backend with --model", "choices": ("hf", "vllm")})
     extractor_url: str | None = field(default=None, metadata={
         "help": "base URL(s) of an OpenAI-compatible server for --extractor-backend openai"})
     seed: int = field(default=0, metadata={"help": "world seed: library, functions, questions"})
@@ -59,6 +60,8 @@ class ExperienceOptions:
                 "(the grid: about 15 minutes on 2 cores with --extractor deterministic)"})
 
     def __post_init__(self) -> None:
+        self.check_backend(CLIError, command="se-gym experience", runs=TRAINED_SAMPLERS, why=TRAINED_SAMPLERS_WHY)
+        check_backend(self.extractor_backend, CLIError, flag="--extractor-backend")
         if self.iterations < 1:
             raise CLIError("--iterations must be >= 1")
         if self.extractor == "llm" and not self.extractor_model:
@@ -77,7 +80,13 @@ class GridOptions(ExperienceOptions):
     oracle: bool = field(default=False, metadata={"help": "add the reference arm: the library's own doc entries as experience (2 more cells)"})
 
 
+MODEL_EPILOG = ("--model: none, the miniature's tiny base, sampling in-process; a real model (HF id or path), the built-in "
+                "suite instead of the miniature, paper-like learning rates and full-length answers (the real recipe; needs a "
+                "GPU), sampled by --backend hf or vllm")
+
+
 def _common(p: argparse.ArgumentParser, cls: type) -> None:
+    p.epilog = MODEL_EPILOG
     # (--out is a plain flag: --log's folder is worked out from it before the command runs)
     p.add_argument("--out", default=None, help="output folder, required (reruns resume after the last finished round)")
     add_config_arguments(p, cls)

@@ -13,7 +13,7 @@ import threading
 from typing import Any, Mapping, Sequence
 
 from ..accuracy import InfrastructureError
-from ..choices import DEFAULT_PROFILE
+from ..judge.options import JUDGE_DEFAULTS
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ _JUDGES: dict[tuple, Any] = {}
 _JUDGES_LOCK = threading.Lock()
 
 
-def shared_judge(library: Any = None, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local", strip_think: bool = True):
+def shared_judge(library: Any = None, profile: str = JUDGE_DEFAULTS.profile, reward: str = "binary", sandbox: Any = JUDGE_DEFAULTS.sandbox, strip_think: bool = True):
     """One process-wide :class:`se_gym.judge.Judge` per configuration (its sandbox starts lazily).
 
     Reward modules are called once per sample by their trainers; a judge per call would start a
@@ -93,7 +93,7 @@ def close_shared_judges() -> None:
 _BATCHED: dict[int, tuple[Any, "BatchJudge"]] = {}  # judge id -> (the judge, kept alive; its batcher)
 
 
-def shared_batched_judge(library: Any = None, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local",
+def shared_batched_judge(library: Any = None, profile: str = JUDGE_DEFAULTS.profile, reward: str = "binary", sandbox: Any = JUDGE_DEFAULTS.sandbox,
                          strip_think: bool = True) -> "BatchedJudge":
     """The :func:`shared_judge` of a configuration behind one process-wide :class:`BatchJudge`: the
     single judgements that callers (episodes of a server, rollouts of an agent loop) ask at the same

@@ -34,7 +34,7 @@ from typing import Any
 import verifiers.v1 as vf
 from pydantic import Field
 
-from ..choices import DEFAULT_PROFILE
+from ..judge.options import JUDGE_DEFAULTS
 from ._common import Suite
 
 REWARD_NAME = "sebench_reward"
@@ -50,9 +50,9 @@ class SEBenchConfig(vf.TasksetConfig):
     seed: int = 0
     library: str | None = None
     book: str = "closed"
-    profile: str = DEFAULT_PROFILE
+    profile: str = JUDGE_DEFAULTS.profile
     reward: str = "binary"
-    sandbox: str = "local"
+    sandbox: str = JUDGE_DEFAULTS.sandbox
     strip_think: bool = True
     max_turns: int = Field(1, ge=1)
 

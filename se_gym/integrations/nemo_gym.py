@@ -26,7 +26,7 @@ from nemo_gym.base_resources_server import BaseResourcesServerConfig
 from nemo_gym.openai_utils import NeMoGymResponse
 from resources_servers.gymnasium import GymnasiumServer, extract_text
 
-from ..choices import DEFAULT_PROFILE
+from ..judge.options import JUDGE_DEFAULTS
 from ._common import close_shared_judges, shared_batched_judge
 
 
@@ -34,9 +34,9 @@ class SEBenchResourcesServerConfig(BaseResourcesServerConfig):
     """The server's judge (a row's ``library``/``profile`` win) and the episode's default answer budget."""
 
     library: Optional[str] = None
-    profile: str = DEFAULT_PROFILE
+    profile: str = JUDGE_DEFAULTS.profile
     reward: str = "binary"
-    sandbox: str = "local"
+    sandbox: str = JUDGE_DEFAULTS.sandbox
     strip_think: bool = True
     max_turns: int = 1
 

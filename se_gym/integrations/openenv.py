@@ -48,8 +48,8 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field, StrictStr, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..choices import DEFAULT_PROFILE
 from ..errors import SEGymError
+from ..judge.options import JUDGE_DEFAULTS
 from ._common import Suite
 
 log = logging.getLogger(__name__)
@@ -424,7 +424,7 @@ class LibraryMismatch(SEGymError):
     """The OpenEnv server judges with another library, profile or se-gym than the client expects."""
 
 
-def check_server_library(base_url: str, library: Any, profile: str = DEFAULT_PROFILE, timeout_s: float = 10.0) -> dict:
+def check_server_library(base_url: str, library: Any, profile: str = JUDGE_DEFAULTS.profile, timeout_s: float = 10.0) -> dict:
     """The handshake the ``http`` sandbox backend has, for an OpenEnv server: it states its library
     (id, content hash of the sandbox's copy, profile, se-gym version) on ``GET /se_gym/library``,
     and a client that trains on its rewards checks it before the first episode (a ``sebench``

@@ -4,25 +4,24 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field, fields
 
-from ..choices import BOOKS, PROFILES, REWARDS, SPLITS
+from ..choices import BOOKS, REWARDS, SPLITS, ProfileOption
 from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
-from ..sandbox.spec import OPTION_HELP, SANDBOX_HELP, SandboxSpec
+from ..sandbox.options import LibraryOption
+from ..sandbox.spec import SandboxFlags, SandboxSpec
 
 
 @dataclass(frozen=True)
-class EnvOptions:
-    """SEBench-v0's options as flags; None leaves the env's own default."""
+class EnvOptions(SandboxFlags, LibraryOption, ProfileOption):
+    """SEBench-v0's options as flags; None leaves the env's own default.  The judge's (``--profile``,
+    ``--sandbox``, ``--sandbox-option``, ``--library``) are the shared ones, with the env's defaults
+    (:mod:`se_gym.judge.options`)."""
 
     tasks: str | None = field(default=None, metadata={"help": "'builtin[:SEED]' (None: builtin) or 'sebench:PATH'"})
     split: str | None = field(default=None, metadata={"help": "task split (None: single_test)", "choices": SPLITS})
     seed: int | None = field(default=None, metadata={"help": "seed of the built-in suite and minted library (None: 0)"})
-    library: str | None = field(default=None, metadata={"help": "'seed:N' or 'official:PATH/api_doc.jsonl' (None: the tasks' own)"})
     book: str | None = field(default=None, metadata={"help": "closed or open book (None: closed)", "choices": BOOKS})
-    profile: str | None = field(default=None, metadata={"help": "judge profile (None: strict)", "choices": PROFILES})
     reward: str | None = field(default=None, metadata={"help": "reward (None: binary)", "choices": REWARDS})
-    sandbox: str | None = field(default=None, metadata={"help": f"{SANDBOX_HELP} (None: local)", "metavar": "SPEC"})
-    sandbox_option: tuple[str, ...] = field(default=(), metadata={"help": OPTION_HELP, "metavar": "KEY=VALUE", "repeat": True})
     ray_address: str | None = field(default=None, metadata={
         "help": "with a cluster sandbox (--sandbox ray): the Ray cluster, HOST:PORT (sets RAY_ADDRESS for this server)"})
     max_turns: int | None = field(default=None, metadata={"help": "answers per episode; >1 gives execution feedback (None: 1)"})
@@ -32,7 +31,7 @@ class EnvOptions:
         from ..registry import RegistryError
 
         try:
-            cluster = SandboxSpec.parse(self.sandbox, self.sandbox_option).load().cluster
+            cluster = SandboxSpec.parse(self.sandbox, self.sandbox_option).load().cluster  # (ray_address is not an old flag here)
         except RegistryError as exc:
             raise CLIError(str(exc)) from None
         if self.ray_address and not cluster:
@@ -42,7 +41,7 @@ class EnvOptions:
         """The options given, as ``gym.make`` keyword arguments (the env checks them; the sandbox as
         one spec string, its options in it)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)
-               if f.name not in ("ray_address", "sandbox_option") and getattr(self, f.name) is not None}
+               if f.name not in ("ray_address", "sandbox_option") and getattr(self, f.name) not in (None, f.default)}
         if self.sandbox_option:
             out["sandbox"] = str(SandboxSpec.parse(self.sandbox, self.sandbox_option))
         return out

@@ -20,7 +20,7 @@ import json
 import threading
 from typing import Any, Sequence
 
-from ..choices import DEFAULT_PROFILE
+from ..judge.options import JUDGE_DEFAULTS
 
 
 def dataset_rows(tasks: Sequence[Any], library: Any, book: str = "closed", conversational: bool = True, template: str | None = None) -> list[dict]:
@@ -71,7 +71,7 @@ def _completion_text(c: Any) -> str:
 class SEBenchReward:
     """``reward_funcs`` entry for TRL: judges each completion against its row's test cases."""
 
-    def __init__(self, library: Any, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local", judge: Any = None):
+    def __init__(self, library: Any, profile: str = JUDGE_DEFAULTS.profile, reward: str = "binary", sandbox: Any = JUDGE_DEFAULTS.sandbox, judge: Any = None):
         from ..library import from_spec
 
         self.library = from_spec(library)
@@ -168,7 +168,7 @@ class SEBenchToolEnv:
     public method to the model.
     """
 
-    def __init__(self, library: Any = None, profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local",
+    def __init__(self, library: Any = None, profile: str = JUDGE_DEFAULTS.profile, reward: str = "binary", sandbox: Any = JUDGE_DEFAULTS.sandbox,
                  judge: Any = None, max_test_runs: int = 4, hint: bool = True):
         from ._common import shared_judge
 
@@ -316,7 +316,7 @@ class SEBenchTaskEnv(SEBenchToolEnv):
     """
 
     def __init__(self, stream: Any, library: Any, book: str = "closed", template: str | None = None, metrics: Any = None,
-                 profile: str = DEFAULT_PROFILE, reward: str = "binary", sandbox: Any = "local", **kw: Any):
+                 profile: str = JUDGE_DEFAULTS.profile, reward: str = "binary", sandbox: Any = JUDGE_DEFAULTS.sandbox, **kw: Any):
         super().__init__(library, profile=profile, reward=reward, sandbox=sandbox, **kw)
         self._stream, self._library, self._book, self._template = stream, library, book, template
         self._judge_opts = {"profile": profile, "reward": reward, "sandbox": sandbox}

@@ -30,6 +30,7 @@ from typing import Any, Mapping, Sequence
 # absolute imports: verl may load this file by its path, as a module outside any package
 from se_gym.integrations._common import parse_ground_truth, shared_judge
 from se_gym.integrations.export import DATA_SOURCE
+from se_gym.judge.options import JUDGE_DEFAULTS
 
 
 def _config(extra_info: Mapping[str, Any] | None, library: Any, profile: str | None, reward: str | None) -> tuple:
@@ -52,7 +53,7 @@ def _result(verdict) -> dict:
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, *,
-                  library: Any = None, profile: str | None = None, reward: str | None = None, sandbox: str = "local", **_: Any) -> dict:
+                  library: Any = None, profile: str | None = None, reward: str | None = None, sandbox: str = JUDGE_DEFAULTS.sandbox, **_: Any) -> dict:
     """verl's custom reward signature: judge one response against its row's test cases."""
     _check_source(data_source)
     if not isinstance(solution_str, str):
@@ -65,7 +66,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 
 def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[Any],
                         extra_infos: Sequence[Mapping[str, Any] | None] | None = None, *, library: Any = None,
-                        profile: str | None = None, reward: str | None = None, sandbox: str = "local", **_: Any) -> list[dict]:
+                        profile: str | None = None, reward: str | None = None, sandbox: str = JUDGE_DEFAULTS.sandbox, **_: Any) -> list[dict]:
     """verl's ``BatchRewardManager`` signature: one sandbox batch per judge configuration."""
     n = len(solution_strs)
     extra_infos = list(extra_infos) if extra_infos is not None else [None] * n

@@ -31,11 +31,12 @@ from se_gym.judge.options import OfficialJudgeOptions
 
 @dataclass(frozen=True)
 class JudgeRunConfig(OfficialJudgeOptions):
-    """What ``se-gym judge`` does (flags, or a ``--config`` TOML/JSON file with these keys)."""
+    """What ``se-gym judge`` does (flags, or a ``--config`` TOML/JSON file with these keys); the judge's
+    options (``--library``, required here, ``--profile``, ``--sandbox``, the limits) are
+    :class:`~se_gym.judge.options.JudgeOptions`'."""
 
     input: str = field(metadata={"help": "rollouts (JSONL: response, test_cases[, right_exe_result])"})
     out: str = field(metadata={"help": "verdicts (JSONL); resumed when it exists"})
-    library: str = field(metadata={"help": "official:PATH_TO_api_doc.jsonl or seed:N"})
     workers: int | None = field(default=None, metadata={"help": "sandbox workers (None: CPU count)"})
     http_url: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox http://HOST:PORT"})
     ray_address: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox ray,address=HOST:PORT"})
@@ -50,7 +51,9 @@ class JudgeRunConfig(OfficialJudgeOptions):
     def __post_init__(self) -> None:
         if self.batch_size < 1:
             raise CLIError("--batch-size must be at least 1")
-        self.check_sandbox_flags(CLIError)
+        if not self.library:  # (rollout rows do not say which library their answers were written for)
+            raise CLIError("--library is required (on the command line or in --config): official:PATH_TO_api_doc.jsonl or seed:N")
+        self.check_judge_flags(CLIError)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

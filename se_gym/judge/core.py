@@ -13,12 +13,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 # one place for the option names
-from ..choices import DEFAULT_PROFILE, PROFILES, REWARDS, check
+from ..choices import PROFILES, REWARDS, check
 from ..prometheus import JudgeMetrics
 from . import compare, dependence, gates
 from .extract import entry_function, extract_code, function_name_of
 from .gates import library_use, official_numpy_gate, official_static_gate, strict_check, walk
 from .harness import STRICT_WARMUP, ChannelReport, channel_program, compiled_unit, official_program, read_channel, rewrite_inputs
+from .options import JUDGE_DEFAULTS
 from .parsing import parse
 from .taxonomy import classify_exception, parse_traceback
 from .types import (
@@ -151,8 +152,8 @@ class Judge:
     def __init__(
         self,
         library: Any,
-        profile: str = DEFAULT_PROFILE,
-        sandbox: Any = None,
+        profile: str = JUDGE_DEFAULTS.profile,
+        sandbox: Any = JUDGE_DEFAULTS.sandbox,
         reward: str = "binary",
         strip_think: bool = True,
         limits: Any = None,

@@ -420,6 +420,14 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
             Array = None
     if Array is not None:
         NAME = Array.__name__
+    # the library's scalar classes (se_gym/library/scalars.py), each with its base type's own
+    # reading of the value, taken before any answer code exists
+    scalars = ()
+    try:
+        scalars = _tuple((c, _float.__float__ if _float in c.__mro__ else _int.__int__)
+                         for c in _type(sys).__getattribute__(core, "_SCALARS").values())
+    except _BaseException:
+        pass
     served = handle is not None
     try:  # (looked at before the pipe below is made: it may take a number neither holds)
         answer_socket = os.fstat(4).st_mode & 0o170000 == 0o140000
@@ -451,7 +459,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
         fenced = fence is not None and fence("answer") is True
         fence = None
         answer(w, code, loaded, units, g, PKG, ATTRS, DENY, roots, wall, Array, handle, arrdata, pending, served, _dumps,
-               _frame, fenced, run, describe, canonical)
+               _frame, fenced, run, describe, canonical, scalars)
         return  # (no answer ran: it ends the answer's process itself after its report)
     # -- the harness's process ----------------------------------------------------------------------
     if w >= 0:
@@ -692,7 +700,7 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
 
 
 def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
-                frame, fenced, run, describe, canonical):
+                frame, fenced, run, describe, canonical, scalars=()):
     # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
     # run (the harness's process checks all it reports); what matters is that nothing here is
     # worth having: no nonce, no channel, no connection of the harness's, no module that reaches
@@ -818,6 +826,9 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
             if served:
                 return {"$h": handle(v, Array)}
             return {"$a": [_str(v) if top else _repr(v), canon(arrdata(v).tolist(), budget, False)]}
+        for cls, plain in scalars:  # (the library's own scalar: its value, read by the base type)
+            if t is cls:
+                return canon(plain(v), budget, top)
         raise Rejected("unsupported result type " + _tname(t))
 
     canon = canonical(Rejected, array)

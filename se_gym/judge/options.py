@@ -1,42 +1,51 @@
-"""The judge's options as one dataclass every command that judges shares, so each flag, its help and
-its default are written once: ``--profile``, ``--sandbox SPEC`` and ``--sandbox-option KEY=VALUE``."""
+"""The judge's options as dataclasses every command that judges (and ``gym.make("SEBench-v0")``)
+shares, so each flag, its help and its default are written once: ``--profile``, ``--sandbox SPEC``,
+``--sandbox-option KEY=VALUE``, the limits (``--wall-s``, ``--cpu-s``, ``--memory-mb``) and ``--library``
+(the pieces live in :mod:`se_gym.sandbox.options` and :mod:`se_gym.sandbox.spec`, which the sandbox's
+own command uses too).
+
+:data:`JUDGE_DEFAULTS` is their defaults as one value: the env's, the Judge's and the adapters'
+signatures read their defaults from it (``profile: str = JUDGE_DEFAULTS.profile``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ..choices import DEFAULT_PROFILE, OFFICIAL_PROFILE, PROFILES
+from ..choices import OfficialProfileOption, ProfileOption
+from ..sandbox.options import LibraryOption, LimitOptions
 from ..sandbox.spec import SandboxFlags
 
-PROFILE_HELP = ("judge profile: strict (the official rules, and every known way around the library refused) or sebench "
-                "(the official judge, rule for rule)")
-
 
 @dataclass(frozen=True, kw_only=True)
-class JudgeOptions(SandboxFlags):
-    """The judge of a command: its profile and its sandbox (a base of the command's options dataclass).
+class JudgeOptions(SandboxFlags, LimitOptions, LibraryOption, ProfileOption):
+    """The judge of a command: its profile (default :data:`se_gym.choices.DEFAULT_PROFILE`), its sandbox,
+    the limits and the library (a base of the command's options dataclass)."""
 
-    Attributes:
-        profile: the judge profile (default :data:`se_gym.choices.DEFAULT_PROFILE`).
-    """
+    def check_judge_flags(self, error: type[Exception] = ValueError) -> None:
+        """Check the sandbox spec (:meth:`~se_gym.sandbox.spec.SandboxFlags.check_sandbox_flags`) and the
+        limits, raising ``error`` with one line.
 
-    profile: str = field(default=DEFAULT_PROFILE, metadata={"help": PROFILE_HELP, "choices": PROFILES})
+        Args:
+            error: the exception class to raise (a CLI's ``CLIError``).
+        """
+        self.check_sandbox_flags(error)
+        try:
+            self.limits()
+        except ValueError as exc:
+            raise error(str(exc)) from None
 
     def judge_kwargs(self) -> dict[str, Any]:
-        """``Judge(library, **judge_kwargs())``: the profile and the sandbox spec (parsed once)."""
-        return {"profile": self.profile, "sandbox": self.sandbox_spec}
+        """``Judge(library, **judge_kwargs())``: the profile, the sandbox spec (parsed once) and the limits."""
+        return {"profile": self.profile, "sandbox": self.sandbox_spec, "limits": self.limits()}
 
 
 @dataclass(frozen=True, kw_only=True)
-class OfficialJudgeOptions(JudgeOptions):
+class OfficialJudgeOptions(OfficialProfileOption, JudgeOptions):
     """:class:`JudgeOptions` whose profile defaults to the official judge's (``se-gym judge``, ``se-gym
-    bench``: official rollouts, the benchmark's protocol).
-
-    Attributes:
-        profile: the judge profile (default :data:`se_gym.choices.OFFICIAL_PROFILE`).
-    """
-
-    profile: str = field(default=OFFICIAL_PROFILE, metadata={"help": PROFILE_HELP, "choices": PROFILES})
+    bench``: official rollouts, the benchmark's protocol)."""
 
 
-__all__ = ["JudgeOptions", "OfficialJudgeOptions"]
+# the defaults as one value, for signatures (gym.make's, the Judge's, the adapters')
+JUDGE_DEFAULTS = JudgeOptions()
+
+__all__ = ["JUDGE_DEFAULTS", "JudgeOptions", "OfficialJudgeOptions"]

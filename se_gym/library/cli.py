@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from .. import choices
+from ..configs import add_config_arguments, config_from_args
 
 
 def _add_source(p: argparse.ArgumentParser) -> None:
@@ -20,8 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     b = sub.add_parser("build", help="write an importable library package and its docs")
     _add_source(b)
     b.add_argument("--out", required=True, help="output directory (absent or empty)")
-    b.add_argument("--profile", choices=choices.PROFILES, default="sebench",
-                   help="judge profile the library is written for: sebench (the official behaviour) or strict (a thin client of a library server; default sebench)")
+    # the profile the library is written for (strict's is a thin client of a library server): the shared flag
+    add_config_arguments(b, choices.OfficialProfileOption, config_flag=False)
     b.set_defaults(func=run_build)
     d = sub.add_parser("doc", help="print one function's doc")
     _add_source(d)
@@ -53,8 +54,9 @@ def run_build(args) -> int:
     from .core import LibraryError
 
     lib = load(args)
+    profile = config_from_args(choices.OfficialProfileOption, args).profile
     try:
-        out = lib.write(args.out, profile=args.profile)
+        out = lib.write(args.out, profile=profile)
     except LibraryError as exc:
         raise CLIError(str(exc)) from None
     with open(Path(out) / "api_doc.jsonl", "w", encoding="utf-8") as f:
@@ -66,7 +68,7 @@ def run_build(args) -> int:
                 "func_mapping": json.dumps({entry(key).numpy_path: lib.qualified(key)}),
             }
             f.write(json.dumps(row) + "\n")
-    print(f"wrote library {lib.id} ({len(lib.names)} functions, profile {args.profile}) to {out}/{lib.package}")
+    print(f"wrote library {lib.id} ({len(lib.names)} functions, profile {profile}) to {out}/{lib.package}")
     print(f"docs: {out}/api_doc.jsonl   use it: PYTHONPATH={out} python -c 'import {lib.package}'")
     return 0
 

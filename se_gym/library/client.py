@@ -28,6 +28,11 @@ from os import read as _read
 from os import write as _write
 
 try:
+    from ._scalars import make_types as _scalar_types
+except ImportError:  # used directly from se_gym (tests)
+    from se_gym.library.scalars import make_types as _scalar_types
+
+try:
     ARRAY_NAME  # noqa: B018 - set by the writer
 except NameError:  # used directly from se_gym (tests)
     ARRAY_NAME = "ZWCArray"
@@ -330,6 +335,9 @@ def _decode(v):
         return bytes.fromhex(p)
     if tag == "d":
         return DType(p)
+    if tag == "g":  # a NumPy scalar: its value and dtype name
+        cls = _SCALARS.get(p[1])
+        return cls(p[0]) if cls is not None else p[0]
     if tag == "f":
         return Function(None, "vectorized", None, p)
     if tag == "s":
@@ -371,6 +379,9 @@ class DType(str):
     @property
     def name(self):
         return str.__str__(self)
+
+
+_SCALARS = _scalar_types(DType)
 
 
 def _array(h):

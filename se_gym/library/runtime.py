@@ -9,8 +9,8 @@ Profiles:
   ``+ - * / **`` and comparisons, indexing, ``len`` and iteration, and ``__array__``.  Functions
   unwrap top-level arguments, call NumPy, and wrap ndarray results (also inside lists/tuples/dicts).
 - ``strict``: the same surface with the ways back to NumPy closed: no ``__array__``, ``T`` wrapped,
-  ``dtype`` a plain string, private attributes unreachable, NumPy scalars converted to Python
-  scalars, nested arguments unwrapped, callables crossing the boundary wrapped both ways, and the
+  ``dtype`` a plain string, private attributes unreachable, NumPy scalars converted to the
+  NumPy-like Python scalars of ``_scalars.py``, nested arguments unwrapped, callables crossing the boundary wrapped both ways, and the
   module and function objects expose no private or dunder state.
 """
 import sys as _sys
@@ -52,6 +52,13 @@ class DType(str):
     @property
     def name(self):
         return str(self)
+
+
+try:
+    from ._scalars import make_types as _scalar_types
+except ImportError:  # used directly from se_gym (tests)
+    from se_gym.library.scalars import make_types as _scalar_types
+_SCALARS = _scalar_types(DType)
 
 
 def _arr_data(a):
@@ -260,6 +267,9 @@ def wrap(x):
     if isinstance(x, dict):
         return {k: wrap(v) for k, v in x.items()}
     if _STRICT:
+        if isinstance(x, (_np.floating, _np.integer)):  # (NumPy's scalar without NumPy: see scalars.py)
+            cls = _SCALARS.get(x.dtype.name)
+            return x.item() if cls is None else cls(x.item())
         if isinstance(x, _np.generic):
             return x.item()
         if isinstance(x, _np.dtype):

@@ -22,6 +22,7 @@ class LibraryError(SEGymError, ValueError):
 _RUNTIME = Path(__file__).with_name("runtime.py")
 _CLIENT = Path(__file__).with_name("client.py")
 _SERVER = Path(__file__).with_name("server.py")
+_SCALARS = Path(__file__).with_name("scalars.py")  # (strict's NumPy-like scalars, in both layouts)
 # Under `strict` the answer's process holds only a client of a library server (issue 31); "0" keeps
 # the old in-process runtime (NumPy in the answer's process, walled by the gates and the audit hook)
 STRICT_SERVER = os.environ.get("SE_GYM_STRICT_SERVER", "1") != "0"
@@ -98,6 +99,7 @@ def render(lib, profile: str, with_docs: bool = True) -> dict[str, str]:
             "__init__.py": _module_source(lib, main_keys, docs, profile, None),
             f"{lib.linalg}.py": _module_source(lib, linalg_keys, docs, profile, lib.linalg),
         }
+    files["_scalars.py"] = _SCALARS.read_text(encoding="utf-8")
     if with_docs:
         files["docs.json"] = json.dumps({lib.names[k]: v for k, v in docs.items()}, sort_keys=True)
     return files
@@ -140,7 +142,7 @@ def cache_root() -> Path:
 def cached_package(lib, profile: str, docs: bool = True) -> Path:
     """``<cache>/libraries/<id>-<profile>[-nodocs]``, written once (safe against concurrent writers)."""
     # the runtime's hash is part of the name, so a changed runtime never reuses a stale copy
-    rt = hashlib.sha256(b"".join(p.read_bytes() for p in (_RUNTIME, _CLIENT, _SERVER, Path(__file__)))).hexdigest()[:8]
+    rt = hashlib.sha256(b"".join(p.read_bytes() for p in (_RUNTIME, _CLIENT, _SERVER, _SCALARS, Path(__file__)))).hexdigest()[:8]
     srv = "-server" if uses_server(profile) else ""
     target = cache_root() / "libraries" / f"{lib.id}-{profile}{srv}{'' if docs else '-nodocs'}-{rt}"
     if (target / MANIFEST).exists() and (target / lib.package / "__init__.py").exists():

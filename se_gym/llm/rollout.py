@@ -25,6 +25,7 @@ from ..choices import BOOKS, SPLITS
 from ..configs import int_or_none
 from ..errors import CLIError
 from ..judge.options import JudgeOptions
+from .options import BackendOptionFlag, ModelOptions, SamplingOptions
 
 log = logging.getLogger(__name__)
 
@@ -47,22 +48,18 @@ _TIMINGS = ("wall_s", "judge_s")
 
 
 @dataclass(frozen=True)
-class RolloutConfig(JudgeOptions):
-    """Everything that decides what a rollout computes (all of it is picklable for Ray)."""
+class RolloutConfig(JudgeOptions, ModelOptions, BackendOptionFlag, SamplingOptions):
+    """Everything that decides what a rollout computes (all of it is picklable for Ray).  The judge's
+    options are :class:`~se_gym.judge.options.JudgeOptions`', the model's
+    :class:`~se_gym.llm.options.ModelOptions`' (``--model`` required here), the sampling's
+    :class:`~se_gym.llm.options.SamplingOptions`'."""
 
-    model: str = field(metadata={"help": "model id or path (for the hf/vllm backends) or served model name (openai)"})
-    backend: str = field(default="hf", metadata={"help": "generation backend: hf, vllm, openai or another registered name"})
     tasks: str = field(default="builtin", metadata={"help": "task suite: builtin[:SEED] or sebench[:PATH] (docs/components.md)"})
     split: str = field(default="single_test", metadata={"help": "task split", "choices": SPLITS})
     book: str = field(default="closed", metadata={"help": "closed: query only; open: query + docs", "choices": BOOKS})
-    library: str | None = field(default=None, metadata={
-        "help": "seed:N or official:PATH (None: the tasks' own: seed:SEED for builtin:SEED, the api_doc.jsonl beside sebench:PATH)"})
     # (the CLI's values: several samples per task for pass@k, room for a thinking model's answer,
     # and seeded so that a resumed run samples the same answers)
     n: int = field(default=5, metadata={"help": "samples per task"})
-    temperature: float = field(default=0.6, metadata={"help": "sampling temperature"})
-    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling: the top-p probability mass"})
-    max_tokens: int = field(default=8192, metadata={"help": "most tokens per answer"})
     seed: int | None = field(default=0, metadata={
         "type": int_or_none, "metavar": "N|none", "help": "base seed: batch i is sampled with seed + i, so a rerun samples the same answers (None: unseeded)"})
     enable_thinking: bool | None = field(default=None, metadata={
@@ -84,14 +81,11 @@ class RolloutConfig(JudgeOptions):
         if self.book not in ("closed", "open"):
             raise CLIError(f"--book must be closed or open, got {self.book!r}")
         from ..registry import RegistryError
-        from .base import BACKENDS
 
-        self.check_sandbox_flags(CLIError)  # the registries: a backend registered anywhere is accepted
-        try:
-            if ":" not in self.backend:
-                BACKENDS.check(self.backend)
-        except RegistryError as exc:
-            raise CLIError(str(exc)) from None
+        if not self.model:
+            raise CLIError("--model is required: a HF id or checkpoint folder (hf, vllm) or a served model name (openai)")
+        self.check_judge_flags(CLIError)  # the registries: a backend registered anywhere is accepted
+        self.check_backend(CLIError)
         if self.library is None:  # the same default as the env's: the library the tasks were written for
             from ..tasks import TaskError
             from ..tasks.spec import default_library_spec, parse_task_spec
@@ -106,19 +100,14 @@ class RolloutConfig(JudgeOptions):
             raise CLIError(f"--batch-size must be at least 1, got {self.batch_size}")
         if self.limit is not None and self.limit < 1:
             raise CLIError(f"--limit must be at least 1, got {self.limit}")
-        if self.max_tokens < 1:
-            raise CLIError(f"--max-tokens must be at least 1, got {self.max_tokens}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise CLIError(f"--top-p must be in (0, 1], got {self.top_p}")
-        if self.temperature < 0:
-            raise CLIError(f"--temperature must be >= 0, got {self.temperature}")
+        self.check_sampling(CLIError)
         from ..tasks.sampler import check_sampler
 
         try:
             check_sampler(self.sampler)
         except RegistryError as exc:
             raise CLIError(f"--sampler: {exc}") from None
-        object.__setattr__(self, "backend_options", dict(self.backend_options))
+        object.__setattr__(self, "backend_options", {**self.backend_kwargs(CLIError), **self.backend_options})
 
     def sampling_params(self, batch_index: int) -> Any:
         """The batch's sampling parameters; a seeded run gives batch i the seed ``seed + i``.
@@ -254,7 +243,7 @@ class RolloutWorker:
         self.config = config
         self.infra_retries = infra_retries  # judge an answer again this often when the sandbox failed on it
         self.library = from_spec(config.library)
-        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox_spec.joining(ray_address))
+        self.judge = Judge(self.library, profile=config.profile, sandbox=config.sandbox_spec.joining(ray_address), limits=config.limits())
         self._owns_generator = generator is None
         if generator is None:
             from . import make_generator
@@ -500,6 +489,10 @@ def bind_output(config: RolloutConfig, out: Path, keep_correct: Path | None = No
     fields = asdict(config)
     fields.pop("sandbox")
     fields.pop("sandbox_option")
+    fields.pop("backend_option")  # (folded into backend_options)
+    for name in ("wall_s", "cpu_s", "memory_mb"):
+        if fields[name] is None:
+            fields.pop(name)  # added later: runs bound before them still resume
     if not fields["record_tokens"]:
         fields.pop("record_tokens")  # added later: runs bound before it still resume
     if fields["sampler"] == "uniform":

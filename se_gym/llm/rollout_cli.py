@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from dataclasses import dataclass, field
 
@@ -41,8 +40,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser, RolloutRunOptions, config_flag=False)
     parser.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://localhost:8800/v1 (openai backend)")
     parser.add_argument("--api-key", help="API key for the openai backend (default: $OPENAI_API_KEY)")
-    parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="extra option for the backend, VALUE parsed as JSON when it can be (repeatable)")
     # the spellings of before --enable-thinking/--chat were built from RolloutConfig
     parser.add_argument("--no-thinking", dest="enable_thinking", action="store_const", const=False, default=argparse.SUPPRESS,
                         help="same as --no-enable-thinking")
@@ -51,22 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def parse_backend_options(items: list[str]) -> dict:
-    """``--backend-option KEY=VALUE`` items as keyword arguments (VALUE as JSON when it parses)."""
-    options: dict = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise CLIError(f"--backend-option needs KEY=VALUE, got {item!r}")
-        try:
-            options[key] = json.loads(value)
-        except ValueError:
-            options[key] = value
-    return options
-
-
 def _options(args: argparse.Namespace, backend: str) -> dict:
-    options = parse_backend_options(args.backend_option)
+    options: dict = {}
     if args.base_url:
         options["base_url"] = args.base_url
     if args.api_key:

@@ -7,26 +7,25 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from ..choices import OFFICIAL_PROFILE, PROFILES
+from ..choices import OfficialProfileOption
 from ..configs import add_config_arguments, add_deprecated_alias, config_from_args
 from ..errors import CLIError
+from .options import LibraryOption, LimitOptions
 from .spec import SandboxFlags
 
 ISOLATIONS = ("auto", "bwrap", "unshare", "userns", "rlimits")  # (se_gym.sandbox.local.LEVELS, without importing it)
 
 
 @dataclass(frozen=True)
-class SandboxOptions(SandboxFlags):
-    """The sandbox every ``se-gym sandbox`` action starts (flags, or a ``--config`` TOML/JSON file)."""
+class SandboxOptions(SandboxFlags, LimitOptions, LibraryOption, OfficialProfileOption):
+    """The sandbox every ``se-gym sandbox`` action starts (flags, or a ``--config`` TOML/JSON file): the
+    judge's sandbox options (:mod:`se_gym.sandbox.options`: the sandbox, the limits, the library put on
+    the path and preloaded, None: none, and the profile it is written for)."""
 
     ray_address: str | None = field(default=None, metadata={"help": "deprecated: give --sandbox ray,address=HOST:PORT"})
     workers: int | None = field(default=None, metadata={"help": "worker processes (None: CPU count)"})
-    library: str | None = field(default=None, metadata={
-        "help": "library to put on the path and preload: a seed, 'official:PATH' or a spec (None: no library)"})
-    profile: str = field(default=OFFICIAL_PROFILE, metadata={"help": "library profile", "choices": PROFILES})
     isolation: str = field(default="auto", metadata={
         "help": "for a backend that takes isolation= (local, ray): its level (auto: the strongest that works here)", "choices": ISOLATIONS})
-    wall: float | None = field(default=None, metadata={"help": "wall-clock limit per program, seconds (None: Limits' 3)"})
 
     def __post_init__(self) -> None:
         spec = self.check_sandbox_flags(CLIError)
@@ -59,6 +58,7 @@ def _action(sub, name: str, cls: type, func, help_text: str) -> argparse.Argumen
     p = sub.add_parser(name, help=help_text, description=help_text)
     add_config_arguments(p, cls)
     add_deprecated_alias(p, "--backend", "--sandbox", "sandbox")
+    add_deprecated_alias(p, "--wall", "--wall-s", "wall_s", type=float)
     p.set_defaults(func=func, options_class=cls)
     return p
 
@@ -79,7 +79,7 @@ def _library(o: SandboxOptions):
     from ..library import LibraryError, from_spec
 
     spec = o.library
-    try:
+    try:  # (a bare seed too, the old spelling)
         return from_spec(int(spec) if spec.lstrip("-").isdigit() else spec)
     except (LibraryError, OSError, ValueError) as exc:
         raise CLIError(f"bad --library {spec!r}: {exc}") from None
@@ -108,7 +108,7 @@ def _limits(o: SandboxOptions):
     from .base import Limits
 
     try:
-        return Limits() if o.wall is None else Limits(wall_s=o.wall, cpu_s=o.wall)
+        return o.limits() or Limits()
     except ValueError as exc:
         raise CLIError(str(exc)) from None
 

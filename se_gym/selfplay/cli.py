@@ -13,13 +13,14 @@ from pathlib import Path
 
 from ..configs import add_config_arguments, config_from_args
 from ..errors import CLIError
-from ..llm.rollout_cli import parse_backend_options
+from ..llm.options import BackendFlag, BackendOptionFlag
 from .loop import SelfPlayConfig
 
 
 @dataclass(frozen=True)
-class SelfPlayRunOptions:
-    """Where a self-play run writes and what runs it (the rest is :class:`SelfPlayConfig`)."""
+class SelfPlayRunOptions(BackendFlag, BackendOptionFlag):
+    """Where a self-play run writes and what runs it (the rest is :class:`SelfPlayConfig`); ``--backend``
+    and ``--backend-option`` (:mod:`se_gym.llm.options`) set the Ray generation actors."""
 
     out: str = field(metadata={"help": "run folder (reruns resume round by round)"})
     ray_address: str | None = field(default=None, metadata={"help": "run on a Ray cluster ('auto' or HOST:PORT); None: in this process"})
@@ -28,20 +29,18 @@ class SelfPlayRunOptions:
     sandbox_workers: int = field(default=1, metadata={"help": "sandbox workers per judge pool and hash seed"})
     actor_cpus: float = field(default=1.0, metadata={"help": "CPUs per generation actor and per node's judge pools"})
     actor_gpus: float = field(default=0.0, metadata={"help": "GPUs per generation actor"})
-    backend: str | None = field(default=None, metadata={"choices": ("hf", "vllm"),
-                                                        "help": "generation backend of the Ray actors (None: hf)"})
     device: str | None = field(default=None, metadata={"help": "the learner's torch device (None: cuda if available)"})
     threads: int | None = field(default=None, metadata={"help": "torch CPU threads of the learner"})
     restart: bool = field(default=False, metadata={"help": "discard what --out holds and start again"})
     progress: bool = field(default=True, metadata={"help": "progress bars"})
 
+    def __post_init__(self) -> None:
+        self.check_backend(CLIError)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser, SelfPlayConfig)
     add_config_arguments(parser, SelfPlayRunOptions, config_flag=False)
-    parser.add_argument("--backend-option", action="append", default=[], metavar="KEY=VALUE",
-                        help="option for the Ray actors' generators, e.g. dtype=float32, max_model_len=4096, "
-                        "gpu_memory_utilization=0.8 (VALUE parsed as JSON when it can be; repeatable)")
     from .. import metrics_log
 
     metrics_log.add_flags(parser)
@@ -67,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = build_config(args)
     job = run_options(args)
-    options = parse_backend_options(args.backend_option)
-    if (job.backend or options) and not job.ray_address:
+    options = job.backend_kwargs(CLIError)
+    if (job.backend != BackendFlag.backend or options) and not job.ray_address:
         # in this process the learner's own model generates: a backend choice would be silently ignored
         raise CLIError("--backend and --backend-option set the Ray generation actors: they need --ray-address")
     if job.threads:
@@ -78,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         from .ray_engine import RayEngine
 
         engine = RayEngine.from_config(config, address=job.ray_address, generators=job.generators, judges=job.judges,
-                                       num_cpus=job.actor_cpus, num_gpus=job.actor_gpus, backend=job.backend or "hf",
+                                       num_cpus=job.actor_cpus, num_gpus=job.actor_gpus, backend=job.backend,
                                        generator_options=options, sandbox_workers=job.sandbox_workers)
     sp = SelfPlay(config, job.out, engine, restart=job.restart, progress=job.progress, device=job.device)
     summaries = sp.run_all()

@@ -197,12 +197,12 @@ class MiniSelfPlay:
                  **overrides) -> tuple[Path, list[dict]]:
         """A self-play run from ``base`` in ``sdir/name``; ``overrides``: other SelfPlayConfig settings
         (``proposer``, ``rehearsal``, ``rounds``, ...)."""
-        from .loop import SelfPlay, SelfPlayConfig
+        from .loop import RUN_FUNCTIONS, SelfPlay, SelfPlayConfig
 
         cfg = self.cfg
         sp_cfg = SelfPlayConfig(
             model=str(base), library=f"seed:{100 + seed}", prompts="miniature", regime=regime, rounds=cfg.rounds, proposals=cfg.proposals,
-            k=1, functions=tuple(functions), samples=cfg.samples, proposer_reward="gap", min_tasks=cfg.min_tasks, eval="miniature",
+            k=1, functions=tuple(functions), samples=cfg.samples, proposer_reward="gap", min_tasks=cfg.min_tasks, eval=RUN_FUNCTIONS,
             eval_limit=0, propose_temperature=1.0, solve_temperature=0.6, propose_max_tokens=cfg.propose_max_tokens,
             solve_max_tokens=cfg.max_new_tokens, sft_lr=cfg.sft_lr, sft_epochs=cfg.sp_sft_epochs, sft_batch=8, rl_lr=cfg.rl_lr,
             rl_ppo_epochs=2, rl_minibatch=32, seed=seed,

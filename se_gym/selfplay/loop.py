@@ -36,6 +36,9 @@ from typing import Any, Callable, Sequence
 
 from .. import metrics_log
 from ..errors import CLIError
+from ..llm.options import ModelFlag
+from ..sandbox.base import Limits
+from ..sandbox.options import LibraryOption, LimitOptions
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,13 @@ def _opt(default: Any, help: str, **meta: Any) -> Any:
     return field(default=default, metadata={"help": help, **meta})
 
 
-EVAL_KINDS = "builtin, builtin:SEED, sebench:PATH, miniature or none"
+# self-play's own evaluation (not a task-suite kind): the miniature's held-out questions about the run's
+# --functions, asked against the run's library (se_gym.selfplay.miniature.eval_tasks; the demo's self-play)
+RUN_FUNCTIONS = "functions"
+EVAL_KINDS = f"a task spec (builtin, builtin:SEED, sebench:PATH, miniature:SEED...), {RUN_FUNCTIONS} or none"
+# old spellings of self-play's own values, from before `miniature` was a task-suite kind: old -> new
+_OLD_EVAL = {"miniature": RUN_FUNCTIONS}
+_OLD_SEED_TASKS = {"miniature": ""}  # (an empty buffer: the proposer writes from the docs alone)
 
 
 # Which functions each round's proposals are about: name -> f(selfplay, n, round) -> n groups of catalogue
@@ -62,14 +71,16 @@ CURRICULA: dict[str, Callable[[Any, int, int], list[tuple[str, ...]]]] = {
 
 
 @dataclass(frozen=True)
-class SelfPlayConfig:
+class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
     """Everything that changes results (the run folder is bound to it).  Each field is also a flag
-    of ``se-gym selfplay`` (``--field-name``) with the help text below."""
+    of ``se-gym selfplay`` (``--field-name``) with the help text below.  The shared options:
+    ``--model`` (the starting model, required; :class:`~se_gym.llm.options.ModelFlag`), ``--library``
+    (the renamed library; None: ``seed:0``, the built-in evaluation's) and the limits of a proposal's
+    reference run (``--wall-s``...; :mod:`se_gym.sandbox.options`)."""
 
-    model: str = _opt("", "the starting model: a checkpoint folder or a HF id (required: the empty default is refused)")
-    library: str = _opt("seed:0", "the renamed library, e.g. seed:0")
-    prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the tiny model's short prompts)",
-                        choices=("sebench", "miniature"))
+    prompts: str = _opt("sebench", "prompt set: sebench (real models) or miniature (the miniature's layout, the one its tiny "
+                                   "base is pre-trained on and the miniature task-suite kind is asked in: one-line docs, "
+                                   "'Task: ...' questions)", choices=("sebench", "miniature"))
     regime: str = _opt("sft", "what learns: sft (Closed-SFT on accepted open-book answers), rl (both roles), sft+rl",
                        choices=REGIMES)
     rounds: int = _opt(3, "rounds to run (a finished run can be extended)")
@@ -86,7 +97,8 @@ class SelfPlayConfig:
     invalid_penalty: float = _opt(-1.0, "proposer reward of an invalid proposal")
     zero_reward: float = _opt(0.0, "proposer reward of a task nobody or everybody solves")
     min_tasks: int = _opt(8, "top each round's training tasks up from the buffer to this many")
-    seed_tasks: str = _opt("", "the buffer's start: miniature, a folder in SE-Bench layout or a JSONL file (empty: none)")
+    seed_tasks: str = _opt("", "the buffer's start: a folder in SE-Bench layout or a JSONL file (empty: none, the proposer "
+                               "writes from the docs alone)")
     propose_temperature: float = _opt(1.0, "sampling temperature of the proposals")
     solve_temperature: float = _opt(0.6, "sampling temperature of the solver's answers")
     propose_max_tokens: int = _opt(1024, "longest proposal, in tokens")
@@ -99,10 +111,10 @@ class SelfPlayConfig:
     rl_minibatch: int = _opt(16, "minibatch size of each round's RL update")
     rl_clip: bool = _opt(True, "clip the RL update's ratio (PPO)")
     eval: str = _opt("builtin", f"held-out closed-book evaluation: {EVAL_KINDS} (a task spec, se_gym.tasks.spec; "
-                                "builtin: the library's own seed)")
+                                f"builtin: the library's own seed; {RUN_FUNCTIONS}: the miniature's held-out questions about "
+                                "the run's --functions, against its library)")
     eval_split: str = _opt("single_test", "the split --eval reads (builtin and sebench)")
     eval_limit: int = _opt(64, "held-out tasks evaluated per round (0: all)")
-    wall_s: float = _opt(3.0, "wall-time limit of a proposal's reference run, in seconds")
     dedup_threshold: float = _opt(0.5, "similarity above which a proposal is a near-duplicate of a buffer task")
     seed: int = _opt(0, "seed of the curriculum, sampling and training")
     record_tokens: bool = _opt(False, "each round also writes its solver samples as token trajectories (round_NNN/trajectories.jsonl)")
@@ -139,6 +151,15 @@ class SelfPlayConfig:
                                                "(a task the solver already knows closed book teaches nothing)")
 
     def __post_init__(self):
+        # the shared options' None, resolved: the run folder binds the values, as folders bound before spell them
+        if self.library is None:
+            object.__setattr__(self, "library", "seed:0")
+        if self.wall_s is None:
+            object.__setattr__(self, "wall_s", Limits.wall_s)
+        try:
+            self.limits()
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         if self.regime not in REGIMES:
             raise CLIError(f"regime must be one of {', '.join(REGIMES)}, got {self.regime!r}")
         if self.rounds < 1 or self.proposals < 1 or self.samples < 1 or self.k < 1:
@@ -176,10 +197,11 @@ class SelfPlayConfig:
             raise CLIError(str(exc)) from None
         object.__setattr__(self, "functions", tuple(self.functions))
         object.__setattr__(self, "books", tuple(self.books))
-        ev, split = _legacy_eval(self.eval, self.eval_split)
+        ev, split = _legacy_eval(_renamed("eval", self.eval, _OLD_EVAL), self.eval_split)
         object.__setattr__(self, "eval", ev)
         object.__setattr__(self, "eval_split", split)
-        if ev not in ("", "none", "miniature"):
+        object.__setattr__(self, "seed_tasks", _renamed("seed_tasks", self.seed_tasks, _OLD_SEED_TASKS))
+        if ev not in ("", "none", RUN_FUNCTIONS):
             from ..tasks.record import TaskError
             from ..tasks.spec import parse_task_spec
 
@@ -190,6 +212,18 @@ class SelfPlayConfig:
 
 
 _WARNED_EVAL: set[str] = set()
+
+
+def _renamed(option: str, value: str, old: dict[str, str]) -> str:
+    """``value``, or its new spelling when it is an old one (warning once per spelling)."""
+    if value not in old:
+        return value
+    if (option, value) not in _WARNED_EVAL:
+        _WARNED_EVAL.add((option, value))
+        new = old[value]
+        logger.warning("%s %r is deprecated (`miniature` names the task-suite kind now): %s", option, value,
+                       f"use {new!r} (it means the same)" if new else "leave it empty (it means none)")
+    return old[value]
 
 
 def _legacy_eval(spec: str, split: str) -> tuple[str, str]:
@@ -317,10 +351,6 @@ def _write(path: Path, obj: Any) -> None:
 def load_seed_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
     if not spec:
         return []
-    if spec == "miniature":
-        from .miniature import seed_tasks
-
-        return seed_tasks(library, config)
     from ..tasks import load_sebench
     from ..tasks.record import Task
 
@@ -340,12 +370,14 @@ def library_seed(library: Any) -> int:
 
 
 def load_eval_tasks(spec: str, library: Any, config: SelfPlayConfig) -> list[Any]:
-    """The held-out tasks of ``spec`` (``config.eval``): none, the miniature's, or a task spec
+    """The held-out tasks of ``spec`` (``config.eval``): none, :data:`RUN_FUNCTIONS` (the miniature's
+    questions about the run's functions), or a task spec
     (:func:`se_gym.tasks.spec.load_task_spec`, split ``config.eval_split``; ``builtin`` is the
     library's own seed) against ``library``, at most ``config.eval_limit`` of them."""
+    spec = _renamed("eval", spec, _OLD_EVAL)
     if spec in ("", "none"):
         return []
-    if spec == "miniature":
+    if spec == RUN_FUNCTIONS:
         from .miniature import eval_tasks
 
         return eval_tasks(library, config)
@@ -394,15 +426,18 @@ class SelfPlay:
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
                               ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
                               ("rehearsal_samples", 0), ("propose_check", 0), ("propose_floor", 1.0),
-                              ("band_open", 0.0), ("band", (0.0, 1.0))):
+                              ("band_open", 0.0), ("band", (0.0, 1.0)), ("cpu_s", None), ("memory_mb", None)):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
+        if bound["eval"] == RUN_FUNCTIONS:
+            bound["eval"] = "miniature"  # (its spelling in folders bound before the suite kind took the name)
         if "eval_split" not in bound and bound["eval"] == "builtin":
             bound["eval"] = "builtin:single_test"  # the same evaluation, as folders bound before eval_split spell it
         self.run = RunDir(out, "selfplay", bound, restart=restart)
         self.out = self.run.path.resolve()  # absolute: the Ray buffer actor writes here too
         self.library = from_spec(config.library)
-        self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
+        self.validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, cpu_s=config.cpu_s, memory_mb=config.memory_mb,
+                                           dedup_threshold=config.dedup_threshold)
         self.engine = engine or LocalEngine(self.library, self.validation)
         self.prompts = make_prompts(config)
         self.progress = progress

@@ -118,14 +118,10 @@ TRAIN_PER_FUNCTION = 4  # curated train questions per function in the experiment
 
 
 def eval_tasks(library: Any, config: Any) -> list[Any]:
-    """Held-out miniature questions about the self-play run's functions: the experiment's test
+    """``--eval functions``: held-out miniature questions about the self-play run's functions: the experiment's test
     questions for this seed (the same draw, so a round's accuracy and the experiment's final table
     are on one question set)."""
     functions = list(config.functions) or [k for k in mini.EXPERIMENT_POOL if k in library.names]
     _, test = mini.experiment_tasks(library, functions, (TRAIN_PER_FUNCTION, 3), config.seed)
     return test
 
-
-def seed_tasks(library: Any, config: Any) -> list[Any]:
-    """The miniature starts with an empty buffer: the proposer writes from the docs alone."""
-    return []

@@ -144,7 +144,8 @@ class RayEngine:
     def from_config(cls, config: Any, *, address: str | None, **kw: Any) -> "RayEngine":
         from .validate import ValidationConfig
 
-        validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, dedup_threshold=config.dedup_threshold)
+        validation = ValidationConfig(min_inputs=config.min_inputs, wall_s=config.wall_s, cpu_s=config.cpu_s, memory_mb=config.memory_mb,
+                                           dedup_threshold=config.dedup_threshold)
         return cls(config.library, validation, config.model, address=address, **kw)
 
     # -- the engine interface ----------------------------------------------------------------------

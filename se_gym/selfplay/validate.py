@@ -259,7 +259,9 @@ class ValidationConfig:
     Attributes:
         min_inputs: the fewest distinct test inputs a proposal must give.
         hash_seeds: the two ``PYTHONHASHSEED`` values the reference runs under (the determinism rule).
-        wall_s: a reference run's wall and CPU limit, seconds.
+        wall_s: a reference run's wall-clock limit, seconds.
+        cpu_s: its CPU limit, seconds (None: the wall limit).
+        memory_mb: its memory limit, MB (None: the sandbox's default).
         dedup_threshold: the input overlap from which the same question is a near-duplicate.
         label_noise: measure each accepted task against the NumPy oracle.
     """
@@ -267,6 +269,8 @@ class ValidationConfig:
     min_inputs: int = MIN_INPUTS
     hash_seeds: tuple[int, int] = (1, 2)
     wall_s: float = 3.0
+    cpu_s: float | None = None
+    memory_mb: int | None = None
     dedup_threshold: float = 0.5
     label_noise: bool = True
 
@@ -309,7 +313,8 @@ class Validator:
             lib = self.library
             path = [str(lib.materialize("strict", docs=False))]
             preload = sandbox_preload(lib)
-            limits = Limits(wall_s=self.config.wall_s, cpu_s=self.config.wall_s)
+            c = self.config
+            limits = Limits(wall_s=c.wall_s, cpu_s=c.cpu_s or c.wall_s, **({"memory_mb": c.memory_mb} if c.memory_mb else {}))
             for seed in self.config.hash_seeds:
                 if self._make_sandbox is not None:
                     box = self._make_sandbox(seed)

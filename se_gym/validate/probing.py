@@ -31,13 +31,13 @@ WITH_DEPENDENCE = "strict+dependence"
 
 
 def make_judges(library: Any, sandbox: Any = "local", wall_s: float = 3.0, workers: int | None = None,
-                dependence: bool = False) -> dict[str, Any]:
+                dependence: bool = False, *, cpu_s: float | None = None, memory_mb: int | None = None) -> dict[str, Any]:
     """profile -> a Judge over its own sandbox; with ``dependence`` (the judge has the check), strict's
     is told not to check and a third, ``strict+dependence``, checks on strict's sandbox."""
     from ..judge import Judge
     from ..sandbox import Limits
 
-    limits = Limits(wall_s=wall_s, cpu_s=wall_s)
+    limits = Limits(wall_s=wall_s, cpu_s=cpu_s or wall_s, **({"memory_mb": memory_mb} if memory_mb else {}))
     out = {}
     for profile in PROFILES:
         extra = {"dependence": False} if dependence and profile == "strict" else {}

@@ -30,7 +30,7 @@ def replay(request: dict[str, Any]) -> dict[str, Any]:
     tasks = [suites.regenerate(ref, t, library) for t in loaded]
     sample = set(request.get("sample", ()))
     judges = probing.make_judges(library, request.get("sandbox", "local"), request.get("wall_s", 3.0), request.get("workers"),
-                                 request.get("dependence", False))
+                                 request.get("dependence", False), cpu_s=request.get("cpu_s"), memory_mb=request.get("memory_mb"))
     try:
         envs = probing.make_envs(tasks, library, judges["strict"], request.get("visible_cases", 1))
         picked = [i for i in range(len(tasks)) if i in sample]

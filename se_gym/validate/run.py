@@ -103,7 +103,7 @@ def start_second_process(ref: suites.SuiteRef, library: Any, config: ValidateCon
                          workdir: Path) -> tuple[subprocess.Popen, Path]:
     request = {"spec": ref.spec, "library": ref.library, "library_spec": library.source, "splits": list(config.splits),
                "limit": config.limit, "sample": list(sample), "visible_cases": config.visible_cases, "wall_s": config.wall_s,
-               "retry_wall_s": config.retry_wall_s, "workers": config.workers, "sandbox": config.sandbox,
+               "cpu_s": config.cpu_s, "memory_mb": config.memory_mb, "retry_wall_s": config.retry_wall_s, "workers": config.workers, "sandbox": config.sandbox,
                "dependence": dependence, "imports": _child_imports(ref)}
     req, ans = workdir / "request.json", workdir / "answer.json"
     req.write_text(json.dumps(request), encoding="utf-8")
@@ -124,7 +124,8 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
     run_checks: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="se-gym-validate-") as tmp:
         child = start_second_process(ref, library, config, sample, dependence, Path(tmp)) if config.second_process else None
-        judges = probing.make_judges(library, config.sandbox, config.wall_s, config.workers, dependence)
+        judges = probing.make_judges(library, config.sandbox, config.wall_s, config.workers, dependence,
+                                      cpu_s=config.cpu_s, memory_mb=config.memory_mb)
         results: dict[int, dict[str, Result]] = {}
         mine: dict[int, dict[str, str]] = {}
         answers_of: dict[int, probing.TaskProbes] = {}
@@ -212,7 +213,7 @@ def _other_sandbox(name: str, library: Any, config: ValidateConfig, picked: Sequ
     items = [(answers_of[i].task, p, k, answers_of[i].answers[(p, k)]) for i in picked for (p, k) in verdicts_of[i]]
     owners = [i for i in picked for _ in verdicts_of[i]]
     got: list[Any] = [None] * len(items)
-    judges = probing.make_judges(library, name, config.wall_s, None, dependence)
+    judges = probing.make_judges(library, name, config.wall_s, None, dependence, cpu_s=config.cpu_s, memory_mb=config.memory_mb)
     names = [probing.judge_name(judges, it[1], it[2]) for it in items]
     try:
         # one sandbox at a time (a small Ray cluster has room for one): sebench's, then strict's (the
@@ -359,6 +360,9 @@ def _run_dir(out: Path, config: ValidateConfig) -> Path:
     from ..storage import RunDir
 
     bound = {k: v for k, v in asdict(config).items() if k not in ("out", "restart", "progress", "workers", "chunk")}
+    for name, default in (("sandbox_option", ()), ("cpu_s", None), ("memory_mb", None)):  # (added later: older runs resume)
+        if bound[name] == default:
+            del bound[name]
     try:
         run = RunDir(out, "validate", bound, restart=config.restart)
     except Exception as exc:  # ConfigMismatch and the like: one line
