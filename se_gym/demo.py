@@ -378,8 +378,9 @@ class DemoOptions(ModelOptions):
                 "proposing every round; results in OUT/selfplay (see se_gym/selfplay/experiment.py and docs/selfplay.md)"})
     rounds: int | None = field(default=None, metadata={"help": "with --selfplay: self-play rounds (None: 6, --quick 3; more extend a finished run)"})
     setting: str | None = field(default=None, metadata={
-        "help": "with --selfplay: which switches keep self-play going (plain, budget, mix, novelty, band, fresh; None: fresh, the "
-                "measured best; see docs/selfplay.md)", "choices": ("plain", "budget", "mix", "novelty", "band", "fresh")})
+        "help": "with --selfplay: which switches keep self-play going (plain, budget, mix, novelty, band, fresh, cool, checked; None: "
+                "checked, the measured best; see docs/selfplay.md)",
+        "choices": ("plain", "budget", "mix", "novelty", "band", "fresh", "cool", "checked")})
     ray_address: str | None = field(default=None, metadata={
         "help": "with --selfplay: run the self-play rounds on a Ray cluster ('auto' or HOST:PORT; None: in this process)"})
     variants: tuple[str, ...] | None = field(default=None, metadata={"help": "with --rl-ablation: only these variants (None: all)"})

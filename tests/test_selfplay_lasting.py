@@ -121,6 +121,77 @@ def test_epoch_picker_keeps_the_best_epoch_or_the_starting_weights():
     assert picker.saturated and picker.restore() == 0  # a start that solves the whole split: nothing to train
 
 
+def test_epoch_picker_with_a_proposal_check_keeps_no_epoch_that_writes_worse_than_the_start():
+    """With ``check`` (the proposer's valid share with the current weights), a better-scoring epoch is
+    kept only when its check is at least the start's; the start is checked, on its own weights, only
+    once some epoch beats its score. Without ``check`` the same scores keep epoch 1."""
+    torch = need_module("torch", "the picker copies torch weights")
+    from se_gym.selfplay.curation import EpochPicker
+
+    valid = {0.0: 0.9, 1.0: 0.6, 2.0: 0.9, 3.0: 1.0}  # the check's valid share per weights (epoch e has weights e)
+
+    def run(check, floor=1.0):
+        model = torch.nn.Linear(1, 1)
+        with torch.no_grad():
+            model.weight.fill_(0.0)
+        scores = iter([0.2, 0.5, 0.5, 0.4, 0.4])
+        checked = []
+
+        def spy():
+            checked.append(model.weight.item())
+            return valid[model.weight.item()]
+
+        picker = EpochPicker(model, lambda: next(scores), patience=2, check=spy if check else None, floor=floor)
+        assert checked == []  # nothing checked until an epoch beats the start
+        for epoch in (1, 2, 3, 4):
+            with torch.no_grad():
+                model.weight.fill_(float(epoch))
+            if picker.after_epoch(epoch):
+                break
+        return picker, picker.restore(), model.weight.item(), checked
+
+    picker, best, weight, checked = run(check=True)
+    assert (best, weight) == (2, 2.0)  # epoch 1 scored better but wrote worse (0.6 < 0.9): epoch 2 (same score) is kept
+    assert checked == [0.0, 1.0, 2.0]  # the start (on its own weights), epoch 1, epoch 2; epochs 3-4 scored no better
+    assert picker.metrics()["propose_check"] == {"valid": {"0": 0.9, "1": 0.6, "2": 0.9}, "refused": [1]}
+    picker, best, weight, checked = run(check=False)
+    assert (best, weight, checked) == (1, 1.0, []) and "propose_check" not in picker.metrics()
+    picker, best, weight, checked = run(check=True, floor=0.6)
+    assert (best, weight, checked) == (1, 1.0, [0.0, 1.0])  # with a floor of 0.6, epoch 1's 0.6 is enough
+
+
+def test_the_proposal_check_counts_the_policys_valid_tasks_on_proposal_prompts(tmp_path):
+    """``_propose_check``: the policy (through the engine, at the run's proposal temperature) writes
+    ``propose_check`` tasks from the curriculum's proposal prompts with the round's own seed; the real
+    validator counts the valid ones (here every other text has seven inputs)."""
+    from se_gym.selfplay.loop import LocalEngine, _seed
+
+    sp = _selfplay(tmp_path, functions=("cumsum",), propose_check=4, propose_temperature=0.7, val_share=0.25)
+    name = sp.library.qualified("cumsum")
+    calls = []
+
+    class Engine(LocalEngine):
+        def push(self, model, path=None):
+            calls.append(("push", model))
+
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            calls.append((len(prompts), temperature, seed))
+            out = []
+            for i, _ in enumerate(prompts):
+                inputs = "\n".join(f"x=[{10 * i + j}, {j}]" for j in range(8 if i % 2 == 0 else 7))
+                out.append([f"Question: Running totals of x, case {i}.\nInputs:\n{inputs}\nReference:\n```python\n"
+                            f"import {sp.library.package}\ndef solve(x):\n    return {name}(x)\n```"])
+            return out
+
+    sp.engine = Engine(sp.library, sp.validation)
+    sp.policy = type("P", (), {"model": "weights"})()
+    try:
+        assert sp._propose_check(3) == 0.5
+    finally:
+        sp.engine.close()
+    assert calls == [("push", "weights"), (4, 0.7, _seed(0, 3, "propose-check"))]
+
+
 def test_train_sft_stops_when_after_epoch_says_so(init_dir):
     from se_gym.training.policy import Policy
     from se_gym.training.sft import SFTConfig, SFTExample, train_sft
@@ -202,6 +273,46 @@ def test_learn_mixes_roles_and_never_trains_on_validation_or_out_of_band_tasks(t
     assert weighed == ([2] if novelty else [])  # --novelty: the rehearsed proposals are picked by their novelty
 
 
+@pytest.mark.parametrize("propose_check", [0, 8])
+def test_the_learn_step_with_a_proposal_check_keeps_the_start_when_the_epoch_writes_worse(tmp_path, monkeypatch, propose_check):
+    """``--propose-check N``: the round's only better-scoring epoch writes fewer valid tasks than the start
+    (0.5 against 0.75 of N), so the learn step keeps the start (no update); without it the epoch is kept."""
+    from types import SimpleNamespace
+
+    import se_gym.training.sft as sft
+
+    torch = need_module("torch", "the learn step's early stopping copies torch weights")
+
+    def fake_sft(policy, examples, config, progress=True, after_epoch=None):
+        after_epoch(1)
+        return {"loss": [0.0]}
+
+    monkeypatch.setattr(sft, "train_sft", fake_sft)
+    (tmp_path / "rules.py").write_text(RULES)
+    sp = _selfplay(tmp_path, regime="sft", val_share=0.34, propose_check=propose_check, proposer=f"{tmp_path / 'rules.py'}:SharedRules")
+    sp.policy = SimpleNamespace(model=torch.nn.Linear(1, 1))
+    accs = iter([0.0, 1.0])  # the start, epoch 1 (on the validation split)
+    sp._accuracy = lambda tasks, push=False: {"accuracy": next(accs)}
+    checks = iter([0.75, 0.5])
+    monkeypatch.setattr(sp, "_propose_check", lambda r: next(checks))
+    val, (good, known) = _round_split(0.34, 1)
+    fresh = [val, good, known]
+    outcomes = [_outcome(t) for t in fresh]
+    from se_gym.selfplay.loop import _write
+
+    sp.rdir(1).mkdir(parents=True)
+    _write(sp.rdir(1) / "validate.json", {"outcomes": [o.to_json() for o in outcomes]})
+    rows = [_row(t.id, b, 1.0) for t in fresh for b in ("open", "closed")]
+    m = sp.learn(1, [{"functions": ["abs"], "prompt": "p", "text": "t"}] * 3, {"proposer": [0.0] * 3},
+                 {"rows": rows, "train": [t.to_json() for t in fresh]}, outcomes)
+    assert m["val"]["scores"] == [0.0, 1.0]
+    if propose_check:
+        assert not m["updated"] and m["val"]["best_epoch"] == 0
+        assert m["val"]["propose_check"] == {"valid": {"0": 0.75, "1": 0.5}, "refused": [1]}
+    else:
+        assert m["updated"] and m["val"]["best_epoch"] == 1 and "propose_check" not in m["val"]
+
+
 def test_the_curriculum_is_a_swappable_task_selection_function(tmp_path):
     from se_gym.selfplay import loop
 
@@ -248,6 +359,63 @@ def test_demo_selfplay_defaults_on_a_cpu_the_small_base_six_rounds_and_the_best_
 
     choices = next(f for f in fields(DemoOptions) if f.name == "setting").metadata["choices"]
     assert tuple(choices) == tuple(SETTINGS)
+
+
+def test_the_round_table_pools_the_rejection_reasons_over_seeds():
+    """The per-round table says why proposals were rejected: the reasons of every seed's round, summed."""
+    from se_gym.selfplay.experiment import per_round, render_rounds
+
+    def seed(rejected):
+        return {"rounds": {"sft_selfplay": [{"round": 0, "closed_book_acc": 0.0},
+                                            {"round": 1, "valid": 12 - sum(rejected.values()), "proposed": 12, "valid_rate": 0.5,
+                                             "rejected": rejected, "closed_book_acc": 0.5}]}}
+
+    rows = per_round([seed({"too_few_inputs": 2, "bad_inputs": 1}), seed({"too_few_inputs": 1}), seed({})], "sft_selfplay")
+    assert rows[1]["rejected"] == {"too_few_inputs": 3, "bad_inputs": 1} and rows[1]["valid"] == 32
+    table = render_rounds(rows, [])
+    assert "| rejected (SFT run) |" in table.splitlines()[0]
+    assert "| 32/36 (89%) | too_few_inputs 3, bad_inputs 1 |" in table
+
+
+def test_the_default_setting_writes_the_proposals_and_the_fresh_pool_at_temperature_0_7(tmp_path, monkeypatch):
+    """The demo's default setting (``checked``, built on ``cool``) samples the policy's proposals, and the fresh pool it rehearses,
+    at temperature 0.7 (``fresh``, the setting before it: 1.0); the validator is the same."""
+    from se_gym.selfplay import loop
+    from se_gym.selfplay.experiment import DEFAULT_SETTING, SETTINGS, MiniSelfPlay, MiniSelfPlayConfig
+
+    assert SETTINGS["cool"] == {**SETTINGS["fresh"], "propose_temperature": 0.7}
+    assert DEFAULT_SETTING == "checked" and SETTINGS["checked"] == {**SETTINGS["cool"], "propose_check": 24, "propose_floor": 0.9}
+    made = []
+
+    def run_all(self):
+        made.append(self.config)
+        return [{"round": 0}]
+
+    monkeypatch.setattr(loop.SelfPlay, "run_all", run_all)
+    exp = MiniSelfPlay(tmp_path / "exp", MiniSelfPlayConfig(), progress=False)
+    for regime in ("sft", "rl"):
+        exp.selfplay(0, tmp_path / "base", ["abs", "cumsum"], regime, tmp_path / "exp" / "seed0")
+    assert [c.propose_temperature for c in made] == [0.7, 0.7]
+    assert made[0].proposer == "policy" and made[0].min_inputs == 8 and made[0].rehearsal_samples == 48
+    exp.cfg = MiniSelfPlayConfig(setting="fresh")
+    exp.selfplay(0, tmp_path / "base", ["abs", "cumsum"], "sft", tmp_path / "exp" / "seed1")
+    assert made[-1].propose_temperature == 1.0
+
+    temps = []
+
+    class Engine(loop.LocalEngine):
+        def generate(self, prompts, n, temperature, max_tokens, seed):
+            temps.append(temperature)
+            return [["Question: q"] * n for _ in prompts]
+
+    sp = _selfplay(tmp_path, propose_temperature=SETTINGS[DEFAULT_SETTING]["propose_temperature"], rehearsal=0.5, rehearsal_samples=3)
+    sp.engine = Engine(sp.library, sp.validation)
+    try:
+        sp._proposer_for(1).propose_many([(sp._docs(("abs",), "Docs:\nWrite a task:\n"), [])], 1)
+        assert sp._rehearsal_samples(1) == {"written": 3, "valid": []}
+    finally:
+        sp.engine.close()
+    assert temps == [0.7, 0.7]  # the round's proposals, then the fresh pool
 
 
 # -- kill -9 in every stage of a round that uses every switch ----------------------------------------
@@ -299,7 +467,7 @@ def test_kill_9_in_each_stage_with_every_switch_then_rerun_gives_the_uninterrupt
                 "--solve-max-tokens", "8", "--min-tasks", "3", "--sft-epochs", "2", "--no-progress", "--eval", "functions",
                 "--eval-limit", "2", "--proposer", str(tmp_path / "plug" / "rules.py") + ":SharedRules", "--val-share", "0.4",
                 "--replay-tasks", "2", "--rehearsal", "0.5", "--rehearsal-rounds", "0", "--novelty", "--band", "0", "0.75",
-                "--rehearsal-samples", "4"]
+                "--rehearsal-samples", "4", "--propose-check", "2"]
 
     ref = subprocess.run(args(tmp_path / "ref"), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert ref.returncode == 0, ref.stdout[-2000:] + ref.stderr[-3000:]

@@ -129,22 +129,44 @@ class EpochPicker:
     (before that, training goes on: a few epochs may pass before the first answer comes out right).
     :meth:`restore` puts the best weights back (the starting ones when no epoch beat them) and says
     which epoch they are. A start that already scores 1.0 cannot be beaten: :attr:`saturated`, and
-    the caller need not train at all."""
+    the caller need not train at all.
 
-    def __init__(self, model: Any, score: Callable[[], float], patience: int):
-        self.model, self.score, self.patience = model, score, max(1, patience)
+    ``check()`` (optional): the proposer's valid share on held-out proposal prompts with the current
+    weights. An epoch that would be kept is kept only when its check is at least the start's, or at
+    least ``floor`` (the start is checked at the first such epoch, so a round where no epoch beats the
+    start checks nothing): an update that teaches the solver but spoils the task writing is not taken."""
+
+    def __init__(self, model: Any, score: Callable[[], float], patience: int, check: Callable[[], float] | None = None,
+                 floor: float = 1.0):
+        self.model, self.score, self.patience, self.check, self.floor = model, score, max(1, patience), check, floor
         self.scores = [score()]
         self.best_epoch = 0
         self.saturated = self.scores[0] >= 1.0
         self._best = {} if self.saturated else self._copy()
+        self.checks: dict[int, float] = {}  # epoch (0: the start) -> its check
+        self.refused: list[int] = []  # epochs a better score did not keep: their check fell below the start's
 
     def _copy(self) -> dict:
         return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
 
+    def _checked(self, epoch: int) -> bool:
+        if self.check is None:
+            return True
+        if 0 not in self.checks:  # the first epoch to beat the start: check the start too (its weights are the best copy)
+            now = self._copy()
+            self.model.load_state_dict(self._best)
+            self.checks[0] = self.check()
+            self.model.load_state_dict(now)
+        self.checks[epoch] = self.check()
+        if self.checks[epoch] < min(self.checks[0], self.floor):
+            self.refused.append(epoch)
+            return False
+        return True
+
     def after_epoch(self, epoch: int) -> bool:
         s = self.score()
         self.scores.append(s)
-        if s > max(self.scores[:-1]):
+        if s > self.scores[self.best_epoch] and self._checked(epoch):
             self.best_epoch = epoch
             self._best = self._copy()
         return self.best_epoch > 0 and epoch - self.best_epoch >= self.patience
@@ -156,4 +178,7 @@ class EpochPicker:
         return self.best_epoch
 
     def metrics(self) -> dict:
-        return {"scores": self.scores, "best_epoch": self.best_epoch, "best": self.scores[self.best_epoch]}
+        out = {"scores": self.scores, "best_epoch": self.best_epoch, "best": self.scores[self.best_epoch]}
+        if self.check is not None:
+            out["propose_check"] = {"valid": {str(k): v for k, v in sorted(self.checks.items())}, "refused": self.refused}
+        return out

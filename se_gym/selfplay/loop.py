@@ -139,6 +139,12 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
                                  "step scores it closed book after every epoch and keeps the best epoch, or the round's starting "
                                  "weights when no epoch beats them (0: every --sft-epochs epoch, no validation)")
     patience: int = _opt(2, "with --val-share: epochs without a better validation score before the SFT step stops")
+    propose_check: int = _opt(0, "with --val-share and the policy proposing: the early stopping keeps an epoch only when the "
+                                 "policy, writing this many tasks from proposal prompts (never trained on) with the epoch's "
+                                 "weights, gets at least as many valid (same validator, same sampling seed) as with the round's "
+                                 "starting weights, or at least --propose-floor of them (0: no such check)")
+    propose_floor: float = _opt(1.0, "with --propose-check: an epoch whose check is valid at least this often is kept even when "
+                                     "the start's was higher (1.0: never below the start)")
     band_open: float = _opt(0.0, "band filter: a new task trains the solver (and its proposal is rehearsed) only when its "
                                  "open-book solve rate is at least this")
     band: tuple[float, ...] = _opt((0.0, 1.0), "band filter: ... and its closed-book solve rate lies in [LOW, HIGH] "
@@ -162,8 +168,10 @@ class SelfPlayConfig(ModelFlag, LimitOptions, LibraryOption):
             raise CLIError(f"curriculum must be one of {', '.join(CURRICULA)}, got {self.curriculum!r}")
         if not 0.0 <= self.val_share < 1.0:
             raise CLIError(f"val_share is a share of the valid tasks: 0 <= val_share < 1, got {self.val_share}")
-        if self.replay_tasks < 0 or self.patience < 1 or self.rehearsal_samples < 0:
-            raise CLIError("replay_tasks and rehearsal_samples must be >= 0 and patience >= 1")
+        if self.replay_tasks < 0 or self.patience < 1 or self.rehearsal_samples < 0 or self.propose_check < 0:
+            raise CLIError("replay_tasks, rehearsal_samples and propose_check must be >= 0 and patience >= 1")
+        if not 0.0 <= self.propose_floor <= 1.0:
+            raise CLIError(f"propose_floor is a valid share: 0 <= propose_floor <= 1, got {self.propose_floor}")
         band = tuple(float(b) for b in self.band)
         if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0 or not 0.0 <= self.band_open <= 1.0:
             raise CLIError(f"band is LOW HIGH with 0 <= LOW <= HIGH <= 1 and band_open in [0, 1], got {list(self.band)}, {self.band_open}")
@@ -417,7 +425,7 @@ class SelfPlay:
         bound = {k: v for k, v in asdict(config).items() if k != "rounds"}
         for name, default in (("record_tokens", False), ("proposer", "policy"), ("rehearsal", 0.0), ("rehearsal_rounds", 1), ("curriculum", "cover"),
                               ("eval_split", "single_test"), ("novelty", False), ("replay_tasks", 0), ("val_share", 0.0), ("patience", 2),
-                              ("rehearsal_samples", 0),
+                              ("rehearsal_samples", 0), ("propose_check", 0), ("propose_floor", 1.0),
                               ("band_open", 0.0), ("band", (0.0, 1.0)), ("cpu_s", None), ("memory_mb", None)):
             if bound[name] == default:
                 bound.pop(name)  # added later: folders bound before them still resume
@@ -776,6 +784,22 @@ class SelfPlay:
             _write(f, {"written": len(texts), "valid": valid})
         return _read(f)
 
+    def _propose_check(self, r: int) -> float:
+        """The policy's valid share on ``propose_check`` proposal prompts of round ``r`` (the curriculum's
+        functions, no references), written with the learner's weights as they are now and checked by the
+        validator (duplicates within them dropped). The sampling seed is the round's, so the start and
+        each epoch are compared on the same draws; nothing written here is trained on or kept."""
+        from ..agents.proposer import proposal_text
+        from .validate import dedup
+
+        cfg = self.config
+        self.engine.push(self.policy.model, None)
+        groups = CURRICULA[cfg.curriculum](self, cfg.propose_check, r)
+        requests = [(self._docs(keys, self.prompts.propose(self.library, keys, [])), []) for keys in groups]
+        texts = [proposal_text(x) for x in self._proposer_for(r).propose_many(requests, _seed(cfg.seed, r, "propose-check"))]
+        outcomes = dedup(self.engine.check(texts, [tuple(k) for k in groups]), None, cfg.dedup_threshold)
+        return sum(1 for o in outcomes if o.accepted) / len(outcomes) if outcomes else 0.0
+
     def _band_on(self) -> bool:
         return self.config.band_open > 0 or tuple(self.config.band) != (0.0, 1.0)
 
@@ -900,7 +924,9 @@ class SelfPlay:
 
                 metrics_log.set_run(f"round{r}/sft")
                 val = self._val_tasks(r)
-                picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience) if val else None
+                check = (lambda: self._propose_check(r)) if cfg.propose_check and self._proposer_shares_policy() else None
+                picker = EpochPicker(policy.model, lambda: self._accuracy(val, push=True)["accuracy"] or 0.0, cfg.patience, check,
+                                     cfg.propose_floor) if val else None
                 extra = {"after_epoch": picker.after_epoch} if picker else {}
                 if picker is None or not picker.saturated:  # (a start that solves the whole split cannot be beaten)
                     sft = train_sft(policy, examples, SFTConfig(learning_rate=cfg.sft_lr, epochs=cfg.sft_epochs, batch_size=cfg.sft_batch,
