@@ -208,11 +208,14 @@ def test_run_folders_bound_before_the_shared_options_still_resume(tmp_path):
     assert bound["backend_options"] == {"dtype": "float32"} and bound["wall_s"] == 5 and "cpu_s" not in bound
 
 
-def test_self_play_s_own_values_no_longer_borrow_the_suite_kind_s_name(caplog):
+def test_self_play_s_own_values_no_longer_borrow_the_suite_kind_s_name(caplog, monkeypatch):
     """``--eval miniature`` (self-play's questions about the run's functions) is ``--eval functions``
     now, and ``--seed-tasks miniature`` (an empty buffer) is the empty default: ``miniature`` names the
     task-suite kind; the old spellings still work, with one deprecation line."""
+    from se_gym.selfplay import loop
     from se_gym.selfplay.loop import RUN_FUNCTIONS, SelfPlayConfig
+
+    monkeypatch.setattr(loop, "_WARNED_EVAL", set())  # (once per process: an earlier test may have warned)
 
     with caplog.at_level(logging.WARNING):
         old = SelfPlayConfig(model="m", eval="miniature", seed_tasks="miniature")
