@@ -406,13 +406,7 @@ def _inputs(fn, path, args, kwargs, out):
         # (a gufunc, matmul's kind, is no elementwise function)
         ufunc = type(fn) is np.ufunc and fn.signature is None and fn.nout == 1 and "where" not in kwargs
         if (ufunc or path in _BROADCAST) and not isinstance(out, tuple):
-            acc = None
-            for x in (args[:fn.nin] if ufunc else [*args, *(v for k, v in kwargs.items() if k != "out")]):
-                w = _words(x)
-                if w is None:
-                    return None
-                acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
-            return None if acc is None else np.broadcast_to(acc, shape).reshape(-1)
+            return _elementwise(args[:fn.nin], {}, shape) if ufunc else _elementwise(args, kwargs, shape)
         if path in _ALONG and first is not None:
             w, at = _words(first), _ALONG[path]
             axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else -1
