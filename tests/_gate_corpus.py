@@ -118,6 +118,14 @@ STYLES: dict[str, tuple[bool, str]] = {
     "dataclasses.replace and asdict": (True, "import {P}\nimport dataclasses\n@dataclasses.dataclass(frozen=True)\nclass C:\n    a: int\ndef solve({params}):\n    c = dataclasses.replace(C(1), a=2)\n    assert dataclasses.asdict(c) == {{'a': 2}}\n{b4}\n"),
     "property with setter": (False, "import {P}\nclass T:\n    def __init__(self):\n        self._v = 0\n    @property\n    def v(self):\n        return self._v\n    @v.setter\n    def v(self, n):\n        self._v = n\ndef solve({params}):\n    t = T()\n    t.v = 4\n    assert t.v == 4\n{b4}\n"),
     "__init_subclass__ registry": (False, "import {P}\nclass Plugin:\n    found = []\n    def __init_subclass__(cls, **kw):\n        super().__init_subclass__(**kw)\n        Plugin.found.append(cls.__name__)\nclass A(Plugin):\n    pass\ndef solve({params}):\n    assert Plugin.found == ['A']\n{b4}\n"),
+    # issue 42's honest forms, round 5: pure stdlib modules and the library's names by a star import
+    "json round trip": (True, "import {P}\nimport json\ndef solve({params}):\n    assert json.loads(json.dumps({{'k': [1, 2.5]}})) == {{'k': [1, 2.5]}}\n{b4}\n"),
+    "pprint.pformat": (True, "import {P}\nimport pprint\ndef solve({params}):\n    assert pprint.pformat({{'a': 1}}) == \"{{'a': 1}}\"\n{b4}\n"),
+    "struct and array": (True, "import {P}\nimport array, struct\ndef solve({params}):\n    assert struct.unpack('<d', struct.pack('<d', 1.5))[0] == 1.5 and array.array('i', [1, 2]).tolist() == [1, 2]\n{b4}\n"),
+    "hashlib key": (True, "import {P}\nimport hashlib\ndef solve({params}):\n    key = hashlib.sha256(repr(({params},)).encode()).hexdigest()\n    assert len(key) == 64\n{b4}\n"),
+    "warnings silenced": (True, "import {P}\nimport warnings\ndef solve({params}):\n    with warnings.catch_warnings():\n        warnings.simplefilter('ignore')\n        warnings.warn('noise')\n{v8}\n    return value\n"),
+    "star import beside the package": (True, "from {P} import *\nimport {P}\ndef solve({params}):\n{b4}\n"),
+    "star import only": (False, "from {P} import *\ndef solve({params}):\n{bs4}\n"),
     "list result instead of an array": (True, "import {P}\ndef solve({params}):\n{v4}\n    if hasattr(value, 'tolist'):\n        value = value.tolist()\n    return value\n"),
 }
 
@@ -130,7 +138,8 @@ def honest_answers(tasks, library) -> list[tuple[str, bool, str, object]]:
         fields = {"P": library.package, "L": library.linalg, "params": p.params,
                   "b4": p.at(4), "b8": p.at(8), "b12": p.at(12),
                   "v4": textwrap.indent(_ret_to_value(p.body), " " * 4), "v8": textwrap.indent(_ret_to_value(p.body), " " * 8),
-                  "ba4": textwrap.indent(p.body.replace(f"{library.package}.", "lib."), " " * 4)}
+                  "ba4": textwrap.indent(p.body.replace(f"{library.package}.", "lib."), " " * 4),
+                  "bs4": textwrap.indent(p.body.replace(f"{library.package}.", ""), " " * 4)}
         for name, (official, template) in STYLES.items():
             out.append((name, official, template.format(**fields), task))
     return out

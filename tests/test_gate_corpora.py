@@ -15,7 +15,7 @@ from _gate_corpus import CASES, STYLES, block, fuzz_programs, fuzz_walk_programs
 from conftest import legit_skip
 from se_gym.judge import Judge, gates
 from se_gym.judge.extract import entry_function
-from se_gym.judge.gates import library_use, official_static_gate, open_check, strict_check
+from se_gym.judge.gates import library_use, official_static_gate, open_check, star_names, strict_check
 from se_gym.library import mint, writer
 from se_gym.tasks.spec import load_task_spec
 
@@ -43,7 +43,7 @@ def test_the_permissive_gate_accepts_every_honest_answer(honest):
     assert not refused, "\n".join(refused)
     # and the permissive rule for using the library holds for each (a helper or an alias may call it)
     missing = [f"{name}: {why}" for name, _, code, _ in answers
-               if (why := library_use(ast.parse(code + f"import {lib.package}\n"), "solve", lib.package))]
+               if (why := library_use(ast.parse(code + f"import {lib.package}\n"), "solve", lib.package, star_names=star_names(lib)))]
     assert not missing, "\n".join(missing)
     # the closed gate (SE_GYM_STRICT_SERVER=0's) refuses many of them: the reason for the permissive one
     closed = sum(not strict_check(code, lib.package, lib.linalg, permissive=False) for _, _, code, _ in answers)

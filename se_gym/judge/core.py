@@ -218,6 +218,8 @@ class Judge:
         lib = self.library
         self.package, self.linalg, self.array_type = lib.package, lib.linalg, lib.array_type
         self.array_ctor = lib.names.get("array", "array")
+        # what `from PKG import *` binds, for the permissive gate's library rule
+        self._star_names = gates.star_names(lib)
         # strict reads a row NumPy wrapped over lines as one row: a list answer and an array answer
         # of the same values then both pass (officially a list never equals a wrapped print)
         self._checker = compare.OfficialChecker(self.array_type, numpy_wraps=profile == "strict")
@@ -600,7 +602,7 @@ class Judge:
         if not ok and tree is not None and self.profile == "strict" and gates.PERMISSIVE_STRICT:
             # the permissive strict gate's own rule: the library reachable from the entry function
             # (a helper or `import PKG.sub as la` may call it), in place of the official one
-            why = library_use(tree, entry, self.package, self.array_ctor)
+            why = library_use(tree, entry, self.package, self.array_ctor, self._star_names)
             ok = not why
         if code is None:
             ok, why = False, "no ```python code block in the response"

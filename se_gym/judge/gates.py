@@ -51,7 +51,8 @@ CLOSED_MODULES = frozenset(
 )
 # the permissive gate's: the same, plus modules honest answers use to structure code; `sys` holds only
 # SYS_READ_ONLY (module_attributes), and `__future__` lets `from __future__ import annotations` run
-OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap", "collections.abc", "sys", "__future__"}
+OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap", "collections.abc", "sys", "__future__",
+                                 "json", "pprint", "struct", "array", "hashlib", "warnings"}
 SYS_READ_ONLY = frozenset({"maxsize", "float_info", "int_info", "hash_info", "version_info", "hexversion", "byteorder",
                            "maxunicode", "float_repr_style", "getrecursionlimit", "getsizeof"})
 # what an answer may also take from `sys` under the permissive gate: the strict harness hands it out
@@ -515,6 +516,8 @@ def open_check(code: str, package: str) -> list[Violation]:
                 bad(node, f"import from {'.' * node.level}{mod} is not allowed")
                 continue
             for a in node.names:
+                if a.name == "*" and library(mod):
+                    continue  # the library's public names: what `PKG.name` reaches anyway
                 if a.name == "*" or a.name.startswith("_") and mod != "__future__":
                     bad(node, f"import of {mod}.{a.name} is not allowed")
                 elif mod in OPEN_MODULES and f"{mod}.{a.name}" not in OPEN_MODULES and a.name not in module_attributes(mod, True):
@@ -591,7 +594,20 @@ def _library_getattr(n: ast.Call, lib_names: set[str]) -> bool:
     return isinstance(root, ast.Name) and root.id in lib_names and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)
 
 
-def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None = None) -> str:
+def star_names(library) -> frozenset[str]:
+    """What ``from PKG import *`` binds in an answer: the library's top-level functions and its
+    linear-algebra submodule (the client's public names).
+
+    Args:
+        library: a :class:`se_gym.library.Library`.
+
+    Returns:
+        The names."""
+    return frozenset(v for k, v in library.names.items() if "." not in k) | {library.linalg}
+
+
+def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None = None,
+                star_names: frozenset[str] | set[str] = frozenset()) -> str:
     """The permissive strict gate's rule for using the library, in place of the official one: the
     entry function exists and returns a value, and the library is named in code reachable from it
     (its body, and the module-level functions, classes and assignments it names, transitively).
@@ -603,6 +619,7 @@ def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None 
         entry: the entry function's name.
         package: the library's package name.
         array_ctor: the array constructor's name (None: not checked).
+        star_names: the names ``from PKG import *`` binds (the library's functions and submodule).
 
     Returns:
         "" when the rule holds, else why not (one line)."""
@@ -624,7 +641,9 @@ def library_use(tree: ast.AST, entry: str, package: str, array_ctor: str | None 
                 if a.name == package or a.name.startswith(package + "."):
                     lib_names.add(a.asname or a.name.split(".")[0])
         elif isinstance(node, ast.ImportFrom) and node.module and (node.module == package or node.module.startswith(package + ".")):
-            lib_names.update(a.asname or a.name for a in node.names)
+            lib_names.update(a.asname or a.name for a in node.names if a.name != "*")
+            if any(a.name == "*" for a in node.names):
+                lib_names.update(star_names)  # `from PKG import *`: the library's own names, as bound
     fn = next((n for n in body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
     if fn is None:
         return f"entry function {entry or '(none)'} not found"
