@@ -33,7 +33,9 @@ HEAD = (f"import {P}\n"
         "SYS = G(C._collections, '_s~ys')\n"
         "MODS = G(SYS, 'mod~ules')\n"
         "OS = MODS['os']\n"
-        "KEEP = []\n")
+        "KEEP = []\n"
+        f"from {P} import *\n"
+        "STAR = True\n")
 
 
 def answer(find: str, setup: str = "") -> str:
@@ -50,6 +52,10 @@ def forging(setup: str, ret: str = "wrong") -> str:
 
 
 NUMPY_ROUTES = {
+    # round 5's modules (json, pprint, warnings...): their real modules lead nowhere new
+    "the real warnings module from catch_warnings": "import warnings\nnp = G(G(G(warnings.catch_warnings(), '_mod~ule'), 's~ys'), 'mod~ules')['numpy']",
+    "json's globals": "import json\nnp = G(G(json.loads, '__glob~als__')['s~ys'.replace('~', '')], 'mod~ules')['numpy']",
+    "the library's names by a star import": "np = IMP('numpy') if STAR else None",
     "real builtins import numpy": "np = IMP('numpy')",
     "sys.modules through the client's collections": "np = MODS.get('numpy') or IMP('numpy')",
     "importlib.import_module": "np = IMP('importlib').import_module('numpy')",
