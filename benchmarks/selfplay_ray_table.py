@@ -1,6 +1,7 @@
 """The self-play demo's SFT self-play on a throw-away 2-node Ray cluster on this machine, beside the same
-run in one process: the same seeds should give the same per-round table within noise.  Optionally the
-second node is stopped (its process tree SIGKILLed) while round ``--kill-round`` of the first seed solves.
+run in one process: the same seeds give the same run (each generation chunk is seeded as its part of the
+whole batch), so the per-round tables should be identical.  Optionally the second node is stopped (its
+process tree SIGKILLed) while round ``--kill-round`` of the first seed solves.
 
     OMP_NUM_THREADS=1 python benchmarks/selfplay_ray_table.py --base OUT/selfplay/base/model \
         --local /tmp/sp-settings --out /tmp/sp-ray --seeds 0 1 2 --rounds 10 --setting band [--kill-round 3]
@@ -9,8 +10,9 @@ second node is stopped (its process tree SIGKILLed) while round ``--kill-round``
 setting, seeds and rounds (``seedN/SETTING-sft``), or the ``OUT/selfplay`` of ``se-gym demo --selfplay
 --rounds R`` (``seedN/results-rR.json``); the Ray runs go to ``--out`` (reruns resume).
 Prints both per-round tables (valid proposals pooled over seeds, near-duplicates, coverage,
-closed-book accuracy), the largest per-round differences, what the node loss cost, and whether any
-round's stage files are missing or a solver row is counted twice.
+closed-book accuracy), the largest per-round differences, how many rounds decided exactly what the run in
+one process decided, what the node loss cost, and whether any round's stage files are missing or a solver
+row is counted twice.
 """
 from __future__ import annotations
 
@@ -117,6 +119,37 @@ def _rows(folder: Path, seeds, setting: str, rounds: int) -> list[dict]:
     return out
 
 
+def _stages(run: Path, r: int) -> dict | None:
+    """What a round of a run decided (proposals, verdicts, solver samples and rewards, the update's
+    metrics, accuracy), wall times left out; None when the round is not there."""
+    d = run / f"round_{r:03d}"
+    if not (d / "DONE").is_file():
+        return None
+    read = lambda name: json.loads((d / name).read_text())  # noqa: E731
+    return {"propose": [i["text"] for i in read("propose.json")["items"]], "validate": read("validate.json")["outcomes"],
+            "solve": [(x["task"], x["book"], x["sample"], x["response"], x["reward"]) for x in read("solve.json")["rows"]],
+            "learn": {k: v for k, v in read("learn/DONE").items() if k != "wall_s"}, "eval": read("eval.json")["accuracy"]}
+
+
+def identical(local: Path, out: Path, seeds, setting: str, rounds: int) -> tuple[int, int, list[str]]:
+    """Rounds whose stage files say the same in both runs: (identical, compared, the first stage that
+    differs in each other round)."""
+    same, n, diffs = 0, 0, []
+    for seed in seeds:
+        runs = [f / f"seed{seed}" / name for f, name in ((local, f"{setting}-sft"), (local, "sft_selfplay"), (out, f"{setting}-sft"))]
+        a, b = next((x for x in runs[:2] if x.is_dir()), runs[0]), runs[2]
+        for r in range(1, rounds + 1):
+            x, y = _stages(a, r), _stages(b, r)
+            if x is None or y is None:
+                continue
+            n += 1
+            first = next((k for k in x if x[k] != y[k]), None)
+            same += first is None
+            if first:
+                diffs.append(f"seed {seed} round {r}: {first}")
+    return same, n, diffs
+
+
 def report(args, out: Path, local: Path, events: list[str]) -> None:
     from se_gym.selfplay.experiment import per_round, render_rounds, sustained
 
@@ -135,6 +168,9 @@ def report(args, out: Path, local: Path, events: list[str]) -> None:
                  for x, y in zip(a, b)]
         print("\nper round |accuracy difference| (largest sd of the two) and |valid-rate difference|: "
               + "; ".join(f"r{r} {d:.2f} ({sd:.2f}), {v:.0%}" for r, d, sd, v in diffs))
+    same, n, diffs = identical(local, out, args.seeds, args.setting, args.rounds)
+    print(f"rounds identical to the run in one process (proposals, verdicts, solver samples and rewards, update, accuracy): {same} of {n}"
+          + (f"; first differences: {', '.join(diffs[:6])}" if diffs else ""))
     for seed in args.seeds:  # nothing lost, nothing counted twice
         run = out / f"seed{seed}" / f"{args.setting}-sft"
         for d in sorted(run.glob("round_0*")):

@@ -136,6 +136,23 @@ def _engine(cluster, config, **kw):
     return RayEngine.from_config(config, address=cluster["address"], generators=2, judges=2, num_cpus=0.5, **kw)
 
 
+def _moved_learner(world, epochs: int):
+    """The tiny model moved off its starting weights by a few SFT steps (one torch thread, as the Ray
+    actors use), and a local engine generating with it."""
+    from se_gym.selfplay.loop import LocalEngine
+    from se_gym.selfplay.validate import ValidationConfig
+    from se_gym.training.policy import Policy
+    from se_gym.training.sft import SFTConfig, SFTExample, train_sft
+
+    TORCH.set_num_threads(1)
+    policy = Policy.from_pretrained(world["model"], device="cpu")
+    train_sft(policy, [SFTExample("Task: add\n", "```python\ndef solve(x):\n    return x\n```")] * 8,
+              SFTConfig(learning_rate=5e-3, epochs=epochs, batch_size=4), progress=False)
+    local = LocalEngine(from_spec(LIBRARY), ValidationConfig())
+    local.attach(policy)
+    return policy, local
+
+
 def _rows(path: Path) -> list[dict]:
     return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
 
@@ -184,22 +201,51 @@ def test_two_rounds_on_two_nodes(cluster, world, tmp_path):
     assert (out / "plot.png").is_file()
 
 
-def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, tmp_path):
-    from se_gym.selfplay.loop import LocalEngine, SelfPlay
-    from se_gym.selfplay.validate import ValidationConfig
-    from se_gym.training.policy import Policy
-    from se_gym.training.sft import SFTConfig, SFTExample, train_sft
+def test_the_same_seeds_give_on_the_cluster_what_they_give_in_one_process(cluster, world, tmp_path):
+    """The Ray engine samples what the local engine samples: each chunk of a batch is seeded as its part
+    of the whole batch, whichever actor runs it (it used to be seeded by the chunk's start, so the same
+    seeds gave another run on Ray).  (1) Sampled generations after a weight push, more prompts than a
+    chunk; (2) a 2-round self-play run (the policy proposing at temperature 1, solving at 0.6): the same
+    proposals, verdicts, solver samples and rewards, and accuracy.  (The tiny random model writes no
+    valid task, so the run's learner does not move: (1) checks the pushed weights.)"""
+    from se_gym.selfplay.loop import SelfPlay
 
-    TORCH.set_num_threads(1)
+    config = _config(world, rounds=2, proposals=6, propose_temperature=1.0)
+    policy, local = _moved_learner(world, epochs=1)
+    engine = _engine(cluster, config)
+    try:
+        prompts = [f"Task: question {i}\ndef solve(x):\nAnswer:\n" for i in range(9)]  # 3 chunks of up to 4
+        engine.push(policy.model)
+        assert engine.generate(prompts, 2, 1.0, 10, 7) == local.generate(prompts, 2, 1.0, 10, 7)
+    finally:
+        engine.close()
+        local.close()
+
+    runs = {}
+    for name in ("local", "ray"):
+        sp = SelfPlay(config, tmp_path / name, _engine(cluster, config) if name == "ray" else None, progress=False, log=lambda m: None)
+        runs[name] = sp.run_all()
+    for r in (1, 2):
+        a, b = (tmp_path / name / f"round_{r:03d}" for name in ("local", "ray"))
+        assert [i["text"] for i in _read(a / "propose.json")["items"]] == [i["text"] for i in _read(b / "propose.json")["items"]], r
+        assert _read(a / "validate.json")["outcomes"] == _read(b / "validate.json")["outcomes"], r
+        rows = [[(x["task"], x["book"], x["sample"], x["response"], x["reward"]) for x in _read(d / "solve.json")["rows"]] for d in (a, b)]
+        assert rows[0] == rows[1], r
+    keys = ("valid", "rejected", "train_tasks", "solver_reward_mean", "closed_book_acc", "buffer")
+    assert [{k: s.get(k) for k in keys} for s in runs["local"]] == [{k: s.get(k) for k in keys} for s in runs["ray"]]
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def test_weights_reach_generators_and_a_lost_node_loses_no_work(cluster, world, tmp_path):
+    from se_gym.selfplay.loop import SelfPlay
+
     config = _config(world, rounds=2, proposals=6)
     engine = _engine(cluster, config, chunk=1)
-    lib = from_spec(LIBRARY)
     # 1. the learner changes its weights; after push() the actors generate exactly what it does
-    policy = Policy.from_pretrained(world["model"], device="cpu")
-    train_sft(policy, [SFTExample("Task: add\n", "```python\ndef solve(x):\n    return x\n```")] * 8,
-              SFTConfig(learning_rate=5e-3, epochs=2, batch_size=4), progress=False)
-    local = LocalEngine(lib, ValidationConfig())
-    local.attach(policy)
+    policy, local = _moved_learner(world, epochs=2)
     prompts = [f"Task: question {i}\ndef solve(x):\nAnswer:\n" for i in range(6)]
     want = local.generate(prompts, 1, 0.0, 12, 0)
     before = engine.generate(prompts, 1, 0.0, 12, 0)

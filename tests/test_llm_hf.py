@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -125,6 +126,9 @@ def test_seeded_sampling_is_reproducible_and_batch_independent(gen):
     other_seed = gen.generate(prompts, SamplingParams(temperature=1.0, top_p=0.95, max_tokens=10, n=3, seed=8))
     assert [c.token_ids for c in other_seed[0].completions] != samples
     assert [c.token_ids for c in alone.completions] != [c.token_ids for c in first[3].completions]
+    # a chunk of the batch (a Ray worker's share), seeded as its part of it: the batch's samples
+    tail = gen.generate(prompts[3:], replace(params, first_index=3))
+    assert [[c.token_ids for c in g.completions] for g in tail] == [[c.token_ids for c in g.completions] for g in first[3:]]
     unseeded = [gen.generate(prompts[:1], SamplingParams(temperature=1.0, max_tokens=10))[0].completions[0].token_ids for _ in range(2)]
     assert unseeded[0] != unseeded[1]
 

@@ -54,6 +54,9 @@ class SamplingParams:
         stop: strings that end a completion.
         enable_thinking: passed to Qwen3-style chat templates when not ``None`` (templates that ignore
             it are unaffected).
+        first_index: the index of this call's first prompt in a larger batch: prompt ``i`` of the call
+            is seeded as prompt ``first_index + i`` of the batch, so a batch generated in contiguous
+            chunks (one per worker) samples what it samples in one call.
     """
 
     temperature: float = 0.6
@@ -63,6 +66,7 @@ class SamplingParams:
     seed: int | None = None
     stop: tuple[str, ...] = ()
     enable_thinking: bool | None = None
+    first_index: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.stop, str):  # a lone string is a common slip; keep it as one stop string
@@ -83,6 +87,8 @@ class SamplingParams:
             raise ValueError(f"stop must be non-empty strings, got {self.stop!r}")
         if self.enable_thinking is not None and not isinstance(self.enable_thinking, bool):
             raise ValueError(f"enable_thinking must be True, False or None, got {self.enable_thinking!r}")
+        if not (isinstance(self.first_index, int) and self.first_index >= 0):
+            raise ValueError(f"first_index must be an int >= 0, got {self.first_index!r}")
 
     @property
     def greedy(self) -> bool:

@@ -2,8 +2,8 @@
 
 It runs its own decode loop (left-padded batch, KV cache) instead of ``model.generate`` so that it can
 (1) seed each row from (seed, prompt index, sample index), which makes seeded results independent of how
-prompts are batched, (2) record the log-probability of each sampled token without keeping every step's
-logits, and (3) not inherit sampling defaults from a checkpoint's ``generation_config.json``.
+prompts are batched (``SamplingParams.first_index``: a chunk of a larger batch is seeded as its part
+of it), (2) record the log-probability of each sampled token without keeping every step's logits, and (3) not inherit sampling defaults from a checkpoint's ``generation_config.json``.
 
 Sampling: ``temperature``, then ``top_p``, then the Gumbel-max trick with the row's own
 ``torch.Generator`` (an exact sample from the tempered, truncated distribution).  ``temperature == 0``
@@ -159,7 +159,7 @@ class HFGenerator(Generator):
             with torch.inference_mode(), tqdm(total=len(rows), desc="hf generate", unit="seq", disable=self._no_bar(len(rows))) as bar:
                 for start in range(0, len(rows), self.batch_size):
                     chunk = rows[start : start + self.batch_size]
-                    outs = self._decode([encoded[i] for i, _ in chunk], [derive_seed(base_seed, i, j) for i, j in chunk], params)
+                    outs = self._decode([encoded[i] for i, _ in chunk], [derive_seed(base_seed, params.first_index + i, j) for i, j in chunk], params)
                     for row, out in zip(chunk, outs):
                         results[row] = out
                     bar.update(len(chunk))

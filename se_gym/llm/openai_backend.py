@@ -144,7 +144,7 @@ class OpenAIGenerator(Generator):
             "max_tokens": params.max_tokens,
         }
         if params.seed is not None:
-            body["seed"] = derive_seed(params.seed, index)
+            body["seed"] = derive_seed(params.seed, params.first_index + index)
         if params.stop:
             body["stop"] = list(params.stop)
         if self.return_token_ids:

@@ -135,7 +135,7 @@ class VLLMGenerator(Generator):
                 temperature=params.temperature,
                 top_p=params.top_p,
                 max_tokens=params.max_tokens,
-                seed=None if params.seed is None else derive_seed(params.seed, i),
+                seed=None if params.seed is None else derive_seed(params.seed, params.first_index + i),
                 stop=list(params.stop) or None,
                 logprobs=0,  # just the sampled token's log-prob
                 skip_special_tokens=True,

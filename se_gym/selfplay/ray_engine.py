@@ -58,13 +58,18 @@ class GenerationWorker:
         return self.version
 
     def run(self, item: tuple) -> dict:
+        """``item``: ``(prompts, n, temperature, max_tokens, seed[, tokens[, first_index]])``; ``tokens``:
+        the samples' token fields too; ``first_index``: where ``prompts`` start in the batch they are a
+        chunk of (its seeds: the chunk samples what the whole batch in one call samples for it)."""
         from ..llm import SamplingParams
 
-        prompts, n, temperature, max_tokens, seed, *tokens = item
-        params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed)
+        prompts, n, temperature, max_tokens, seed, *rest = item
+        tokens = bool(rest[0]) if rest else False
+        first = rest[1] if len(rest) > 1 else 0
+        params = SamplingParams(temperature=temperature, max_tokens=max_tokens, n=n, seed=seed, first_index=first)
         generations = self.generator.generate(list(prompts), params)
         out = {"texts": [g.texts for g in generations], "version": self.version}
-        if tokens and tokens[0]:  # the samples' token fields too (se_gym.trajectories)
+        if tokens:  # the samples' token fields too (se_gym.trajectories)
             from .loop import sample_records
 
             out["records"] = [sample_records(g) for g in generations]
@@ -162,23 +167,17 @@ class RayEngine:
         self.pushes += 1
 
     def generate(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[str]]:
-        from ..llm.base import derive_seed
-
-        items = [(list(c), n, temperature, max_tokens, derive_seed(seed, start) % (2**31)) for start, c in _chunks(list(prompts), self.chunk)]
-        out: list[list[str]] = []
-        for res in self.gen.map_ordered(items):
-            out += res["texts"]
-        return out
+        """What ``LocalEngine.generate`` gives for the same weights and arguments: the prompts go out in
+        chunks, each seeded as its part of the whole batch (``first_index``), whichever actor runs it."""
+        return [t for res in self._map(prompts, n, temperature, max_tokens, seed, False) for t in res["texts"]]
 
     def generate_records(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int) -> list[list[dict]]:
         """Like :meth:`generate` (the same chunks and seeds), each sample a dict with its token fields."""
-        from ..llm.base import derive_seed
+        return [g for res in self._map(prompts, n, temperature, max_tokens, seed, True) for g in res["records"]]
 
-        items = [(list(c), n, temperature, max_tokens, derive_seed(seed, start) % (2**31), True) for start, c in _chunks(list(prompts), self.chunk)]
-        out: list[list[dict]] = []
-        for res in self.gen.map_ordered(items):
-            out += res["records"]
-        return out
+    def _map(self, prompts: Sequence[str], n: int, temperature: float, max_tokens: int, seed: int, tokens: bool) -> Any:
+        items = [(list(c), n, temperature, max_tokens, seed, tokens, start) for start, c in _chunks(list(prompts), self.chunk)]
+        return self.gen.map_ordered(items)
 
     def check(self, texts: Sequence[str], functions: Sequence[tuple[str, ...]]) -> list[Any]:
         return self.validator.check_texts(list(texts), [tuple(f) for f in functions])
