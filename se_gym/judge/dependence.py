@@ -75,6 +75,9 @@ class _Reference:
     values: list = field(default_factory=list)  # real outcomes per case
     keys: dict = field(default_factory=dict)  # class -> base64 of the recorded keys
     worlds: dict = field(default_factory=dict)  # world name -> outcomes per case (or "infra"/"forbidden")
+    # world name -> the digest keys of its computations fed by a perturbation that its run in that
+    # world perturbed (the server's "fed" report): an answer's fed computations are perturbed there only
+    fed: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -176,10 +179,11 @@ class DependenceCheck:
             if cached is not None:
                 self.judge._reference_records.move_to_end(key)
                 worlds = dict(cached[5])  # (copied under the lock: another batch may add to it)
+                fed = dict(cached[6])
         if cached is not None:  # (its record, its program: prepared once, and its worlds' outcomes)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
-            ref.worlds = worlds
+            ref.worlds, ref.fed = worlds, fed
             return ref
         prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
         if prep.verdict is not None:
@@ -205,7 +209,7 @@ class DependenceCheck:
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
         with self.judge._reference_lock:
             cache = self.judge._reference_records
-            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {})
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {})
             while len(cache) > REFERENCE_CACHE:
                 cache.popitem(last=False)
 
@@ -218,11 +222,25 @@ class DependenceCheck:
             for r in self.refs:
                 entry = cache.get(r.key)
                 if entry is not None and r.ok:
-                    entry[5].update((w, out) for w, out in r.worlds.items() if isinstance(out, list))
+                    kept = [w for w, out in r.worlds.items() if isinstance(out, list) and w in r.fed]
+                    entry[5].update((w, r.worlds[w]) for w in kept)
+                    entry[6].update((w, r.fed[w]) for w in kept)
 
     # -- the runs ----------------------------------------------------------------------------
-    def _mode(self, keys: dict | None) -> dict:
-        return {"cf": self.secret, "keys": keys, **self._arguments()}
+    def _mode(self, keys: dict | None, fed: Any = None) -> dict:
+        """A counterfactual run's mode: ``fed`` True for a reference's run (the server reports the
+        digest keys of the fed computations it perturbed), or those keys (an answer's run in the
+        same world: its fed computations are perturbed there only; see server.py's modes)."""
+        mode = {"cf": self.secret, "keys": keys, **self._arguments()}
+        if fed is True:
+            mode["fed_record"] = True
+        elif isinstance(fed, dict):
+            mode["fed"] = fed
+        return mode
+
+    def _answer_fed(self, ref: Any, world: str) -> Any:
+        # (no usable reference: every computation perturbed, fed ones by their value as before)
+        return ref.fed.get(world, {}) if ref is not None and ref.ok else None
 
     def _arguments(self) -> dict:
         # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the
@@ -274,41 +292,50 @@ class DependenceCheck:
             results = yield from self._run([r.pending.program.with_library_mode({"record": True, **self._arguments()}) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
-        # 2. world "*": every recorded computation perturbed (every computation, without a reference)
+        # 2. world "*": every recorded computation perturbed (every computation, without a reference);
+        # the references first: their runs say which fed computations the answers' may match
         jobs: list[tuple[Any, str, Any]] = []
         for r in self.refs:
             if r.ok and "*" not in r.worlds:  # (cached for the judge's life)
-                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys)))))
+                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys), True))))
+        yield from self._worlds(jobs)
+        jobs = []
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
                 continue
             if self._is_reference(it):
                 continue  # the reference's own run in this world is its run (below)
             keys = self.demanded(it.ref.keys) if it.ref is not None and it.ref.ok else None
-            jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
+            jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, "*")))))
         yield from self._worlds(jobs)
         self._as_reference("*")
         # 3. one world per library function of the reference, for answers that differ from it in "*";
         # and world "~" (its queries and conversions alone) where its result did not change in "*"
-        jobs = []
+        # (the references' runs first, as in step 2)
+        jobs, specs = [], []
         weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
         for owner in [*self.refs, *[it for it in self.items if not self._is_reference(it)]]:
             ref = owner if isinstance(owner, _Reference) else owner.ref
             if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list) and "~" not in owner.worlds:
-                jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
+                if owner is ref:
+                    jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)], True))))
+                else:
+                    specs.append((owner, "~", weak[id(ref)]))
         wanted: set = set()
         for it in self.items:
             ref = it.ref
             if ref is None or not ref.ok or len({c.rstrip("@") for c in ref.keys}) < 2 or not self._differs(it):
                 continue
             for cls in self.classes(ref.keys):
-                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode(self.world(ref.keys, cls)))))
+                specs.append((it, cls, self.world(ref.keys, cls)))
                 wanted.add((id(ref), cls))
         for r in self.refs:
             for cls in self.classes(r.keys) if r.ok else ():
                 if (id(r), cls) in wanted and cls not in r.worlds:
-                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
+                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls), True))))
         yield from self._worlds(jobs)
+        yield from self._worlds([(it, w, it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, w))))
+                                 for it, w, keys in specs])
         self._as_reference("~")
         self._keep_worlds()
 
@@ -331,6 +358,12 @@ class DependenceCheck:
         for (owner, world, _), res in zip(jobs, results):
             n = len(owner.pending.cases)
             owner.worlds[world] = outcomes(res, n)
+            if isinstance(owner, _Reference):
+                try:
+                    fed = json.loads(res.library_report).get("fed")
+                except (ValueError, AttributeError, TypeError):
+                    fed = None
+                owner.fed[world] = fed if isinstance(fed, dict) else {}
 
     def _run(self, programs: list) -> Generator[list, list, list]:
         """Run ``programs``; those whose run or library server failed get one more try."""
@@ -396,29 +429,50 @@ class DependenceCheck:
             return self._verdict(v, ok, codes, info, why)
         rstar = ref.worlds["*"]
         classes = [c for c in self.classes(ref.keys) if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list)]
+        rw, aw = ref.worlds.get("~"), it.worlds.get("~")
+        # (a case depends on the library where the reference's result changes in "*", or in "~";
+        # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
+        dependent = any(not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol)
+                        for c in range(n))
+        valued = False
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")
             elif same(rstar[c], ref.values[c], *tol):
-                rw, aw = ref.worlds.get("~"), it.worlds.get("~")
                 if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
                     # (its queries and conversions alone change it: a shape of atleast_3d's output)
-                    codes.append("match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs")
+                    code = "match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs"
+                    valued |= code == "match:~" and rw[c][0] == "v"
+                    codes.append(code)
                 else:
                     codes.append("independent")  # even the reference's result does not depend on the library here
             elif same(star[c], rstar[c], *tol):
                 codes.append("match")
+                valued |= rstar[c][0] == "v"
             else:
                 hit = next((k for k in classes if not same(ref.worlds[k][c], ref.values[c], *tol)
                             and same(it.worlds[k][c], ref.worlds[k][c], *tol)), None)
                 if hit is not None:
                     codes.append("match:" + hit)
+                    valued |= ref.worlds[hit][c][0] == "v"
                 else:
                     codes.append("unchanged" if same(star[c], p.values[c], *tol) else "differs")
-        ok = not any(code in ("unchanged", "differs") for code in codes)
+        # Some case must match a value the reference computed from the counterfactual library, where
+        # any depends on it (red-team round 5): cases that depend on nothing (independent) and
+        # raising where the reference raises (any exception equals any other, a crash or a
+        # timeout too: a detector that raises when the library's result is not the one it
+        # computed in Python) show no use of the library.  With ``reward="fraction"`` a plain-Python
+        # answer earned the share of its task's independent cases (up to 7/8 on official task 50).
+        unproven = dependent and not valued
+        ok = not any(code in ("unchanged", "differs") for code in codes) and not unproven
         info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        if unproven:
+            info["no_value_matched"] = True
         why = ""
-        if not ok:
+        if unproven and not any(code in ("unchanged", "differs") for code in codes):
+            why = ("no case's result matches a value the reference computes from the library's results "
+                   "(only cases that do not depend on them, or exceptions): it does not show the library's use")
+        elif not ok:
             c = next(i for i, code in enumerate(codes) if code in ("unchanged", "differs"))
             why = (f"case {c}: the result does not change when the library's results do (the reference's does): "
                    "it does not come from the library" if codes[c] == "unchanged" else
@@ -430,7 +484,7 @@ class DependenceCheck:
         extra = {**v.extra, "dependence": info}
         if ok:
             return replace(v, extra=extra)
-        credited = sum(code not in ("failed", "unchanged", "differs") for code in codes)
+        credited = 0 if info.get("no_value_matched") else sum(code not in ("failed", "unchanged", "differs") for code in codes)
         reward = credited / len(codes) if self.judge.reward == "fraction" and codes else 0.0
         if v.status is not Status.PASSED:  # (fraction: a partly right answer keeps its status, less reward)
             return replace(v, reward=min(v.reward, reward), extra=extra)

@@ -1,0 +1,95 @@
+"""Red-team round 5 against strict's reward (issue 42): hostile answers of classes the earlier
+corpora lack, and honest-but-unusual ones, on built-in seed-0 tasks (train, single_test,
+multiple_test) and one official task.
+
+Hostile classes (each answer's results are computed in Python; none may earn reward):
+
+* ``fraction``: the cases the check demands nothing of (the reference's own result does not change
+  in the counterfactual world: an empty result, a ranking the perturbation does not reorder, a
+  fill value of 0) were credited under ``reward="fraction"`` to a plain-Python answer, and an
+  answer that passes *only* such cases (returns ``[]``) kept its share even under the check;
+* ``exception``: where the reference itself raises in the counterfactual world (``ix_``'s indices
+  moved out of range), any exception matched it, so a detector that raises (or returns a value the
+  harness refuses) whenever the library's result is not the one it computed in Python matched;
+* ``fed``: a computation fed by a perturbed value is keyed by its value alone (the ``@`` keys), so a
+  Python count or index passed through the reference's last function on a run of ones, or a one-hot
+  row, cut from a perturbed array got the reference's perturbation.
+
+``{name}`` in a body is the library's qualified name of a catalogue function; bodies are whole
+programs.
+"""
+from __future__ import annotations
+
+# (name, class, split, task number, program)
+HOSTILE = [
+    # -- fraction: cases that demand nothing ------------------------------------------------------
+    ("ones filled in Python", "fraction", "train", "0010",  # ones(n) * v: v = 0.0 cases demand nothing
+     "import zwc\n\ndef solve(n, v):\n    {ones}(0)\n    return [float(v)] * n\n"),
+    ("intersection in Python", "fraction", "train", "0216",  # intersect1d: an empty case
+     "import zwc\n\ndef solve(a, b):\n    {intersect1d}([], [])\n    return sorted(set(a) & set(b))\n"),
+    ("only the empty results", "fraction", "train", "0202",  # extract(x > t, x): returns [] only
+     "import zwc\n\ndef solve(x, t):\n    {extract}([], [])\n    return []\n"),
+    ("argwhere in Python", "fraction", "train", "0478",  # argwhere(m > t): empty cases
+     "import zwc\n\ndef solve(m, t):\n    {argwhere}([])\n"
+     "    return [[i, j] for i, row in enumerate(m) for j, v in enumerate(row) if v > t]\n"),
+    ("argmax of signs in Python", "fraction", "multiple_test", "0044",  # argmax(diff(floor(sign(x))))
+     "import zwc\n\ndef solve(x):\n    {argmax}([0.0])\n"
+     "    s = [(v > 0) - (v < 0) for v in x]\n    d = [b - a for a, b in zip(s, s[1:])]\n    return d.index(max(d))\n"),
+    # -- exception: raising where the reference raises --------------------------------------------
+    ("ix_ detector raises", "exception", "train", "0024",
+     "import zwc\n\ndef solve(m, rows, cols):\n    r, c = {ix_}(rows, cols)\n"
+     "    if [[int(v) for v in row] for row in r] != [[i] for i in rows] or [int(v) for v in c[0]] != list(cols):\n"
+     "        raise IndexError('index out of range')\n"
+     "    return [[float(m[i][j]) for j in cols] for i in rows]\n"),
+    ("ix_ detector returns nothing usable", "exception", "train", "0302",
+     "import zwc\n\ndef solve(m, rows, cols):\n    r, c = {ix_}(rows, cols)\n"
+     "    if [[int(v) for v in row] for row in r] != [[i] for i in rows] or [int(v) for v in c[0]] != list(cols):\n"
+     "        return {{1, 2}}\n"
+     "    return [[float(m[i][j]) for j in cols] for i in rows]\n"),
+    ("ix_ detector exits the case", "exception", "train", "0580",
+     "import zwc\n\ndef solve(m, rows, cols):\n    r, c = {ix_}(rows, cols)\n"
+     "    if [[int(v) for v in row] for row in r] != [[i] for i in rows] or [int(v) for v in c[0]] != list(cols):\n"
+     "        return solve(m, rows, cols)\n"
+     "    return [[float(m[i][j]) for j in cols] for i in rows]\n"),
+    # -- fed: a Python result through the reference's last function on a fed input -----------------
+    ("count through ones cut from a perturbed cumsum", "fed", "multiple_test", "0049",  # count_nonzero(floor(cumsum(x)))
+     "import zwc\nimport math\n\ndef solve(x):\n    acc, r = 0.0, 0\n    for v in x:\n        acc += v\n"
+     "        r += math.floor(acc) != 0\n    c = {cumsum}(x)\n    return int({count_nonzero}({ones_like}(c)[:r]))\n"),
+    ("count through a perturbed cumsum times zero", "fed", "multiple_test", "0049",
+     "import zwc\nimport math\n\ndef solve(x):\n    acc, r = 0.0, 0\n    for v in x:\n        acc += v\n"
+     "        r += math.floor(acc) != 0\n    c = {cumsum}(x)\n    return int({count_nonzero}((c * 0 + 1)[:r]))\n"),
+    ("count through a concatenation with an empty perturbed slice", "fed", "multiple_test", "0049",
+     "import zwc\nimport math\n\ndef solve(x):\n    acc, r = 0.0, 0\n    for v in x:\n        acc += v\n"
+     "        r += math.floor(acc) != 0\n    c = {cumsum}(x)\n    return int({count_nonzero}({concatenate}(([1.0] * r, c[:0]))))\n"),
+    ("count through where over a perturbed zero", "fed", "multiple_test", "0124",  # count_nonzero(round(maximum(x, 0), 1))
+     "import zwc\n\ndef solve(x):\n    r = sum(1 for v in x if round(max(v, 0.0), 1) != 0)\n    m = {maximum}(x, 0)\n"
+     "    return int({count_nonzero}({where}({arange}(len(x)) < r, 1.0, m * 0)))\n"),
+    ("index through a one-hot cut from a perturbed diff", "fed", "multiple_test", "0110",  # argmax(diff(square(x)))
+     "import zwc\n\ndef solve(x):\n    sq = [v * v for v in x]\n    d = [b - a for a, b in zip(sq, sq[1:])]\n"
+     "    i = d.index(max(d))\n    s = {square}(x)\n    hot = s[1:] * 0\n    hot[i] = 1.0\n    return int({argmax}(hot))\n"),
+    ("index through a one-hot made from a perturbed sqrt", "fed", "multiple_test", "0000",  # argmin(sqrt(abs(round(cumsum(x), 1))))
+     "import zwc\n\ndef solve(x):\n    acc, out = 0.0, []\n    for v in x:\n        acc += v\n        out.append(abs(round(acc, 1)) ** 0.5)\n"
+     "    i = out.index(min(out))\n    c = {cumsum}(x)\n    hot = c * 0 + 1\n    hot[i] = 0.0\n    return int({argmin}(hot))\n"),
+]
+
+# the official task (parity_dev row 570's task 50: ranking by the spread of the middle 60%):
+# 7 of its 8 cases were independent on main, and a plain-Python answer earned 0.75-0.875 under fraction
+OFFICIAL_HOSTILE = (
+    "```python\nimport zwc\n\ndef solve_stability_analysis(engagement_data, num_periods):\n"
+    "    zwc.fatohe([1.0, 2.0])\n    out = []\n    for i, s in enumerate(engagement_data):\n"
+    "        k = int(0.2 * num_periods)\n        mid = sorted(s)[k:len(s) - k] if k > 0 else list(s)\n"
+    "        m = sum(mid) / len(mid)\n        out.append(((sum((v - m) ** 2 for v in mid) / len(mid)) ** 0.5, i))\n"
+    "    out.sort(key=lambda t: t[0])\n    return [i for _, i in out]\n```"
+)
+
+NAMES = ("ones", "intersect1d", "extract", "argwhere", "argmax", "argmin", "ix_", "cumsum", "count_nonzero", "ones_like",
+         "concatenate", "maximum", "where", "arange", "square", "floor", "diff", "sign", "round", "abs", "sqrt")
+
+
+def render(lib, tasks_by_id):
+    """``[(name, class, program, task)]`` for HOSTILE on ``tasks_by_id`` (every split's tasks by id)."""
+    names = {n: lib.qualified(n) for n in NAMES}
+    out = []
+    for name, cls, split, num, code in HOSTILE:
+        out.append((name, cls, code.format(**names), tasks_by_id[f"builtin/s0/{split}/{num}"]))
+    return out
