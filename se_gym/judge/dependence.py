@@ -32,6 +32,7 @@ equality with the reference (not "the result changed") is the rule, and what it 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,9 @@ from .types import SEBENCH_EXEC_ERROR, ErrorType, Status, Verdict
 # a case's outcome in one run: ("v", canonical value) or ("e", why it has none)
 Outcome = tuple
 REFERENCE_CACHE = 4096  # references' records kept by a judge
+# world "*" drawn again under other secrets where it changes none of the reference's results (see
+# DependenceCheck._star)
+REDRAWS = ("*2", "*3", "*4")
 _INFRA = "infra"
 
 
@@ -227,11 +231,15 @@ class DependenceCheck:
                     entry[6].update((w, r.fed[w]) for w in kept)
 
     # -- the runs ----------------------------------------------------------------------------
-    def _mode(self, keys: dict | None, fed: Any = None) -> dict:
+    def _mode(self, keys: dict | None, fed: Any = None, world: str = "*") -> dict:
         """A counterfactual run's mode: ``fed`` True for a reference's run (the server reports the
         digest keys of the fed computations it perturbed), or those keys (an answer's run in the
-        same world: its fed computations are perturbed there only; see server.py's modes)."""
-        mode = {"cf": self.secret, "keys": keys, **self._arguments()}
+        same world: its fed computations are perturbed there only; see server.py's modes).
+        ``world``: a redrawn world ``*2``... runs under a secret of its own, derived from the judge's."""
+        secret = self.secret
+        if world in REDRAWS:
+            secret = hashlib.blake2b(f"{self.secret}/{world}".encode(), digest_size=32).hexdigest()
+        mode = {"cf": secret, "keys": keys, **self._arguments()}
         if fed is True:
             mode["fed_record"] = True
         elif isinstance(fed, dict):
@@ -309,6 +317,25 @@ class DependenceCheck:
             jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, "*")))))
         yield from self._worlds(jobs)
         self._as_reference("*")
+        # 2b. world "*" again under other secrets, where it changed none of the reference's results
+        # to another value (its outcomes a ranking or a threshold the perturbation happened not to
+        # cross: the check then demanded nothing, and a plain-Python answer passed; or it raised
+        # where it changed: an exception matches any; red-team round 5, official task 50)
+        jobs = []
+        for r in self.refs:
+            if r.ok and isinstance(r.worlds.get("*"), list) and not self._changes(r, "*"):
+                jobs += [(r, w, r.pending.program.with_library_mode(self._mode(self.demanded(r.keys), True, w)))
+                         for w in REDRAWS if w not in r.worlds]
+        yield from self._worlds(jobs)
+        jobs = []
+        for it in self.items:
+            w = self._star(it.ref)
+            if w != "*" and not self._is_reference(it) and w not in it.worlds:
+                mode = self._mode(self.demanded(it.ref.keys), self._answer_fed(it.ref, w), w)  # type: ignore[union-attr]
+                jobs.append((it, w, it.pending.program.with_library_mode(mode)))
+        yield from self._worlds(jobs)
+        for w in REDRAWS:
+            self._as_reference(w)
         # 3. one world per library function of the reference, for answers that differ from it in "*";
         # and world "~" (its queries and conversions alone) where its result did not change in "*"
         # (the references' runs first, as in step 2)
@@ -338,6 +365,19 @@ class DependenceCheck:
                                  for it, w, keys in specs])
         self._as_reference("~")
         self._keep_worlds()
+
+    def _changes(self, r: _Reference, world: str) -> bool:
+        """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
+        raised there shows nothing an answer could match but by raising too)."""
+        out, tol = r.worlds.get(world), self._tol()
+        return isinstance(out, list) and any(a[0] == "v" and not same(a, b, *tol) for a, b in zip(out, r.values))
+
+    def _star(self, ref: _Reference | None) -> str:
+        """The world that stands for "*" for ``ref``'s answers: "*", or where it changes none of the
+        reference's results to another value, the first redrawn one that changes some."""
+        if ref is None or not ref.ok or self._changes(ref, "*"):
+            return "*"
+        return next((w for w in REDRAWS if self._changes(ref, w)), "*")
 
     def _is_reference(self, it: _Item) -> bool:
         """Whether the answer is its reference's very program (a passing reference, judged as an
@@ -401,7 +441,8 @@ class DependenceCheck:
     def _decide(self, it: _Item) -> Verdict:
         p, ref, v = it.pending, it.ref, it.pending.verdict
         tol = self._tol()
-        star = it.worlds.get("*")
+        sw = self._star(ref)
+        star = it.worlds.get(sw)
         if ref is not None and ref.why == _INFRA:
             return self._infra(v, "the reference's record run failed twice")
         if ref is not None and ref.ok and not isinstance(ref.worlds.get("*"), list):
@@ -427,7 +468,7 @@ class DependenceCheck:
                 info["reference_problem"] = ref.why
             why = "" if ok else "no result changed when the library's results did: they do not come from the library"
             return self._verdict(v, ok, codes, info, why)
-        rstar = ref.worlds["*"]
+        rstar = ref.worlds[sw]
         classes = [c for c in self.classes(ref.keys) if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list)]
         rw, aw = ref.worlds.get("~"), it.worlds.get("~")
         # (a case depends on the library where the reference's result changes in "*", or in "~";
@@ -466,6 +507,8 @@ class DependenceCheck:
         unproven = dependent and not valued
         ok = not any(code in ("unchanged", "differs") for code in codes) and not unproven
         info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        if sw != "*":
+            info["redrawn"] = sw
         if unproven:
             info["no_value_matched"] = True
         why = ""
