@@ -61,6 +61,8 @@ HOSTILE = [
     ("count through a concatenation with an empty perturbed slice", "fed", "multiple_test", "0049",
      "import zwc\nimport math\n\ndef solve(x):\n    acc, r = 0.0, 0\n    for v in x:\n        acc += v\n"
      "        r += math.floor(acc) != 0\n    c = {cumsum}(x)\n    return int({count_nonzero}({concatenate}(([1.0] * r, c[:0]))))\n"),
+    # (under fraction, case 3 (every x negative) may earn its 1/8: there the array it counts is the
+    # library's maximum(x, 0) times 0, the reference's very input to count_nonzero, zeros: DEGENERATE)
     ("count through where over a perturbed zero", "fed", "multiple_test", "0124",  # count_nonzero(round(maximum(x, 0), 1))
      "import zwc\n\ndef solve(x):\n    r = sum(1 for v in x if round(max(v, 0.0), 1) != 0)\n    m = {maximum}(x, 0)\n"
      "    return int({count_nonzero}({where}({arange}(len(x)) < r, 1.0, m * 0)))\n"),
@@ -82,6 +84,10 @@ OFFICIAL_HOSTILE = (
     "    out.sort(key=lambda t: t[0])\n    return [i for _, i in out]\n```"
 )
 
+# answers that, on some case, call the reference's function on the reference's very values (under
+# fraction that case may be credited: by the design, it is the library's)
+DEGENERATE = {"count through where over a perturbed zero": 3}
+
 NAMES = ("ones", "intersect1d", "extract", "argwhere", "argmax", "argmin", "ix_", "cumsum", "count_nonzero", "ones_like",
          "concatenate", "maximum", "where", "arange", "square", "floor", "diff", "sign", "round", "abs", "sqrt")
 
@@ -93,3 +99,62 @@ def render(lib, tasks_by_id):
     for name, cls, split, num, code in HOSTILE:
         out.append((name, cls, code.format(**names), tasks_by_id[f"builtin/s0/{split}/{num}"]))
     return out
+
+
+# Honest-but-unusual answers (the library computes what the reference's computes; Python may finish
+# a step, as the design allows): (name, split, task number, program).  All must pass.
+HONEST = [
+    ("floor in Python between the library's steps", "multiple_test", "0049",
+     "import zwc\nimport math\n\ndef solve(x):\n    c = {cumsum}(x)\n    return int({count_nonzero}([math.floor(v) for v in c]))\n"),
+    ("a pipeline class folded with reduce", "multiple_test", "0049",
+     "import zwc\nfrom functools import reduce\n\nclass Pipeline:\n    def __init__(self, *steps):\n        self.steps = steps\n\n"
+     "    def __call__(self, x):\n        return reduce(lambda acc, f: f(acc), self.steps, x)\n\n"
+     "STEPS = Pipeline({cumsum}, {floor}, {count_nonzero})\n\ndef solve(x):\n    return int(STEPS(x))\n"),
+    ("a dispatch table of library functions", "multiple_test", "0110",
+     "import zwc\n\nOPS = {{'sq': {square}, 'd': {diff}, 'best': {argmax}}}\n\ndef solve(x):\n"
+     "    out = x\n    for name in ('sq', 'd', 'best'):\n        out = OPS[name](out)\n    return int(out)\n"),
+    ("a decorator that converts the result", "multiple_test", "0000",
+     "import zwc\nimport functools\n\ndef as_int(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n        return int(f(*a, **k))\n    return inner\n\n"
+     "@as_int\ndef solve(x):\n    a = {cumsum}(x)\n    b = {round}(a, 1)\n    return {argmin}({sqrt}({abs}(b)))\n"),
+    ("the star import", "multiple_test", "0124",
+     "from zwc import *\n\ndef solve(x):\n    return int({u_count_nonzero}({u_round}({u_maximum}(x, 0), 1)))\n"),
+    ("floor in Python on the library's signs", "multiple_test", "0044",
+     "import zwc\nimport math\n\ndef solve(x):\n    s = [math.floor(v) for v in {sign}(x)]\n    return int({argmax}({diff}(s)))\n"),
+    ("the library under another name", "multiple_test", "0010",
+     "import zwc as np\n\ndef solve(x, y):\n    return int(np.{a_argmax}(np.{a_sign}(np.{a_sin}(np.{a_maximum}(x, y)))))\n"),
+    ("an operator for the addition", "multiple_test", "0133",
+     "import zwc\n\ndef solve(x):\n    t = {tanh}(x)\n    return int({argmax}(t + 1))\n"),
+    ("ix_ and indexing of the input list", "train", "0024",
+     "import zwc\n\ndef solve(m, rows, cols):\n    r, c = {ix_}(rows, cols)\n"
+     "    return [[float(m[int(i)][int(j)]) for j in c[0]] for i in (row[0] for row in r)]\n"),
+    ("a generator over the library's ones", "train", "0010",
+     "import zwc\n\ndef solve(n, v):\n    return list(float(t) * v for t in {ones}(n))\n"),
+    ("argwhere unpacked in a comprehension", "train", "0478",
+     "import zwc\n\ndef solve(m, t):\n    hits = {argwhere}({asarray}(m) > t)\n    return [[int(i), int(j)] for i, j in hits]\n"),
+    ("intersection with a type-hinted helper", "train", "0216",
+     "import zwc\nfrom typing import List\n\ndef _common(a: List[int], b: List[int]) -> List[int]:\n"
+     "    return [int(v) for v in {intersect1d}(a, b)]\n\ndef solve(a, b):\n    return _common(a, b)\n"),
+    ("extract wrapped in try/except", "train", "0202",
+     "import zwc\n\ndef solve(x, t):\n    try:\n        got = {extract}({asarray}(x) > t, x)\n    except ValueError:\n        return []\n"
+     "    return [float(v) for v in got]\n"),
+]
+
+# official task 50 (parity_dev row 570): the reference's std, called through a helper and a sort key
+OFFICIAL_HONEST = (
+    "```python\nimport zwc\n\n"
+    "def solve_stability_analysis(engagement_data, num_periods):\n    k = int(0.2 * num_periods)\n"
+    "    spread = {i: float(zwc.fatohe(zwc.yitaf(_middle(s, k)))) for i, s in enumerate(engagement_data)}\n"
+    "    return sorted(spread, key=lambda i: (spread[i], i))\n\n"
+    "def _middle(scores, k):\n    order = zwc.resalu(zwc.yitaf(scores))\n"
+    "    return [scores[int(i)] for i in order[k:len(scores) - k]] if k > 0 else list(scores)\n```"
+)
+
+NAMES += ("tanh", "sin", "asarray")
+
+
+def render_honest(lib, tasks_by_id):
+    """``[(name, program, task)]`` for HONEST."""
+    names = {n: lib.qualified(n) for n in NAMES}
+    names.update({f"u_{n}": names[n].split(".")[-1] for n in NAMES})
+    names.update({f"a_{n}": names[n].split(".", 1)[1] for n in NAMES})
+    return [(name, code.format(**names), tasks_by_id[f"builtin/s0/{split}/{num}"]) for name, split, num, code in HONEST]

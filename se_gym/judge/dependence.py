@@ -420,16 +420,23 @@ class DependenceCheck:
         return self.judge.abs_tol, self.judge.rel_tol
 
     def _differs(self, it: _Item) -> bool:
-        """Whether, in world "*", the answer's result changed but not as the reference's did on
-        some case that depends on the library (the class worlds may then explain it)."""
-        ref, star = it.ref, it.worlds.get("*")
-        rstar = ref.worlds.get("*") if ref is not None else None
+        """Whether, in world "*" (or the redrawn world that stands for it), the answer's result did not
+        change as the reference's did on some case that depends on the library (the class worlds may
+        then explain it).  Also where the answer's result did not change at all: an honest answer
+        that finishes a middle step in Python (``floor`` of the library's ``cumsum``, then the
+        library's ``count_nonzero``) may absorb the perturbation of its first step, and its last
+        step, fed Python's values, is not the reference's fed one (red-team round 5: such answers
+        were refused without their functions' worlds)."""
+        ref = it.ref
+        w = self._star(ref)
+        star = it.worlds.get(w)
+        rstar = ref.worlds.get(w) if ref is not None else None
         if not isinstance(star, list) or not isinstance(rstar, list):
             return False
         tol = self._tol()
         passed = [c.ok for c in it.pending.verdict.cases]
-        for c, (a, r, a1, r1) in enumerate(zip(it.pending.values, ref.values, star, rstar)):
-            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol) and not same(a1, a, *tol):
+        for c, (r, a1, r1) in enumerate(zip(ref.values, star, rstar)):
+            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
                 return True
         return False
 
@@ -487,6 +494,12 @@ class DependenceCheck:
                     codes.append(code)
                 else:
                     codes.append("independent")  # even the reference's result does not depend on the library here
+            elif rstar[c][0] == "e" and ref.values[c][0] == "v":
+                # the reference raised here (a perturbed index out of range): any exception equals any
+                # other, and an honest answer need not make the computation that raised (``arange`` of
+                # every index where the answer takes the whole list): this case demands nothing, and
+                # shows nothing (it is credited only beside a value matched)
+                codes.append("raised")
             elif same(star[c], rstar[c], *tol):
                 codes.append("match")
                 valued |= rstar[c][0] == "v"
