@@ -140,13 +140,16 @@ HONEST = [
 ]
 
 # official task 50 (parity_dev row 570): the reference's std, called through a helper and a sort key
+# (its ``arange`` of every index where the middle is the whole row too: an answer that takes the
+# whole list in Python there is refused where the counterfactual ``arange`` changes the ranking and
+# ``std``'s world does not, as the design refuses fewer library functions than the reference's)
 OFFICIAL_HONEST = (
     "```python\nimport zwc\n\n"
     "def solve_stability_analysis(engagement_data, num_periods):\n    k = int(0.2 * num_periods)\n"
     "    spread = {i: float(zwc.fatohe(zwc.yitaf(_middle(s, k)))) for i, s in enumerate(engagement_data)}\n"
     "    return sorted(spread, key=lambda i: (spread[i], i))\n\n"
-    "def _middle(scores, k):\n    order = zwc.resalu(zwc.yitaf(scores))\n"
-    "    return [scores[int(i)] for i in order[k:len(scores) - k]] if k > 0 else list(scores)\n```"
+    "def _middle(scores, k):\n    order = zwc.resalu(zwc.yitaf(scores)) if k > 0 else zwc.pepijiz(len(scores))\n"
+    "    return [scores[int(i)] for i in (order[k:len(scores) - k] if k > 0 else order)]\n```"
 )
 
 NAMES += ("tanh", "sin", "asarray")
