@@ -157,7 +157,53 @@ NAMES += ("tanh", "sin", "asarray")
 
 def render_honest(lib, tasks_by_id):
     """``[(name, program, task)]`` for HONEST."""
-    names = {n: lib.qualified(n) for n in NAMES}
-    names.update({f"u_{n}": names[n].split(".")[-1] for n in NAMES})
-    names.update({f"a_{n}": names[n].split(".", 1)[1] for n in NAMES})
+    names = {n.replace(".", "_"): lib.qualified(n) for n in NAMES}
+    names.update({f"u_{n}": names[n].split(".")[-1] for n in list(names)})
+    names.update({f"a_{n}": names[n].split(".", 1)[1] for n in list(names) if not n.startswith("u_")})
     return [(name, code.format(**names), tasks_by_id[f"builtin/s0/{split}/{num}"]) for name, split, num, code in HONEST]
+
+# more honest forms on train tasks (the stdlib modules strict allows now, dataclasses, getattr,
+# recursion, caches): (name, split, task number, program)
+HONEST += [
+    ("a dataclass with the range as a method", "train", "0001",
+     "import zwc\nfrom dataclasses import dataclass, field\n\n@dataclass\nclass Sample:\n    values: list = field(default_factory=list)\n\n"
+     "    def spread(self) -> float:\n        a = {asarray}(self.values)\n        return float({max}(a) - {min}(a))\n\n"
+     "def solve(x):\n    return Sample(list(x)).spread()\n"),
+    ("a JSON round trip of the library's sums", "train", "0003",
+     "import zwc\nimport json\n\ndef solve(m):\n    return json.loads(json.dumps([float(v) for v in {sum}({ascontiguousarray}(m), axis=0)]))\n"),
+    ("the function taken with getattr", "train", "0192",
+     "import zwc\n\ndef solve(x):\n    f = getattr(zwc, '{u_sort}')\n    return [float(v) for v in f(x)]\n"),
+    ("a recursive conversion of the result", "train", "0193",
+     "import zwc\n\ndef _plain(v):\n    try:\n        return [_plain(u) for u in v]\n    except TypeError:\n        return int(v)\n\n"
+     "def solve(x):\n    return _plain({argsort}(x))\n"),
+    ("histogram under catch_warnings", "train", "0214",
+     "import zwc\nimport warnings\n\ndef solve(x, b):\n    with warnings.catch_warnings():\n        warnings.simplefilter('ignore')\n"
+     "        counts, _edges = {histogram}(x, bins=b)\n    return [int(v) for v in counts]\n"),
+    ("slogdet's floats through struct", "train", "0251",
+     "import zwc\nimport struct\n\ndef solve(a):\n    sign, logdet = {linalg_slogdet}(a)\n"
+     "    return list(struct.unpack('<2d', struct.pack('<2d', float(sign), float(logdet))))\n"),
+    ("lstsq's solution through array.array", "train", "0255",
+     "import zwc\nfrom array import array\n\ndef solve(a, b):\n    sol = {linalg_lstsq}(a, b, rcond=None)[0]\n    return array('d', [float(v) for v in sol]).tolist()\n"),
+    ("divmod's parts from a generator", "train", "0118",
+     "import zwc\n\ndef _parts(x, y):\n    for part in {divmod}(x, y):\n        yield [int(v) for v in part]\n\ndef solve(x, y):\n    return list(_parts(x, y))\n"),
+    ("digitize behind a hashlib-keyed cache", "train", "0212",
+     "import zwc\nimport hashlib\n\n_CACHE = {{}}\n\ndef solve(x, bins):\n    key = hashlib.sha256(repr((x, bins)).encode()).hexdigest()\n"
+     "    if key not in _CACHE:\n        _CACHE[key] = [int(v) for v in {digitize}(x, bins)]\n    return list(_CACHE[key])\n"),
+    ("union1d with pprint for a trace", "train", "0217",
+     "import zwc\nimport pprint\nfrom typing import Sequence\n\ndef solve(a: Sequence[int], b: Sequence[int]) -> list:\n"
+     "    got = [int(v) for v in {union1d}(a, b)]\n    _trace = pprint.pformat(got)\n    return got\n"),
+    ("tril through a callable class with a staticmethod", "train", "0229",
+     "import zwc\n\nclass Lower:\n    @staticmethod\n    def rows(m):\n        return [[float(v) for v in row] for row in m]\n\n"
+     "    def __call__(self, m):\n        return self.rows({tril}(m))\n\n_LOWER = Lower()\n\n"
+     "def solve(m):\n    return _LOWER(m)\n"),
+    # (``solve = Lower()``, an instance bound to the entry's name, is refused by the static gate:
+    # "entry function solve not found"; the entry must be a ``def``: reported, not changed here)
+    ("cov behind lru_cache", "train", "0233",
+     "import zwc\nfrom functools import lru_cache\n\n@lru_cache(maxsize=None)\ndef _cov(x, y):\n    return float({cov}(list(x), list(y))[0][1])\n\n"
+     "def solve(x, y):\n    return _cov(tuple(x), tuple(y))\n"),
+    ("split and sum through map", "train", "0052",
+     "import zwc\n\ndef solve(x, parts):\n    return list(map(lambda p: float({sum}(p)), {split}({asarray}(x), parts)))\n"),
+]
+
+NAMES += ("max", "min", "sum", "ascontiguousarray", "sort", "argsort", "histogram", "linalg.slogdet", "linalg.lstsq",
+          "divmod", "digitize", "union1d", "tril", "cov", "split")
