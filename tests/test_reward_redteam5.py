@@ -119,3 +119,26 @@ def test_a_python_answer_passing_only_the_cases_that_demand_nothing_earns_nothin
                                 t.judge_item(honest_part)])
     assert v.reward == 0 and v.dependence["no_value_matched"]
     assert 0 < part.reward < 1 and part.dependence["ran"] and not part.dependence.get("no_value_matched"), part.dependence
+
+
+def test_a_list_between_the_library_steps_passes():
+    """An honest pipeline that turns its first step's output into a Python list (``a = [float(v)
+    for v in f(x)]``, then the library's next steps) absorbs part of the perturbation and its next
+    step, fed Python's values, is not the reference's fed one: on main 270 of 302 such multiple_test
+    answers passed (two secrets), and these 10 were among the refused; now they pass (302/302)."""
+    import re
+
+    tasks, lib = load_task_spec("builtin:0", "multiple_test", None, progress=False)
+    wanted = {f"builtin/s0/multiple_test/{n}" for n in ("0004", "0010", "0044", "0048", "0049", "0059", "0076", "0078", "0084", "0086")}
+    items = []
+    for t in tasks:
+        if t.id in wanted:
+            m = re.search(r"\n    a = (zwc\.[a-z.]+\([^()]*\))\n", t.library_solution)
+            assert m, t.library_solution
+            items.append((t.id, t.judge_item(block(t.library_solution.replace(m.group(0), f"\n    a = [float(v) for v in {m.group(1)}]\n")))))
+    assert len(items) == len(wanted)
+    with Judge(lib, profile="strict", workers=2) as j:
+        j._dependence_secret = "0b" * 32  # (a secret under which main refused all 10)
+        got = j.judge_many([it for _, it in items])
+    wrong = [f"{i}: {v.status.value} {(v.dependence or {}).get('cases')}" for (i, _), v in zip(items, got) if not v.passed]
+    assert not wrong, "\n".join(wrong)
