@@ -267,7 +267,8 @@ def test_a_reference_runs_once_per_judge_and_later_answers_run_alone(suite):
         alone = fresh.judge_many([t.judge_item(block(other))])[0]
     assert first.passed and again.passed and alike.passed and first.dependence == again.dependence == alike.dependence == alone.dependence
     # the answer, recording (it is the reference's record); the reference in world "*" (the answer's too)
-    assert runs_first == [{"record": True}, {"cf": runs_first[1]["cf"], "keys": runs_first[1]["keys"]}]
+    # (its counterfactual run reports the fed computations it perturbed: red-team round 5)
+    assert runs_first == [{"record": True}, {"cf": runs_first[1]["cf"], "keys": runs_first[1]["keys"], "fed_record": True}]
     assert runs_again == [None]  # its real run: its record and its world are kept
     assert len(runs_alike) == 1 and "cf" in runs_alike[0]  # another answer's second run alone
     assert bad.status is Status.LIBRARY_UNUSED and bad.reward == 0

@@ -32,6 +32,7 @@ equality with the reference (not "the result changed") is the rule, and what it 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,9 @@ from .types import SEBENCH_EXEC_ERROR, ErrorType, Status, Verdict
 # a case's outcome in one run: ("v", canonical value) or ("e", why it has none)
 Outcome = tuple
 REFERENCE_CACHE = 4096  # references' records kept by a judge
+# world "*" drawn again under other secrets where it changes none of the reference's results (see
+# DependenceCheck._star)
+REDRAWS = ("*2", "*3", "*4")
 _INFRA = "infra"
 
 
@@ -75,6 +79,9 @@ class _Reference:
     values: list = field(default_factory=list)  # real outcomes per case
     keys: dict = field(default_factory=dict)  # class -> base64 of the recorded keys
     worlds: dict = field(default_factory=dict)  # world name -> outcomes per case (or "infra"/"forbidden")
+    # world name -> the digest keys of its computations fed by a perturbation that its run in that
+    # world perturbed (the server's "fed" report): an answer's fed computations are perturbed there only
+    fed: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -176,10 +183,11 @@ class DependenceCheck:
             if cached is not None:
                 self.judge._reference_records.move_to_end(key)
                 worlds = dict(cached[5])  # (copied under the lock: another batch may add to it)
+                fed = dict(cached[6])
         if cached is not None:  # (its record, its program: prepared once, and its worlds' outcomes)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
-            ref.worlds = worlds
+            ref.worlds, ref.fed = worlds, fed
             return ref
         prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
         if prep.verdict is not None:
@@ -205,7 +213,7 @@ class DependenceCheck:
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
         with self.judge._reference_lock:
             cache = self.judge._reference_records
-            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {})
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {})
             while len(cache) > REFERENCE_CACHE:
                 cache.popitem(last=False)
 
@@ -218,11 +226,29 @@ class DependenceCheck:
             for r in self.refs:
                 entry = cache.get(r.key)
                 if entry is not None and r.ok:
-                    entry[5].update((w, out) for w, out in r.worlds.items() if isinstance(out, list))
+                    kept = [w for w, out in r.worlds.items() if isinstance(out, list) and w in r.fed]
+                    entry[5].update((w, r.worlds[w]) for w in kept)
+                    entry[6].update((w, r.fed[w]) for w in kept)
 
     # -- the runs ----------------------------------------------------------------------------
-    def _mode(self, keys: dict | None) -> dict:
-        return {"cf": self.secret, "keys": keys, **self._arguments()}
+    def _mode(self, keys: dict | None, fed: Any = None, world: str = "*") -> dict:
+        """A counterfactual run's mode: ``fed`` True for a reference's run (the server reports the
+        digest keys of the fed computations it perturbed), or those keys (an answer's run in the
+        same world: its fed computations are perturbed there only; see server.py's modes).
+        ``world``: a redrawn world ``*2``... runs under a secret of its own, derived from the judge's."""
+        secret = self.secret
+        if world in REDRAWS:
+            secret = hashlib.blake2b(f"{self.secret}/{world}".encode(), digest_size=32).hexdigest()
+        mode = {"cf": secret, "keys": keys, **self._arguments()}
+        if fed is True:
+            mode["fed_record"] = True
+        elif isinstance(fed, dict):
+            mode["fed"] = fed
+        return mode
+
+    def _answer_fed(self, ref: Any, world: str) -> Any:
+        # (no usable reference: every computation perturbed, fed ones by their value as before)
+        return ref.fed.get(world, {}) if ref is not None and ref.ok else None
 
     def _arguments(self) -> dict:
         # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the
@@ -274,43 +300,84 @@ class DependenceCheck:
             results = yield from self._run([r.pending.program.with_library_mode({"record": True, **self._arguments()}) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
-        # 2. world "*": every recorded computation perturbed (every computation, without a reference)
+        # 2. world "*": every recorded computation perturbed (every computation, without a reference);
+        # the references first: their runs say which fed computations the answers' may match
         jobs: list[tuple[Any, str, Any]] = []
         for r in self.refs:
             if r.ok and "*" not in r.worlds:  # (cached for the judge's life)
-                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys)))))
+                jobs.append((r, "*", r.pending.program.with_library_mode(self._mode(self.demanded(r.keys), True))))
+        yield from self._worlds(jobs)
+        jobs = []
         for it in self.items:
             if it.ref is not None and it.ref.why == _INFRA:
                 continue
             if self._is_reference(it):
                 continue  # the reference's own run in this world is its run (below)
             keys = self.demanded(it.ref.keys) if it.ref is not None and it.ref.ok else None
-            jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys))))
+            jobs.append((it, "*", it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, "*")))))
         yield from self._worlds(jobs)
         self._as_reference("*")
+        # 2b. world "*" again under other secrets, where it changed none of the reference's results
+        # to another value (its outcomes a ranking or a threshold the perturbation happened not to
+        # cross: the check then demanded nothing, and a plain-Python answer passed; or it raised
+        # where it changed: an exception matches any; red-team round 5, official task 50)
+        jobs = []
+        for r in self.refs:
+            if r.ok and isinstance(r.worlds.get("*"), list) and not self._changes(r, "*"):
+                jobs += [(r, w, r.pending.program.with_library_mode(self._mode(self.demanded(r.keys), True, w)))
+                         for w in REDRAWS if w not in r.worlds]
+        yield from self._worlds(jobs)
+        jobs = []
+        for it in self.items:
+            w = self._star(it.ref)
+            if w != "*" and not self._is_reference(it) and w not in it.worlds:
+                mode = self._mode(self.demanded(it.ref.keys), self._answer_fed(it.ref, w), w)  # type: ignore[union-attr]
+                jobs.append((it, w, it.pending.program.with_library_mode(mode)))
+        yield from self._worlds(jobs)
+        for w in REDRAWS:
+            self._as_reference(w)
         # 3. one world per library function of the reference, for answers that differ from it in "*";
         # and world "~" (its queries and conversions alone) where its result did not change in "*"
-        jobs = []
+        # (the references' runs first, as in step 2)
+        jobs, specs = [], []
         weak = {id(r): w for r in self.refs if r.ok and (w := self._weak_world(r))}
         for owner in [*self.refs, *[it for it in self.items if not self._is_reference(it)]]:
             ref = owner if isinstance(owner, _Reference) else owner.ref
             if ref is not None and id(ref) in weak and isinstance(owner.worlds.get("*"), list) and "~" not in owner.worlds:
-                jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)]))))
+                if owner is ref:
+                    jobs.append((owner, "~", owner.pending.program.with_library_mode(self._mode(weak[id(ref)], True))))
+                else:
+                    specs.append((owner, "~", weak[id(ref)]))
         wanted: set = set()
         for it in self.items:
             ref = it.ref
             if ref is None or not ref.ok or len({c.rstrip("@") for c in ref.keys}) < 2 or not self._differs(it):
                 continue
             for cls in self.classes(ref.keys):
-                jobs.append((it, cls, it.pending.program.with_library_mode(self._mode(self.world(ref.keys, cls)))))
+                specs.append((it, cls, self.world(ref.keys, cls)))
                 wanted.add((id(ref), cls))
         for r in self.refs:
             for cls in self.classes(r.keys) if r.ok else ():
                 if (id(r), cls) in wanted and cls not in r.worlds:
-                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls)))))
+                    jobs.append((r, cls, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls), True))))
         yield from self._worlds(jobs)
+        yield from self._worlds([(it, w, it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, w))))
+                                 for it, w, keys in specs])
         self._as_reference("~")
         self._keep_worlds()
+
+    def _changes(self, r: _Reference, world: str) -> bool:
+        """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
+        raised there shows nothing an answer could match but by raising too)."""
+        out, tol = r.worlds.get(world), self._tol()
+        return isinstance(out, list) and any(a[0] == "v" and not same(a, b, *tol) for a, b in zip(out, r.values))
+
+    def _star(self, ref: _Reference | None) -> str:
+        """The world that stands for "*" for ``ref``'s answers: "*", or where it changes none of the
+        reference's results to another value, the first redrawn one that changes some."""
+        if ref is None or not ref.ok or self._changes(ref, "*"):
+            return "*"
+        return next((w for w in REDRAWS if self._changes(ref, w)), "*")
 
     def _is_reference(self, it: _Item) -> bool:
         """Whether the answer is its reference's very program (a passing reference, judged as an
@@ -331,6 +398,12 @@ class DependenceCheck:
         for (owner, world, _), res in zip(jobs, results):
             n = len(owner.pending.cases)
             owner.worlds[world] = outcomes(res, n)
+            if isinstance(owner, _Reference):
+                try:
+                    fed = json.loads(res.library_report).get("fed")
+                except (ValueError, AttributeError, TypeError):
+                    fed = None
+                owner.fed[world] = fed if isinstance(fed, dict) else {}
 
     def _run(self, programs: list) -> Generator[list, list, list]:
         """Run ``programs``; those whose run or library server failed get one more try."""
@@ -347,16 +420,23 @@ class DependenceCheck:
         return self.judge.abs_tol, self.judge.rel_tol
 
     def _differs(self, it: _Item) -> bool:
-        """Whether, in world "*", the answer's result changed but not as the reference's did on
-        some case that depends on the library (the class worlds may then explain it)."""
-        ref, star = it.ref, it.worlds.get("*")
-        rstar = ref.worlds.get("*") if ref is not None else None
+        """Whether, in world "*" (or the redrawn world that stands for it), the answer's result did not
+        change as the reference's did on some case that depends on the library (the class worlds may
+        then explain it).  Also where the answer's result did not change at all: an honest answer
+        that finishes a middle step in Python (``floor`` of the library's ``cumsum``, then the
+        library's ``count_nonzero``) may absorb the perturbation of its first step, and its last
+        step, fed Python's values, is not the reference's fed one (red-team round 5: such answers
+        were refused without their functions' worlds)."""
+        ref = it.ref
+        w = self._star(ref)
+        star = it.worlds.get(w)
+        rstar = ref.worlds.get(w) if ref is not None else None
         if not isinstance(star, list) or not isinstance(rstar, list):
             return False
         tol = self._tol()
         passed = [c.ok for c in it.pending.verdict.cases]
-        for c, (a, r, a1, r1) in enumerate(zip(it.pending.values, ref.values, star, rstar)):
-            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol) and not same(a1, a, *tol):
+        for c, (r, a1, r1) in enumerate(zip(ref.values, star, rstar)):
+            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
                 return True
         return False
 
@@ -368,7 +448,8 @@ class DependenceCheck:
     def _decide(self, it: _Item) -> Verdict:
         p, ref, v = it.pending, it.ref, it.pending.verdict
         tol = self._tol()
-        star = it.worlds.get("*")
+        sw = self._star(ref)
+        star = it.worlds.get(sw)
         if ref is not None and ref.why == _INFRA:
             return self._infra(v, "the reference's record run failed twice")
         if ref is not None and ref.ok and not isinstance(ref.worlds.get("*"), list):
@@ -394,31 +475,60 @@ class DependenceCheck:
                 info["reference_problem"] = ref.why
             why = "" if ok else "no result changed when the library's results did: they do not come from the library"
             return self._verdict(v, ok, codes, info, why)
-        rstar = ref.worlds["*"]
+        rstar = ref.worlds[sw]
         classes = [c for c in self.classes(ref.keys) if isinstance(ref.worlds.get(c), list) and isinstance(it.worlds.get(c), list)]
+        rw, aw = ref.worlds.get("~"), it.worlds.get("~")
+        # (a case depends on the library where the reference's result changes in "*", or in "~";
+        # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
+        dependent = any(not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol)
+                        for c in range(n))
+        valued = False
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")
             elif same(rstar[c], ref.values[c], *tol):
-                rw, aw = ref.worlds.get("~"), it.worlds.get("~")
                 if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
                     # (its queries and conversions alone change it: a shape of atleast_3d's output)
-                    codes.append("match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs")
+                    code = "match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs"
+                    valued |= code == "match:~" and rw[c][0] == "v"
+                    codes.append(code)
                 else:
                     codes.append("independent")  # even the reference's result does not depend on the library here
+            elif rstar[c][0] == "e" and ref.values[c][0] == "v":
+                # the reference raised here (a perturbed index out of range): any exception equals any
+                # other, and an honest answer need not make the computation that raised (``arange`` of
+                # every index where the answer takes the whole list): this case demands nothing, and
+                # shows nothing (it is credited only beside a value matched)
+                codes.append("raised")
             elif same(star[c], rstar[c], *tol):
                 codes.append("match")
+                valued |= rstar[c][0] == "v"
             else:
                 hit = next((k for k in classes if not same(ref.worlds[k][c], ref.values[c], *tol)
                             and same(it.worlds[k][c], ref.worlds[k][c], *tol)), None)
                 if hit is not None:
                     codes.append("match:" + hit)
+                    valued |= ref.worlds[hit][c][0] == "v"
                 else:
                     codes.append("unchanged" if same(star[c], p.values[c], *tol) else "differs")
-        ok = not any(code in ("unchanged", "differs") for code in codes)
+        # Some case must match a value the reference computed from the counterfactual library, where
+        # any depends on it (red-team round 5): cases that depend on nothing (independent) and
+        # raising where the reference raises (any exception equals any other, a crash or a
+        # timeout too: a detector that raises when the library's result is not the one it
+        # computed in Python) show no use of the library.  With ``reward="fraction"`` a plain-Python
+        # answer earned the share of its task's independent cases (up to 7/8 on official task 50).
+        unproven = dependent and not valued
+        ok = not any(code in ("unchanged", "differs") for code in codes) and not unproven
         info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        if sw != "*":
+            info["redrawn"] = sw
+        if unproven:
+            info["no_value_matched"] = True
         why = ""
-        if not ok:
+        if unproven and not any(code in ("unchanged", "differs") for code in codes):
+            why = ("no case's result matches a value the reference computes from the library's results "
+                   "(only cases that do not depend on them, or exceptions): it does not show the library's use")
+        elif not ok:
             c = next(i for i, code in enumerate(codes) if code in ("unchanged", "differs"))
             why = (f"case {c}: the result does not change when the library's results do (the reference's does): "
                    "it does not come from the library" if codes[c] == "unchanged" else
@@ -430,7 +540,7 @@ class DependenceCheck:
         extra = {**v.extra, "dependence": info}
         if ok:
             return replace(v, extra=extra)
-        credited = sum(code not in ("failed", "unchanged", "differs") for code in codes)
+        credited = 0 if info.get("no_value_matched") else sum(code not in ("failed", "unchanged", "differs") for code in codes)
         reward = credited / len(codes) if self.judge.reward == "fraction" and codes else 0.0
         if v.status is not Status.PASSED:  # (fraction: a partly right answer keeps its status, less reward)
             return replace(v, reward=min(v.reward, reward), extra=extra)

@@ -190,6 +190,14 @@ def _error_name(e):
 # * ``{"cf": SECRET, "keys": {CLASS: BASE64, ...} | null}``: the counterfactual library: a
 #   computation whose key is among ``keys`` (every computation when null) returns its value
 #   perturbed by an amount drawn from SECRET (hex) and the key; every other one is real.
+#   A computation fed by a perturbed value is looked up by its value's key (the class's ``@``
+#   keys); with ``"fed_record": true`` (the reference's counterfactual run) the server also
+#   reports, per ``@`` class, the digest keys (its value and what it was computed from, the
+#   perturbed values) of those it perturbed, and with ``"fed": {CLASS: BASE64, ...}`` (an
+#   answer's run in the same world) it perturbs a fed computation only where that digest key is
+#   among them: an answer's fed computation must be the reference's, on the same values, not one
+#   with the same output made from anything fed (a Python count passed through ``count_nonzero``
+#   of a run of ones cut from a perturbed array: red-team round 5).
 #
 # A computation is a call of a library function other than the array constructor (_PLAIN), or of a
 # callable one returned (``vectorize``'s), or a read of the array type's queries ``.shape``,
@@ -773,6 +781,10 @@ class _Counterfactual:
         self.derived = set()
         self._fed = False  # (the computation under way has such an input)
         self._amounts, self._cycles = {}, {}
+        # fed computations (see the mode's description above): the digest keys of those perturbed,
+        # reported (the reference's run), or those an answer's may be perturbed at (None: any)
+        self.fed_record = {} if mode.get("fed_record") is True else None
+        self.fed_keys = None
         cf = mode.get("cf")
         if cf is not None:
             self.secret = bytes.fromhex(cf)
@@ -784,6 +796,12 @@ class _Counterfactual:
                 for cls, b64 in keys.items():
                     arr = np.frombuffer(base64.b64decode(b64), dtype="<u8").astype(np.uint64)
                     self.keys[str(cls)] = (arr, set(arr.tolist()))
+            fed = mode.get("fed")
+            if isinstance(fed, dict) and self.fed_record is None:
+                self.fed_keys = {}
+                for cls, b64 in fed.items():
+                    arr = np.frombuffer(base64.b64decode(b64), dtype="<u8").astype(np.uint64)
+                    self.fed_keys[str(cls)] = (arr, set(arr.tolist()))
 
     @property
     def active(self):
@@ -793,8 +811,32 @@ class _Counterfactual:
         if self.record is not None:
             return {"record": {c: base64.b64encode(np.array(sorted(k), dtype="<u8").tobytes()).decode() for c, k in self.record.items()}}
         if self.secret is not None:
+            if self.fed_record is not None:
+                return {"cf": self.count, "fed": {c: base64.b64encode(np.array(sorted(k), dtype="<u8").tobytes()).decode()
+                                                  for c, k in self.fed_record.items()}}
             return {"cf": self.count}
         return None
+
+    def _fed_hits(self, look, digest, hit):
+        """Which elements of a computation fed by a perturbation (``look``: its ``@`` class; ``digest``:
+        its elements' keys with what they were computed from; ``hit``: those whose value's key the
+        reference recorded) are perturbed: all of ``hit`` in the reference's run (and their digest
+        keys reported), only those the reference's run perturbed at the same digest in an answer's."""
+        if self.fed_record is not None:
+            got = self.fed_record.setdefault(look, set())
+            for k in np.asarray(digest, dtype=np.uint64)[np.asarray(hit, dtype=bool)].tolist():
+                if len(got) >= MAX_KEYS:
+                    break
+                got.add(k)
+            return hit
+        if self.fed_keys is None:
+            return hit
+        allowed = self.fed_keys.get(look)
+        if allowed is None:
+            return np.zeros(len(hit), dtype=bool) if isinstance(hit, np.ndarray) else [False] * len(hit)
+        if isinstance(hit, np.ndarray):
+            return hit & np.isin(np.asarray(digest, dtype=np.uint64), allowed[0])
+        return [h and k in allowed[1] for h, k in zip(hit, digest)]
 
     # -- a computation's result ---------------------------------------------------------------
     def call(self, cls, path, args, kwargs, out, fn=None, before=None):
@@ -879,7 +921,7 @@ class _Counterfactual:
                     got.update(take)
                     self.count += len(take)
             return x
-        look = cls
+        look, digest = cls, keys
         if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
             keys, look = plain, cls + "@"
         if self.secret is None:
@@ -893,6 +935,8 @@ class _Counterfactual:
             if known is None:
                 return x
             hit = np.isin(keys, known[0]) if keys.size > 8 else np.array([k in known[1] for k in keys.tolist()], dtype=bool)
+        if look is not cls:
+            hit = self._fed_hits(look, digest, hit)
         if not hit.any():
             return x
         self.count += 1
@@ -922,13 +966,16 @@ class _Counterfactual:
             return x
         if self.secret is None:
             return x
-        look = cls
+        look, digest = cls, keys
         if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
             keys, look = plain, cls + "@"
         known = None if self.keys is None else self.keys.get(look)
         if (known is None if self.keys is not None else cls[0] == "~"):
             return x
-        hits = [i for i, k in enumerate(keys) if known is None or k in known[1]]
+        hit = [known is None or k in known[1] for k in keys]
+        if look is not cls:
+            hit = self._fed_hits(look, digest, hit)
+        hits = [i for i, h in enumerate(hit) if h]
         if not hits:
             return x
         if kind in "iu" and any(abs(v) >= 1 << 62 for v in vals):
