@@ -210,6 +210,31 @@ def test_verdict_round_trip_and_bad_input():
             j.judge("x", [])
 
 
+def test_verdict_to_dict_is_asdicts_form_key_for_key():
+    # to_dict is built field by field (issue 49: asdict was most of se-gym judge's row writing);
+    # the rows it writes stay what asdict made: the same keys in the same order, the same values
+    from dataclasses import asdict
+
+    from se_gym.judge.types import CaseResult, ErrorType
+
+    def by_asdict(v):
+        d = asdict(v)
+        d["status"] = v.status.value
+        d["error_type"] = v.error_type.value if v.error_type else None
+        d["cases"] = [asdict(c) for c in v.cases]
+        d["extra"] = dict(v.extra)
+        return d
+
+    nested = {"dependence": {"ran": True, "cases": ["match", "independent"]}, "refused": ["open"]}
+    for v in (Verdict(0.5, Status.WRONG_ANSWER, 0),
+              Verdict(1.0, Status.PASSED, 1, (CaseResult("[1 2]", "[1 2]", True), CaseResult(None, "3", False)), "ValueError",
+                      "bad", ErrorType.OTHER, "why", "def f(): pass", "f", 0.25, 0.5, False, "strict", nested)):
+        got = v.to_dict()
+        assert json.dumps(got) == json.dumps(by_asdict(v)) and list(got) == list(by_asdict(v))
+        got["extra"]["x"] = 1  # (a copy: the verdict keeps its own)
+        assert "x" not in v.extra
+
+
 # ------------------------------------------------------------------ end to end (local sandbox)
 @pytest.fixture(scope="module")
 def sebench_judge():

@@ -18,6 +18,7 @@ import collections
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -175,17 +176,31 @@ def run(args: argparse.Namespace) -> int:
         with Judge(library, **cfg.judge_kwargs(), reward=cfg.reward, workers=cfg.workers) as judge, open(out, "a", encoding="utf-8") as f:
             if todo:
                 judge.start()  # the workers start while the first batch is prepared
-            for start in range(0, len(todo), cfg.batch_size):
-                batch = todo[start : start + cfg.batch_size]
-                verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
-                if not start:  # say which isolation judged these answers before the first verdict is written
-                    from se_gym.sandbox.base import isolation_line
+            batches = [todo[start : start + cfg.batch_size] for start in range(0, len(todo), cfg.batch_size)]
+            # two batches in flight: the next one is prepared and its programs queued while this one's
+            # last programs run and its rows are written (one at a time, the workers sat idle at each
+            # batch's end); rows are still written batch by batch, in order
+            with ThreadPoolExecutor(2, thread_name_prefix="se-gym-judge-batch") as ahead:
+                flight = [ahead.submit(judge.judge_many, [items[lineno] for lineno, _ in b]) for b in batches[:2]]
+                try:
+                    for k, batch in enumerate(batches):
+                        verdicts = flight[k].result()
+                        if k + 2 < len(batches):
+                            flight.append(ahead.submit(judge.judge_many, [items[lineno] for lineno, _ in batches[k + 2]]))
+                        if not k:  # say which isolation judged these answers before the first verdict is written
+                            from se_gym.sandbox.base import isolation_line
 
-                    print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
-                f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
-                f.flush()
-                os.fsync(f.fileno())
-                bar.update(len(batch))
+                            print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
+                        f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n"
+                                        for (lineno, row), v in zip(batch, verdicts)))
+                        f.flush()
+                        os.fsync(f.fileno())
+                        bar.update(len(batch))
+                except BaseException:  # an error or an interrupt: what has not begun never will, and
+                    for later in flight:  # the batch in flight ends with the judge (not judged to its end)
+                        later.cancel()
+                    judge.close()
+                    raise
     except (JudgeError, SandboxUnavailable) as exc:  # (Ray missing; a node whose verdicts could differ)
         raise CLIError(str(exc)) from None
     finally:
