@@ -612,6 +612,9 @@ def test_cli_judges_resumes_and_reports_bad_rows(tmp_path):
     assert [g["judge"]["sebench_code"] for g in got] == [1, 0, 1, 0] and got[0]["task"] == 0
     summary = json.loads((tmp_path / "v.summary.json").read_text())
     assert summary["accuracy"] == 0.5 and summary["status"] == {"passed": 2, "wrong_answer": 2}
+    from se_gym.judge.cli import summarize
+
+    assert summary == summarize(out)  # (a fresh run sums the rows it wrote: what reading them back gives)
     # a kill mid-write leaves a torn row: it is dropped and redone, nothing duplicated
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(lines[:2]) + lines[2][:20])
