@@ -350,7 +350,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     import marshal
     import sys
 
-    from se_gym.judge.harness import _CALL_SHAPES, _HEAD_LINES, _PARENT_COMPILE, _PRELUDE, channel_program
+    from se_gym.judge.harness import _CALL_SHAPES, _HEAD_LINES_OF, _PARENT_COMPILE, _PRELUDES, channel_program
 
     if not _PARENT_COMPILE:
         return  # (the worker compiles the call on other Pythons: nothing to compare)
@@ -361,7 +361,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
             for equal in (False, True):
                 cases = ["x=[1]" if equal else f"x=[{i}]" for i in range(n)]
                 prog = channel_program(src, "solve", cases, PKG, strict, modules)
-                text = _HEAD_LINES + str(prog)[len(_PRELUDE) + 1:]
+                text = _HEAD_LINES_OF[strict] + str(prog)[len(_PRELUDES[strict]) + 1:]
                 made, compiled = marshal.loads(prog.tail[1]), compile(text, "main.py", "exec", 0, True)
                 for attr in ("co_code", "co_consts", "co_names", "co_firstlineno", "co_filename", "co_flags", "co_stacksize"):
                     assert getattr(made, attr) == getattr(compiled, attr), (attr, n, strict, modules, equal)
@@ -373,7 +373,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     prog = channel_program(src, "solve", ["x=[1]", "x=[2]", "x=[3]"], PKG, False)
     (tmp_path / "main.py").write_text(str(prog))
     made = marshal.loads(prog.tail[1])
-    compiled = compile(_HEAD_LINES + str(prog)[len(_PRELUDE) + 1:], "main.py", "exec", 0, True)
+    compiled = compile(_HEAD_LINES_OF[False] + str(prog)[len(_PRELUDES[False]) + 1:], "main.py", "exec", 0, True)
     assert _CALL_SHAPES[(False, 3, 0, 0, 0)] is not False  # (made from the template, not compiled)
 
     def printed(code, exc):
