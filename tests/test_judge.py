@@ -210,6 +210,31 @@ def test_verdict_round_trip_and_bad_input():
             j.judge("x", [])
 
 
+def test_verdict_to_dict_is_asdicts_form_key_for_key():
+    # to_dict is built field by field (issue 49: asdict was most of se-gym judge's row writing);
+    # the rows it writes stay what asdict made: the same keys in the same order, the same values
+    from dataclasses import asdict
+
+    from se_gym.judge.types import CaseResult, ErrorType
+
+    def by_asdict(v):
+        d = asdict(v)
+        d["status"] = v.status.value
+        d["error_type"] = v.error_type.value if v.error_type else None
+        d["cases"] = [asdict(c) for c in v.cases]
+        d["extra"] = dict(v.extra)
+        return d
+
+    nested = {"dependence": {"ran": True, "cases": ["match", "independent"]}, "refused": ["open"]}
+    for v in (Verdict(0.5, Status.WRONG_ANSWER, 0),
+              Verdict(1.0, Status.PASSED, 1, (CaseResult("[1 2]", "[1 2]", True), CaseResult(None, "3", False)), "ValueError",
+                      "bad", ErrorType.OTHER, "why", "def f(): pass", "f", 0.25, 0.5, False, "strict", nested)):
+        got = v.to_dict()
+        assert json.dumps(got) == json.dumps(by_asdict(v)) and list(got) == list(by_asdict(v))
+        got["extra"]["x"] = 1  # (a copy: the verdict keeps its own)
+        assert "x" not in v.extra
+
+
 # ------------------------------------------------------------------ end to end (local sandbox)
 @pytest.fixture(scope="module")
 def sebench_judge():
@@ -325,7 +350,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     import marshal
     import sys
 
-    from se_gym.judge.harness import _CALL_SHAPES, _HEAD_LINES, _PARENT_COMPILE, _PRELUDE, channel_program
+    from se_gym.judge.harness import _CALL_SHAPES, _HEAD_LINES_OF, _PARENT_COMPILE, _PRELUDES, channel_program
 
     if not _PARENT_COMPILE:
         return  # (the worker compiles the call on other Pythons: nothing to compare)
@@ -336,7 +361,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
             for equal in (False, True):
                 cases = ["x=[1]" if equal else f"x=[{i}]" for i in range(n)]
                 prog = channel_program(src, "solve", cases, PKG, strict, modules)
-                text = _HEAD_LINES + str(prog)[len(_PRELUDE) + 1:]
+                text = _HEAD_LINES_OF[strict] + str(prog)[len(_PRELUDES[strict]) + 1:]
                 made, compiled = marshal.loads(prog.tail[1]), compile(text, "main.py", "exec", 0, True)
                 for attr in ("co_code", "co_consts", "co_names", "co_firstlineno", "co_filename", "co_flags", "co_stacksize"):
                     assert getattr(made, attr) == getattr(compiled, attr), (attr, n, strict, modules, equal)
@@ -348,7 +373,7 @@ def test_the_harness_call_is_the_code_compiling_it_makes(tmp_path, monkeypatch):
     prog = channel_program(src, "solve", ["x=[1]", "x=[2]", "x=[3]"], PKG, False)
     (tmp_path / "main.py").write_text(str(prog))
     made = marshal.loads(prog.tail[1])
-    compiled = compile(_HEAD_LINES + str(prog)[len(_PRELUDE) + 1:], "main.py", "exec", 0, True)
+    compiled = compile(_HEAD_LINES_OF[False] + str(prog)[len(_PRELUDES[False]) + 1:], "main.py", "exec", 0, True)
     assert _CALL_SHAPES[(False, 3, 0, 0, 0)] is not False  # (made from the template, not compiled)
 
     def printed(code, exc):
@@ -587,6 +612,9 @@ def test_cli_judges_resumes_and_reports_bad_rows(tmp_path):
     assert [g["judge"]["sebench_code"] for g in got] == [1, 0, 1, 0] and got[0]["task"] == 0
     summary = json.loads((tmp_path / "v.summary.json").read_text())
     assert summary["accuracy"] == 0.5 and summary["status"] == {"passed": 2, "wrong_answer": 2}
+    from se_gym.judge.cli import summarize
+
+    assert summary == summarize(out)  # (a fresh run sums the rows it wrote: what reading them back gives)
     # a kill mid-write leaves a torn row: it is dropped and redone, nothing duplicated
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(lines[:2]) + lines[2][:20])

@@ -18,6 +18,7 @@ import collections
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -120,24 +121,29 @@ def _done_lines(out: Path) -> set[int]:
     return done
 
 
-def summarize(out: Path) -> dict[str, Any]:
+def _verdicts_in(out: Path) -> Iterator[dict]:
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line).get("judge") or {}
+
+
+def summarize(out: Path, verdicts: list[dict] | None = None) -> dict[str, Any]:
+    """The summary of the verdict rows in ``out`` (or of ``verdicts``, the rows' ``judge`` fields
+    when the caller has them: the file's whole content, in its order)."""
     from se_gym.accuracy import Tally
 
     status: collections.Counter = collections.Counter()
     etype: collections.Counter = collections.Counter()
     codes: collections.Counter = collections.Counter()
     tally = Tally()
-    with open(out, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            v = json.loads(line).get("judge") or {}
-            status[v.get("status")] += 1
-            codes[str(v.get("sebench_code"))] += 1
-            if v.get("error_type"):
-                etype[v["error_type"]] += 1
-            # an infrastructure failure is excluded from accuracy: not the answer's fault
-            tally.add(None if v.get("infrastructure") else float(v.get("reward", 0.0)))
+    for v in _verdicts_in(out) if verdicts is None else verdicts:
+        status[v.get("status")] += 1
+        codes[str(v.get("sebench_code"))] += 1
+        if v.get("error_type"):
+            etype[v["error_type"]] += 1
+        # an infrastructure failure is excluded from accuracy: not the answer's fault
+        tally.add(None if v.get("infrastructure") else float(v.get("reward", 0.0)))
     return {
         "rows": tally.samples,
         "judged": tally.judged,
@@ -163,6 +169,23 @@ def run(args: argparse.Namespace) -> int:
         library = from_spec(cfg.library)
     except LibraryError as exc:
         raise CLIError(str(exc)) from None
+    # nothing judged yet: the workers start now, while the rows are read and checked (on a resumed
+    # run, once it is known that rows are left)
+    fresh = not out.exists() or out.stat().st_size == 0
+    try:
+        judge = Judge(library, **cfg.judge_kwargs(), reward=cfg.reward, workers=cfg.workers)
+    except (JudgeError, SandboxUnavailable) as exc:
+        raise CLIError(str(exc)) from None
+    with judge:
+        if fresh:
+            judge.start()
+        return _judge_rows(cfg, inp, out, judge, fresh)
+
+
+def _judge_rows(cfg: JudgeRunConfig, inp: Path, out: Path, judge: Any, fresh: bool) -> int:
+    from ..errors import SandboxUnavailable
+    from .types import JudgeError
+
     rows = list(_rows(inp))
     items = {lineno: _item(inp, lineno, row, cfg.expected) for lineno, row in rows}  # validate all first
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -171,26 +194,44 @@ def run(args: argparse.Namespace) -> int:
     from se_gym.progress import bar as progress_bar
 
     bar = progress_bar(total=len(rows), initial=len(rows) - len(todo), desc="judging", unit="row", disable=cfg.quiet)
+    written: list[dict] | None = [] if fresh and not done else None  # (what the file holds, for the summary)
     try:
-        with Judge(library, **cfg.judge_kwargs(), reward=cfg.reward, workers=cfg.workers) as judge, open(out, "a", encoding="utf-8") as f:
+        with open(out, "a", encoding="utf-8") as f:
             if todo:
                 judge.start()  # the workers start while the first batch is prepared
-            for start in range(0, len(todo), cfg.batch_size):
-                batch = todo[start : start + cfg.batch_size]
-                verdicts = judge.judge_many([items[lineno] for lineno, _ in batch])
-                if not start:  # say which isolation judged these answers before the first verdict is written
-                    from se_gym.sandbox.base import isolation_line
+            batches = [todo[start : start + cfg.batch_size] for start in range(0, len(todo), cfg.batch_size)]
+            # two batches in flight: the next one is prepared and its programs queued while this one's
+            # last programs run and its rows are written (one at a time, the workers sat idle at each
+            # batch's end); rows are still written batch by batch, in order
+            with ThreadPoolExecutor(2, thread_name_prefix="se-gym-judge-batch") as ahead:
+                flight = [ahead.submit(judge.judge_many, [items[lineno] for lineno, _ in b]) for b in batches[:2]]
+                try:
+                    for k, batch in enumerate(batches):
+                        verdicts = flight[k].result()
+                        if k + 2 < len(batches):
+                            flight.append(ahead.submit(judge.judge_many, [items[lineno] for lineno, _ in batches[k + 2]]))
+                        if not k:  # say which isolation judged these answers before the first verdict is written
+                            from se_gym.sandbox.base import isolation_line
 
-                    print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
-                f.write("".join(json.dumps({**row, "judge": v.to_dict(), "judge_line": lineno}) + "\n" for (lineno, row), v in zip(batch, verdicts)))
-                f.flush()
-                os.fsync(f.fileno())
-                bar.update(len(batch))
+                            print(f"se-gym judge: {isolation_line(judge.sandbox)}", file=sys.stderr, flush=True)
+                        dicts = [v.to_dict() for v in verdicts]
+                        f.write("".join(json.dumps({**row, "judge": d, "judge_line": lineno}) + "\n" for (lineno, row), d in zip(batch, dicts)))
+                        if written is not None:
+                            written += dicts
+                        f.flush()
+                        os.fsync(f.fileno())
+                        bar.update(len(batch))
+                except BaseException:  # an error or an interrupt: what has not begun never will, and
+                    for later in flight:  # the batch in flight ends with the judge (not judged to its end)
+                        later.cancel()
+                    judge.close()
+                    raise
     except (JudgeError, SandboxUnavailable) as exc:  # (Ray missing; a node whose verdicts could differ)
         raise CLIError(str(exc)) from None
     finally:
         bar.close()
-    summary = summarize(out)
+    # a fresh run's file holds the rows written here, in this order: summed from them, not read back
+    summary = summarize(out, written if written is not None and len(written) == len(rows) else None)
     summary_path = out.parent / ((out.name[:-6] if out.name.endswith(".jsonl") else out.name) + ".summary.json")
     summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(summary, indent=1))

@@ -53,6 +53,9 @@ def set_scoring_deadline(deadline: float | None) -> float | None:
     previous one.  The judge sets it around each answer's scoring."""
     prev = getattr(_budget, "deadline", None)
     _budget.deadline = deadline
+    # until this perf_counter() value the deadline cannot have passed: a thread's CPU time grows no
+    # faster than the clock (check_budget reads its CPU time, a system call, only after it)
+    _budget.sure = time.perf_counter() + (deadline - time.thread_time()) if deadline is not None else 0.0
     return prev
 
 
@@ -60,7 +63,7 @@ def check_budget() -> None:
     """Raise ScoringBudgetExceeded when this thread has passed its scoring deadline (the CPU time of
     this thread: other threads' work, and waiting, do not count)."""
     deadline = getattr(_budget, "deadline", None)
-    if deadline is not None and time.thread_time() > deadline:
+    if deadline is not None and time.perf_counter() >= _budget.sure and time.thread_time() > deadline:
         raise ScoringBudgetExceeded
 
 

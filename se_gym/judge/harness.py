@@ -1165,6 +1165,19 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
        "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS), "dc_node_names": _DC_NODE_NAMES, "words": _WORDS,
        "wall_key": _WALL_KEY}
 
+
+def _only(prelude: str, names: tuple[str, ...]) -> str:
+    """The prelude less the functions not in ``names`` (its text cut at each top-level ``def``)."""
+    blocks = re.split(r"(?m)^(?=def )", prelude)
+    return "".join(b for b in blocks if not b.startswith("def ") or b[4:b.index("(")] in names)
+
+
+# The prelude a program carries: strict's whole (its two processes, the wall, the server reader),
+# sebench's only the three functions it calls (__sg_harness takes the others out of the globals as
+# None and, not strict, never uses them): ~6 KB instead of ~52 KB in each program the judge sends,
+# the worker reads and writes to main.py (~40 us of copying per program)
+_PRELUDES = {True: _PRELUDE, False: _only(_PRELUDE, ("__sg_prepare", "__sg_run", "__sg_harness"))}
+
 # Code each strict worker runs once before its first program (the judge's warm-up, se_gym.judge.core
 # sandbox_warmup): what the answer's process would otherwise build afresh, page by copied page, in
 # every program.  The two patterns the wall compiles, left in re's cache (the wall's compile then
@@ -1257,7 +1270,8 @@ def compiled_unit(source: str, filename: str, mode: str, nodes: Sequence[ast.AST
         return None
 
 
-_HEAD_LINES = "\n" * (_PRELUDE.count("\n") + 1)  # what precedes the call in the program
+_HEAD_LINES_OF = {strict: "\n" * (p.count("\n") + 1) for strict, p in _PRELUDES.items()}  # what precedes the call
+_HEAD_LINES = _HEAD_LINES_OF[True]
 
 
 def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, strict: bool,
@@ -1270,6 +1284,7 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     folders the strict wall lets the program read (the interpreter's and the library's)."""
     src = code + f"import {package}\n"  # the official concatenation, so syntax is judged alike
     cases = [f"{entry}({inp})" for inp in inputs]
+    prelude = _PRELUDES[bool(strict)]
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
     deny = sorted(FORBIDDEN_BUILTINS) if strict else []
     # the call's text, piece by piece (their lengths place each argument's columns: see _call_code)
@@ -1283,11 +1298,11 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
         try:
             code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts)
             if code is None:
-                code = compile(_HEAD_LINES + call, "main.py", "exec", 0, True)
-            tail = (len(_PRELUDE) + 1, marshal.dumps(code))
+                code = compile(_HEAD_LINES_OF[bool(strict)] + call, "main.py", "exec", 0, True)
+            tail = (len(prelude) + 1, marshal.dumps(code))
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             tail = None
-    return Program(_PRELUDE + "\n" + call, ("__sg_units", tuple(units)), tail)
+    return Program(prelude + "\n" + call, ("__sg_units", tuple(units)), tail)
 
 
 # The call's code without compiling it.  Compiling the call line cost ~95 us per answer (its
@@ -1304,7 +1319,7 @@ _CALLEE = "__sg_harness"
 
 
 def _call_code(src, cases, package, strict, modules, roots, attrs, deny, parts):
-    """The code of ``_HEAD_LINES + call`` as compile() makes it; None where this shape is not
+    """The code of ``_HEAD_LINES_OF[strict] + call`` as compile() makes it; None where this shape is not
     covered (an answer's strict imports: a dict of lists).  ``parts``: the call's argument texts."""
     if attrs:
         return None
@@ -1354,9 +1369,10 @@ def _call_shape(key):
     src, pkg = slot(), slot()
     lists = [[slot() for _ in range(c)] for c in counts]
     parts = [repr(src), repr(lists[0]), repr(pkg), repr(strict), repr(lists[1]), repr(lists[2]), "{}", repr(lists[3])]
-    line = _HEAD_LINES.count("\n") + 1
+    head = _HEAD_LINES_OF[bool(strict)]
+    line = head.count("\n") + 1
     try:
-        code = compile(_HEAD_LINES + "__sg_harness(" + ", ".join(parts) + ")\n", "main.py", "exec", 0, True)
+        code = compile(head + "__sg_harness(" + ", ".join(parts) + ")\n", "main.py", "exec", 0, True)
         spans, at = [], len(_CALLEE) + 1
         for part in parts:
             spans.append((at, at + len(part)))
@@ -1365,7 +1381,7 @@ def _call_shape(key):
         runs = _location_runs(code, line, spans)
         if runs is None:
             return False
-        plan = _location_plan(code.co_firstlineno, runs)
+        plan = _location_plan(code.co_firstlineno, runs, line)
         again = code.replace(co_linetable=_location_table(plan, spans))
         if list(again.co_positions()) != list(code.co_positions()) or list(again.co_lines()) != list(code.co_lines()):
             return False  # (the table is not written as this Python reads it)
@@ -1426,11 +1442,12 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _location_plan(first: int, runs: list) -> list:
+def _location_plan(first: int, runs: list, line: int) -> list:
     """A location table (CPython's Objects/locations.md, 3.11-3.13) in its long form, as pieces:
-    bytes, or the index of a span (``spans`` of _location_table) whose columns go there."""
+    bytes, or the index of a span (``spans`` of _location_table) whose columns go there.  ``line``:
+    the call's."""
     plan: list = []
-    at, line = first, _HEAD_LINES.count("\n") + 1
+    at = first
     for size, pos in runs:
         span = pos if type(pos) is int else None
         if span is not None:
