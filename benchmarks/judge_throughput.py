@@ -24,7 +24,8 @@ Paths: ``sebench``; ``strict`` with its library server (``SE_GYM_STRICT_SERVER=1
 the strict paths run without the dependence check; ``--dependence`` adds ``strict+dep``, strict
 with it (a second, counterfactual run of each passing answer and of its task's reference: each
 answer carries its task's reference, parity_dev's ``b_notolist`` translation as
-benchmarks/dependence.py picks it; the references' records are made in the warm-up);
+benchmarks/dependence.py picks it, with a comment line of its own so that no answer is its very program,
+whose outcomes the check would reuse; the references' records are made in the warm-up);
 ``--argument-keys-off`` adds ``strict+dep-args-off``, the same check with the counterfactual keys
 as before issue 42's round 3 (without the arguments beyond the digests: what they cost);
 ``--paths a,b`` runs only the named paths.  The answers:
@@ -82,7 +83,10 @@ def references(data: Path, lib) -> dict[int, str]:
     refs: dict[int, str] = {}
     for r, v in zip(cands, got):
         if v.passed and r["task_index"] not in refs:
-            refs[r["task_index"]] = extract_code(r["response"])
+            # (a line of its own: every passing answer here is some task's b_notolist text, and the check
+            # reuses a reference's outcomes for an answer that is its very program, so without it the
+            # second runs an ordinary answer pays would not be measured)
+            refs[r["task_index"]] = "# the task's reference\n" + extract_code(r["response"])
     return refs
 
 
