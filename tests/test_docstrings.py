@@ -19,7 +19,6 @@ PACKAGE = REPO / "se_gym"
 ALLOWED = {
     "se_gym/judge/core.py": "w4-rmerge changes the Judge",
     "se_gym/judge/types.py:Verdict.passed": "w4-rmerge adds Verdict.dependence beside it",
-    "se_gym/judge/types.py:Verdict.to_dict": "w4-rmerge adds Verdict.dependence beside it",
     "se_gym/sandbox/base.py:ExecResult.ok": "w4-rmerge adds ExecResult.library_report beside it",
 }
 

@@ -142,3 +142,21 @@ def test_a_list_between_the_library_steps_passes():
         got = j.judge_many([it for _, it in items])
     wrong = [f"{i}: {v.status.value} {(v.dependence or {}).get('cases')}" for (i, _), v in zip(items, got) if not v.passed]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("secret", ["00" * 32, "01" * 32])
+def test_an_ix_reference_returned_another_way_passes_whatever_the_secret(secret):
+    """The full suite found it after round 5's merge: built-in single_test/0024's only computation is
+    ``ix_``; its mesh was moved by +-1..3 as plain ints, so under these secrets every case raised in
+    world "*" and in the redrawn ones, and its own reference, returning its list from a variable,
+    was ``library_unused`` (4 of 48 secrets). ``ix_``'s parts are indices now (a permutation of
+    their own range): the reference matches a value."""
+    tasks, lib = load_task_spec("builtin:0", "single_test", None, progress=False)
+    t = next(x for x in tasks if x.id == "builtin/s0/single_test/0024")
+    code = t.library_solution.replace("return [[float(v) for v in row] for row in", "out = [[float(v) for v in row] for row in")
+    assert code != t.library_solution
+    with Judge(lib, profile="strict") as j:
+        j._dependence_secret = secret
+        v = j.judge_many([t.judge_item(block(code + "\n    return out\n"))])[0]
+    assert v.passed, (v.status.value, v.detail, v.dependence)
+    assert "match" in v.dependence["cases"], v.dependence

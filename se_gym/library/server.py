@@ -333,6 +333,15 @@ def _index_sizes(path, args, kwargs, out):
         if path == "unravel_index":
             shape = arg(1, "shape")
             return list(shape) if isinstance(shape, (list, tuple)) else [shape]
+        if path == "ix_" and isinstance(out, tuple):
+            # an open mesh of indices into an array ix_ never sees: each part a permutation of the
+            # range its own (non-negative) values span, so a perturbed mesh still indexes where the
+            # real one could (moved by +-1..3 as plain ints, it ran off the array: every case raised)
+            sizes = []
+            for part in out:
+                p = np.asarray(part)
+                sizes.append(int(p.max()) + 1 if p.dtype.kind in "iu" and p.size and p.min() >= 0 else None)
+            return sizes
         if path == "unique" and isinstance(out, tuple):
             ar, axis = np.asarray(arg(0, "ar")), arg(4, "axis")
             sizes = [None]
