@@ -28,6 +28,19 @@ def missing(reason: str):
     pytest.skip(reason, allow_module_level=True)
 
 
+def started_docker_judge(lib, **kwargs):
+    """A strict Judge on the docker backend, its sandbox started here (one worker): a backend that
+    cannot start is missing (skipped on a developer's machine, a failure in CI), not failing."""
+    from se_gym.judge import Judge
+
+    try:
+        judge = Judge(lib, profile="strict", sandbox="docker", workers=1, **kwargs)
+        judge.sandbox  # noqa: B018 - starts it
+    except RuntimeError as exc:
+        missing(f"docker backend unavailable: {exc}")
+    return judge
+
+
 def need(condition: bool, reason: str) -> None:
     if not condition:
         missing(reason)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import legit_skip, missing
+from conftest import legit_skip, missing, started_docker_judge
 from se_gym.sandbox import ExecStatus, Limits, make_sandbox
 
 PROGRAMS = [
@@ -89,19 +89,13 @@ def test_the_library_dependence_check_runs_in_docker(daemon):
     program's library mode to its server, the reference's record and the counterfactual runs alike
     (programs share the container's uid there: docs/security.md, what is left)."""
     from _dependence_corpus import backend_items, check_backend_verdicts
-    from se_gym.judge import Judge
     from se_gym.library.writer import uses_server
     from se_gym.tasks.spec import load_task_spec
 
     if not uses_server("strict"):
         legit_skip("SE_GYM_STRICT_SERVER=0: the counterfactual library is a mode of the library server")
     tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
-    try:
-        judge = Judge(lib, profile="strict", sandbox="docker", workers=1)
-        judge.sandbox  # noqa: B018 - started here: a backend that cannot start is missing, not failing
-    except RuntimeError as exc:
-        missing(f"docker backend unavailable: {exc}")
-    with judge:
+    with started_docker_judge(lib) as judge:
         assert judge.sandbox.name == "docker" and judge.sandbox.library_modes
         check_backend_verdicts(judge.judge_many(backend_items(tasks[0], lib)))
 

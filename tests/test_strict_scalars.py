@@ -100,14 +100,9 @@ def test_the_in_process_strict_library_returns_them_too(tmp_path, monkeypatch):
 
 def test_scalars_in_docker(docker_daemon):
     """The same in a container: the library written there carries its ``_scalars.py``."""
-    from conftest import missing
+    from conftest import started_docker_judge
 
-    try:
-        judge = Judge(LIB, profile="strict", sandbox="docker", workers=1)
-        judge.sandbox  # noqa: B018 - started here: a backend that cannot start is missing, not failing
-    except RuntimeError as exc:
-        missing(f"docker backend unavailable: {exc}")
-    with judge:
+    with started_docker_judge(LIB) as judge:
         honest = judge.judge(_answer(HONEST["item"][0]), CASES, "total")
         forged = judge.judge(_answer(HOSTILE["forged scalar"][0]), CASES, "total")
     assert honest.reward == 1.0, (honest.status, honest.detail)
