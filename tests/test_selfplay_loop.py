@@ -9,7 +9,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -46,8 +45,11 @@ def _args(world, out):
             "--solve-max-tokens", "24", "--eval", "functions", "--min-tasks", "3", "--seed-tasks", world["seed"], "--no-progress"]
 
 
-def _run(args, **kw):
+def _run(args, hold_at=None, **kw):
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    env.pop("SE_GYM_HOLD_AT", None)
+    if hold_at:  # the run stops for good before this stage, so the kill below lands there, not wherever a poll sees it
+        env["SE_GYM_HOLD_AT"] = hold_at
     return subprocess.Popen([sys.executable, "-m", "se_gym.cli", *args], env=env, cwd=REPO, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
@@ -59,12 +61,14 @@ def _stamp(path: Path):
 
 def test_kill_mid_round_then_rerun_loses_nothing_and_counts_nothing_twice(world, tmp_path):
     out = tmp_path / "run"
-    p = _run(_args(world, out))
-    target = out / "round_001" / "solve.json"
-    deadline = time.monotonic() + 600
-    while not target.exists() and p.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert target.exists(), p.communicate()[0][-2000:] if p.poll() is not None else "round 1 never solved"
+    p = _run(_args(world, out), hold_at="learn")
+    seen = []
+    for line in p.stdout:  # until the run holds before round 1's learn stage (or ends, which fails below)
+        seen.append(line)
+        if line.startswith("[hold] before learn"):
+            break
+    assert seen and seen[-1].startswith("[hold]"), "".join(seen)[-2000:]
+    assert (out / "round_001" / "solve.json").exists()
     os.killpg(p.pid, signal.SIGKILL)  # mid-round: round 1 has proposed, validated and solved, not learned
     p.wait()
     assert not (out / "round_001" / "DONE").exists()
