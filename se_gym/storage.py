@@ -17,12 +17,24 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from .errors import CLIError
 
 RUN_FILE = "run.json"
+HOLD_ENV = "SE_GYM_HOLD_AT"
+
+
+def hold_at(stage: str) -> None:
+    """Stop here for good when ``SE_GYM_HOLD_AT`` names this stage (e.g. ``round_001/learn``): resumability
+    tests kill a run at a known point; a kill timed by polling for files races a tiny model that
+    finishes the next stage before the poll sees the last one."""
+    if os.environ.get(HOLD_ENV) == stage:
+        print(f"[hold] before {stage} ({HOLD_ENV})", flush=True)
+        while True:
+            time.sleep(3600)
 
 
 def _old_name(target: Path) -> Path:

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -125,14 +124,17 @@ Cell(Path(sys.argv[1]), cfg, progress=False).execute()
 def test_cell_resumes_after_kill_9_between_rounds(tiny, tmp_path):
     out = tmp_path / "cell"
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-c", CELL_SCRIPT, str(out), str(tiny)], env=env, cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env.pop("SE_GYM_HOLD_AT", None)
+    # the first run holds for good before round 1 (SE_GYM_HOLD_AT), so the kill lands between rounds
+    err = tmp_path / "first.err"
+    with open(err, "w") as f:  # (stderr to a file: a full pipe would stall the run before it holds)
+        proc = subprocess.Popen([sys.executable, "-c", CELL_SCRIPT, str(out), str(tiny)], env={**env, "SE_GYM_HOLD_AT": "round1"}, cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=f, text=True)
     done0 = out / "round0" / "DONE"
-    deadline = time.time() + 600
-    while not done0.is_file() and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    assert done0.is_file(), proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "round 0 never finished"
-    proc.send_signal(signal.SIGKILL)  # between rounds (or early in round 1)
+    line = proc.stdout.readline()  # the hold's line, or "" when the run ended
+    assert line.startswith("[hold] before round1"), line + err.read_text()[-2000:]
+    assert done0.is_file()
+    proc.send_signal(signal.SIGKILL)  # between rounds
     proc.wait()
     assert not (out / "round1" / "DONE").is_file()
     first = (out / "round0" / "round.json").read_text()

@@ -61,11 +61,11 @@ def _stamp(path: Path):
 
 def test_kill_mid_round_then_rerun_loses_nothing_and_counts_nothing_twice(world, tmp_path):
     out = tmp_path / "run"
-    p = _run(_args(world, out), hold_at="learn")
+    p = _run(_args(world, out), hold_at="round_001/learn")
     seen = []
     for line in p.stdout:  # until the run holds before round 1's learn stage (or ends, which fails below)
         seen.append(line)
-        if line.startswith("[hold] before learn"):
+        if line.startswith("[hold] before round_001/learn"):
             break
     assert seen and seen[-1].startswith("[hold]"), "".join(seen)[-2000:]
     assert (out / "round_001" / "solve.json").exists()

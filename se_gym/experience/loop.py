@@ -161,7 +161,7 @@ class Cell:
         import torch
 
         from ..judge import Judge
-        from ..storage import write_json_atomic, write_text_atomic
+        from ..storage import hold_at, write_json_atomic, write_text_atomic
         from ..training.policy import Policy
         from . import miniworld as mw
         from .episodes import accuracy, run_episodes
@@ -171,6 +171,7 @@ class Cell:
         from .regimes import offpolicy, onpolicy
 
         c = self.cfg
+        hold_at(f"round{r}")
         t0 = time.time()
         stage = self.run.stage(f"round{r}")
         library, groups, train, test = self.world()

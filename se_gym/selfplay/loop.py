@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import time
 from collections import Counter
@@ -40,6 +39,7 @@ from ..errors import CLIError
 from ..llm.options import ModelFlag
 from ..sandbox.base import Limits
 from ..sandbox.options import LibraryOption, LimitOptions
+from ..storage import hold_at
 
 logger = logging.getLogger(__name__)
 
@@ -324,15 +324,6 @@ def sample_records(generation: Any) -> list[dict]:
     from ..trajectories import token_fields
 
     return [{"text": c.text, "finish_reason": c.finish_reason, **token_fields(c)} for c in generation.completions]
-
-
-def _hold_at(stage: str) -> None:
-    """Stop here for good when ``SE_GYM_HOLD_AT`` names this stage: the resumability test kills the run at
-    a known point (a tiny model learns faster than a poll can see, so a kill timed by files alone races)."""
-    if os.environ.get("SE_GYM_HOLD_AT") == stage:
-        print(f"[hold] before {stage} (SE_GYM_HOLD_AT)", flush=True)
-        while True:
-            time.sleep(3600)
 
 
 def stage_times(times: dict[str, float]) -> str:
@@ -633,7 +624,7 @@ class SelfPlay:
         # 5. learn
         ldir = d / "learn"
         if not self.run.done(f"{d.name}/learn"):
-            _hold_at("learn")
+            hold_at(d.name + "/learn")
             t = time.time()
             self._log(f"[round {r}] learning ({cfg.regime})")
             self._load_policy(start_model)  # a killed update restarts from the round's start
