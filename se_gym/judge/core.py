@@ -192,6 +192,7 @@ class Judge:
         self.dependence = dependence if dependence is not None else (profile == "strict" and uses_server("strict"))
         self._dependence_asked = dependence is True
         self._reference_records: OrderedDict = OrderedDict()  # dependence: references' records, by task
+        self._references_ahead: OrderedDict = OrderedDict()  # dependence: references prepared during their answers' runs
         self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
         self._warned_no_reference = False
         self._limits = limits
@@ -461,6 +462,12 @@ class Judge:
                     p.verdict = self._finish_contained(p, r)
                 self._check_dependence(todo)
                 return [p.verdict for p in pending]  # type: ignore[misc]
+            if self.dependence and len(todo) < getattr(getattr(submit, "__self__", None), "workers", 1):
+                # a batch that leaves workers idle (an env's step): the reference's record run, which
+                # the check makes first if the answer passes, runs beside the answer's own run
+                for p in todo:
+                    if p.reference is not None and p.channelled and not p.record_run:
+                        dependence.record_ahead(self, p, lambda program: submit(program, self.limits))
             for k in range(settled, len(todo)):
                 settle(k)
             if again:

@@ -45,6 +45,7 @@ from .types import SEBENCH_EXEC_ERROR, ErrorType, Status, Verdict
 # a case's outcome in one run: ("v", canonical value) or ("e", why it has none)
 Outcome = tuple
 REFERENCE_CACHE = 4096  # references' records kept by a judge
+REFERENCES_AHEAD = 64  # references prepared ahead of their check and not taken yet
 # world "*" drawn again under other secrets where it changes none of the reference's results (see
 # DependenceCheck._star)
 REDRAWS = ("*2", "*3", "*4")
@@ -149,6 +150,46 @@ def same(x: Outcome, y: Outcome, abs_tol: float, rel_tol: float) -> bool:
         return False
 
 
+def _in_event_loop() -> bool:
+    """Whether this thread runs an asyncio loop (where nothing may block on a run in flight)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _prepare_reference(judge: Any, p: Any) -> Any:
+    return judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
+
+
+def _record_mode(judge: Any) -> dict:
+    # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the digests,
+    # as before issue 42's round 3; only benchmarks/judge_throughput.py sets it, to measure their
+    # cost; record and counterfactual modes agree)
+    return {"record": True, **({} if getattr(judge, "_dependence_arguments", True) else {"arguments": False})}
+
+
+def record_ahead(judge: Any, p: Any, submit: Callable[[Any], Any]) -> None:
+    """Prepare pending ``p``'s reference now and ``submit`` its record run, while ``p`` runs on
+    another worker: if ``p`` passes, the check that follows finds the record made (one run less
+    between the answer's run and its verdict).  Nothing when the record is kept or on its way.
+    A record does not depend on the answer nor on the judge's secret: one made for an answer
+    that fails serves the next answer to the task."""
+    key = reference_key(p)
+    with judge._reference_lock:
+        if key in judge._reference_records or key in judge._references_ahead:
+            return
+    prep = _prepare_reference(judge, p)
+    run = submit(prep.program.with_library_mode(_record_mode(judge))) if prep.verdict is None else None
+    with judge._reference_lock:
+        judge._references_ahead[key] = (prep, run)
+        while len(judge._references_ahead) > REFERENCES_AHEAD:
+            judge._references_ahead.popitem(last=False)
+
+
 class DependenceCheck:
     """One batch's check (see the module docstring): :meth:`steps` yields the batches of programs
     to run and takes their results; then :meth:`verdicts` are the final ones.
@@ -189,11 +230,21 @@ class DependenceCheck:
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
             ref.worlds, ref.fed = worlds, fed
             return ref
-        prep = self.judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
+        with self.judge._reference_lock:
+            prep, run = self.judge._references_ahead.pop(key, (None, None))
+        if prep is None:
+            prep = _prepare_reference(self.judge, p)
         if prep.verdict is not None:
             return _Reference(key, None, False, f"the reference does not pass the gates: {prep.verdict.detail}")
         ref = _Reference(key, prep)
         ref.why = "not run"
+        if run is not None and (run.done() or not _in_event_loop()):  # (its record run, made while the answer ran: see record_ahead)
+            try:
+                result = run.result()
+            except BaseException:  # (cancelled: step 1 runs it)
+                result = None
+            if _is_result(result) and not _failed(result):
+                self._take_record(ref, result)
         return ref
 
     def _take_record(self, ref: _Reference, result: Any) -> None:
@@ -251,10 +302,7 @@ class DependenceCheck:
         return ref.fed.get(world, {}) if ref is not None and ref.ok else None
 
     def _arguments(self) -> dict:
-        # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the
-        # digests, as before issue 42's round 3; only benchmarks/judge_throughput.py sets it, to
-        # measure their cost; record and counterfactual modes agree)
-        return {} if getattr(self.judge, "_dependence_arguments", True) else {"arguments": False}
+        return {k: v for k, v in _record_mode(self.judge).items() if k != "record"}
 
     def _weak_world(self, r: _Reference) -> dict:
         """The keys of world ``~`` for reference ``r``: its queries and conversions, where it also
@@ -297,7 +345,7 @@ class DependenceCheck:
         # 1. the references' records (those not cached yet)
         todo = [r for r in self.refs if r.pending is not None and r.why == "not run"]
         if todo:
-            results = yield from self._run([r.pending.program.with_library_mode({"record": True, **self._arguments()}) for r in todo])
+            results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
         # 2. world "*": every recorded computation perturbed (every computation, without a reference);
