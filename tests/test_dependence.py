@@ -275,6 +275,44 @@ def test_a_reference_runs_once_per_judge_and_later_answers_run_alone(suite):
     assert all("cf" in m for m in runs_bad)  # (the reference ran in no mode again)
 
 
+def test_an_idle_pool_runs_the_references_record_beside_the_answer(suite, monkeypatch):
+    """Issue 49 (cold start): a batch smaller than the pool (an env's step) submits the reference's
+    record run right after the answer's, so the check of a passing answer starts at the reference's
+    counterfactual run; the record is kept, and a later answer to the task makes none."""
+    from se_gym.sandbox.local import LocalSandbox
+
+    tasks, lib = suite
+    t = tasks[1]
+    modes: list = []
+    real = LocalSandbox.submit
+
+    def submit(self, program, limits=None):
+        modes.append(("submit", getattr(program, "library_mode", None)))
+        return real(self, program, limits)
+
+    real_run = LocalSandbox.run
+
+    def run(self, programs, limits=None):
+        modes.extend(("run", getattr(p, "library_mode", None)) for p in programs)
+        return real_run(self, programs, limits)
+
+    monkeypatch.setattr(LocalSandbox, "submit", submit)
+    monkeypatch.setattr(LocalSandbox, "run", run)
+    other = t.library_solution + "\n# the same code, another answer's text\n"
+    with Judge(lib, profile="strict", workers=2) as j:
+        first = j.judge_many([t.judge_item(block(other))])[0]
+        runs_first = list(modes)
+        modes.clear()
+        again = j.judge_many([t.judge_item(block(other))])[0]
+        runs_again = list(modes)
+    assert first.passed and again.passed and first.dependence == again.dependence
+    # the answer; the reference's record submitted beside it; then the check: the reference's world
+    # "*" and the answer's (before: the check ran the record first, after the answer's verdict)
+    assert runs_first[:2] == [("submit", None), ("submit", {"record": True})] and len(runs_first) == 4
+    assert "fed_record" in runs_first[2][1] and "cf" in runs_first[3][1] and "fed_record" not in runs_first[3][1]
+    assert runs_again[0] == ("submit", None) and len(runs_again) == 2 and "cf" in runs_again[1][1]  # no record, no reference run again
+
+
 def test_a_sandbox_without_library_modes_says_the_check_did_not_run(suite):
     tasks, lib = suite
     t = tasks[0]
