@@ -268,7 +268,8 @@ except ValueError as e:
     print(type(e).__name__)
 """ + _server_pids(pkg)
     # (seconds of the server's CPU: its program is killed at its wall limit long before)
-    busy = f"import {pkg}\n{q('linalg.inv')}({q('ones')}((3000, 3000)) + {q('eye')}(3000))\nprint('done')"
+    # (a small matrix, many products: a program's arrays may hold a twelfth of the server's room, red-team round 6)
+    busy = f"import {pkg}\n{q('linalg.matrix_power')}({q('ones')}((1200, 1200)) / 1200, 1 << 40)\nprint('done')"
     plain = f"import {pkg}\nprint({q('sum')}({q('array')}([1, 2])))\n" + _server_pids(pkg)
     limits = Limits(wall_s=1.0)  # (the same for all: other limits alone get a fresh server)
     with _program_box(tmp_path) as box:

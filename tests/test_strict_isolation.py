@@ -255,7 +255,7 @@ def test_a_programs_library_cpu_does_not_depend_on_what_ran_before():
     same verdict (before, a kept server had up to its limit + 1 s, a fresh one its limit)."""
     from se_gym.sandbox.local import LocalSandbox
 
-    heavy = (f"import {P}\na = {Q('arange')}(3000000)\nfor _ in range(30):\n    b = {Q('sort')}({Q('sin')}(a))\n"
+    heavy = (f"import {P}\na = {Q('arange')}(2000000)\nfor _ in range(45):\n    b = {Q('sort')}({Q('sin')}(a))\n"
              "print('done')")  # (some 1.5 s of the server's CPU: past its 1 s)
     small = f"import {P}\nprint({Q('sum')}({ARR}([1, 2])))"
     limits = Limits(cpu_s=1, wall_s=120)

@@ -39,6 +39,12 @@ except NameError:  # pragma: no cover - used directly from se_gym (tests)
 
 MAX_FRAME = 64 << 20  # bytes of one request
 MAX_HANDLES = 1 << 20
+# (red-team round 6) the share of the server's address-space room that the program's arrays may hold,
+# and that one result may take, in every mode: the counterfactual library's keys and perturbed copies
+# (several times a result's size) must always fit in the rest, so that no allocation fails in one mode
+# and not in another (a program that could tell the modes apart by it: docs/security.md, round 6)
+HOLD_SHARE = 12
+_ROOM = [None, -1]  # (bytes the program's arrays may hold, or None: no limit; the pid it was read in)
 _HEAD = struct.Struct(">I")
 _CHUNK = 16384  # bytes asked of one read: a whole frame, as a rule
 
@@ -1106,6 +1112,8 @@ class Server:
         self.buf = b""  # what was read of the next frame
         self.harness = False  # serving the harness's own connection: it reads results only
         self.calling = None  # the class of the computation under way (its call-backs' arguments are keyed by it)
+        self.held = 0  # bytes of the arrays the program holds (see _fits)
+        self.room = _ROOM[0] if _ROOM[1] == os.getpid() else None  # (see hold_room)
 
     # -- the wire -------------------------------------------------------------------------
     def send(self, msg):
@@ -1222,10 +1230,28 @@ class Server:
     def keep(self, obj):
         if len(self.objects) >= MAX_HANDLES:
             raise MemoryError("too many live arrays")
+        n = self._fits(obj)
         h = self.next
         self.next += 1
         self.objects[h] = obj
+        self.held += n
         return h
+
+    def _fits(self, out):
+        """The bytes ``out`` (an array, or a tuple or list of them) holds; MemoryError, in every mode
+        and before the counterfactual library sees it, where it would take the program's arrays past
+        their share of the server's room (HOLD_SHARE).  Red-team round 6: the counterfactual library
+        needs several times a result's size for its keys and copies, so under the address-space limit
+        alone an allocation that fits in the real library failed in the counterfactual one, and a
+        program learned which run it was in from a MemoryError."""
+        n = _nbytes(out)
+        if self.room is not None and self.held + n > self.room:
+            raise MemoryError(f"the library's arrays may hold {self.room >> 20} MB: "
+                              f"{(self.held + n) >> 20} MB asked")
+        return n
+
+    def _free(self, obj):
+        self.held -= _nbytes(obj)
 
     def array(self, h):
         obj = self.objects.get(h) if type(h) is int else None
@@ -1284,6 +1310,8 @@ class Server:
         for h in frees:
             if type(h) is int:
                 gone = self.objects.pop(h, None)
+                if gone is not None:
+                    self._free(gone)
                 if self.cf is not None and gone is not None:
                     self.cf.derived.discard(id(gone))
         n = len(args)
@@ -1300,6 +1328,7 @@ class Server:
                 out = _where_call(fn, fn.nin, fn.nout, a, kw) if type(fn) is np.ufunc else fn(*a, **kw)
             finally:
                 self.calling = outer  # (a call-back's own library calls end before its caller's next call-back)
+            self._fits(out)  # (before the counterfactual library's work: the same in every mode)
             if self.cf is not None:
                 out = self.cf.call(CLASSES.get(args[0]), PATHS.get(args[0]), a, kw, out, fn, None if before is None else before[0])
             return self.encode(out)
@@ -1313,6 +1342,7 @@ class Server:
                 out = fn(*a, **kw)
             finally:
                 self.calling = outer
+            self._fits(out)
             if self.cf is not None and id(fn) in self.cf.made:
                 out = self.cf.call(self.cf.made[id(fn)], _MADE, a, kw, out)
             return self.encode(out)
@@ -1326,11 +1356,13 @@ class Server:
                 if fn is None:
                     raise Refused(f"the library has no function {d[1]!r}")
                 made = fn(*[self.decode(a) for a in d[2]])
+                n = self._fits(made)
                 if self.cf is not None:  # (the client defers only constructors; a raw frame may hold more)
                     made = self.cf.call(CLASSES.get(d[1]), PATHS.get(d[1]), [self.decode(a) for a in d[2]], {}, made, fn)
                 if not isinstance(made, np.ndarray) or len(self.objects) >= MAX_HANDLES:
                     raise Refused("request is not valid")
                 self.objects[d[0]] = made
+                self.held += n
             return self.dispatch(args[1])
         if op == "sync" and n == 0:  # (the client's deferred arrays came with it: see the client's flush)
             return self.encode(None)
@@ -1449,6 +1481,34 @@ def serve(fd, harness=None, mode=b""):
             _REPORT[0] = server.cf.report()
             server.cf = None
     return server.fit
+
+
+def _nbytes(x):
+    if isinstance(x, np.ndarray):
+        return x.nbytes
+    if isinstance(x, (tuple, list)) and len(x) < 4096:
+        return sum(v.nbytes for v in x if isinstance(v, np.ndarray))
+    return 0
+
+
+def hold_room():
+    """The bytes a program's arrays may hold in this server (see HOLD_SHARE): a share of what its
+    address-space limit leaves above its size when it is first asked (the worker asks before the
+    server's filter is on: it reads /proc); None without a limit, or where it was not read first."""
+    if _ROOM[1] != os.getpid():
+        room = None
+        try:
+            import resource
+
+            limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+            if limit != resource.RLIM_INFINITY:
+                with open("/proc/self/statm", "rb") as f:
+                    size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+                room = max(0, limit - size) // HOLD_SHARE
+        except Exception:  # (no /proc, no resource: no share; the address-space limit alone)
+            room = None
+        _ROOM[:] = room, os.getpid()
+    return _ROOM[0]
 
 
 def report():

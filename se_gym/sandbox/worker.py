@@ -1385,6 +1385,8 @@ def _server_child(module, fds, rlimits, uid, ctrl, mode=b""):
             rlimits = [(r, (cpu_hard, cpu_hard)) if r == resource.RLIMIT_CPU else (r, v) for r, v in rlimits]
         for what, value in rlimits:
             resource.setrlimit(what, value)
+        if hasattr(module, "hold_room"):  # (its arrays' share of the room these limits leave: read before the filter)
+            module.hold_room()
         if uid is not None:
             _become(uid)
         if _DROP_CAPS:
