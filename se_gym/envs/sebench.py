@@ -60,7 +60,7 @@ class Latency:
     sandbox_s: float = field(compare=False, default=0.0)
 
 
-def resolve_tasks(tasks: Any, split: str, seed: int, library: Any, on_library: Any = None):
+def resolve_tasks(tasks: Any, split: str, seed: int, library: Any):
     """Turn the ``tasks`` option into ``(list[Task], Library)``.
 
     ``tasks``: ``"builtin"`` / ``"builtin:SEED"`` (the procedural suite; no SEED: the env's
@@ -68,8 +68,7 @@ def resolve_tasks(tasks: Any, split: str, seed: int, library: Any, on_library: A
     path), or a sequence of :class:`se_gym.tasks.Task`.  ``library``: ``None`` (the tasks' own:
     ``mint(SEED)`` for the built-in suite, the official names from ``api_doc.jsonl`` beside official
     files), ``"seed:N"``, ``"official:PATH"``, an int seed or a :class:`se_gym.library.Library`.
-    Parsing is :mod:`se_gym.tasks.spec`'s, the same as ``se-gym rollout --tasks``.  ``on_library``:
-    called with the library before the tasks are read (see ``load_task_spec``).
+    Parsing is :mod:`se_gym.tasks.spec`'s, the same as ``se-gym rollout --tasks``.
     """
     from ..library import from_spec
     from ..library.core import LibraryError
@@ -79,7 +78,7 @@ def resolve_tasks(tasks: Any, split: str, seed: int, library: Any, on_library: A
     if isinstance(tasks, str):
         check("split", split, SPLITS, EnvConfigError)
         try:
-            return load_task_spec(tasks, split, library, default_seed=seed, on_library=on_library)
+            return load_task_spec(tasks, split, library, default_seed=seed)
         except TaskError as exc:
             raise EnvConfigError(f"tasks={tasks!r}: {exc}") from None
     if isinstance(tasks, Sequence) and tasks:
@@ -89,12 +88,9 @@ def resolve_tasks(tasks: Any, split: str, seed: int, library: Any, on_library: A
         if bad:
             raise EnvConfigError(f"tasks: a list must hold Task records, found {bad[0]}")
         try:
-            lib = from_spec(library if library is not None else seed)
+            return list(tasks), from_spec(library if library is not None else seed)
         except LibraryError as exc:
             raise EnvConfigError(f"library: {exc}") from None
-        if on_library is not None:
-            on_library(lib)
-        return list(tasks), lib
     raise EnvConfigError("tasks is empty" if isinstance(tasks, Sequence) else f"tasks: unsupported value {tasks!r}")
 
 
@@ -250,6 +246,9 @@ class SEBenchEnv(gym.Env[str, str]):
             raise EnvConfigError(f"visible_cases must be an int >= 0, got {visible_cases!r}")
         if template is not None and not isinstance(template, str):
             raise EnvConfigError("template must be a str (str.format fields) or None")
+        self.tasks, self.library = resolve_tasks(tasks, split, seed, library)
+        if not self.tasks:
+            raise EnvConfigError(f"split {split!r} has no tasks")
         self.split, self.book, self.template = split, book, template
         self.profile, self.reward_mode, self.max_turns = profile, reward, max_turns
         self.visible_cases = visible_cases
@@ -258,21 +257,6 @@ class SEBenchEnv(gym.Env[str, str]):
         self._sandbox_spec, self._limits = sandbox, limits
         self._judge = judge
         self._owns_judge = judge is None
-
-        def start(lib) -> None:  # our own judge's pool (local, docker) boots while the tasks are read
-            pooled = not callable(getattr(sandbox, "run", None)) and getattr(sandbox.load(), "pooled_start", None)
-            if self._owns_judge and pooled:
-                self.library = lib
-                self.judge.start()
-
-        try:
-            self.tasks, self.library = resolve_tasks(tasks, split, seed, library, on_library=start)
-            if not self.tasks:
-                raise EnvConfigError(f"split {split!r} has no tasks")
-        except BaseException:
-            if self._owns_judge and self._judge is not None:
-                self._judge.close()
-            raise
         self._index_of = {t.id: i for i, t in enumerate(self.tasks)}
         self.sampler = _make_sampler(sampler, sampler_options, self.tasks)
         self._sampler_stream = 0  # this env's draw stream (a vector env numbers its sub-envs)
@@ -288,8 +272,7 @@ class SEBenchEnv(gym.Env[str, str]):
     # ------------------------------------------------------------------ helpers
     @property
     def judge(self):
-        """The judge: a pool backend's (local, docker) is made, and its workers launched in the
-        background, at construction; another's on first use."""
+        """The judge (created on first use: the sandbox starts lazily)."""
         if self._judge is None:
             from ..judge import Judge
 
@@ -357,7 +340,7 @@ class SEBenchEnv(gym.Env[str, str]):
         self._task = self.tasks[self._task_index]
         start = getattr(self.judge, "start", None) if self._owns_judge else None
         if start is not None:
-            start()  # (begun at construction; again after a close: once; else nothing)
+            start()  # its workers start while the answer is written (local, docker; once; else nothing)
         self._turn = 0
         self._done = False
         self._last_obs = self.prompt_for(self._task)

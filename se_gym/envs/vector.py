@@ -53,11 +53,8 @@ class SEBenchVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         first = SEBenchEnv(**env_kwargs)
-        # the other sub-envs reuse the first one's tasks, library and judge (the first's own, whose
-        # pool it launched at construction, unless one was passed in): none starts a judge of its own
+        # the other sub-envs reuse the first one's tasks, library and (lazily created) judge
         shared = dict(env_kwargs, tasks=first.tasks, library=first.library, sampler=first.sampler, sampler_options=None)
-        if shared.get("judge") is None:
-            shared["judge"] = first.judge
         self.envs = [first] + [SEBenchEnv(**shared) for _ in range(num_envs - 1)]
         for i, env in enumerate(self.envs):
             env._sampler_stream = i  # one shared sampler state; each sub-env draws from its own stream

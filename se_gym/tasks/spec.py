@@ -274,13 +274,10 @@ def default_library_spec(spec: TaskSpec) -> str:
     return _suite(spec.kind).default_library(spec)
 
 
-def load_task_spec(spec: str | TaskSpec, split: str, library: Any = None, default_seed: int = 0, progress: bool = True,
-                   on_library: Any = None):
+def load_task_spec(spec: str | TaskSpec, split: str, library: Any = None, default_seed: int = 0, progress: bool = True):
     """``(list[Task], Library)`` for ``spec`` and ``split``; ``library`` None: the spec's own library.
 
-    ``progress``: say so (and show progress) when the built-in suite has to be built first.
-    ``on_library``: called with the library once it is known, before the tasks are read (an env
-    starts its sandbox there, so that its workers boot while the tasks are parsed)."""
+    ``progress``: say so (and show progress) when the built-in suite has to be built first."""
     from ..library import from_spec
     from ..library.core import LibraryError
 
@@ -290,6 +287,4 @@ def load_task_spec(spec: str | TaskSpec, split: str, library: Any = None, defaul
         lib = from_spec(library if library is not None else default_library_spec(spec))
     except LibraryError as exc:
         raise TaskError(f"library: {exc}") from None
-    if on_library is not None:
-        on_library(lib)
     return _suite(spec.kind).load(spec, split, lib, progress), lib
