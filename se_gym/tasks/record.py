@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -95,8 +95,9 @@ class Task:
     def __post_init__(self) -> None:
         cases, example = tuple(as_test_case(t) for t in self.test_cases), as_test_case(self.example)
         if self.source.startswith("builtin"):  # se-gym printed these outputs: read canonically (TestCase.canonical)
-            cases = tuple(c if c.canonical else replace(c, canonical=True) for c in cases)
-            example = example if example.canonical else replace(example, canonical=True)
+            # (TestCase(...) rather than dataclasses.replace: a quarter of the built-in suite's load time)
+            cases = tuple(c if c.canonical else TestCase(c.input, c.output, True) for c in cases)
+            example = example if example.canonical else TestCase(example.input, example.output, True)
         object.__setattr__(self, "test_cases", cases)
         object.__setattr__(self, "example", example)
         object.__setattr__(self, "functions", tuple(self.functions))
