@@ -208,7 +208,7 @@ def test_a_spec_that_cannot_load_is_refused_before_anything_starts(tmp_path):
     import sys
 
     (tmp_path / "empty").mkdir()
-    for spec, words in ((f"sebench:{tmp_path / 'nope.jsonl'}", "no such file"), (f"jsonl:{tmp_path / 'nope.jsonl'}", "no such file"),
+    for spec, words in ((f"sebench:{tmp_path / 'nope.jsonl'}", "no task file"), (f"jsonl:{tmp_path / 'nope.jsonl'}", "no task file"),
                         (f"sebench:{tmp_path / 'empty'}", "no api_doc.jsonl")):
         proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "validate", spec, "--out", str(tmp_path / "r.json")],
                               capture_output=True, text=True, timeout=120)

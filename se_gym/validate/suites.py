@@ -34,7 +34,7 @@ def expand(config: ValidateConfig) -> list[SuiteRef]:
             raise ValidateError(f"task spec {text!r}: {exc}") from None
         # what makes a spec fail to load, said now: before a cluster starts or a progress bar is drawn
         if spec.kind in ("sebench", "jsonl", "selfplay") and isinstance(spec.arg, str) and not Path(spec.arg).exists():
-            raise ValidateError(f"{text}: no such file or directory: {spec.arg}")
+            raise ValidateError(f"{text}: no task file {spec.arg} (no such file or directory)")
         if config.library is None:
             try:
                 default_library_spec(spec)
