@@ -228,7 +228,13 @@ _PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer
 # perturbed beside a reference's other computations, an answer that made only the conversion or the
 # query with the library (``copy(x)`` or a loop bound from ``shape``) and the rest in Python would
 # match in that class's own world.
-_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})
+# Constructors of constants (values set by their shape and fill arguments, never by an array's data) are
+# weak too (red-team round 7): perturbed beside a reference's other computations, a constant's perturbation
+# flowed through its later steps (fed, so real) and an answer whose only library call was the reference's
+# ``eye(len(m))`` (or ``zeros_like(x)``), the rest in Python, matched it: 36 built-in tasks (seed 0) paid 1.0.
+_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray",
+                   "zeros", "ones", "empty", "full", "eye", "identity", "tri", "zeros_like", "ones_like", "empty_like",
+                   "full_like"})
 _QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
 ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
