@@ -59,7 +59,8 @@ OFFICIAL_HOSTILE = [
 OFFICIAL_HONEST = [
     ("the reference through functools.partial", "    import functools\n    return functools.partial(_lib)({args})\n"),
     ("the reference from a dispatch table", "    table = {{'go': _lib}}\n    return table['go']({args})\n"),
-    ("the reference's result deep-copied", "    import copy\n    return copy.deepcopy(_lib({args}))\n"),
+    # (copy.deepcopy of a library array raises "cannot pickle 'ZWCArray' object" under strict: not the check's)
+    ("the reference through a lambda", "    return (lambda *a: _lib(*a))({args})\n"),
     ("the reference in a generator, taken with next", "    return next(_lib({args}) for _ in range(1))\n"),
     ("the reference as a dataclass's method",
      "    import dataclasses\n\n    @dataclasses.dataclass\n    class _Run:\n        n: int = 0\n\n"
