@@ -17,8 +17,17 @@ from __future__ import annotations
 import pytest
 
 from _gate_corpus import block
-from _reward_redteam7_corpus import (BUILTIN_HONEST, BUILTIN_HOSTILE, OFFICIAL_HONEST, OFFICIAL_HONEST_TASKS, OFFICIAL_HOSTILE,
-                                     OFFICIAL_TASKS, official_answer, official_rows, render_builtin)
+from _reward_redteam7_corpus import (
+    BUILTIN_HONEST,
+    BUILTIN_HOSTILE,
+    OFFICIAL_HONEST,
+    OFFICIAL_HONEST_TASKS,
+    OFFICIAL_HOSTILE,
+    OFFICIAL_TASKS,
+    official_answer,
+    official_rows,
+    render_builtin,
+)
 from conftest import legit_skip, shared_path
 from se_gym.judge import Judge
 from se_gym.library import official, writer

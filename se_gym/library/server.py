@@ -232,9 +232,16 @@ _PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer
 # weak too (red-team round 7): perturbed beside a reference's other computations, a constant's perturbation
 # flowed through its later steps (fed, so real) and an answer whose only library call was the reference's
 # ``eye(len(m))`` (or ``zeros_like(x)``), the rest in Python, matched it: 36 built-in tasks (seed 0) paid 1.0.
-_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray",
-                   "zeros", "ones", "empty", "full", "eye", "identity", "tri", "zeros_like", "ones_like", "empty_like",
-                   "full_like"})
+# Without a reference (every computation perturbed) they stay perturbed, as before: there some result
+# must change, and an honest answer that only builds a constant (``zeros((n, m))``) has nothing else.
+_CONSTANTS = frozenset({"zeros", "ones", "empty", "full", "eye", "identity", "tri", "zeros_like", "ones_like",
+                        "empty_like", "full_like"})
+_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"}) | _CONSTANTS
+
+
+def _stays_real(cls):
+    """A weak class that a mode without a reference's keys leaves real (a query or a conversion)."""
+    return cls[0] == "~" and cls[1:].split("#", 1)[0] not in _CONSTANTS
 _QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
 ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
@@ -948,7 +955,7 @@ class _Counterfactual:
         if self.secret is None:
             return x
         if self.keys is None:
-            if cls[0] == "~":
+            if _stays_real(cls):
                 return x
             hit = np.ones(keys.size, dtype=bool)
         else:
@@ -991,7 +998,7 @@ class _Counterfactual:
         if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
             keys, look = plain, cls + "@"
         known = None if self.keys is None else self.keys.get(look)
-        if (known is None if self.keys is not None else cls[0] == "~"):
+        if (known is None if self.keys is not None else _stays_real(cls)):
             return x
         hit = [known is None or k in known[1] for k in keys]
         if look is not cls:
