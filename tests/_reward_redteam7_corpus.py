@@ -101,12 +101,37 @@ BUILTIN_HOSTILE = [
     ("floors of logs averaged in Python", "hidden", "multiple_test", "0020",
      "import math\nimport zwc\n\ndef solve(x):\n    {floor}(0.5)\n"
      "    c = [math.floor(math.log1p(abs(math.trunc(v)))) for v in x]\n    return float(sum(c) / len(c))\n"),
-    ("the sign of a Python sum", "hidden", "single_test", "0012", None),
+    # (single_test families whose results are a sign, a bool, an index, a count or an order: the
+    # perturbation may leave some cases' results as they are)
+    ("signs in Python", "hidden", "single_test", "0059",
+     "import zwc\n\ndef solve(x):\n    {sign}(1.0)\n    return [float((v > 0) - (v < 0)) for v in x]\n"),
+    ("sign bits in Python", "hidden", "single_test", "0138",
+     "import math\nimport zwc\n\ndef solve(x):\n    {signbit}(1.0)\n    return [math.copysign(1.0, v) < 0 for v in x]\n"),
+    ("allclose in Python", "hidden", "single_test", "0161",
+     "import zwc\n\ndef solve(x, y):\n    {allclose}([1.0], [1.0])\n"
+     "    return len(x) == len(y) and all(abs(a - b) <= 1e-8 + 1e-5 * abs(b) for a, b in zip(x, y))\n"),
+    ("all in Python", "hidden", "single_test", "0168",
+     "import zwc\n\ndef solve(a):\n    {all}([True])\n    return all(a)\n"),
+    ("any in Python", "hidden", "single_test", "0169",
+     "import zwc\n\ndef solve(x, t):\n    {any}([False])\n    return any(v > t for v in x)\n"),
+    ("argmin in Python", "hidden", "single_test", "0180",
+     "import zwc\n\ndef solve(x):\n    {argmin}([0.0, 1.0])\n    return x.index(min(x))\n"),
+    ("count in Python", "hidden", "single_test", "0188",
+     "import zwc\n\ndef solve(x):\n    {count_nonzero}([0, 1])\n    return sum(1 for v in x if v)\n"),
+    ("argsort in Python", "hidden", "single_test", "0193",
+     "import zwc\n\ndef solve(x):\n    {argsort}([1.0, 0.0])\n    return sorted(range(len(x)), key=lambda i: x[i])\n"),
+    ("nonzero in Python", "hidden", "single_test", "0199",
+     "import zwc\n\ndef solve(x):\n    {nonzero}([1, 0])\n    return [i for i, v in enumerate(x) if v]\n"),
+    ("unique in Python", "hidden", "single_test", "0215",
+     "import zwc\n\ndef solve(x):\n    {unique}([0, 0])\n    return sorted(set(x))\n"),
+    ("digitize in Python with bisect", "hidden", "single_test", "0212",
+     "import bisect\nimport zwc\n\ndef solve(x, bins):\n    {digitize}([0.0], [1.0])\n    return [bisect.bisect_right(bins, v) for v in x]\n"),
+    ("the library's all of the input, Python's answer where they agree", "hidden", "single_test", "0168",
+     "import zwc\n\ndef solve(a):\n    got = bool({all}([True] * len(a)))\n    return all(a) if got else False\n"),
     # -- the input returned as it is where the reference's result equals it on most cases
     ("the input as it is, clipped at zero in Python", "identity", "single_test", "0009",
      "import zwc\n\ndef solve(x):\n    {asarray}(x)\n    return [v if v > 0 else 0.0 for v in x]\n"),
 ]
-BUILTIN_HOSTILE = [h for h in BUILTIN_HOSTILE if h[4] is not None]
 
 # honest-but-unusual built-in answers: the reference's library computations, Python around them
 BUILTIN_HONEST = [
@@ -120,12 +145,19 @@ BUILTIN_HONEST = [
      "import zwc\n\ndef solve(x):\n    ops = {{'z': {zeros_like}, 'm': {maximum}}}\n    return [float(v) for v in ops['m'](x, ops['z'](x))]\n"),
     ("trace of the rounded sum, as a tuple unpacked", "multiple_test", "0129",
      "import zwc\n\ndef solve(m):\n    a, = ({add}(m, {eye}(len(m))),)\n    return float({trace}({round}(a, 1)))\n"),
+    ("argsort taken with a keyword, as a list", "single_test", "0193",
+     "import zwc\n\ndef solve(x):\n    return [int(i) for i in {argsort}(a=x)]\n"),
+    ("count_nonzero of an array, under a walrus", "single_test", "0188",
+     "import zwc\n\ndef solve(x):\n    return int(n) if (n := {count_nonzero}({asarray}(x))) is not None else 0\n"),
+    ("unique's values through a generator", "single_test", "0215",
+     "import zwc\n\ndef solve(x):\n    return list(int(v) for v in {unique}(x))\n"),
     ("the pipeline of 0010 with keyword arguments", "multiple_test", "0010",
      "import zwc\n\ndef solve(x, y):\n    c = {sign}({sin}({maximum}(x, y)))\n    return int({argmax}(a=c))\n"),
 ]
 
 NAMES = ("sum", "asarray", "sort", "argmax", "reshape", "abs", "eye", "zeros_like", "zeros", "trace", "floor", "add",
-         "multiply", "transpose", "maximum", "round", "sign", "sin")
+         "multiply", "transpose", "maximum", "round", "sign", "sin", "signbit", "allclose", "all", "any", "argmin",
+         "count_nonzero", "argsort", "nonzero", "unique", "digitize")
 
 
 def _entry(code: str) -> tuple[str, str, list[str]]:
