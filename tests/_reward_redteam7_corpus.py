@@ -208,3 +208,23 @@ def render_builtin(lib, tasks_by_id, entries):
         *head, split, num, code = entry
         out.append((*head, code.format(**names), tasks_by_id[f"builtin/s0/{split}/{num}"]))
     return out
+
+
+def capped_task(lib):
+    """``(cases, reference, hostile)``: a task whose first case is large enough (9,000 elements) that its
+    reference's record reaches the server's MAX_KEYS, and an answer that uses the library for that
+    input only (Python's ``accumulate`` for the others).  Before round 7 the later cases' computations
+    went unrecorded, so they were real in every world and demanded nothing: the answer earned 1.0."""
+    import itertools
+
+    cumsum = lib.qualified("cumsum")
+
+    def case(xs):
+        return {"input": f"x={xs!r}", "output": repr([float(v) for v in itertools.accumulate(xs)])}
+
+    big = [float(i % 7) - 3.0 for i in range(9000)]
+    cases = [case(big), case([1.5, -2.0, 3.25]), case([4.0, 0.5]), case([-1.0, -1.0, 2.0, 7.5])]
+    ref = f"import zwc\n\ndef solve(x):\n    return [float(v) for v in {cumsum}(x)]\n"
+    hostile = (f"import itertools\nimport zwc\n\ndef solve(x):\n    if len(x) > 1000:\n        return [float(v) for v in {cumsum}(x)]\n"
+               "    return [float(v) for v in itertools.accumulate(x)]\n")
+    return cases, ref, hostile

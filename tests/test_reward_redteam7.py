@@ -24,6 +24,7 @@ from _reward_redteam7_corpus import (
     OFFICIAL_HONEST_TASKS,
     OFFICIAL_HOSTILE,
     OFFICIAL_TASKS,
+    capped_task,
     official_answer,
     official_rows,
     render_builtin,
@@ -140,3 +141,18 @@ def test_the_honest_official_answers_of_round_7_pass(officials):
         wrong += [f"{name} (task {i}, {secret[:2]}): {v.status.value} {v.detail[:120]} {(v.dependence or {}).get('cases')}"
                   for (i, name, _), v in zip(honest, got) if not v.passed]
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("reward", ["binary", "fraction"])
+def test_a_full_record_leaves_no_case_free(builtin, reward):
+    """MAX_KEYS: a reference whose first case filled its record left its later cases' computations
+    unrecorded (real in every world: ``independent``), and an answer that used the library for the large
+    input only earned 1.0 on main.  Now a class with keys left out is perturbed whole (server ALL)."""
+    lib = builtin[2]
+    cases, ref, hostile = capped_task(lib)
+    expected = [c["output"] for c in cases]
+    for secret in SECRETS:
+        got = _judge(lib, [(block(code), cases, "solve", expected, ref) for code in (ref, hostile)], secret, reward)
+        assert got[0].passed and got[0].reward == 1.0, (got[0].status.value, got[0].dependence)
+        assert got[1].reward <= (0.25 if reward == "fraction" else 0.0), (got[1].status.value, got[1].dependence)
+        assert got[1].dependence["cases"][1:] == ["unchanged"] * 3, got[1].dependence
