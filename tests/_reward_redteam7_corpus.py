@@ -85,6 +85,14 @@ BUILTIN_HOSTILE = [
     ("eye from the library, round and trace in Python", "constant", "multiple_test", "0129",
      "import zwc\n\ndef solve(m):\n    e = {eye}(len(m))\n"
      "    return float(sum(round(m[i][i] + float(e[i][i]), 1) for i in range(len(m))))\n"),
+    ("eye from the library, the doubled triangle's norm in Python", "constant", "multiple_test", "0051",
+     "import math\nimport zwc\n\ndef solve(m):\n    e = {eye}(len(m))\n"
+     "    a = [[(v if j >= i else 0.0) + float(e[i][j]) for j, v in enumerate(row)] for i, row in enumerate(m)]\n"
+     "    return math.sqrt(sum((2 * v) ** 2 for row in a for v in row))\n"),
+    ("eye from the library, m times its transpose and the lower triangle's max in Python", "constant", "multiple_test", "0305",
+     "import zwc\n\ndef solve(m):\n    e = {eye}(len(m))\n    n = len(m)\n"
+     "    a = [[sum(m[i][k] * m[j][k] for k in range(n)) + float(e[i][j]) for j in range(n)] for i in range(n)]\n"
+     "    return float(max(a[i][j] if j <= i else 0.0 for i in range(n) for j in range(n)))\n"),
     ("zeros_like from the library, the maximum in Python", "constant", "single_test", "0009",
      "import zwc\n\ndef solve(x):\n    z = {zeros_like}(x)\n    return [float(max(a, float(b))) for a, b in zip(x, z)]\n"),
     ("zeros from the library, the copy in Python", "constant", "single_test", "0210",
@@ -92,6 +100,11 @@ BUILTIN_HOSTILE = [
     # -- other values: the reference's function on values other than the reference's
     ("row sums of m where the reference sums the transpose's columns", "values", "multiple_test", "0087",
      "import zwc\n\ndef solve(m):\n    s = {sum}(m, axis=1)\n    return [float(v) + 1.0 for v in s]\n"),
+    ("the library's round of Python's sum", "values", "multiple_test", "0030",
+     "import zwc\n\ndef solve(m):\n    total = sum(round(abs(2 * v), 1) for row in m for v in row)\n    return float({round}(total, 1))\n"),
+    ("unique named on a constant, the variance in Python", "values", "multiple_test", "0100",
+     "import zwc\n\ndef solve(x, y):\n    {unique}([0.0])\n    c = [abs(v) ** 0.5 for v in sorted(set(min(a, b) for a, b in zip(x, y)))]\n"
+     "    mu = sum(c) / len(c)\n    return float(sum((v - mu) ** 2 for v in c) / len(c))\n"),
     ("trace of m, plus n in Python", "values", "multiple_test", "0129",
      "import zwc\n\ndef solve(m):\n    return float({trace}(m)) + len(m)\n"),
     # -- hidden by a comparison: a sign, an argmax, a count the perturbation might not move

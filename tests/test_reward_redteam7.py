@@ -5,12 +5,14 @@
   built-in multiple_test and single_test tasks: the constant's perturbation flowed through the
   reference's later steps (fed, so real) as through the answer's Python.  Constant constructors are
   weak computations now (se_gym/library/server.py ``_WEAK``): perturbed only where the reference
-  computes nothing else.  The 7 such answers here earn 1.0 on main (4-6 of 7 under each secret and
-  reward) and nothing now.
+  computes nothing else.  The 9 such answers here earn 1.0 on main under both secrets and
+  nothing now.
 * every other hostile answer of the round (probes of the runs on constants and error messages, the
   library for one input size, one element from the library, an exception path, other values, results
   a comparison could hide, the input as it is) earns nothing, before and after, on 18 official tasks
-  and 8 built-in ones, under two secrets and both rewards; the round's honest answers pass.
+  and 20 built-in ones, under two secrets and both rewards; the round's honest answers pass.
+* ``MAX_KEYS`` (fixed): a reference whose first case filled its record left the later cases free (see
+  the last test).
 """
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ def test_the_constant_answers_pass_without_the_check(builtin):
     """(They are real threats: right, and refused only by the check.)"""
     hostile, _, lib = builtin
     got = _judge(lib, [t.judge_item(block(code)) for _, cls, code, t in hostile if cls == "constant"], SECRETS[0], dependence=False)
-    assert len(got) >= 7 and all(v.passed for v in got), [(v.status.value, v.detail[:100]) for v in got]
+    assert len(got) >= 9 and all(v.passed for v in got), [(v.status.value, v.detail[:100]) for v in got]
 
 
 def test_the_honest_builtin_answers_of_round_7_pass(builtin):
