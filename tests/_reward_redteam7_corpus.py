@@ -241,3 +241,36 @@ def capped_task(lib):
     hostile = (f"import itertools\nimport zwc\n\ndef solve(x):\n    if len(x) > 1000:\n        return [float(v) for v in {cumsum}(x)]\n"
                "    return [float(v) for v in itertools.accumulate(x)]\n")
     return cases, ref, hostile
+
+
+# a program (not an answer) that prints what it can see of the library without making a reference's
+# computation: handle numbers, error messages, the recursion depth left, reprs, a reference count.
+# The same in the real library, a record and a counterfactual run with keys (the reference's classes).
+MODE_PROBE = """import sys
+import zwc
+out = []
+a = {asarray}([3.0, 1.0, 2.0])
+arrays = (a, {cumsum}(a), {sort}(a), {eye}(2), {zeros}(3))
+out.append([x._h for x in arrays])
+for f in (lambda: {reshape}(a, (2, 2)), lambda: {cumsum}(a, axis=3), lambda: {take}(a, [7]), lambda: {arange}('x')):
+    try:
+        f()
+        out.append('ok')
+    except Exception as ex:
+        out.append(type(ex).__name__ + ':' + str(ex))
+
+
+def depth(n=0):
+    try:
+        return depth(n + 1)
+    except RecursionError:
+        return n
+
+
+out += [depth(), repr(arrays[4]), str(arrays[3]), sys.getrefcount(a)]
+print(out)
+"""
+
+
+def render_mode_probe(lib):
+    return MODE_PROBE.format(**{n: lib.qualified(n) for n in ("asarray", "cumsum", "sort", "eye", "zeros", "reshape", "take", "arange")})

@@ -30,6 +30,7 @@ from _reward_redteam7_corpus import (
     official_answer,
     official_rows,
     render_builtin,
+    render_mode_probe,
 )
 from conftest import legit_skip, shared_path
 from se_gym.judge import Judge
@@ -158,3 +159,21 @@ def test_a_full_record_leaves_no_case_free(builtin, reward):
         assert got[0].passed and got[0].reward == 1.0, (got[0].status.value, got[0].dependence)
         assert got[1].reward <= (0.25 if reward == "fraction" else 0.0), (got[1].status.value, got[1].dependence)
         assert got[1].dependence["cases"][1:] == ["unchanged"] * 3, got[1].dependence
+
+
+def test_a_program_cannot_tell_the_modes_apart_by_handles_errors_or_depth(builtin):
+    """Handle numbers, the library's error messages, the recursion depth left, reprs and reference
+    counts print the same in the real library, a record and a counterfactual run (the keys of classes
+    the probe calls, none of its values: as an answer whose calls are not the reference's sees it)."""
+    import os
+
+    from se_gym.judge.core import sandbox_preload
+    from se_gym.sandbox import ExecStatus, Limits, Program, make_sandbox
+
+    lib = builtin[2]
+    keys = {lib.qualified(n).split(".")[-1]: "" for n in ("cumsum", "sort")}
+    modes = [None, {"record": True}, {"cf": os.urandom(32).hex(), "keys": {"cumsum": "", "sort": "", "~eye": "", **keys}}]
+    with make_sandbox("local", workers=1, pythonpath=[str(lib.materialize("strict", docs=False))], preload=sandbox_preload(lib)) as box:
+        got = box.run([Program(render_mode_probe(lib), library_mode=m) for m in modes], Limits(wall_s=60, cpu_s=30))
+    assert all(r.status is ExecStatus.OK for r in got), [r.stderr[-300:] for r in got]
+    assert len({r.stdout for r in got}) == 1, [r.stdout for r in got]
