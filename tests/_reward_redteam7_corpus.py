@@ -164,13 +164,23 @@ BUILTIN_HONEST = [
      "import zwc\n\ndef solve(x):\n    return int(n) if (n := {count_nonzero}({asarray}(x))) is not None else 0\n"),
     ("unique's values through a generator", "single_test", "0215",
      "import zwc\n\ndef solve(x):\n    return list(int(v) for v in {unique}(x))\n"),
+    # (another constant than the reference's: in world "*" now, before only in the next function's world)
+    ("identity where the reference takes eye", "multiple_test", "0063",
+     "import zwc\n\ndef solve(m):\n    return float({sum}({abs}({add}(m, {identity}(len(m))))))\n"),
+    ("zeros of the length where the reference takes zeros_like", "single_test", "0009",
+     "import zwc\n\ndef solve(x):\n    return [float(v) for v in {maximum}(x, {zeros}(len(x)))]\n"),
+    ("a Python list of zeros where the reference takes zeros_like", "single_test", "0009",
+     "import zwc\n\ndef solve(x):\n    return [float(v) for v in {maximum}(x, [0.0] * len(x))]\n"),
+    ("a Python identity matrix where the reference takes eye", "multiple_test", "0125",
+     "import zwc\n\ndef solve(m):\n    n = len(m)\n    e = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]\n"
+     "    return [float(t) for t in {diagonal}({triu}({add}(m, e)))]\n"),
     ("the pipeline of 0010 with keyword arguments", "multiple_test", "0010",
      "import zwc\n\ndef solve(x, y):\n    c = {sign}({sin}({maximum}(x, y)))\n    return int({argmax}(a=c))\n"),
 ]
 
 NAMES = ("sum", "asarray", "sort", "argmax", "reshape", "abs", "eye", "zeros_like", "zeros", "trace", "floor", "add",
          "multiply", "transpose", "maximum", "round", "sign", "sin", "signbit", "allclose", "all", "any", "argmin",
-         "count_nonzero", "argsort", "nonzero", "unique", "digitize")
+         "count_nonzero", "argsort", "nonzero", "unique", "digitize", "identity", "diagonal", "triu")
 
 
 def _entry(code: str) -> tuple[str, str, list[str]]:
