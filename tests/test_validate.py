@@ -202,6 +202,21 @@ def test_config_errors_are_one_line():
         assert "\n" not in str(exc.value)
 
 
+def test_a_spec_that_cannot_load_is_refused_before_anything_starts(tmp_path):
+    """A missing file or folder without api_doc.jsonl: one line, exit 2, before Ray or the bar."""
+    import subprocess
+    import sys
+
+    (tmp_path / "empty").mkdir()
+    for spec, words in ((f"sebench:{tmp_path / 'nope.jsonl'}", "no task file"), (f"jsonl:{tmp_path / 'nope.jsonl'}", "no task file"),
+                        (f"sebench:{tmp_path / 'empty'}", "no api_doc.jsonl")):
+        proc = subprocess.run([sys.executable, "-m", "se_gym.cli", "validate", spec, "--out", str(tmp_path / "r.json")],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+        assert proc.stderr.strip().count("\n") == 0 and "validate:" not in proc.stderr.replace("se-gym validate:", ""), proc.stderr
+        assert "Ray" not in proc.stderr + proc.stdout
+
+
 # -- the checks themselves, without a judge ----------------------------------------------------------
 def test_forms_allowed_follow_the_expected_output(suite):
     from se_gym.tasks.record import TestCase

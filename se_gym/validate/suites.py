@@ -24,7 +24,7 @@ class SuiteRef:
 def expand(config: ValidateConfig) -> list[SuiteRef]:
     """The suites of ``config``: each spec, a minted kind's (``builtin[:SEED]``) as ``--libraries`` seeds."""
     from ..tasks import TaskError
-    from ..tasks.spec import parse_task_spec, suite_of
+    from ..tasks.spec import default_library_spec, parse_task_spec, suite_of
 
     out: list[SuiteRef] = []
     for text in config.specs:
@@ -32,6 +32,14 @@ def expand(config: ValidateConfig) -> list[SuiteRef]:
             spec = parse_task_spec(text)
         except TaskError as exc:
             raise ValidateError(f"task spec {text!r}: {exc}") from None
+        # what makes a spec fail to load, said now: before a cluster starts or a progress bar is drawn
+        if spec.kind in ("sebench", "jsonl", "selfplay") and isinstance(spec.arg, str) and not Path(spec.arg).exists():
+            raise ValidateError(f"{text}: no task file {spec.arg} (no such file or directory)")
+        if config.library is None:
+            try:
+                default_library_spec(spec)
+            except TaskError as exc:
+                raise ValidateError(f"{text}: no tasks ({exc})") from None
         if suite_of(spec).minted:
             out += [SuiteRef(f"{spec.kind}:{spec.arg + k}", config.library) for k in range(config.libraries)]
         else:
