@@ -228,7 +228,20 @@ _PLAIN = frozenset({"array", "asarray"})  # (the array constructor: every answer
 # perturbed beside a reference's other computations, an answer that made only the conversion or the
 # query with the library (``copy(x)`` or a loop bound from ``shape``) and the rest in Python would
 # match in that class's own world.
-_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"})
+# Constructors of constants (values set by their shape and fill arguments, never by an array's data) are
+# weak too (red-team round 7): perturbed beside a reference's other computations, a constant's perturbation
+# flowed through its later steps (fed, so real) and an answer whose only library call was the reference's
+# ``eye(len(m))`` (or ``zeros_like(x)``), the rest in Python, matched it: 36 built-in tasks (seed 0) paid 1.0.
+# Without a reference (every computation perturbed) they stay perturbed, as before: there some result
+# must change, and an honest answer that only builds a constant (``zeros((n, m))``) has nothing else.
+_CONSTANTS = frozenset({"zeros", "ones", "empty", "full", "eye", "identity", "tri", "zeros_like", "ones_like",
+                        "empty_like", "full_like"})
+_WEAK = frozenset({"shape", "size", "ndim", "astype", "copy", "asanyarray", "ascontiguousarray", "asfortranarray"}) | _CONSTANTS
+
+
+def _stays_real(cls):
+    """A weak class that a mode without a reference's keys leaves real (a query or a conversion)."""
+    return cls[0] == "~" and cls[1:].split("#", 1)[0] not in _CONSTANTS
 _QUERIES = ("shape", "size", "ndim")  # the array type's attributes that are computations (of these functions' classes)
 ATTR_CLASSES = {}  # filled by load(): attribute -> the class of the library function of its name
 # classes of functions that compute the same values (NumPy's own aliases, one object, share one by themselves)
@@ -245,7 +258,8 @@ _ALIASES = {"absolute": "abs", "fabs": "abs", "around": "round", "rint": "round"
 _IN_PLACE = {"put", "putmask", "place", "copyto"}  # (their first argument is their output)
 CLASSES = {}  # filled by load(): library name -> its class
 PATHS = {}  # library name -> the NumPy path it stands for
-MAX_KEYS = 8192  # keys one record keeps (the rest of a large reference's values then stay real)
+MAX_KEYS = 8192  # keys one record keeps (a class with more gets ALL: every computation of it is perturbed)
+ALL = 0  # the key that says "every computation of this class" (a mixed key is 0 with odds 2**-64)
 _REPORT = [None]  # what the last program's server has to say to the worker (see report())
 _C1, _C2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
@@ -832,6 +846,20 @@ class _Counterfactual:
             return {"cf": self.count}
         return None
 
+    def _keep(self, cls, keys):
+        """Record ``keys`` (a set of a computation's keys) under ``cls``, up to MAX_KEYS in all; where
+        some of them find no room, the class gets ALL instead (red-team round 7: a reference whose
+        first case filled the record left its later cases' computations unrecorded, so real in every
+        world: those cases demanded nothing, and an answer that used the library for its first, large
+        input only and Python for the others earned 1.0)."""
+        got = self.record.setdefault(cls, set())
+        new = keys - got
+        take = list(new)[: max(0, MAX_KEYS - self.count)]
+        got.update(take)
+        self.count += len(take)
+        if len(take) < len(new):
+            got.add(ALL)
+
     def _fed_hits(self, look, digest, hit):
         """Which elements of a computation fed by a perturbation (``look``: its ``@`` class; ``digest``:
         its elements' keys with what they were computed from; ``hit``: those whose value's key the
@@ -929,12 +957,7 @@ class _Counterfactual:
         keys = plain if ctx is None else _mix(plain ^ ctx)
         if self.record is not None:
             for c, k in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
-                if self.count < MAX_KEYS:
-                    got = self.record.setdefault(c, set())
-                    new = set(k.tolist()) - got
-                    take = list(new)[: MAX_KEYS - self.count]
-                    got.update(take)
-                    self.count += len(take)
+                self._keep(c, set(k.tolist()))
             return x
         look, digest = cls, keys
         if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
@@ -942,14 +965,17 @@ class _Counterfactual:
         if self.secret is None:
             return x
         if self.keys is None:
-            if cls[0] == "~":
+            if _stays_real(cls):
                 return x
             hit = np.ones(keys.size, dtype=bool)
         else:
             known = self.keys.get(look)
             if known is None:
                 return x
-            hit = np.isin(keys, known[0]) if keys.size > 8 else np.array([k in known[1] for k in keys.tolist()], dtype=bool)
+            if ALL in known[1]:  # (the record was full: every computation of the class)
+                hit = np.ones(keys.size, dtype=bool)
+            else:
+                hit = np.isin(keys, known[0]) if keys.size > 8 else np.array([k in known[1] for k in keys.tolist()], dtype=bool)
         if look is not cls:
             hit = self._fed_hits(look, digest, hit)
         if not hit.any():
@@ -973,11 +999,7 @@ class _Counterfactual:
             keys = [_mix1(k ^ c) for k, c in zip(plain, cs)]
         if self.record is not None:
             for c, ks in ((cls, keys), (cls + "@", plain)) if ctx is not None else ((cls, keys),):
-                if self.count < MAX_KEYS:
-                    got = self.record.setdefault(c, set())
-                    new = [k for k in dict.fromkeys(ks) if k not in got][: MAX_KEYS - self.count]
-                    got.update(new)
-                    self.count += len(new)
+                self._keep(c, set(ks))
             return x
         if self.secret is None:
             return x
@@ -985,9 +1007,9 @@ class _Counterfactual:
         if ctx is not None and self._fed:  # (fed by a perturbation: its value's key, "@")
             keys, look = plain, cls + "@"
         known = None if self.keys is None else self.keys.get(look)
-        if (known is None if self.keys is not None else cls[0] == "~"):
+        if (known is None if self.keys is not None else _stays_real(cls)):
             return x
-        hit = [known is None or k in known[1] for k in keys]
+        hit = [known is None or ALL in known[1] or k in known[1] for k in keys]
         if look is not cls:
             hit = self._fed_hits(look, digest, hit)
         hits = [i for i, h in enumerate(hit) if h]
