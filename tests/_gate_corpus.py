@@ -137,6 +137,7 @@ STYLES: dict[str, tuple[bool, str]] = {
     "logging.basicConfig and module functions": (True, "import {P}\nimport logging\nlogging.basicConfig(level=logging.INFO, format='%(message)s')\ndef solve({params}):\n    logging.info('solving')\n    logging.warning('a warning')\n{b4}\n"),
     "SimpleNamespace settings": (True, "import {P}\nfrom types import SimpleNamespace\nimport types\ndef solve({params}):\n    cfg = SimpleNamespace(scale=1, name='run')\n    assert isinstance(cfg, types.SimpleNamespace) and cfg.scale == 1\n{b4}\n"),
     "traceback in an except": (True, "import {P}\nimport traceback\ndef solve({params}):\n    try:\n        {{}}['missing']\n    except KeyError:\n        text = traceback.format_exc()\n        traceback.print_exc()\n        assert 'KeyError' in text\n{b4}\n"),
+    "datetime arithmetic and now": (True, "import {P}\nimport datetime\nfrom datetime import timedelta\ndef solve({params}):\n    stamp = datetime.datetime.now().isoformat()\n    assert datetime.date(2024, 3, 1) - timedelta(days=1) == datetime.date(2024, 2, 29) and stamp\n{b4}\n"),
     "writes to sys.stderr and sys.stdout": (True, "import {P}\nimport sys\nsys.stdout.write('loaded\\n')\nsys.stdout.flush()\ndef solve({params}):\n    sys.stderr.write('solving\\n')\n    print('debug', file=sys.stderr)\n{b4}\n"),
 }
 

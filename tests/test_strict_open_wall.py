@@ -199,7 +199,7 @@ def test_the_allowances_let_honest_code_run(judge):
 # -- issue 42's honest forms, round 6: the harness's own os, os.path, time, logging, traceback and sys
 # streams, and types' harmless C types.  Each answer below returns the RIGHT result only if its probe
 # is true: the route worked (the probe reaches a real module, a refused name, the process, a file...).
-ROUND6_IMPORTS = "import os, os.path, time, logging, traceback, types, sys\n"
+ROUND6_IMPORTS = "import os, os.path, time, logging, traceback, types, sys, datetime\n"
 # what an answer reaches from the proxies by names built at run time: closures, bound selves, functions
 # of methods and every namespace's values (not __globals__: that is the answer's own namespace; not
 # __defaults__: the wall refuses reading it, object.__getattr__)
@@ -215,7 +215,7 @@ WALK = ("def reach(*roots):\n    seen, todo, out = set(), list(roots), []\n    w
         "def real(o):\n    return type(o).__name__ == 'module' and G(o, '__sp~ec__') is not None\n"
         # (a module only as module.name for the gate: the proxies themselves from the answer's own __import__)
         "IMPORT = G(reach, '__glo~bals__')['__buil' + 'tins__']['__imp' + 'ort__']\n"
-        "PROXY = {m: IMPORT(m, None, None, ('x',)) for m in ('os', 'os.path', 'time', 'logging', 'traceback', 'types', 'sys')}\n"
+        "PROXY = {m: IMPORT(m, None, None, ('x',)) for m in ('os', 'os.path', 'time', 'logging', 'traceback', 'types', 'sys', 'datetime')}\n"
         "ROOTS = tuple(v for k, v in PROXY.items() if k != 'sys') + (logging.getLogger('x'), logging.NullHandler(), sys.stdout, sys.stderr)\n")
 
 
@@ -240,6 +240,8 @@ ROUND6_ROUTES = {
     "the root logger's manager": "G(logging.getLogger(), 'mana~ger')",
     "traceback's frames show the harness": "(lambda s: 'main.py' in s or '__sg' in s or 'harness' in s)(traceback.format_exception(ValueError('v'))[0] + ''.join([traceback.format_exc()]))",
     "traceback.walk_stack on the proxy": "G(PROXY['traceback'], 'walk_~stack')(None)",
+    "datetime's now reads a real clock": "abs(datetime.datetime.now().timestamp() - 1.7e9) > 1e5 or datetime.date.today().year > 2023",
+    "datetime's real module": "G(PROXY['datetime'], 'sy~s') or G(PROXY['datetime'], '_dat~etime')",
     "types.FunctionType on the proxy": "G(PROXY['types'], 'Function~Type')",
     "types.ModuleType on the proxy": "G(PROXY['types'], 'Module~Type')",
     "sys.modules from the sys proxy with streams": "G(PROXY['sys'], 'modu~les')",
@@ -257,7 +259,7 @@ def test_round6_modules_reach_nothing_real(judge):
     # the probes work: the same walk from print (its __self__ is the real builtins) and from the sys
     # proxy (its read-only C functions' __self__ is the real sys, as since issue 31) finds a real module
     control = {"print": "[o for o in reach(print) if real(o)]", "sys": "[o for o in reach(PROXY['sys']) if real(o)]",
-               "the proxies": "len(PROXY) == 7 and PROXY['os'].path.join('a', 'b') == 'a/b' and 'join' in G(PROXY['os.path'], '__di~ct__')"}
+               "the proxies": "len(PROXY) == 8 and PROXY['os'].path.join('a', 'b') == 'a/b' and 'join' in G(PROXY['os.path'], '__di~ct__')"}
     verdicts = judge.judge_many([(reaching(p), CASES, "solve") for p in control.values()])
     assert all(v.passed for v in verdicts), [(n, v.status.value, v.detail[:200]) for n, v in zip(control, verdicts)]
     assert all(v.status.value in ("wrong_answer", "forbidden") for v in got.values()), {n: v.status.value for n, v in got.items()}
@@ -275,9 +277,10 @@ def test_round6_clock_cannot_tell_the_dependence_runs_apart():
         "timing in nanoseconds": f"    t0 = time.perf_counter_ns()\n    {ABS}(x)\n    return {py} if time.perf_counter_ns() - t0 <= 1000000 else []\n",
         "the wall clock's parity": f"    {ABS}(x)\n    return {py} if int(time.time() * 1000) % 2 == 1 else [-v for v in {py}]\n",
         "the process clock": f"    {ABS}(x)\n    return {py} if time.process_time() < 1.0 else None\n",
+        "datetime's now": f"    {ABS}(x)\n    return {py} if datetime.datetime.now().second < 30 else [0.0]\n",
     }
     honest = f"import {P}\nimport time\ndef solve(x):\n    started = time.time()\n    time.sleep(3600)  # (virtual: it moves the clock, it does not wait)\n    out = [float(v) for v in {ABS}(x)]\n    assert time.time() - started >= 3600\n    return out\n"
-    items = [(block(f"import {P}\nimport time\ndef solve(x):\n{body}"), CASES, "solve", None, ref) for body in branching.values()]
+    items = [(block(f"import {P}\nimport time, datetime\ndef solve(x):\n{body}"), CASES, "solve", None, ref) for body in branching.values()]
     items.append((block(honest), CASES, "solve", None, ref))
     for _ in range(2):
         with Judge(LIB, profile="strict", workers=2) as j:

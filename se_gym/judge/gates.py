@@ -56,8 +56,8 @@ OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap",
 # issue 42's honest forms, round 6 (permissive gate only): modules the strict harness WRITES itself
 # (harness.__sg_virtual), each holding exactly these names and no function of the real module (whose
 # globals hold os, sys and the process): os and os.path's string functions and constants, a virtual
-# clock (the same readings in both runs of the dependence check), loggers that record nothing, and
-# traceback's formatting of the exception alone (no frames: those below the answer's are the harness's)
+# clock (the same readings in both runs of the dependence check) and datetime's classes reading it, loggers
+# that record nothing, and traceback's formatting of the exception alone (no frames: they lead to the harness's)
 VIRTUAL_MODULES = {
     "os": frozenset({"path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
                      "getenv", "cpu_count"}),
@@ -69,15 +69,17 @@ VIRTUAL_MODULES = {
                           "fatal", "log", "disable", "captureWarnings", "Logger", "Handler", "NullHandler", "StreamHandler",
                           "NOTSET", "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"}),
     "traceback": frozenset({"format_exc", "print_exc", "format_exception", "format_exception_only", "print_exception"}),
+    "datetime": frozenset({"date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"}),
 }
 # why the rest of each is refused (the gate's message names it)
 VIRTUAL_WHY = {
     "os": "strict's os holds path, its separators, getenv (an empty environment) and cpu_count: no process, file or environment",
     "os.path": "strict's os.path holds the string functions only: nothing that looks at the file system",
     "time": "strict's time is a virtual clock (time, perf_counter, monotonic, process_time, their _ns, sleep): "
-            "a real one would tell the dependence check's two runs apart",
+            "the same readings in every run, so none tells the dependence check's two runs apart",
     "logging": "strict's logging records nothing: loggers, levels and handlers without files or threads",
     "traceback": "strict's traceback formats the exception alone: frames lead to the harness's",
+    "datetime": "strict's datetime holds the date, time and timedelta classes, their now() and today() on the virtual clock",
 }
 # real modules with a fixed allow-list (C types that reach nothing; types' others build code or classes)
 FIXED_ATTRIBUTES = {"types": frozenset({"SimpleNamespace", "MappingProxyType", "NoneType", "EllipsisType", "NotImplementedType"})}
@@ -88,7 +90,6 @@ OPEN_MODULES = OPEN_MODULES | set(VIRTUAL_MODULES) | set(FIXED_ATTRIBUTES)
 REFUSED_WHY = {
     "inspect": "reflection: it reads frames, code objects and any object's members",
     "pathlib": "its paths open, list and stat files (os.path's string functions are allowed)",
-    "datetime": "every date object's now() and today() read the real clock, which tells the dependence check's runs apart; use time",
     "subprocess": "it starts processes", "importlib": "it loads modules past the allow-list", "ctypes": "it reads memory",
     "threading": "threads would run beside the harness", "asyncio": "an event loop runs threads and sockets",
     "weakref": "its callbacks run after the cases", "gc": "it walks every object", "shutil": "it copies and removes files",
