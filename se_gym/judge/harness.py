@@ -816,8 +816,10 @@ def __sg_virtual(Module, err_write, real_datetime=None):
         return tick() / 1e9
 
     def sleep(secs):
-        if type(secs) not in (int, float) or secs != secs:
+        if type(secs) not in (int, float, bool):
             raise TypeError("sleep() takes a number of seconds")
+        if secs != secs:
+            raise ValueError("Invalid value NaN (not a number)")
         if secs < 0:
             raise ValueError("sleep length must be non-negative")
         now[0] += int(min(secs, 1e9) * 1e9)
@@ -876,6 +878,13 @@ def __sg_virtual(Module, err_write, real_datetime=None):
     class NullHandler(Handler):
         pass
 
+    class Formatter:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def format(self, record):
+            return str(record)
+
     class StreamHandler(Handler):
         pass
 
@@ -921,7 +930,7 @@ def __sg_virtual(Module, err_write, real_datetime=None):
     logging.__dict__.update(getLogger=getLogger, basicConfig=nothing, debug=nothing, info=nothing, warning=nothing,
                             warn=nothing, error=nothing, exception=nothing, critical=nothing, fatal=nothing, log=nothing,
                             disable=nothing, captureWarnings=nothing, Logger=Logger, Handler=Handler,
-                            NullHandler=NullHandler, StreamHandler=StreamHandler, NOTSET=NOTSET, DEBUG=DEBUG, INFO=INFO,
+                            NullHandler=NullHandler, StreamHandler=StreamHandler, Formatter=Formatter, NOTSET=NOTSET, DEBUG=DEBUG, INFO=INFO,
                             WARNING=WARNING, WARN=WARNING, ERROR=ERROR, CRITICAL=CRITICAL, FATAL=CRITICAL)
 
     # traceback: the exception's type and message, no frames (those below the answer's are the harness's)
