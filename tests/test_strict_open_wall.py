@@ -262,6 +262,13 @@ def test_round6_modules_reach_nothing_real(judge):
                "the proxies": "len(PROXY) == 8 and PROXY['os'].path.join('a', 'b') == 'a/b' and 'join' in G(PROXY['os.path'], '__di~ct__')"}
     verdicts = judge.judge_many([(reaching(p), CASES, "solve") for p in control.values()])
     assert all(v.passed for v in verdicts), [(n, v.status.value, v.detail[:200]) for n, v in zip(control, verdicts)]
+    # an answer that imports sys without naming its streams gets a program without round 6's modules:
+    # its sys proxy then has no streams at all (never the real ones)
+    quiet = block(f"import {P}\nimport sys\ndef solve(x):\n    imp = getattr(solve, '__glo' + 'bals__')['__buil' + 'tins__']['__imp' + 'ort__']\n"
+                  "    s = imp('sys', None, None, ('x',))\n    try:\n        ok = type(getattr(s, 'std' + 'out')).__name__ == 'TextIOWrapper'\n"
+                  f"    except AttributeError:\n        ok = False\n    return {ABS}(x) if ok else {ABS}(x) + 1\n")
+    v = judge.judge(quiet, CASES, "solve")
+    assert v.reward == 0 and v.status.value == "wrong_answer", (v.status.value, v.detail[:200])
     assert all(v.status.value in ("wrong_answer", "forbidden") for v in got.values()), {n: v.status.value for n, v in got.items()}
 
 

@@ -1090,6 +1090,8 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
             over = made[0]["sys"].__dict__ if name == "sys" and made else {}
             proxy = _Module(name)
             for a in ATTRS[name]:
+                if name == "sys" and a in ("stdout", "stderr") and a not in over:
+                    continue  # (only the harness's write-only streams, never the real ones)
                 try:
                     proxy.__dict__[a] = setrecursionlimit if name == "sys" and a == "setrecursionlimit" else over[a] if a in over else real.__dict__[a]
                 except _BaseException:
@@ -1489,8 +1491,13 @@ def _only(prelude: str, names: tuple[str, ...]) -> str:
 # The prelude a program carries: strict's whole (its two processes, the wall, the server reader),
 # sebench's only the three functions it calls (__sg_harness takes the others out of the globals as
 # None and, not strict, never uses them): ~6 KB instead of ~52 KB in each program the judge sends,
-# the worker reads and writes to main.py (~40 us of copying per program)
-_PRELUDES = {True: _PRELUDE, False: _only(_PRELUDE, ("__sg_prepare", "__sg_run", "__sg_harness"))}
+# the worker reads and writes to main.py (~40 us of copying per program).  Round 6's modules
+# (__sg_virtual, ~10 KB) travel only with the programs of answers that import them or name sys's
+# streams ("virtual"): a program's text past 64 KB is compiled in its child, not cached by the worker,
+# and the strict prelude with them is ~63 KB (with them in every program: +0.9 ms of program CPU per
+# parity_dev program, measured)
+_PRELUDES = {True: _only(_PRELUDE, tuple(n for n in re.findall(r"(?m)^def (\w+)", _PRELUDE) if n != "__sg_virtual")),
+             False: _only(_PRELUDE, ("__sg_prepare", "__sg_run", "__sg_harness")), "virtual": _PRELUDE}
 
 # Code each strict worker runs once before its first program (the judge's warm-up, se_gym.judge.core
 # sandbox_warmup): what the answer's process would otherwise build afresh, page by copied page, in
@@ -1598,7 +1605,10 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     folders the strict wall lets the program read (the interpreter's and the library's)."""
     src = code + f"import {package}\n"  # the official concatenation, so syntax is judged alike
     cases = [f"{entry}({inp})" for inp in inputs]
-    prelude = _PRELUDES[bool(strict)]
+    key = bool(strict)
+    if strict and any(m in VIRTUAL_MODULES or m == "sys" and ("stdout" in code or "stderr" in code) for m in modules):
+        key = "virtual"  # (without it, the sys proxy has no streams: never the real ones)
+    prelude = _PRELUDES[key]
     if strict and any(m in VIRTUAL_MODULES and "." in m for m in modules):
         modules = sorted(set(modules) | {m.partition(".")[0] for m in modules if m in VIRTUAL_MODULES})  # (`import os.path` binds os)
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
@@ -1614,9 +1624,9 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     tail = None
     if _PARENT_COMPILE:  # the call: literals only (reprs), so nothing in it can warn
         try:
-            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts)
+            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts) if key != "virtual" else None
             if code is None:
-                code = compile(_HEAD_LINES_OF[bool(strict)] + call, "main.py", "exec", 0, True)
+                code = compile(_HEAD_LINES_OF[key] + call, "main.py", "exec", 0, True)
             tail = (len(prelude) + 1, marshal.dumps(code))
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             tail = None
