@@ -295,3 +295,29 @@ def test_round6_clock_cannot_tell_the_dependence_runs_apart():
         assert verdicts[-1].passed and verdicts[-1].dependence["reference"] == "used", verdicts[-1].detail
         wrong = [f"{n}: {v.status.value} {v.reward} {v.detail[:120]}" for n, v in zip(branching, verdicts) if v.reward > 0 or v.status.value != "library_unused"]
         assert not wrong, "\n".join(wrong)
+
+
+def test_round6_a_real_clock_reached_at_run_time_earns_nothing():
+    """The clock the gate admits is virtual, but a real one is reachable by names built at run time
+    (the real ``time`` module through the real builtins' ``__import__``, ``os.times``): an answer
+    timing 20 library calls with it, returning its Python result below a threshold and something
+    else above, may tell the runs apart, and still earns 0: the dependence check pays only a
+    counterfactual result equal to the reference's (docs/security.md, Honest forms, round 6)."""
+    ref = f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n"
+    head = (f"import {P}\ndef G(o, n):\n    return getattr(o, n.replace('~', ''))\n"
+            "IMP = G(G(print, '__se~lf__'), '__imp~ort__')\n")
+    clocks = {"the real time module": "CLK = IMP('time').perf_counter\n",
+              "os.times": "CLK = (lambda t=IMP('os').times: t().elapsed)\n"}
+    items, names = [], []
+    for name, clock in clocks.items():
+        for threshold in (1e-4, 3e-4, 1e-3):
+            code = head + clock + (f"def solve(x):\n    t0 = CLK()\n    for _ in range(20):\n        {ABS}(x)\n    dt = CLK() - t0\n"
+                                   f"    py = [float(abs(v)) for v in x]\n    return py if dt < {threshold} else [v + 1 for v in py]\n")
+            items.append((block(code), CASES, "solve", None, ref))
+            names.append(f"{name} below {threshold}")
+    with Judge(LIB, profile="strict", workers=2) as j:
+        verdicts = j.judge_many(items)
+    gamed = [f"{n}: {v.status.value} {v.reward}" for n, v in zip(names, verdicts) if v.reward > 0 or v.passed]
+    assert not gamed, "\n".join(gamed)
+    # each ran (the gate passed it, the wall let it read the clock): wrong in the scored run, or refused by the check
+    assert {v.status.value for v in verdicts} <= {"wrong_answer", "library_unused"}, [(n, v.status.value, v.detail[:120]) for n, v in zip(names, verdicts)]
