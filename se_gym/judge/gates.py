@@ -95,8 +95,11 @@ REFUSED_WHY = {
     "weakref": "its callbacks run after the cases", "gc": "it walks every object", "shutil": "it copies and removes files",
     "tempfile": "it makes files", "glob": "it lists files", "io": "it opens files", "socket": "it reaches the network",
     "builtins": "it holds __import__, exec and open", "signal": "a handler is handed the harness's frames",
-    "pickle": "loading runs code", "marshal": "it makes code objects",
+    "pickle": "loading runs code", "marshal": "it makes code objects", "numpy": "the task is to use the library, not NumPy",
+    "logging.handlers": "its handlers write files, sockets and mail (strict's logging records nothing)",
 }
+# the reason for any other module
+OTHER_WHY = "strict allows the library and pure standard modules (computation only: no files, processes, network or reflection)"
 SYS_READ_ONLY = frozenset({"maxsize", "float_info", "int_info", "hash_info", "version_info", "hexversion", "byteorder",
                            "maxunicode", "float_repr_style", "getrecursionlimit", "getsizeof"})
 # what an answer may also take from `sys` under the permissive gate: the strict harness hands it out
@@ -499,7 +502,7 @@ def _dangerous_name(name: str) -> bool:
 
 def _why(mod: str, part: bool = False) -> str:
     """Why a module (or, ``part``, one of its names) is refused: a clause for the gate's message."""
-    why = VIRTUAL_WHY.get(mod) if part else REFUSED_WHY.get(mod) or REFUSED_WHY.get(mod.partition(".")[0])
+    why = VIRTUAL_WHY.get(mod) if part else REFUSED_WHY.get(mod) or REFUSED_WHY.get(mod.partition(".")[0]) or OTHER_WHY
     if part and why is None and mod == "sys":
         why = "strict's sys holds its read-only values, a bounded setrecursionlimit and write-only stdout and stderr"
     return f": {why}" if why else ""
