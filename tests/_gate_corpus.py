@@ -127,6 +127,18 @@ STYLES: dict[str, tuple[bool, str]] = {
     "star import beside the package": (True, "from {P} import *\nimport {P}\ndef solve({params}):\n{b4}\n"),
     "star import only": (False, "from {P} import *\ndef solve({params}):\n{bs4}\n"),
     "list result instead of an array": (True, "import {P}\ndef solve({params}):\n{v4}\n    if hasattr(value, 'tolist'):\n        value = value.tolist()\n    return value\n"),
+    # issue 42's honest forms, round 6: imports LLM answers carry unused, and harmless helpers of os,
+    # time, logging, types, traceback and sys's streams (the strict harness's own versions of them)
+    "unused imports of os, time, logging, types, traceback": (True, "import {P}\nimport os\nimport time\nimport logging\nimport types\nimport traceback\ndef solve({params}):\n{b4}\n"),
+    "os.path string helpers": (True, "import {P}\nimport os\nimport os.path\nfrom os.path import splitext\ndef solve({params}):\n    name = os.path.join('out', os.path.basename('/tmp/run.log'))\n    assert splitext(name) == ('out/run', '.log') and os.path.normpath('a/./b/../c') == 'a/c' and os.sep == '/'\n{b4}\n"),
+    "timing with the clock": (True, "import {P}\nimport time\ndef solve({params}):\n    start = time.time()\n    t0 = time.perf_counter()\n{v4}\n    elapsed = time.perf_counter() - t0\n    assert elapsed >= 0 and time.time() >= start\n    return value\n"),
+    "sleep and monotonic": (True, "import {P}\nfrom time import sleep, monotonic\ndef solve({params}):\n    t = monotonic()\n    sleep(0.001)\n    assert monotonic() > t\n{b4}\n"),
+    "module logger": (True, "import {P}\nimport logging\nlogger = logging.getLogger(__name__)\nlogger.setLevel(logging.DEBUG)\nlogger.addHandler(logging.NullHandler())\ndef solve({params}):\n    logger.debug('inputs: %s', ({params},))\n{v4}\n    logger.info('done')\n    return value\n"),
+    "logging.basicConfig and module functions": (True, "import {P}\nimport logging\nlogging.basicConfig(level=logging.INFO, format='%(message)s')\nhandler = logging.StreamHandler()\nhandler.setFormatter(logging.Formatter('%(levelname)s %(message)s'))\nlogging.getLogger('solver').addHandler(handler)\ndef solve({params}):\n    logging.info('solving')\n    logging.warning('a warning')\n{b4}\n"),
+    "SimpleNamespace settings": (True, "import {P}\nfrom types import SimpleNamespace\nimport types\ndef solve({params}):\n    cfg = SimpleNamespace(scale=1, name='run')\n    assert isinstance(cfg, types.SimpleNamespace) and cfg.scale == 1\n{b4}\n"),
+    "traceback in an except": (True, "import {P}\nimport traceback\ndef solve({params}):\n    try:\n        {{}}['missing']\n    except KeyError:\n        text = traceback.format_exc()\n        traceback.print_exc()\n        assert 'KeyError' in text\n{b4}\n"),
+    "datetime arithmetic and now": (True, "import {P}\nimport datetime\nfrom datetime import timedelta\ndef solve({params}):\n    stamp = datetime.datetime.now().isoformat()\n    assert datetime.date(2024, 3, 1) - timedelta(days=1) == datetime.date(2024, 2, 29) and stamp\n{b4}\n"),
+    "writes to sys.stderr and sys.stdout": (True, "import {P}\nimport sys\nsys.stdout.write('loaded\\n')\nsys.stdout.flush()\ndef solve({params}):\n    sys.stderr.write('solving\\n')\n    print('debug', file=sys.stderr)\n{b4}\n"),
 }
 
 

@@ -132,6 +132,13 @@ def backend_suite(lib) -> list[tuple[str, str, list, bool]]:
     out.append(("honest, an array", block(f"import {P}\ndef solve(x):\n    return {ABS}({ARR}(x))\n"),
                 [{"input": "x=[-1.5, 2.0]", "output": "[1.5 2. ]"}, {"input": "x=[-3.0]", "output": "[3.]"}], True))
     out.append(("honest, a list", block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n"), CASES, True))
+    out.append(("honest, round 6's modules", block(  # (the harness's own os, time, datetime, logging, traceback, streams)
+        f"import {P}\nimport os, time, datetime, logging, traceback, sys\nfrom types import SimpleNamespace\n"
+        "log = logging.getLogger(__name__)\ndef solve(x):\n    t0 = time.perf_counter()\n    time.sleep(5)\n"
+        "    cfg = SimpleNamespace(name=os.path.join('runs', 'a.txt'), day=datetime.date.today())\n"
+        "    try:\n        {}['k']\n    except KeyError:\n        log.warning(traceback.format_exc())\n"
+        f"    out = [float(v) for v in {ABS}(x)]\n    sys.stderr.write(cfg.name + ' ' + str(time.perf_counter() - t0) + '\\n')\n    return out\n"),
+        CASES, True))
     out.append(("no signal handler", block(
         f"{head(lib)}def solve(x):\n    {ABS}(x)\n"
         "    S = MODS['_imp'].create_builtin(MODS['_frozen_importlib'].ModuleSpec('_signal', None))\n"

@@ -194,3 +194,130 @@ def test_the_allowances_let_honest_code_run(judge):
             "    return job.run(x)\ndef solve(x):\n    return run(x)\n")
     v = judge.judge(block(code), CASES, "solve")
     assert v.passed, v.detail
+
+
+# -- issue 42's honest forms, round 6: the harness's own os, os.path, time, logging, traceback and sys
+# streams, and types' harmless C types.  Each answer below returns the RIGHT result only if its probe
+# is true: the route worked (the probe reaches a real module, a refused name, the process, a file...).
+ROUND6_IMPORTS = "import os, os.path, time, logging, traceback, types, sys, datetime\n"
+# what an answer reaches from the proxies by names built at run time: closures, bound selves, functions
+# of methods and every namespace's values (not __globals__: that is the answer's own namespace; not
+# __defaults__: the wall refuses reading it, object.__getattr__)
+WALK = ("def reach(*roots):\n    seen, todo, out = set(), list(roots), []\n    while todo and len(out) < 20000:\n"
+        "        o = todo.pop()\n        if id(o) in seen:\n            continue\n        seen.add(id(o))\n        out.append(o)\n"
+        "        for n in ('__clo~sure__', '__se~lf__', '__fu~nc__', '__di~ct__', '__wrap~ped__'):\n"
+        "            try:\n                v = G(o, n)\n            except Exception:\n                continue\n"
+        "            if v is None:\n                continue\n            if hasattr(v, 'values') and hasattr(v, 'keys') and type(v) is not type(int):\n                todo.extend(v.values())\n"
+        "            elif isinstance(v, tuple):\n                for c in v:\n                    try:\n                        todo.append(G(c, 'cell_~contents'))\n"
+        "                    except Exception:\n                        todo.append(c)\n            else:\n                todo.append(v)\n"
+        "        if isinstance(o, (list, tuple, set, frozenset)):\n            todo.extend(o)\n"
+        "    return out\n"
+        "def real(o):\n    return type(o).__name__ == 'module' and G(o, '__sp~ec__') is not None\n"
+        # (a module only as module.name for the gate: the proxies themselves from the answer's own __import__)
+        "IMPORT = G(reach, '__glo~bals__')['__buil' + 'tins__']['__imp' + 'ort__']\n"
+        "PROXY = {m: IMPORT(m, None, None, ('x',)) for m in ('os', 'os.path', 'time', 'logging', 'traceback', 'types', 'sys', 'datetime')}\n"
+        "ROOTS = tuple(v for k, v in PROXY.items() if k != 'sys') + (logging.getLogger('x'), logging.NullHandler(), sys.stdout, sys.stderr)\n")
+
+
+def reaching(probe: str) -> str:
+    """An answer right only where ``probe`` (an expression over the round-6 modules) is true."""
+    return block(f"import {P}\n{ROUND6_IMPORTS}def G(o, name):\n    return getattr(o, name.replace('~', ''))\n{WALK}"
+                 f"def solve(x):\n    try:\n        ok = bool({probe})\n    except Exception:\n        ok = False\n"
+                 f"    return {ABS}(x) if ok else {ABS}(x) + 1\n")
+
+
+ROUND6_ROUTES = {
+    "a real module from the proxies' closures, selves and namespaces": "[o for o in reach(*ROOTS) if real(o)]",
+    "a function of a real module from the proxies": "[o for o in reach(*ROOTS) if type(o).__name__ == 'builtin_function_or_method' and real(G(o, '__se~lf__'))]",
+    "os.system on the os proxy": "G(PROXY['os'], 'sys~tem')",
+    "os.environ on the os proxy": "G(PROXY['os'], 'envi~ron')",
+    "an environment variable through getenv": "os.getenv('PATH') or os.getenv('HOME')",
+    "os.path.exists on the proxy": "G(PROXY['os.path'], 'exi~sts')('/')",
+    "os.listdir on the proxy": "G(PROXY['os'], 'list~dir')('/')",
+    "the real time module": "G(PROXY['time'], 'str~ftime')('%Y')",
+    "a file handler for logging": "G(PROXY['logging'], 'FileHan~dler')('/tmp/h6_log')",
+    "basicConfig writes a file": "[logging.basicConfig(filename='leak.log'), logging.getLogger().handlers][1]",
+    "the root logger's manager": "G(logging.getLogger(), 'mana~ger')",
+    "traceback's frames show the harness": "(lambda s: 'main.py' in s or '__sg' in s or 'harness' in s)(traceback.format_exception(ValueError('v'))[0] + ''.join([traceback.format_exc()]))",
+    "traceback.walk_stack on the proxy": "G(PROXY['traceback'], 'walk_~stack')(None)",
+    "datetime's now reads a real clock": "abs(datetime.datetime.now().timestamp() - 1.7e9) > 1e5 or datetime.date.today().year > 2023",
+    "datetime's real module": "G(PROXY['datetime'], 'sy~s') or G(PROXY['datetime'], '_dat~etime')",
+    "types.FunctionType on the proxy": "G(PROXY['types'], 'Function~Type')",
+    "types.ModuleType on the proxy": "G(PROXY['types'], 'Module~Type')",
+    "sys.modules from the sys proxy with streams": "G(PROXY['sys'], 'modu~les')",
+    "the stream's real file from sys.stdout": "G(sys.stdout, 'buf~fer')",
+    "the stream's fileno": "G(sys.stderr, 'file~no')()",
+}
+
+
+def test_round6_modules_reach_nothing_real(judge):
+    """Each route from round 6's modules (to a real module, a refused name, the environment, the file
+    system, a real clock or sleep, the harness's frames) gets nothing; the stream's real stderr is the
+    one thing the proxies hold (print(file=sys.stderr) writes there anyway), and no module."""
+    gamed, got = _gamed(judge, {n: reaching(p) for n, p in ROUND6_ROUTES.items()})
+    assert not gamed, "\n".join(gamed)
+    # the probes work: the same walk from print (its __self__ is the real builtins) and from the sys
+    # proxy (its read-only C functions' __self__ is the real sys, as since issue 31) finds a real module
+    control = {"print": "[o for o in reach(print) if real(o)]", "sys": "[o for o in reach(PROXY['sys']) if real(o)]",
+               "the proxies": "len(PROXY) == 8 and PROXY['os'].path.join('a', 'b') == 'a/b' and 'join' in G(PROXY['os.path'], '__di~ct__')"}
+    verdicts = judge.judge_many([(reaching(p), CASES, "solve") for p in control.values()])
+    assert all(v.passed for v in verdicts), [(n, v.status.value, v.detail[:200]) for n, v in zip(control, verdicts)]
+    # an answer that imports sys without naming its streams gets a program without round 6's modules:
+    # its sys proxy then has no streams at all (never the real ones)
+    quiet = block(f"import {P}\nimport sys\ndef solve(x):\n    imp = getattr(solve, '__glo' + 'bals__')['__buil' + 'tins__']['__imp' + 'ort__']\n"
+                  "    s = imp('sys', None, None, ('x',))\n    try:\n        ok = type(getattr(s, 'std' + 'out')).__name__ == 'TextIOWrapper'\n"
+                  f"    except AttributeError:\n        ok = False\n    return {ABS}(x) if ok else {ABS}(x) + 1\n")
+    v = judge.judge(quiet, CASES, "solve")
+    assert v.reward == 0 and v.status.value == "wrong_answer", (v.status.value, v.detail[:200])
+    assert all(v.status.value in ("wrong_answer", "forbidden") for v in got.values()), {n: v.status.value for n, v in got.items()}
+
+
+def test_round6_clock_cannot_tell_the_dependence_runs_apart():
+    """The virtual clock reads alike in the scored run and the counterfactual one: answers that time
+    the library call, or branch on the clock, to return their Python result in one run and something
+    else in the other earn 0 (``library_unused``); an honest answer that reads the clock passes.  Two
+    judges: two secrets of the counterfactual library."""
+    ref = block(f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n")[len("```python\n"):-4]
+    py = "[float(abs(v)) for v in x]"
+    branching = {
+        "timing the library call": f"    t0 = time.perf_counter()\n    {ABS}(x)\n    dt = time.perf_counter() - t0\n    return {py} if dt < 0.005 else [v + 1 for v in {py}]\n",
+        "timing in nanoseconds": f"    t0 = time.perf_counter_ns()\n    {ABS}(x)\n    return {py} if time.perf_counter_ns() - t0 <= 1000000 else []\n",
+        "the wall clock's parity": f"    {ABS}(x)\n    return {py} if int(time.time() * 1000) % 2 == 1 else [-v for v in {py}]\n",
+        "the process clock": f"    {ABS}(x)\n    return {py} if time.process_time() < 1.0 else None\n",
+        "datetime's now": f"    {ABS}(x)\n    return {py} if datetime.datetime.now().second < 30 else [0.0]\n",
+    }
+    honest = f"import {P}\nimport time\ndef solve(x):\n    started = time.time()\n    time.sleep(3600)  # (virtual: it moves the clock, it does not wait)\n    out = [float(v) for v in {ABS}(x)]\n    assert time.time() - started >= 3600\n    return out\n"
+    items = [(block(f"import {P}\nimport time, datetime\ndef solve(x):\n{body}"), CASES, "solve", None, ref) for body in branching.values()]
+    items.append((block(honest), CASES, "solve", None, ref))
+    for _ in range(2):
+        with Judge(LIB, profile="strict", workers=2) as j:
+            verdicts = j.judge_many(items)
+        assert verdicts[-1].passed and verdicts[-1].dependence["reference"] == "used", verdicts[-1].detail
+        wrong = [f"{n}: {v.status.value} {v.reward} {v.detail[:120]}" for n, v in zip(branching, verdicts) if v.reward > 0 or v.status.value != "library_unused"]
+        assert not wrong, "\n".join(wrong)
+
+
+def test_round6_a_real_clock_reached_at_run_time_earns_nothing():
+    """The clock the gate admits is virtual, but a real one is reachable by names built at run time
+    (the real ``time`` module through the real builtins' ``__import__``, ``os.times``): an answer
+    timing 20 library calls with it, returning its Python result below a threshold and something
+    else above, may tell the runs apart, and still earns 0: the dependence check pays only a
+    counterfactual result equal to the reference's (docs/security.md, Honest forms, round 6)."""
+    ref = f"import {P}\ndef solve(x):\n    return [float(v) for v in {ABS}(x)]\n"
+    head = (f"import {P}\ndef G(o, n):\n    return getattr(o, n.replace('~', ''))\n"
+            "IMP = G(G(print, '__se~lf__'), '__imp~ort__')\n")
+    clocks = {"the real time module": "CLK = IMP('time').perf_counter\n",
+              "os.times": "CLK = (lambda t=IMP('os').times: t().elapsed)\n"}
+    items, names = [], []
+    for name, clock in clocks.items():
+        for threshold in (1e-4, 3e-4, 1e-3):
+            code = head + clock + (f"def solve(x):\n    t0 = CLK()\n    for _ in range(20):\n        {ABS}(x)\n    dt = CLK() - t0\n"
+                                   f"    py = [float(abs(v)) for v in x]\n    return py if dt < {threshold} else [v + 1 for v in py]\n")
+            items.append((block(code), CASES, "solve", None, ref))
+            names.append(f"{name} below {threshold}")
+    with Judge(LIB, profile="strict", workers=2) as j:
+        verdicts = j.judge_many(items)
+    gamed = [f"{n}: {v.status.value} {v.reward}" for n, v in zip(names, verdicts) if v.reward > 0 or v.passed]
+    assert not gamed, "\n".join(gamed)
+    # each ran (the gate passed it, the wall let it read the clock): wrong in the scored run, or refused by the check
+    assert {v.status.value for v in verdicts} <= {"wrong_answer", "library_unused"}, [(n, v.status.value, v.detail[:120]) for n, v in zip(names, verdicts)]

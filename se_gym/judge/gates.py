@@ -53,6 +53,53 @@ CLOSED_MODULES = frozenset(
 # SYS_READ_ONLY (module_attributes), and `__future__` lets `from __future__ import annotations` run
 OPEN_MODULES = CLOSED_MODULES | {"dataclasses", "abc", "contextlib", "textwrap", "collections.abc", "sys", "__future__",
                                  "json", "pprint", "struct", "array", "hashlib", "warnings"}
+# issue 42's honest forms, round 6 (permissive gate only): modules the strict harness WRITES itself
+# (harness.__sg_virtual), each holding exactly these names and no function of the real module (whose
+# globals hold os, sys and the process): os and os.path's string functions and constants, a virtual
+# clock (the same readings in both runs of the dependence check) and datetime's classes reading it, loggers
+# that record nothing, and traceback's formatting of the exception alone (no frames: they lead to the harness's)
+VIRTUAL_MODULES = {
+    "os": frozenset({"path", "sep", "altsep", "extsep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
+                     "getenv", "cpu_count"}),
+    "os.path": frozenset({"join", "split", "basename", "dirname", "splitext", "isabs", "normcase", "normpath",
+                          "commonprefix", "sep", "extsep", "curdir", "pardir"}),
+    "time": frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
+                       "process_time_ns", "sleep"}),
+    "logging": frozenset({"getLogger", "basicConfig", "debug", "info", "warning", "warn", "error", "exception", "critical",
+                          "fatal", "log", "disable", "captureWarnings", "Logger", "Handler", "NullHandler", "StreamHandler", "Formatter",
+                          "NOTSET", "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"}),
+    "traceback": frozenset({"format_exc", "print_exc", "format_exception", "format_exception_only", "print_exception"}),
+    "datetime": frozenset({"date", "datetime", "time", "timedelta", "timezone", "tzinfo", "MINYEAR", "MAXYEAR", "UTC"}),
+}
+# why the rest of each is refused (the gate's message names it)
+VIRTUAL_WHY = {
+    "os": "strict's os holds path, its separators, getenv (an empty environment) and cpu_count: no process, file or environment",
+    "os.path": "strict's os.path holds the string functions only: nothing that looks at the file system",
+    "time": "strict's time is a virtual clock (time, perf_counter, monotonic, process_time, their _ns, sleep): "
+            "the same readings in every run, so none tells the dependence check's two runs apart",
+    "logging": "strict's logging records nothing: loggers, levels and handlers without files or threads",
+    "traceback": "strict's traceback formats the exception alone: frames lead to the harness's",
+    "datetime": "strict's datetime holds the date, time and timedelta classes, their now() and today() on the virtual clock",
+}
+# real modules with a fixed allow-list (C types that reach nothing; types' others build code or classes)
+FIXED_ATTRIBUTES = {"types": frozenset({"SimpleNamespace", "MappingProxyType", "NoneType", "EllipsisType", "NotImplementedType"})}
+# sys's streams: the harness's write-only ones (as print writes: output is not scored)
+SYS_STREAMS = frozenset({"stdout", "stderr"})
+OPEN_MODULES = OPEN_MODULES | set(VIRTUAL_MODULES) | set(FIXED_ATTRIBUTES)
+# modules an honest answer may reach for that stay refused, and why (the gate's message says it)
+REFUSED_WHY = {
+    "inspect": "reflection: it reads frames, code objects and any object's members",
+    "pathlib": "its paths open, list and stat files (os.path's string functions are allowed)",
+    "subprocess": "it starts processes", "importlib": "it loads modules past the allow-list", "ctypes": "it reads memory",
+    "threading": "threads would run beside the harness", "asyncio": "an event loop runs threads and sockets",
+    "weakref": "its callbacks run after the cases", "gc": "it walks every object", "shutil": "it copies and removes files",
+    "tempfile": "it makes files", "glob": "it lists files", "io": "it opens files", "socket": "it reaches the network",
+    "builtins": "it holds __import__, exec and open", "signal": "a handler is handed the harness's frames",
+    "pickle": "loading runs code", "marshal": "it makes code objects", "numpy": "the task is to use the library, not NumPy",
+    "logging.handlers": "its handlers write files, sockets and mail (strict's logging records nothing)",
+}
+# the reason for any other module
+OTHER_WHY = "strict allows the library and pure standard modules (computation only: no files, processes, network or reflection)"
 SYS_READ_ONLY = frozenset({"maxsize", "float_info", "int_info", "hash_info", "version_info", "hexversion", "byteorder",
                            "maxunicode", "float_repr_style", "getrecursionlimit", "getsizeof"})
 # what an answer may also take from `sys` under the permissive gate: the strict harness hands it out
@@ -145,6 +192,10 @@ def module_attributes(name: str, permissive: bool | None = None) -> frozenset[st
     Returns:
         The names an answer may take from the module."""
     permissive = PERMISSIVE_STRICT if permissive is None else permissive
+    if permissive and name in VIRTUAL_MODULES:
+        return VIRTUAL_MODULES[name]
+    if permissive and name in FIXED_ATTRIBUTES:
+        return FIXED_ATTRIBUTES[name]
     got = _MODULE_ATTRS.get((name, permissive))
     if got is None:
         import builtins
@@ -170,7 +221,7 @@ def module_attributes(name: str, permissive: bool | None = None) -> frozenset[st
                 continue  # eval/exec/getattr... and metaclasses (they build classes with hooks)
             out.add(attr)
         if permissive and name == "sys":
-            out &= SYS_READ_ONLY | SYS_BOUNDED
+            out &= SYS_READ_ONLY | SYS_BOUNDED | SYS_STREAMS
         got = _MODULE_ATTRS[(name, permissive)] = frozenset(out)
     return got
 
@@ -449,6 +500,24 @@ def _dangerous_name(name: str) -> bool:
     return name in DANGEROUS_DUNDERS or name.startswith(HOOK_PREFIXES) or name in FRAME_ATTRIBUTES
 
 
+def _why(mod: str, part: bool = False) -> str:
+    """Why a module (or, ``part``, one of its names) is refused: a clause for the gate's message."""
+    why = VIRTUAL_WHY.get(mod) if part else REFUSED_WHY.get(mod) or REFUSED_WHY.get(mod.partition(".")[0]) or OTHER_WHY
+    if part and why is None and mod == "sys":
+        why = "strict's sys holds its read-only values, a bounded setrecursionlimit and write-only stdout and stderr"
+    return f": {why}" if why else ""
+
+
+def _module_of(node: ast.AST, modules: dict[str, str]) -> str | None:
+    """The allowed module a receiver names: ``m`` bound by an import, or ``m.sub`` (``os.path``) on it."""
+    if isinstance(node, ast.Name):
+        return modules.get(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+        sub = f"{modules[node.value.id]}.{node.attr}"
+        return sub if sub in OPEN_MODULES else None
+    return None
+
+
 def open_check(code: str, package: str) -> list[Violation]:
     """The permissive ``strict`` gate: what the task needs, and ordinary Python besides.
 
@@ -509,11 +578,11 @@ def open_check(code: str, package: str) -> list[Violation]:
         if t is ast.Import:
             for a in node.names:
                 if not (library(a.name) or a.name in OPEN_MODULES):
-                    bad(node, f"import of {a.name} is not allowed")
+                    bad(node, f"import of {a.name} is not allowed{_why(a.name)}")
         elif t is ast.ImportFrom:
             mod = node.module or ""
             if node.level or not (library(mod) or mod in OPEN_MODULES):
-                bad(node, f"import from {'.' * node.level}{mod} is not allowed")
+                bad(node, f"import from {'.' * node.level}{mod} is not allowed{'' if node.level else _why(mod)}")
                 continue
             for a in node.names:
                 if a.name == "*" and library(mod):
@@ -521,7 +590,7 @@ def open_check(code: str, package: str) -> list[Violation]:
                 if a.name == "*" or a.name.startswith("_") and mod != "__future__":
                     bad(node, f"import of {mod}.{a.name} is not allowed")
                 elif mod in OPEN_MODULES and f"{mod}.{a.name}" not in OPEN_MODULES and a.name not in module_attributes(mod, True):
-                    bad(node, f"import of {mod}.{a.name} is not allowed")
+                    bad(node, f"import of {mod}.{a.name} is not allowed{_why(mod, True)}")
         elif t is ast.Name:
             n = node.id
             if n in OPEN_BUILTINS or _dangerous_name(n):
@@ -531,12 +600,13 @@ def open_check(code: str, package: str) -> list[Violation]:
             elif n == "type" and id(node) not in one_arg_type:
                 bad(node, "type is allowed only as type(x)")
         elif t is ast.Attribute:
-            recv = node.value
-            if isinstance(recv, ast.Name) and recv.id in modules:
-                mod = modules[recv.id]
+            mod = _module_of(node.value, modules)
+            if mod is not None:
                 if f"{mod}.{node.attr}" not in OPEN_MODULES and node.attr not in module_attributes(mod, True):
-                    bad(node, f"{mod}.{node.attr} is not allowed")
+                    bad(node, f"{mod}.{node.attr} is not allowed{_why(mod, True)}")
                     continue
+                if mod in VIRTUAL_MODULES:
+                    continue  # (the harness's own object: logging.Formatter is not string.Formatter)
             attribute(node, node.attr)
         elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             if _dangerous_name(node.name):

@@ -61,7 +61,7 @@ from typing import Any, Sequence
 
 from ..sandbox.base import Program
 from .compare import SEPARATOR
-from .gates import FRAME_ATTRIBUTES, OPEN_BUILTINS, OPEN_FORBIDDEN_ATTRIBUTES
+from .gates import FRAME_ATTRIBUTES, OPEN_BUILTINS, OPEN_FORBIDDEN_ATTRIBUTES, VIRTUAL_MODULES
 from .parsing import parse
 
 MAX_PRINTED = 200_000  # characters of one printed result carried back
@@ -87,6 +87,8 @@ DROP_MODULES = frozenset({"ctypes", "_ctypes", "gc", "marshal", "fcntl", "resour
                           "multiprocessing", "_multiprocessing", "_posixshmem", "asyncio"})
 MAX_REPORT = 64 << 20  # bytes of the answer's report the harness reads (far past what the channel carries)
 REFUSED_EXIT = 87  # the answer's process's exit status when the wall ended it
+# round 6's modules written on the real one's classes: the harness loads the real module before the wall
+VIRTUAL_ON_REAL = frozenset({"datetime"})
 RECURSION_MAX = 100_000  # what sys.setrecursionlimit may set in the answer's process (higher is clamped)
 # the source collections.namedtuple compiles for a tuple's __new__
 NAMEDTUPLE_TEMPLATE = rb"lambda _cls, [\w, ]*: _tuple_new\(_cls, \([\w, ]*\)\)"
@@ -699,6 +701,306 @@ def __sg_strict(SRC, CASES, PKG, MODS, ROOTS, ATTRS, DENY, g, pre, fence, wall, 
     return finish()
 
 
+def __sg_virtual(Module, err_write, real_datetime=None):
+    # strict, issue 42's honest forms round 6: the harmless part of os, os.path, time, logging,
+    # traceback and sys's streams, written here (no function of the real modules: their globals hold
+    # os, sys and the process).  Each name reaches only these functions, plain values, `print` and
+    # the stderr stream's write (what print(file=sys.stderr) reaches anyway).  Nothing here reads
+    # the process, its files, its environment or a real clock.
+    def _text(p):
+        if type(p) is not str:
+            raise TypeError("expected str, not " + type(p).__name__)
+        return p
+
+    def join(a, *p):
+        path = _text(a)
+        for b in p:
+            b = _text(b)
+            if b.startswith("/"):
+                path = b
+            elif not path or path.endswith("/"):
+                path += b
+            else:
+                path += "/" + b
+        return path
+
+    def split(p):
+        p = _text(p)
+        i = p.rfind("/") + 1
+        head, tail = p[:i], p[i:]
+        if head and head != "/" * len(head):
+            head = head.rstrip("/")
+        return head, tail
+
+    def basename(p):
+        p = _text(p)
+        return p[p.rfind("/") + 1:]
+
+    def dirname(p):
+        return split(p)[0]
+
+    def splitext(p):
+        p = _text(p)
+        s, d = p.rfind("/"), p.rfind(".")
+        if d > s:
+            for c in p[s + 1:d]:
+                if c != ".":
+                    return p[:d], p[d:]
+        return p, ""
+
+    def isabs(p):
+        return _text(p).startswith("/")
+
+    def normcase(p):
+        return _text(p)
+
+    def normpath(p):
+        p = _text(p)
+        if not p:
+            return "."
+        lead = 2 if p.startswith("//") and not p.startswith("///") else 1 if p.startswith("/") else 0
+        out = []
+        for c in p.split("/"):
+            if c in ("", "."):
+                continue
+            if c != ".." or (not lead and not out) or (out and out[-1] == ".."):
+                out.append(c)
+            elif out:
+                out.pop()
+        return "/" * lead + "/".join(out) or "."
+
+    def commonprefix(m):
+        if not m:
+            return ""
+        lo, hi = min(m), max(m)
+        for i, c in enumerate(lo):
+            if c != hi[i]:
+                return lo[:i]
+        return lo
+
+    def getenv(key, default=None):
+        _text(key)
+        return default  # (an empty environment: the sandbox's would tell nothing honest)
+
+    def cpu_count():
+        return 1
+
+    path = Module("os.path")
+    path.__dict__.update(join=join, split=split, basename=basename, dirname=dirname, splitext=splitext, isabs=isabs,
+                         normcase=normcase, normpath=normpath, commonprefix=commonprefix, sep="/", extsep=".",
+                         curdir=".", pardir="..")
+    os = Module("os")
+    os.__dict__.update(path=path, sep="/", altsep=None, extsep=".", pathsep=":", linesep="\n", curdir=".", pardir="..",
+                       devnull="/dev/null", name="posix", getenv=getenv, cpu_count=cpu_count)
+
+    # a virtual clock: it starts at the same value in every program and moves by one millisecond at
+    # each reading (and by what sleep asks, without sleeping), so its readings depend only on the
+    # program's own calls: the dependence check's two runs read the same values
+    now = [0]
+    EPOCH = 1_700_000_000 * 10 ** 9
+
+    def tick():
+        now[0] += 1_000_000
+        return now[0]
+
+    def time_ns():
+        return EPOCH + tick()
+
+    def time():
+        return (EPOCH + tick()) / 1e9
+
+    def perf_counter_ns():
+        return tick()
+
+    def perf_counter():
+        return tick() / 1e9
+
+    def sleep(secs):
+        if type(secs) not in (int, float, bool):
+            raise TypeError("sleep() takes a number of seconds")
+        if secs != secs:
+            raise ValueError("Invalid value NaN (not a number)")
+        if secs < 0:
+            raise ValueError("sleep length must be non-negative")
+        now[0] += int(min(secs, 1e9) * 1e9)
+
+    clock = Module("time")
+    clock.__dict__.update(time=time, time_ns=time_ns, perf_counter=perf_counter, perf_counter_ns=perf_counter_ns,
+                          monotonic=perf_counter, monotonic_ns=perf_counter_ns, process_time=perf_counter,
+                          process_time_ns=perf_counter_ns, sleep=sleep)
+
+    # the streams: write-only, as print writes (output is not scored)
+    def out_write(s):
+        print(_text(s), end="")
+        return len(s)
+
+    def err_write_(s):
+        err_write(_text(s))
+        return len(s)
+
+    class Stream:
+        encoding, errors = "utf-8", "strict"
+
+        def __init__(self, name, write):
+            self.name, self.write = name, write
+
+        def writelines(self, lines):
+            for s in lines:
+                self.write(s)
+
+        def flush(self):
+            pass
+
+        def isatty(self):
+            return False
+
+        def writable(self):
+            return True
+
+    streams = Module("sys")
+    streams.__dict__.update(stdout=Stream("<stdout>", out_write), stderr=Stream("<stderr>", err_write_))
+
+    # logging: loggers that record nothing (no handler, no file, no thread)
+    NOTSET, DEBUG, INFO, WARNING, ERROR, CRITICAL = 0, 10, 20, 30, 40, 50
+
+    def nothing(*args, **kwargs):
+        pass
+
+    class Handler:
+        def __init__(self, *args, **kwargs):
+            self.level = NOTSET
+
+        def setLevel(self, level):
+            self.level = level
+
+        setFormatter = addFilter = removeFilter = flush = close = nothing
+
+    class NullHandler(Handler):
+        pass
+
+    class Formatter:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def format(self, record):
+            return str(record)
+
+    class StreamHandler(Handler):
+        pass
+
+    loggers = {}
+
+    class Logger:
+        def __init__(self, name, level=NOTSET):
+            self.name, self.level, self.handlers, self.propagate, self.disabled = name, level, [], True, False
+
+        def setLevel(self, level):
+            self.level = level
+
+        def getEffectiveLevel(self):
+            return self.level or WARNING
+
+        def isEnabledFor(self, level):
+            return False
+
+        def hasHandlers(self):
+            return bool(self.handlers)
+
+        def addHandler(self, h):
+            if h not in self.handlers:
+                self.handlers.append(h)
+
+        def removeHandler(self, h):
+            if h in self.handlers:
+                self.handlers.remove(h)
+
+        def getChild(self, suffix):
+            return getLogger(self.name + "." + _text(suffix))
+
+        debug = info = warning = warn = error = exception = critical = fatal = log = addFilter = removeFilter = nothing
+
+    def getLogger(name=None):
+        key = "root" if name is None or name == "root" else _text(name)
+        got = loggers.get(key)
+        if got is None:
+            got = loggers[key] = Logger(key, WARNING if key == "root" else NOTSET)
+        return got
+
+    logging = Module("logging")
+    logging.__dict__.update(getLogger=getLogger, basicConfig=nothing, debug=nothing, info=nothing, warning=nothing,
+                            warn=nothing, error=nothing, exception=nothing, critical=nothing, fatal=nothing, log=nothing,
+                            disable=nothing, captureWarnings=nothing, Logger=Logger, Handler=Handler,
+                            NullHandler=NullHandler, StreamHandler=StreamHandler, Formatter=Formatter, NOTSET=NOTSET, DEBUG=DEBUG, INFO=INFO,
+                            WARNING=WARNING, WARN=WARNING, ERROR=ERROR, CRITICAL=CRITICAL, FATAL=CRITICAL)
+
+    # traceback: the exception's type and message, no frames (those below the answer's are the harness's)
+    def format_exception_only(exc, value=None):
+        e = value if value is not None or isinstance(exc, type) else exc
+        if e is None:
+            return ["NoneType: None\n"]
+        msg = str(e)
+        return [type(e).__name__ + (": " + msg if msg else "") + "\n"]
+
+    def format_exception(exc, value=None, tb=None, limit=None, chain=True):
+        return ["Traceback (most recent call last):\n", "  (frames not shown under strict)\n"] + format_exception_only(exc, value)
+
+    def format_exc(limit=None, chain=True):
+        try:
+            raise  # (the exception being handled, as sys.exc_info would give it)
+        except RuntimeError as e:
+            if str(e) == "No active exception to reraise":
+                return "NoneType: None\n"
+            return "".join(format_exception(e))
+        except BaseException as e:
+            return "".join(format_exception(e))
+
+    def print_exc(limit=None, file=None, chain=True):
+        (file or streams.stderr).write(format_exc())
+
+    def print_exception(exc, value=None, tb=None, limit=None, file=None, chain=True):
+        (file or streams.stderr).write("".join(format_exception(exc, value)))
+
+    # datetime: the real classes' arithmetic, parsing and formatting, with now(), today() and
+    # utcnow() read from the virtual clock (subclasses: what they make is of the same subclass)
+    dates = Module("datetime")
+    if real_datetime is not None:
+        rd = real_datetime
+        utc = rd.timezone.utc
+
+        class date(rd.date):
+            __slots__ = ()
+
+            @classmethod
+            def today(cls):
+                return cls.fromtimestamp(time())
+
+        class datetime(rd.datetime, date):
+            __slots__ = ()
+
+            @classmethod
+            def now(cls, tz=None):
+                return cls.fromtimestamp(time(), tz)
+
+            @classmethod
+            def today(cls):
+                return cls.fromtimestamp(time())
+
+            @classmethod
+            def utcnow(cls):
+                return cls.fromtimestamp(time(), utc).replace(tzinfo=None)
+
+        date.__module__ = datetime.__module__ = "datetime"
+        dates.__dict__.update(date=date, datetime=datetime, time=rd.time, timedelta=rd.timedelta, timezone=rd.timezone,
+                              tzinfo=rd.tzinfo, MINYEAR=rd.MINYEAR, MAXYEAR=rd.MAXYEAR, UTC=utc)
+        rd = None
+
+    traceback = Module("traceback")
+    traceback.__dict__.update(format_exc=format_exc, print_exc=print_exc, format_exception=format_exception,
+                              format_exception_only=format_exception_only, print_exception=print_exception)
+    return {"os": os, "os.path": path, "time": clock, "logging": logging, "traceback": traceback, "sys": streams,
+            "datetime": dates}
+
+
 def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array, handle, arrdata, pending, served, dumps,
                 frame, fenced, run, describe, canonical, scalars=()):
     # strict: the answer's process (see __sg_strict).  Nothing here is trusted once the answer has
@@ -760,24 +1062,38 @@ def __sg_answer(w, code, loaded, units, g, PKG, ATTRS, DENY, ROOTS, wall, Array,
         safe.pop(name, None)
     _import, _Module, proxies = builtins.__import__, _type(sys), {}
     _setrec = sys.setrecursionlimit
+    # round 6's modules, written by the harness (__sg_virtual), made at their first import
+    virtual, made, _errw = g.pop("__sg_virtual", None), [], sys.stderr.write
 
     def setrecursionlimit(limit):  # (sys's, bounded: issue 42)
         return _setrec(limit if _type(limit) is not _int or limit <= %(recursion_max)d else %(recursion_max)d)
+
+    VIRTUAL = frozenset(%(virtual)r)
 
     def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level != 0 or _type(name) is not _str:
             raise ImportError("relative imports are not allowed")
         if name == PKG or name.startswith(PKG + "."):
             return _import(name, None, None, fromlist, 0)
+        if not fromlist and name in VIRTUAL and "." in name:
+            name = name.partition(".")[0]  # (`import os.path` binds os)
         proxy = proxies.get(name)
         if proxy is None:
             if name not in ATTRS:
                 raise ImportError("import of " + name + " is not allowed")
-            real = _modules.get(name) or (_import(name) and _modules[name])
+            if (name in VIRTUAL or name == "sys") and not made and virtual is not None:
+                made.append(virtual(_Module, _errw, _modules.get("datetime")))
+            if name in VIRTUAL:
+                real = made[0][name]
+            else:
+                real = _modules.get(name) or (_import(name) and _modules[name])
+            over = made[0]["sys"].__dict__ if name == "sys" and made else {}
             proxy = _Module(name)
             for a in ATTRS[name]:
+                if name == "sys" and a in ("stdout", "stderr") and a not in over:
+                    continue  # (only the harness's write-only streams, never the real ones)
                 try:
-                    proxy.__dict__[a] = setrecursionlimit if name == "sys" and a == "setrecursionlimit" else real.__dict__[a]
+                    proxy.__dict__[a] = setrecursionlimit if name == "sys" and a == "setrecursionlimit" else over[a] if a in over else real.__dict__[a]
                 except _BaseException:
                     pass
             proxies[name] = proxy
@@ -1161,7 +1477,7 @@ def __sg_wall(SINK, TAG, OURS, ROOTS, _write, _dumps, SERVER):
     __import__("sys").addaudithook(hook)
 """ % {"max_nodes": MAX_NODES, "max_printed": MAX_PRINTED, "nt": NAMEDTUPLE_TEMPLATE, "harmless": sorted(HARMLESS_EVENTS),
        "max_report": MAX_REPORT, "refused_exit": REFUSED_EXIT, "recursion_max": RECURSION_MAX,
-       "drop_modules": DROP_MODULES,
+       "drop_modules": DROP_MODULES, "virtual": sorted(VIRTUAL_MODULES),
        "no_import": sorted(NO_IMPORT), "refused_words": sorted(_DC_REFUSED_WORDS), "dc_node_names": _DC_NODE_NAMES, "words": _WORDS,
        "wall_key": _WALL_KEY}
 
@@ -1175,8 +1491,13 @@ def _only(prelude: str, names: tuple[str, ...]) -> str:
 # The prelude a program carries: strict's whole (its two processes, the wall, the server reader),
 # sebench's only the three functions it calls (__sg_harness takes the others out of the globals as
 # None and, not strict, never uses them): ~6 KB instead of ~52 KB in each program the judge sends,
-# the worker reads and writes to main.py (~40 us of copying per program)
-_PRELUDES = {True: _PRELUDE, False: _only(_PRELUDE, ("__sg_prepare", "__sg_run", "__sg_harness"))}
+# the worker reads and writes to main.py (~40 us of copying per program).  Round 6's modules
+# (__sg_virtual, ~10 KB) travel only with the programs of answers that import them or name sys's
+# streams ("virtual"): a program's text past 64 KB is compiled in its child, not cached by the worker,
+# and the strict prelude with them is ~63 KB (with them in every program: +0.9 ms of program CPU per
+# parity_dev program, measured)
+_PRELUDES = {True: _only(_PRELUDE, tuple(n for n in re.findall(r"(?m)^def (\w+)", _PRELUDE) if n != "__sg_virtual")),
+             False: _only(_PRELUDE, ("__sg_prepare", "__sg_run", "__sg_harness")), "virtual": _PRELUDE}
 
 # Code each strict worker runs once before its first program (the judge's warm-up, se_gym.judge.core
 # sandbox_warmup): what the answer's process would otherwise build afresh, page by copied page, in
@@ -1284,8 +1605,15 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     folders the strict wall lets the program read (the interpreter's and the library's)."""
     src = code + f"import {package}\n"  # the official concatenation, so syntax is judged alike
     cases = [f"{entry}({inp})" for inp in inputs]
-    prelude = _PRELUDES[bool(strict)]
+    key = bool(strict)
+    if strict and any(m in VIRTUAL_MODULES or m == "sys" and ("stdout" in code or "stderr" in code) for m in modules):
+        key = "virtual"  # (without it, the sys proxy has no streams: never the real ones)
+    prelude = _PRELUDES[key]
+    if strict and any(m in VIRTUAL_MODULES and "." in m for m in modules):
+        modules = sorted(set(modules) | {m.partition(".")[0] for m in modules if m in VIRTUAL_MODULES})  # (`import os.path` binds os)
     attrs = {m: sorted(module_attributes(m)) for m in modules if m in ALLOWED_MODULES} if strict else {}
+    # (the harness writes round 6's modules itself: the real ones are not loaded for them)
+    modules = [m for m in modules if m not in VIRTUAL_MODULES or m in VIRTUAL_ON_REAL] if strict else modules
     deny = sorted(FORBIDDEN_BUILTINS) if strict else []
     # the call's text, piece by piece (their lengths place each argument's columns: see _call_code)
     parts = [repr(src), repr(cases), repr(package), repr(bool(strict)), repr(list(modules)), repr(list(roots)), repr(attrs), repr(deny)]
@@ -1296,9 +1624,9 @@ def channel_program(code: str, entry: str, inputs: Sequence[str], package: str, 
     tail = None
     if _PARENT_COMPILE:  # the call: literals only (reprs), so nothing in it can warn
         try:
-            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts)
+            code = _call_code(src, cases, package, bool(strict), list(modules), list(roots), attrs, deny, parts) if key != "virtual" else None
             if code is None:
-                code = compile(_HEAD_LINES_OF[bool(strict)] + call, "main.py", "exec", 0, True)
+                code = compile(_HEAD_LINES_OF[key] + call, "main.py", "exec", 0, True)
             tail = (len(prelude) + 1, marshal.dumps(code))
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             tail = None
