@@ -416,6 +416,15 @@ class Array:
     def __reduce__(self):
         raise TypeError(f"cannot pickle '{ARRAY_NAME}' object")
 
+    # copy.copy and copy.deepcopy make a copy on the server, as they do of a NumPy array (they would
+    # otherwise go through __reduce__, which refuses: an honest answer that copies an array failed
+    # under strict and passed under sebench)
+    def __copy__(self):
+        return self._op("copy")
+
+    def __deepcopy__(self, memo):
+        return self._op("copy")
+
     def __dir__(self):
         return ["shape", "dtype", "size", "ndim", "T"]
 

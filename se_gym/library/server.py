@@ -1397,7 +1397,7 @@ class Server:
                 return False
         if op == "dtinfo" and n == 2 and args[1] in ("kind", "itemsize"):
             return getattr(np.dtype(str(args[0])), args[1])
-        if not n or op not in ("attr", "repr", "str", "len", "iter", "get", "set", "op", "list", "show"):
+        if not n or op not in ("attr", "repr", "str", "len", "iter", "get", "set", "op", "list", "show", "copy"):
             raise Refused(f"unknown request {op!r}")
         a = self.array(args[0])
         if op == "attr" and n == 2 and args[1] in _ATTRS:
@@ -1424,6 +1424,11 @@ class Server:
                 self.cf.mark(got, True)
             return self.encode(got)
         if n == 1:
+            if op == "copy":  # (copy.copy / copy.deepcopy of an array, as NumPy's own: its data copied)
+                got = a.copy()
+                if self.cf is not None and id(a) in self.cf.derived:
+                    self.cf.mark(got, True)
+                return self.encode(got)
             if op == "repr":
                 return f"{ARRAY_NAME}({a.tolist()!r})"
             if op == "str":
