@@ -462,7 +462,7 @@ class Judge:
                     p.verdict = self._finish_contained(p, r)
                 self._check_dependence(todo)
                 return [p.verdict for p in pending]  # type: ignore[misc]
-            if self.dependence and len(todo) < getattr(getattr(submit, "__self__", None), "workers", 1):
+            if self.dependence and len(todo) < getattr(self._sandbox, "workers", 1):
                 # a batch that leaves workers idle (an env's step): the reference's record run, which
                 # the check makes first if the answer passes, runs beside the answer's own run
                 for p in todo:

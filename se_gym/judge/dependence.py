@@ -167,11 +167,15 @@ def _prepare_reference(judge: Any, p: Any) -> Any:
     return judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
 
 
-def _record_mode(judge: Any) -> dict:
+def _mode_arguments(judge: Any) -> dict:
     # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the digests,
     # as before issue 42's round 3; only benchmarks/judge_throughput.py sets it, to measure their
     # cost; record and counterfactual modes agree)
-    return {"record": True, **({} if getattr(judge, "_dependence_arguments", True) else {"arguments": False})}
+    return {} if getattr(judge, "_dependence_arguments", True) else {"arguments": False}
+
+
+def _record_mode(judge: Any) -> dict:
+    return {"record": True, **_mode_arguments(judge)}
 
 
 def record_ahead(judge: Any, p: Any, submit: Callable[[Any], Any]) -> None:
@@ -292,7 +296,7 @@ class DependenceCheck:
         secret = self.secret
         if world in REDRAWS:
             secret = hashlib.blake2b(f"{self.secret}/{world}".encode(), digest_size=32).hexdigest()
-        mode = {"cf": secret, "keys": keys, **self._arguments()}
+        mode = {"cf": secret, "keys": keys, **_mode_arguments(self.judge)}
         if fed is True:
             mode["fed_record"] = True
         elif isinstance(fed, dict):
@@ -302,9 +306,6 @@ class DependenceCheck:
     def _answer_fed(self, ref: Any, world: str) -> Any:
         # (no usable reference: every computation perturbed, fed ones by their value as before)
         return ref.fed.get(world, {}) if ref is not None and ref.ok else None
-
-    def _arguments(self) -> dict:
-        return {k: v for k, v in _record_mode(self.judge).items() if k != "record"}
 
     def _weak_world(self, r: _Reference) -> dict:
         """The keys of world ``~`` for reference ``r``: its queries and conversions, where it also
