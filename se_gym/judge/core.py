@@ -195,6 +195,8 @@ class Judge:
         self._references_ahead: OrderedDict = OrderedDict()  # dependence: references prepared during their answers' runs
         self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
         self._warned_no_reference = False
+        self._warned_no_check = False
+        self._warned_reference_fails = False
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
@@ -535,6 +537,10 @@ class Judge:
         if why:
             if self._dependence_asked:
                 raise JudgeError(f"dependence=True: {why}")
+            if not self._warned_no_check:
+                self._warned_no_check = True
+                log.warning("strict: the library dependence check does not run (%s): an answer that names the library and "
+                            "computes in Python keeps its reward (pass dependence=True to make this an error)", why)
             for p in todo:
                 p.verdict = replace(p.verdict, extra={**p.verdict.extra, "dependence": {"ran": False, "why": why}})
                 p.program, p.code, p.cases, p.expected = "", None, (), []
@@ -544,6 +550,13 @@ class Judge:
             log.warning("judging without reference solutions: the library dependence check only asks that some result "
                         "change with the library's (pass each task's library_solution as the item's fifth element)")
         return dependence.DependenceCheck(self, todo)
+
+    def _warn_reference_fails(self, why: str) -> None:
+        """Once per judge: a reference failed its own tests, and its task is judged by the weaker rule."""
+        if not self._warned_reference_fails:
+            self._warned_reference_fails = True
+            log.warning("a task's reference solution fails its own tests (%s): its answers get the library dependence "
+                        "check's weaker rule (some result must change with the library's)", why[:200])
 
     def _check_dependence(self, todo: list[_Pending]) -> None:
         check = self._dependence_check(todo)
