@@ -85,3 +85,33 @@ def honest_forms(reference: str) -> list[tuple[str, str]]:
         ("functools.partial", "import functools\n" + body + "\n\n" + head + f"    return functools.partial(_ref)({args})\n"),
         ("a local", body + "\n\n" + head + f"    out = _ref({args})\n    return out\n"),
     ]
+
+# ``partial``: official single_test_dev tasks whose translated reference fails some of its cases (the
+# official library cannot run it there) but passes others: until round 8 the reference was dropped
+# and every answer to the task got the weaker rule, where an answer that tells the runs apart by a
+# constant sum (round 7's probes, Python's answer in the run it takes for scored) earned 1.0.  Now
+# the reference is used on the cases it passes.
+PARTIAL_TASKS = (22, 34, 70, 79, 80, 104, 126, 130, 147, 156, 196, 245, 250, 251, 252)
+# those whose reference passes none of its cases (or not the gates): judged by the weaker rule, with
+# a warning; the probes still earn there (docs/security.md "What is left")
+NO_CASE_TASKS = (68, 129, 140, 157, 205, 223, 254, 257)
+
+
+def official_probe_items(lib, task_ids):
+    """``[(task index, probe name, judge item)]``: round 7's probes on official single_test_dev tasks,
+    built from the task's reference (``_lib``) and parity_dev's plain-Python ground truth (``_py``)."""
+    from _gate_corpus import block
+    from _reward_redteam7_corpus import OFFICIAL_HOSTILE, official_answer, official_rows
+    from conftest import shared_path
+    from se_gym.tasks.sebench import load_sebench
+
+    rows = official_rows(shared_path("sebench", "parity_dev.jsonl"))
+    tasks = {int(t.id.rsplit("/", 1)[1]): t
+             for t in load_sebench("single_test", shared_path("sebench", "single_test_dev.jsonl"), library=lib)}
+    out = []
+    for i in task_ids:
+        t = tasks[i]
+        for name, cls, body in OFFICIAL_HOSTILE:
+            if cls == "probe":
+                out.append((i, name, t.judge_item(block(official_answer(lib, t.library_solution, rows[i]["c_right_code"], body)))))
+    return out

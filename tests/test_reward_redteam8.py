@@ -248,3 +248,28 @@ def test_honest_forms_pass_trl_reward_and_se_gym_judge_rows(suite, tmp_path):
     assert main(["judge", "--input", str(tmp_path / "r.jsonl"), "--out", str(out), "--library", "seed:0",
                  "--profile", "strict", "--quiet"]) == 0
     assert {json.loads(line)["judge"]["status"] for line in out.read_text().splitlines()} == {"passed"}
+
+
+# -- official tasks whose reference fails some of its cases ----------------------------------------
+@pytest.fixture(scope="module")
+def official_lib():
+    from conftest import shared_path
+    from se_gym.library import official
+
+    return official(shared_path("sebench", "api_doc.jsonl"))
+
+
+@pytest.mark.parametrize("reward", ["binary", "fraction"])
+def test_a_reference_failing_some_cases_is_used_on_the_others(official_lib, reward):
+    from _reward_redteam8_corpus import PARTIAL_TASKS, official_probe_items
+
+    items = official_probe_items(official_lib, PARTIAL_TASKS)
+    assert len({i for i, _, _ in items}) == len(PARTIAL_TASKS) >= 15
+    for secret in SECRETS[:2]:
+        with Judge(official_lib, profile="strict", workers=2, reward=reward) as j:
+            j._dependence_secret = secret
+            got = j.judge_many([it for *_, it in items])
+        earned = [(i, name, v.reward, v.dependence) for (i, name, _), v in zip(items, got) if v.reward > 0]
+        assert not earned, earned
+        assert all(v.dependence.get("reference_fails") for v in got if v.dependence and v.dependence.get("ran")), \
+            [v.dependence for v in got]

@@ -89,6 +89,9 @@ class _Reference:
     # world name -> the digest keys of its computations fed by a perturbation that its run in that
     # world perturbed (the server's "fed" report): an answer's fed computations are perturbed there only
     fed: dict = field(default_factory=dict)
+    # per case, whether the reference passes it (None: every case): a reference that fails some of
+    # its task's cases (a translation the library cannot run there) is used on the others
+    passes: tuple | None = None
 
 
 @dataclass
@@ -239,6 +242,7 @@ class DependenceCheck:
         if cached is not None:  # (its record, its program: prepared once, and its worlds' outcomes)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
+            ref.passes = cached[7]
             ref.worlds, ref.fed = worlds, fed
             return ref
         with self.judge._reference_lock:
@@ -274,14 +278,20 @@ class DependenceCheck:
             record = json.loads(result.library_report).get("record")
         except (ValueError, AttributeError):
             record = None
-        if got == "forbidden" or not verdict.passed or not isinstance(record, dict):
+        passes = tuple(bool(c.ok) for c in verdict.cases)
+        if got == "forbidden" or not any(passes) or len(passes) != n or not isinstance(record, dict) \
+                or verdict.status not in (Status.PASSED, Status.WRONG_ANSWER, Status.RUNTIME_ERROR):
             ref.ok, ref.why = False, f"the reference does not pass its own tests ({verdict.status.value}: {verdict.detail})"
             self.judge._warn_reference_fails(ref.why)
         else:
+            # (red-team round 8: a reference failing one case of eight made its task judged by the
+            # weaker rule, and an answer that told the runs apart by a constant sum earned 1.0 on 23
+            # of the 130 official single_test_dev tasks; now it is used on the cases it passes)
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
+            ref.passes = None if all(passes) else passes
         with self.judge._reference_lock:
             cache = self.judge._reference_records
-            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {})
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {}, ref.passes)
             while len(cache) > REFERENCE_CACHE:
                 cache.popitem(last=False)
 
@@ -439,7 +449,8 @@ class DependenceCheck:
         """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
         raised there shows nothing an answer could match but by raising too)."""
         out, tol = r.worlds.get(world), self._tol()
-        return isinstance(out, list) and any(a[0] == "v" and not same(a, b, *tol) for a, b in zip(out, r.values))
+        used = r.passes or (True,) * len(r.values)
+        return isinstance(out, list) and any(u and a[0] == "v" and not same(a, b, *tol) for a, b, u in zip(out, r.values, used))
 
     def _star(self, ref: _Reference | None) -> str:
         """The world that stands for "*" for ``ref``'s answers: "*", or where it changes none of the
@@ -504,8 +515,9 @@ class DependenceCheck:
             return False
         tol = self._tol()
         passed = [c.ok for c in it.pending.verdict.cases]
+        used = ref.passes or (True,) * len(passed)
         for c, (r, a1, r1) in enumerate(zip(ref.values, star, rstar)):
-            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
+            if passed[c] and used[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
                 return True
         return False
 
@@ -549,12 +561,15 @@ class DependenceCheck:
         rw, aw = ref.worlds.get("~"), it.worlds.get("~")
         # (a case depends on the library where the reference's result changes in "*", or in "~";
         # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
-        dependent = any(not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol)
+        used = ref.passes or (True,) * n  # (the cases the reference passes: it says nothing of the others)
+        dependent = any(used[c] and (not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol))
                         for c in range(n))
         valued = False
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")
+            elif not used[c]:
+                codes.append("unreferenced")  # (the reference fails this case: it demands nothing here)
             elif same(rstar[c], ref.values[c], *tol):
                 if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
                     # (its queries and conversions alone change it: a shape of atleast_3d's output)
@@ -589,6 +604,8 @@ class DependenceCheck:
         unproven = dependent and not valued
         ok = not any(code in ("unchanged", "differs") for code in codes) and not unproven
         info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        if ref.passes is not None:
+            info["reference_fails"] = [c for c in range(n) if not used[c]]
         if sw != "*":
             info["redrawn"] = sw
         if unproven:
