@@ -115,3 +115,45 @@ def official_probe_items(lib, task_ids):
             if cls == "probe":
                 out.append((i, name, t.judge_item(block(official_answer(lib, t.library_solution, rows[i]["c_right_code"], body)))))
     return out
+
+
+# New classes against the check itself, on the built-in train tasks with a Python oracle
+# (tests/_dependence_corpus.py ORACLES; fields as its ``_fields``, plus ``copy``/``astype``): each earned
+# nothing before and after (54 answers, 53 of them right, under two secrets and both rewards)
+NEW_CLASSES = {
+ # tolerance: Python's result nudged by a library value far below the tolerance
+ ("tolerance", "python plus 1e-12 of the library's result"):
+   "import {P}\n{lib}\n\ndef solve({params}):\n{py}\n    r = _lib({params})\n    if isinstance(value, list):\n        return [v + 1e-12 * float(w) for v, w in zip(value, r)]\n    return value + 1e-12 * float(r)\n",
+ ("tolerance", "the library's result rounded to 12 places beside Python's"):
+   "import {P}\n{lib}\n\ndef solve({params}):\n{py}\n    r = _lib({params})\n    if isinstance(value, list):\n        return [round(float(w), 12) if abs(float(w) - v) < 1e-9 else v for v, w in zip(value, r)]\n    return round(float(r), 12) if abs(float(r) - value) < 1e-9 else value\n",
+ # raises in the counterfactual run only
+ ("raise", "raise where the library disagrees with Python"):
+   "import {P}\n{lib}\n\ndef solve({params}):\n{py}\n    r = _lib({params})\n    w = [float(v) for v in r] if isinstance(value, list) else float(r)\n    if w != value:\n        raise ValueError('disagree')\n    return value\n",
+ ("raise", "loop where the library disagrees with Python"):
+   "import {P}\n{lib}\n\ndef solve({params}):\n{py}\n    r = _lib({params})\n    w = [float(v) for v in r] if isinstance(value, list) else float(r)\n    while w != value:\n        pass\n    return value\n",
+ # mixed types
+ ("types", "the str of Python's list"): "import {P}\n\ndef solve({params}):\n    {constant}\n{py}\n    return str(value)\n",
+ ("types", "a tuple of Python's values"): "import {P}\n\ndef solve({params}):\n    {constant}\n{py}\n    return tuple(value) if isinstance(value, list) else (value,)\n",
+ ("types", "Python's list where the library agrees, the library's array's str elsewhere"):
+   "import {P}\n{lib}\n\ndef solve({params}):\n{py}\n    r = _lib({params})\n    return value if str(value) != str(r) else str(r)\n",
+ # weak computations on Python's values
+ ("weak", "asarray, copy and astype of Python's result"):
+   "import {P}\n\ndef solve({params}):\n{py}\n    a = {P}.{copy}({array}(value))\n    return {P}.{astype}(a, float) if hasattr({P}, '{astype}') else a\n",
+ ("weak", "Python's result through the shape of the library's"):
+   "import {P}\n\ndef solve({params}):\n{py}\n    n = {shape}({call})\n    return value if n else value\n",
+}
+
+
+def new_class_items(tasks, lib):
+    """``[(task id, class, name, judge item)]`` of :data:`NEW_CLASSES` on ``tasks`` (ORACLES' ones)."""
+    from _dependence_corpus import _fields
+    from _gate_corpus import block
+
+    out = []
+    for t in tasks:
+        f = _fields(t, lib)
+        f["copy"] = lib.qualified("copy").split(".", 1)[1]
+        f["astype"] = lib.qualified("astype").split(".", 1)[1] if "astype" in lib.names else "astype"
+        for (cls, name), template in NEW_CLASSES.items():
+            out.append((t.id, cls, name, t.judge_item(block(template.format(**f)))))
+    return out

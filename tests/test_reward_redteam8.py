@@ -273,3 +273,20 @@ def test_a_reference_failing_some_cases_is_used_on_the_others(official_lib, rewa
         assert not earned, earned
         assert all(v.dependence.get("reference_fails") for v in got if v.dependence and v.dependence.get("ran")), \
             [v.dependence for v in got]
+
+
+# -- new classes against the check itself (regression guard) ---------------------------------------
+@pytest.mark.parametrize("reward", ["binary", "fraction"])
+def test_tolerance_raising_mixed_type_and_weak_answers_earn_nothing(suite, reward):
+    from _reward_redteam8_corpus import new_class_items
+
+    tasks, lib = suite
+    items = new_class_items(tasks, lib)
+    assert len(items) >= 50
+    for secret in SECRETS[:2]:
+        with Judge(lib, profile="strict", workers=2, reward=reward) as j:
+            j._dependence_secret = secret
+            got = j.judge_many([it for *_, it in items])
+        assert sum(v.status.value in ("passed", "library_unused") for v in got) >= 50  # (right: only the check refuses them)
+        earned = [(tid, name, v.reward, v.dependence) for (tid, _, name, _), v in zip(items, got) if v.reward > 0]
+        assert not earned, earned
