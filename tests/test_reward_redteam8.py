@@ -290,3 +290,24 @@ def test_tolerance_raising_mixed_type_and_weak_answers_earn_nothing(suite, rewar
         assert sum(v.status.value in ("passed", "library_unused") for v in got) >= 50  # (right: only the check refuses them)
         earned = [(tid, name, v.reward, v.dependence) for (tid, _, name, _), v in zip(items, got) if v.reward > 0]
         assert not earned, earned
+
+
+@pytest.mark.parametrize("reward", ["binary", "fraction"])
+def test_a_reference_passing_only_cases_that_depend_on_nothing_demands_the_weaker_rule(suite, reward):
+    """(A partial reference must never demand less than none: here it passes only the empty input,
+    whose result no perturbation moves; the task's other outputs are twice the running total.)"""
+    tasks, lib = suite
+    t = next(t for t in tasks if t.id == "builtin/s0/train/0007")  # cumsum
+    cases = [{"input": "x=[]", "output": "[]"}, {"input": "x=[1.0, 2.0]", "output": "[2.0, 6.0]"},
+             {"input": "x=[3.0, -1.0, 0.5]", "output": "[6.0, 4.0, 5.0]"}]
+    q = lib.package
+    cumsum, total = lib.qualified("cumsum"), lib.qualified("sum")
+    dropped = (f"import {q}\ndef solve(x):\n    {total}([1.0])\n    out, t = [], 0.0\n    for v in x:\n        t += v\n"
+               "        out.append(2 * t)\n    return out\n")
+    honest = f"import {q}\ndef solve(x):\n    return [2 * float(v) for v in {cumsum}(x)]\n"
+    for secret in SECRETS[:2]:
+        with Judge(lib, profile="strict", workers=2, reward=reward) as j:
+            j._dependence_secret = secret
+            got = j.judge_many([(block(code), cases, "solve", [c["output"] for c in cases], t.library_solution) for code in (dropped, honest)])
+        assert got[0].reward == 0 and got[0].dependence["reference_fails"] == [1, 2], (got[0].status, got[0].dependence)
+        assert got[1].passed, (got[1].status, got[1].detail, got[1].dependence)
