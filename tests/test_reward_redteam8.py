@@ -311,3 +311,17 @@ def test_a_reference_passing_only_cases_that_depend_on_nothing_demands_the_weake
             got = j.judge_many([(block(code), cases, "solve", [c["output"] for c in cases], t.library_solution) for code in (dropped, honest)])
         assert got[0].reward == 0 and got[0].dependence["reference_fails"] == [1, 2], (got[0].status, got[0].dependence)
         assert got[1].passed, (got[1].status, got[1].detail, got[1].dependence)
+
+
+def test_judge_one_answer_takes_the_reference(suite):
+    """``Judge.judge`` had no way to pass the reference: one answer judged through it always got the
+    weaker rule, where the library on a constant earns 1.0."""
+    tasks, lib = suite
+    t = tasks[0]
+    a = adapter_answers(t, lib)
+    with Judge(lib, profile="strict", workers=1) as j:
+        j._dependence_secret = SECRETS[0]
+        assert j.judge(a["unused"], t.test_cases, t.function_name).reward == 1.0  # (the weaker rule)
+        v = j.judge(a["unused"], t.test_cases, t.function_name, reference=t.library_solution)
+        assert v.status.value == "library_unused" and v.reward == 0 and v.dependence["reference"] == "used"
+        assert j.judge(a["reference"], t.test_cases, t.function_name, reference=t.library_solution).passed

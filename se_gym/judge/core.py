@@ -388,8 +388,13 @@ class Judge:
         self.close()
 
     # -- public API ---------------------------------------------------------------------------
-    def judge(self, response: str, test_cases: Iterable[Any], function_name: str | None = None) -> Verdict:
-        return self.judge_many([(response, test_cases, function_name)])[0]
+    def judge(self, response: str, test_cases: Iterable[Any], function_name: str | None = None,
+              reference: str | None = None) -> Verdict:
+        """One answer's verdict; ``reference``: the task's library solution (``Task.library_solution``),
+        for strict's library dependence check (without it, the check's weaker rule and a warning)."""
+        if reference is None:
+            return self.judge_many([(response, test_cases, function_name)])[0]
+        return self.judge_many([(response, test_cases, function_name, None, reference)])[0]
 
     def judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         """Judge many answers; every program runs in ONE sandbox batch (one retry batch for
@@ -548,7 +553,8 @@ class Judge:
         if not self._warned_no_reference and any(p.reference is None for p in todo):
             self._warned_no_reference = True
             log.warning("judging without reference solutions: the library dependence check only asks that some result "
-                        "change with the library's (pass each task's library_solution as the item's fifth element)")
+                        "change with the library's (pass each task's library_solution as the item's fifth element, "
+                        "or Judge.judge's reference=)")
         return dependence.DependenceCheck(self, todo)
 
     def _warn_reference_fails(self, why: str) -> None:
