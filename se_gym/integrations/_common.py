@@ -259,8 +259,9 @@ class BatchedJudge:
         futs = [self.batcher.submit(item) for item in items]
         return [f.result() for f in futs]
 
-    def judge(self, response, test_cases, function_name=None):
-        return self.judge_many([(response, test_cases, function_name)])[0]
+    def judge(self, response, test_cases, function_name=None, reference=None):
+        item = (response, test_cases, function_name) if reference is None else (response, test_cases, function_name, None, reference)
+        return self.judge_many([item])[0]
 
     async def judge_many_async(self, items):
         futs = [self.batcher.submit(item) for item in items]

@@ -195,6 +195,8 @@ class Judge:
         self._references_ahead: OrderedDict = OrderedDict()  # dependence: references prepared during their answers' runs
         self._reference_lock = threading.Lock()  # (judge_many may run on several threads at once)
         self._warned_no_reference = False
+        self._warned_no_check = False
+        self._warned_reference_fails = False
         self._limits = limits
         self._server_ok = True  # False: an http server not yet heard stating its library (strict asks again)
         self._start_lock = threading.Lock()
@@ -386,8 +388,13 @@ class Judge:
         self.close()
 
     # -- public API ---------------------------------------------------------------------------
-    def judge(self, response: str, test_cases: Iterable[Any], function_name: str | None = None) -> Verdict:
-        return self.judge_many([(response, test_cases, function_name)])[0]
+    def judge(self, response: str, test_cases: Iterable[Any], function_name: str | None = None,
+              reference: str | None = None) -> Verdict:
+        """One answer's verdict; ``reference``: the task's library solution (``Task.library_solution``),
+        for strict's library dependence check (without it, the check's weaker rule and a warning)."""
+        if reference is None:
+            return self.judge_many([(response, test_cases, function_name)])[0]
+        return self.judge_many([(response, test_cases, function_name, None, reference)])[0]
 
     def judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         """Judge many answers; every program runs in ONE sandbox batch (one retry batch for
@@ -535,6 +542,10 @@ class Judge:
         if why:
             if self._dependence_asked:
                 raise JudgeError(f"dependence=True: {why}")
+            if not self._warned_no_check:
+                self._warned_no_check = True
+                log.warning("strict: the library dependence check does not run (%s): an answer that names the library and "
+                            "computes in Python keeps its reward (pass dependence=True to make this an error)", why)
             for p in todo:
                 p.verdict = replace(p.verdict, extra={**p.verdict.extra, "dependence": {"ran": False, "why": why}})
                 p.program, p.code, p.cases, p.expected = "", None, (), []
@@ -542,8 +553,16 @@ class Judge:
         if not self._warned_no_reference and any(p.reference is None for p in todo):
             self._warned_no_reference = True
             log.warning("judging without reference solutions: the library dependence check only asks that some result "
-                        "change with the library's (pass each task's library_solution as the item's fifth element)")
+                        "change with the library's (pass each task's library_solution as the item's fifth element, "
+                        "or Judge.judge's reference=)")
         return dependence.DependenceCheck(self, todo)
+
+    def _warn_reference_fails(self, why: str) -> None:
+        """Once per judge: a reference failed its own tests, and its task is judged by the weaker rule."""
+        if not self._warned_reference_fails:
+            self._warned_reference_fails = True
+            log.warning("a task's reference solution fails its own tests (%s): its answers get the library dependence "
+                        "check's weaker rule (some result must change with the library's)", why[:200])
 
     def _check_dependence(self, todo: list[_Pending]) -> None:
         check = self._dependence_check(todo)

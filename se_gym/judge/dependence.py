@@ -51,6 +51,11 @@ REFERENCES_AHEAD = 64  # references prepared ahead of their check and not taken 
 # DependenceCheck._star)
 REDRAWS = ("*2", "*3", "*4")
 _INFRA = "infra"
+# a reference's record run stopped at a limit (its wall clock or memory: a loaded machine can do
+# that to a reference that passes): run once more, then infrastructure; never the weaker rule, and
+# never kept (red-team round 8: one such run made its task judged by the weaker rule for the judge's life)
+_LIMITED = "limited"
+_LIMITS = frozenset({Status.TIMEOUT, Status.MEMORY_LIMIT})
 
 
 def judge_secret(judge: Any) -> str:
@@ -84,6 +89,9 @@ class _Reference:
     # world name -> the digest keys of its computations fed by a perturbation that its run in that
     # world perturbed (the server's "fed" report): an answer's fed computations are perturbed there only
     fed: dict = field(default_factory=dict)
+    # per case, whether the reference passes it (None: every case): a reference that fails some of
+    # its task's cases (a translation the library cannot run there) is used on the others
+    passes: tuple | None = None
 
 
 @dataclass
@@ -234,6 +242,7 @@ class DependenceCheck:
         if cached is not None:  # (its record, its program: prepared once, and its worlds' outcomes)
             ref = _Reference(key, cached[4])
             ref.ok, ref.why, ref.values, ref.keys = cached[:4]
+            ref.passes = cached[7]
             ref.worlds, ref.fed = worlds, fed
             return ref
         with self.judge._reference_lock:
@@ -251,6 +260,8 @@ class DependenceCheck:
                 result = None
             if _is_result(result) and not _failed(result):
                 self._take_record(ref, result)
+                if ref.why == _LIMITED:
+                    ref.why = "not run"  # (step 1 runs it again)
         return ref
 
     def _take_record(self, ref: _Reference, result: Any) -> None:
@@ -260,17 +271,27 @@ class DependenceCheck:
             ref.why = _INFRA
             return
         verdict = self.judge._finish_contained(ref.pending, result)
+        if verdict.status in _LIMITS:
+            ref.why = _LIMITED
+            return
         try:
             record = json.loads(result.library_report).get("record")
         except (ValueError, AttributeError):
             record = None
-        if got == "forbidden" or not verdict.passed or not isinstance(record, dict):
+        passes = tuple(bool(c.ok) for c in verdict.cases)
+        if got == "forbidden" or not any(passes) or len(passes) != n or not isinstance(record, dict) \
+                or verdict.status not in (Status.PASSED, Status.WRONG_ANSWER, Status.RUNTIME_ERROR):
             ref.ok, ref.why = False, f"the reference does not pass its own tests ({verdict.status.value}: {verdict.detail})"
+            self.judge._warn_reference_fails(ref.why)
         else:
+            # (red-team round 8: a reference failing one case of eight made its task judged by the
+            # weaker rule, and an answer that told the runs apart by a constant sum earned 1.0 on 23
+            # of the 130 official single_test_dev tasks; now it is used on the cases it passes)
             ref.ok, ref.why, ref.values, ref.keys = True, "", got, record
+            ref.passes = None if all(passes) else passes
         with self.judge._reference_lock:
             cache = self.judge._reference_records
-            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {})
+            cache[ref.key] = (ref.ok, ref.why, ref.values, ref.keys, ref.pending, {}, {}, ref.passes)
             while len(cache) > REFERENCE_CACHE:
                 cache.popitem(last=False)
 
@@ -351,6 +372,13 @@ class DependenceCheck:
             results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
+            again = [r for r in todo if r.why == _LIMITED]
+            if again:
+                results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in again])
+                for r, res in zip(again, results):
+                    self._take_record(r, res)
+                    if r.why == _LIMITED:
+                        r.why = _INFRA
         # 2. world "*": every recorded computation perturbed (every computation, without a reference);
         # the references first: their runs say which fed computations the answers' may match
         jobs: list[tuple[Any, str, Any]] = []
@@ -421,7 +449,8 @@ class DependenceCheck:
         """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
         raised there shows nothing an answer could match but by raising too)."""
         out, tol = r.worlds.get(world), self._tol()
-        return isinstance(out, list) and any(a[0] == "v" and not same(a, b, *tol) for a, b in zip(out, r.values))
+        used = r.passes or (True,) * len(r.values)
+        return isinstance(out, list) and any(u and a[0] == "v" and not same(a, b, *tol) for a, b, u in zip(out, r.values, used))
 
     def _star(self, ref: _Reference | None) -> str:
         """The world that stands for "*" for ``ref``'s answers: "*", or where it changes none of the
@@ -486,8 +515,9 @@ class DependenceCheck:
             return False
         tol = self._tol()
         passed = [c.ok for c in it.pending.verdict.cases]
+        used = ref.passes or (True,) * len(passed)
         for c, (r, a1, r1) in enumerate(zip(ref.values, star, rstar)):
-            if passed[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
+            if passed[c] and used[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
                 return True
         return False
 
@@ -502,7 +532,7 @@ class DependenceCheck:
         sw = self._star(ref)
         star = it.worlds.get(sw)
         if ref is not None and ref.why == _INFRA:
-            return self._infra(v, "the reference's record run failed twice")
+            return self._infra(v, "the reference's record run failed twice (its sandbox, or a limit its tests pass within)")
         if ref is not None and ref.ok and not isinstance(ref.worlds.get("*"), list):
             return self._infra(v, "the reference's counterfactual run failed twice")
         if star == "forbidden":
@@ -531,12 +561,15 @@ class DependenceCheck:
         rw, aw = ref.worlds.get("~"), it.worlds.get("~")
         # (a case depends on the library where the reference's result changes in "*", or in "~";
         # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
-        dependent = any(not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol)
+        used = ref.passes or (True,) * n  # (the cases the reference passes: it says nothing of the others)
+        dependent = any(used[c] and (not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol))
                         for c in range(n))
         valued = False
         for c in range(n):
             if not passed[c]:
                 codes.append("failed")
+            elif not used[c]:
+                codes.append("unreferenced")  # (the reference fails this case: it demands nothing here)
             elif same(rstar[c], ref.values[c], *tol):
                 if isinstance(rw, list) and isinstance(aw, list) and not same(rw[c], ref.values[c], *tol):
                     # (its queries and conversions alone change it: a shape of atleast_3d's output)
@@ -570,13 +603,22 @@ class DependenceCheck:
         # answer earned the share of its task's independent cases (up to 7/8 on official task 50).
         unproven = dependent and not valued
         ok = not any(code in ("unchanged", "differs") for code in codes) and not unproven
+        if ref.passes is not None and not dependent:
+            # (a reference whose passing cases depend on nothing: the weaker rule, on the answer's
+            # run in "*", so that it never demands less than without the reference)
+            unproven = not any(passed[c] and not same(star[c], p.values[c], *tol) for c in range(n))
+            ok = not unproven
         info = {"ran": True, "reference": "used", "cases": codes, "worlds": 1 + len(classes)}
+        if ref.passes is not None:
+            info["reference_fails"] = [c for c in range(n) if not used[c]]
         if sw != "*":
             info["redrawn"] = sw
         if unproven:
             info["no_value_matched"] = True
         why = ""
-        if unproven and not any(code in ("unchanged", "differs") for code in codes):
+        if unproven and ref.passes is not None and not dependent:
+            why = "no result changed when the library's results did: they do not come from the library"
+        elif unproven and not any(code in ("unchanged", "differs") for code in codes):
             why = ("no case's result matches a value the reference computes from the library's results "
                    "(only cases that do not depend on them, or exceptions): it does not show the library's use")
         elif not ok:
@@ -627,3 +669,81 @@ async def run_async(check: DependenceCheck, run: Callable[[list], Any]) -> None:
         pass
     check.verdicts()
 
+
+
+def _key_sets(result: Any) -> dict | None:
+    """A record run's keys per class, as sets of ints (None: no record)."""
+    import base64
+
+    try:
+        record = json.loads(result.library_report).get("record")
+    except (ValueError, AttributeError, TypeError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    return {c: set(int.from_bytes(raw[i:i + 8], "little") for i in range(0, len(raw), 8))
+            for c, b64 in record.items() for raw in [base64.b64decode(b64)]}
+
+
+def _encode(keys: dict) -> dict:
+    import base64
+
+    return {c: base64.b64encode(b"".join(k.to_bytes(8, "little") for k in sorted(v))).decode() for c, v in keys.items() if v}
+
+
+def input_dependence(judge: Any, items: Sequence[tuple]) -> list[tuple[str, str] | None]:
+    """For untrusted references (self-play's proposals, red-team round 8): whether each one's results
+    change when only its library computations that *differ between its cases* are perturbed.
+
+    Judged as an answer without a reference (the weaker rule), a reference that computes in Python
+    and adds ``sum([1]) - 1`` (or branches on a library call on a constant) changes when every
+    computation is perturbed, and became a task whose check demanded that constant's perturbation:
+    a plain-Python answer with the same constant call passed it, an honest one did not.  Here each
+    case runs alone in record mode; a computation recorded in every case (same function, same
+    values) does not depend on the input, and stays real.
+
+    ``items``: ``(response, cases, expected)``; returns per item None (some result changes) or
+    ``(reason, detail)`` with reason ``library_unused`` or ``sandbox_error``."""
+    preps, spans = [], []
+    for response, cases, expected in items:
+        whole = judge._prepare(-1, (response, list(cases), None, list(expected)))
+        single = [judge._prepare(-1, (response, [c], None, [e])) for c, e in zip(cases, expected)]
+        spans.append((len(preps), len(cases)))
+        preps += [whole, *single]
+    runnable = [p for p in preps if p.verdict is None]
+    results = dict(zip(map(id, runnable), judge._run([p.program.with_library_mode(_record_mode(judge)) for p in runnable]))) if runnable else {}
+    out: list = [None] * len(items)
+    cf_jobs = []
+    for k, (start, n) in enumerate(spans):
+        whole, single = preps[start], preps[start + 1:start + 1 + n]
+        runs = [results.get(id(p)) for p in (whole, *single)]
+        if any(r is None or _failed(r) for r in runs):
+            out[k] = ("sandbox_error", "a record run of the reference failed")
+            continue
+        sets = [_key_sets(r) for r in runs[1:]]
+        if any(s is None for s in sets):
+            out[k] = ("sandbox_error", "a record run of the reference reported no record")
+            continue
+        common = {c: set.intersection(*[s.get(c, set()) for s in sets]) for c in sets[0]} if sets else {}
+        varying = {}
+        for s in sets:
+            for c, v in s.items():
+                varying.setdefault(c, set()).update(v - common.get(c, set()))
+        varying = {c: v for c, v in varying.items() if v}
+        if not varying:
+            out[k] = ("library_unused", "its library computations are the same for every input (made on constants): "
+                      "its results do not come from the library's work on the input")
+            continue
+        keys = DependenceCheck.demanded(_encode(varying))
+        mode = {"cf": judge_secret(judge), "keys": keys, "fed_record": True, **_mode_arguments(judge)}
+        cf_jobs.append((k, whole, outcomes(runs[0], n), whole.program.with_library_mode(mode)))
+    if cf_jobs:
+        tol = judge.abs_tol, judge.rel_tol
+        for (k, whole, real, _), res in zip(cf_jobs, judge._run([prog for *_, prog in cf_jobs])):
+            got = outcomes(res, len(real)) if isinstance(real, list) else _INFRA
+            if not isinstance(got, list) or not isinstance(real, list):
+                out[k] = ("sandbox_error", "the reference's counterfactual run failed")
+            elif not any(b[0] == "v" and not same(a, b, *tol) for a, b in zip(got, real)):
+                out[k] = ("library_unused", "no result changes when only the library's computations on the input change "
+                          "(those made on constants stay real): its results do not come from the library's work on the input")
+    return out

@@ -18,8 +18,10 @@ A proposal becomes a task only if (in this order; the first rule broken is the r
 6. its outputs are not all equal (``constant_outputs``);
 6a. its results come from the library at run time (``library_unused``): run again against strict's
    counterfactual library (every library computation perturbed, :mod:`se_gym.judge.dependence`),
-   some result changes.  A reference whose results do not depend on the library would let a
-   library-free answer pass the dependence check that judges answers against it;
+   some result changes; and again with only the computations that differ between its inputs
+   perturbed (those made alike for every input, on constants, stay real), some result changes.
+   A reference whose results do not depend on the library would let a library-free answer pass
+   the dependence check that judges answers against it;
 6b. its question gives no hidden case's expected output nor a line of its reference away
    (``leaks_solution``: ``se-gym validate``'s leakage check, :func:`se_gym.validate.checks.solution_leak`);
 7. it is not a near-duplicate of a buffer task or of one accepted earlier in the batch
@@ -453,6 +455,15 @@ class Validator:
                 o.reason, o.detail = "library_unused", v.detail
             else:
                 o.reason, o.detail = ("sandbox_error" if v.infrastructure else _STATUS_REASON.get(v.status, "runtime_error")), v.detail
+        # and its results must come from the library's work on the inputs: a computation made alike
+        # for every input (on a constant) stays real (red-team round 8: a Python reference plus
+        # ``sum([1]) - 1`` passed the rule above, and its task then paid the same trick in Python)
+        from ..judge.dependence import input_dependence
+
+        left = [(o, it) for o, it in zip(outcomes, items) if o.reason is None]
+        for (o, _), why in zip(left, input_dependence(judge, [(it[0], it[1], [c["output"] for c in it[1]]) for _, it in left]) if left else ()):
+            if why is not None:
+                o.reason, o.detail = why
 
     def _check_runs(self, o: Outcome, verdicts: Sequence[Any]) -> None:
         for v in verdicts:

@@ -43,8 +43,15 @@ def make_judges(library: Any, sandbox: Any = "local", wall_s: float = 3.0, worke
         extra = {"dependence": False} if dependence and profile == "strict" else {}
         out[profile] = Judge(library, profile=profile, sandbox=sandbox, limits=limits, workers=workers, **extra)
     if dependence:
-        out[WITH_DEPENDENCE] = _Borrowing(lambda: Judge(library, profile="strict", sandbox=out["strict"].sandbox, limits=limits, dependence=True))
+        out[WITH_DEPENDENCE] = _Borrowing(lambda: _quiet(Judge(library, profile="strict", sandbox=out["strict"].sandbox, limits=limits, dependence=True)))
     return out
+
+
+def _quiet(judge: Any) -> Any:
+    """A judge that does not warn of a reference failing its own tests: ``se-gym validate`` reports
+    that itself (its ``oracle`` check), task by task."""
+    judge._warned_reference_fails = True
+    return judge
 
 
 class _Borrowing:
@@ -138,7 +145,7 @@ def judge_answers(judges: dict[str, Any], items: Sequence[tuple[Any, str, str, s
         again = [i for i in idx if out[i].status.value in RETRY_STATUSES]
         if again and retry_wall_s:
             kw = {"dependence": judge.dependence} if isinstance(getattr(judge, "dependence", None), bool) else {}
-            slow = Judge(judge.library, profile=judge.profile, sandbox=judge.sandbox, limits=Limits(wall_s=retry_wall_s, cpu_s=retry_wall_s), **kw)
+            slow = _quiet(Judge(judge.library, profile=judge.profile, sandbox=judge.sandbox, limits=Limits(wall_s=retry_wall_s, cpu_s=retry_wall_s), **kw))
             for i, v in zip(again, slow.judge_many([_item(items[i], slow) for i in again])):
                 out[i] = v
     return out
