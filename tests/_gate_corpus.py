@@ -139,6 +139,14 @@ STYLES: dict[str, tuple[bool, str]] = {
     "traceback in an except": (True, "import {P}\nimport traceback\ndef solve({params}):\n    try:\n        {{}}['missing']\n    except KeyError:\n        text = traceback.format_exc()\n        traceback.print_exc()\n        assert 'KeyError' in text\n{b4}\n"),
     "datetime arithmetic and now": (True, "import {P}\nimport datetime\nfrom datetime import timedelta\ndef solve({params}):\n    stamp = datetime.datetime.now().isoformat()\n    assert datetime.date(2024, 3, 1) - timedelta(days=1) == datetime.date(2024, 2, 29) and stamp\n{b4}\n"),
     "writes to sys.stderr and sys.stdout": (True, "import {P}\nimport sys\nsys.stdout.write('loaded\\n')\nsys.stdout.flush()\ndef solve({params}):\n    sys.stderr.write('solving\\n')\n    print('debug', file=sys.stderr)\n{b4}\n"),
+    # round 7: an answer's self-test or demo in its main block, with modules strict refuses (doctest,
+    # unittest, argparse, sys.argv, sys.stdin): that code, and imports and test classes only it uses,
+    # is skipped under strict (gates.without_refused_demo), never run
+    "doctest in the main block": (True, "import {P}\ndef solve({params}):\n    \"\"\"Solve it.\n\n    >>> 1 + 1\n    2\n    \"\"\"\n{b4}\nif __name__ == \"__main__\":\n    import doctest\n    doctest.testmod()\n"),
+    "argparse imported for the main block": (True, "import argparse\nimport {P}\ndef solve({params}):\n{b4}\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser(description='demo')\n    parser.add_argument('--verbose', action='store_true')\n    args = parser.parse_args([])\n    print(args.verbose)\n"),
+    "sys.argv and sys.stdin in the main block": (True, "import sys\nimport {P}\ndef solve({params}):\n{b4}\nif __name__ == \"__main__\":\n    if len(sys.argv) > 5:\n        data = sys.stdin.read().split()\n        print(len(data))\n    print('done', file=sys.stderr)\n"),
+    "unittest.TestCase after the solution": (True, "import unittest\nimport {P}\ndef solve({params}):\n{b4}\nclass TestSolve(unittest.TestCase):\n    def test_callable(self):\n        self.assertTrue(callable(solve))\nif __name__ == \"__main__\":\n    suite = unittest.TestLoader().loadTestsFromTestCase(TestSolve)\n    unittest.TextTestRunner(verbosity=0).run(suite)\n"),
+    "main() with a pathlib report": (True, "from pathlib import Path\nimport {P}\ndef solve({params}):\n{b4}\ndef main():\n    print(Path('report.txt').suffix)\nif __name__ == '__main__':\n    main()\n"),
 }
 
 
