@@ -677,9 +677,10 @@ def _bound(node: ast.stmt) -> set[str]:
 
 def without_refused_demo(code: str, package: str, refused: list[Violation], entry: str) -> str | None:
     """``code`` with what the permissive gate refuses skipped, where all of it is demo code: the
-    body of a top-level ``if __name__ == "__main__":`` block, and top-level imports, classes and
-    functions that hold refused code and whose names nothing else uses (``import argparse`` for
-    the block, a ``unittest.TestCase`` class and its import).  Each is replaced by ``pass`` (line
+    body of a top-level ``if __name__ == "__main__":`` block, top-level classes and functions that
+    hold refused code and whose names nothing else uses (a ``unittest.TestCase`` class), and the
+    imports only such code uses (``import argparse`` for the block; an import nothing uses stays
+    refused).  Each is replaced by ``pass`` (line
     numbers kept), so it never runs; the result is gated again and is what runs (honest forms,
     round 7: an answer's self-test with ``doctest``, ``unittest``, ``argparse``, ``sys.argv`` or
     ``sys.stdin`` was ``forbidden``).  None: something refused lies elsewhere (the verdict stays
@@ -724,6 +725,9 @@ def without_refused_demo(code: str, package: str, refused: list[Violation], entr
         if not more:
             break
         skipped += more
+    # an import is skipped only where demo code uses it: an import nothing uses stays refused (its message says why)
+    demo = blocks_at + [span(n) for n in skipped if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    skipped = [n for n in skipped if not isinstance(n, (ast.Import, ast.ImportFrom)) or _bound(n) & uses(demo, outside=False)]
     spans += [(_first_line(n), n.col_offset, n.end_lineno, n.end_col_offset) for n in skipped]
     covered = [(s[0], s[2]) for s in spans]
     if not all(any(a <= line <= b for a, b in covered) for line in refused_lines):
