@@ -158,6 +158,7 @@ STYLES: dict[str, tuple[bool, str]] = {
     "function attribute cache and mutable default memo": (True, "import {P}\ndef solve({params}, _memo={{}}):\n    if not hasattr(solve, 'calls'):\n        solve.calls = 0\n    solve.calls += 1\n    _memo[solve.calls] = True\n{b4}\n"),
     "enum.Flag and contextlib.ExitStack": (True, "import {P}\nimport contextlib\nfrom enum import Flag, auto\nclass Opt(Flag):\n    NONE = 0\n    LOUD = auto()\ndef solve({params}, opts=Opt.NONE):\n    with contextlib.ExitStack() as stack:\n        stack.enter_context(contextlib.nullcontext())\n        assert Opt.LOUD not in opts\n{v8}\n    return value\n"),
     "string.Template and zip(strict=True)": (True, "import {P}\nfrom string import Template\ndef solve({params}):\n    assert Template('$a-$b').substitute(a=1, b=2) == '1-2' and list(zip([1], [2], strict=True)) == [(1, 2)]\n{b4}\n"),
+    "library scalars in Python: index, range, %-format, Decimal, math, dict keys": (True, "import {P}\nimport math\nfrom decimal import Decimal\ndef solve({params}):\n    k = {argmax}([1.0, 3.0, 2.0])\n    m = {mean}([1.0, 2.0])\n    assert [5, 6, 7][k] == 6 and len(range(k)) == 1 and '%.1f' % m == '1.5' and Decimal(float(m)) == Decimal('1.5')\n    assert math.isclose(m, 1.5) and {{m: 1}}[m] == 1 and f'{{m:.2f}}' == '1.50' and round(m) == 2\n{b4}\n"),
 }
 
 
@@ -167,6 +168,7 @@ def honest_answers(tasks, library) -> list[tuple[str, bool, str, object]]:
     for task in tasks:
         p = parts_of(task.library_solution)
         fields = {"P": library.package, "L": library.linalg, "params": p.params,
+                  "argmax": library.qualified("argmax"), "mean": library.qualified("mean"),
                   "b4": p.at(4), "b8": p.at(8), "b12": p.at(12),
                   "v4": textwrap.indent(_ret_to_value(p.body), " " * 4), "v8": textwrap.indent(_ret_to_value(p.body), " " * 8),
                   "ba4": textwrap.indent(p.body.replace(f"{library.package}.", "lib."), " " * 4),
