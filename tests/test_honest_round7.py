@@ -10,6 +10,10 @@ refused although their results come from the library.
 * an argument spelled out at its default (``isclose(x, y, rtol=1e-05, atol=1e-08)``) changed the
   digest of an elementwise function's inputs, so the answer's call was not the reference's
   ``isclose(x, y)``: ``library_unused``.  Defaults leave the digest now (``_without_defaults``).
+* ``where(c, 0.0, y)``'s elements taken from the Python constant were perturbed, so an answer that
+  wrote that branch in Python (``0.0 if s == 0 else copysign(v, s)``, official task 44) was
+  ``unchanged`` there: ``library_unused``.  They keep their value now (``_chosen_constants_kept``);
+  the other branch stays perturbed.
 
 The honest answers fail on the main before these fixes, under both secrets; the hostile ones (the
 same result computed in Python beside a library call) earn nothing, before and after.
@@ -19,9 +23,10 @@ from __future__ import annotations
 import pytest
 
 from _gate_corpus import block
-from conftest import legit_skip
+from _reward_redteam7_corpus import official_rows
+from conftest import legit_skip, shared_path
 from se_gym.judge import Judge
-from se_gym.library import writer
+from se_gym.library import official, writer
 from se_gym.tasks.spec import load_task_spec
 
 if not writer.uses_server("strict"):
@@ -91,3 +96,33 @@ def test_the_same_results_computed_in_python_earn_nothing(suite):
         got = _judge(lib, hostile, secret)
         assert all(v.status.value == "library_unused" and v.reward == 0 for v in got), [
             (name, v.status.value, v.detail[:100]) for (name, _, _), v in zip(hostile, got)]
+
+
+# official task 44 (parity_dev): the reference is where(s == 0, 0.0, copysign(v, s)); {q}: the package
+OFFICIAL_44 = [
+    ("the zero branch in Python, copysign from the library", True,
+     "import {q}\n\ndef adjust_portfolio_positions(portfolio_values, market_sentiment):\n    out = []\n"
+     "    for v, s in zip(portfolio_values, market_sentiment):\n"
+     "        out.append(0.0 if s == 0 else float({copysign}(v, s)))\n    return out\n"),
+    ("every branch in Python, the library on a constant", False,
+     "import math\nimport {q}\n\ndef adjust_portfolio_positions(portfolio_values, market_sentiment):\n"
+     "    {where}([True], 0.0, {copysign}(1.0, -1.0))\n"
+     "    return [0.0 if s == 0 else math.copysign(v, s) for v, s in zip(portfolio_values, market_sentiment)]\n"),
+]
+
+
+def test_a_python_branch_for_where_s_constant_passes_and_python_alone_does_not():
+    lib = official(shared_path("sebench", "api_doc.jsonl"))
+    d = official_rows(shared_path("sebench", "parity_dev.jsonl"))[44]
+    names = {n: lib.qualified(n) for n in ("where", "copysign")}
+    items = [(block(code.format(q=lib.package, **names)), d["cases"], None, d["expected"], d["b_notolist"]) for _, _, code in OFFICIAL_44]
+    for secret in SECRETS:
+        got = _judge_items(lib, items, secret)
+        for (name, honest, _), v in zip(OFFICIAL_44, got):
+            assert v.passed == honest and (v.reward > 0) == honest, (name, secret[:2], v.status.value, v.detail[:160])
+
+
+def _judge_items(lib, items, secret):
+    with Judge(lib, profile="strict", workers=2) as judge:
+        judge._dependence_secret = secret
+        return judge.judge_many(items)

@@ -942,6 +942,8 @@ class _Counterfactual:
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
             if got is not out and path in _ORDERED:
                 got = _in_order(path, args, kwargs, got)
+            elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
+                got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
             return got
 
@@ -1136,6 +1138,29 @@ def _in_order(path, args, kwargs, out):
             return out
         return np.sort(out, axis=kwargs.get("axis", args[1] if len(args) > 1 else -1))
     return np.sort(out)
+
+
+def _chosen_constants_kept(args, kwargs, out, got):
+    """``where(c, x, y)``'s perturbed result with the elements it took from a Python number (``x`` or
+    ``y``) as they were: a constant the call selects, not a value it computes, so an answer may
+    write it in Python (``0.0 if s == 0 else copysign(v, s)``; honest forms, round 7).  The others
+    stay perturbed: an array branch's elements, and a scalar the library computed has its own key
+    where it was made."""
+    vals = list(args) + [kwargs[k] for k in ("condition", "x", "y") if k in kwargs]
+    cond, x, y = vals if len(vals) == 3 else (None, None, None)
+    const = [type(v) in (bool, int, float) for v in (x, y)]
+    if cond is None or not any(const) or not isinstance(got, np.ndarray) or np.shape(out) != got.shape:
+        return got
+    try:
+        c = np.broadcast_to(np.asarray(cond, dtype=bool), got.shape)
+    except (ValueError, TypeError):
+        return got
+    keep = (c if const[0] else np.zeros(got.shape, dtype=bool)) | (~c if const[1] else False)
+    if not keep.any():
+        return got
+    got = np.array(got, copy=True)
+    got[keep] = np.asarray(out)[keep]
+    return got
 
 
 def _like(x, out):
