@@ -126,3 +126,43 @@ def _judge_items(lib, items, secret):
     with Judge(lib, profile="strict", workers=2) as judge:
         judge._dependence_secret = secret
         return judge.judge_many(items)
+
+
+# -- the main block's skip (gates.without_refused_demo): what it skips never runs, so nothing refused
+# can help an answer; refused code anywhere else keeps the answer forbidden, with a one-line reason
+def test_skipped_demo_code_never_runs_and_refusals_elsewhere_stay():
+    from _gate_corpus import CASES
+    from se_gym.library import mint
+
+    lib = mint(7)
+    P, ABS = lib.package, lib.qualified("abs")
+    honest_tail = f"def solve(x):\n    return [float(v) for v in {ABS}(x)]\n"
+    answers = {
+        # the right result only if the main block ran: it does not
+        "a main block the answer needs": (
+            f"import {P}\nSCALE = 2\ndef solve(x):\n    return [float(v) / SCALE for v in {ABS}(x)]\n"
+            "if __name__ == '__main__':\n    import inspect\n    SCALE = len(inspect.stack()) and 1\n", "runtime", None),
+        "a refused helper the entry calls": (
+            f"import inspect\nimport {P}\ndef helper():\n    return inspect.stack()\n"
+            f"def solve(x):\n    helper()\n    return [float(v) for v in {ABS}(x)]\n", "forbidden", "inspect"),
+        "a refused decorator on the entry": (
+            f"import inspect\nimport {P}\ndef deco(f):\n    inspect.stack()\n    return f\n@deco\n" + honest_tail, "forbidden", "inspect"),
+        "an import nothing uses": (f"import inspect\nimport {P}\n" + honest_tail, "forbidden", "inspect"),
+        "refused code in the entry itself": (
+            f"import {P}\ndef solve(x):\n    import sys\n    sys.argv\n    return [float(v) for v in {ABS}(x)]\n", "forbidden", "sys.argv"),
+        "a refused main block beside the honest entry": (
+            f"import argparse\nimport {P}\n" + honest_tail + "if __name__ == '__main__':\n    argparse.ArgumentParser().parse_args()\n",
+            "passed", None),
+    }
+    with Judge(lib, profile="strict", workers=2) as judge:
+        got = judge.judge_many([(block(code), CASES, "def solve(x):") for code, _, _ in answers.values()])
+    for (name, (_, want, word)), v in zip(answers.items(), got):
+        if want == "passed":
+            assert v.passed, (name, v.detail)
+            continue
+        assert v.reward == 0 and not v.passed, (name, v.status.value)
+        if want == "forbidden":
+            assert v.status.value == "forbidden" and word in v.detail and "\n" not in v.detail, (name, v.detail)
+            assert "not allowed" in v.detail, (name, v.detail)
+        else:
+            assert v.status.value in ("runtime_error", "wrong_answer"), (name, v.status.value, v.detail)
