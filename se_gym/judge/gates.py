@@ -680,10 +680,9 @@ def without_refused_demo(code: str, package: str, refused: list[Violation], entr
     body of a top-level ``if __name__ == "__main__":`` block, top-level classes and functions that
     hold refused code and whose names nothing else uses (a ``unittest.TestCase`` class), and the
     imports only such code uses (``import argparse`` for the block; an import nothing uses stays
-    refused).  Each is replaced by ``pass`` (line
-    numbers kept), so it never runs; the result is gated again and is what runs (honest forms,
-    round 7: an answer's self-test with ``doctest``, ``unittest``, ``argparse``, ``sys.argv`` or
-    ``sys.stdin`` was ``forbidden``).  None: something refused lies elsewhere (the verdict stays
+    refused).  Each is replaced by ``pass`` (line numbers kept), so it never runs; the result is
+    gated again and is what runs (honest forms, round 7: an answer's self-test with ``doctest``,
+    ``unittest``, ``argparse``, ``sys.argv`` or ``sys.stdin`` was ``forbidden``).  None: something refused lies elsewhere (the verdict stays
     ``forbidden``), or the result would still be refused.
 
     Args:

@@ -1158,6 +1158,8 @@ def _chosen_constants_kept(args, kwargs, out, got):
     keep = (c if const[0] else np.zeros(got.shape, dtype=bool)) | (~c if const[1] else False)
     if not keep.any():
         return got
+    if keep.all():  # (every element a constant: the call's real result, not marked as a perturbation's)
+        return out
     got = np.array(got, copy=True)
     got[keep] = np.asarray(out)[keep]
     return got
