@@ -50,7 +50,9 @@ def main() -> None:
     tasks, lib = load_task_spec("builtin:0", "train", None, progress=False)
     honest = honest_answers([t for t in tasks if t.id in TASK_IDS], lib)
     closed = [not gates.strict_check(c, lib.package, lib.linalg, permissive=False) for _, _, c, _ in honest]
-    opened = [not gates.strict_check(c, lib.package, lib.linalg, permissive=True) for _, _, c, _ in honest]
+    # (as the judge applies it: refused code only in a main block, or in definitions only it uses, is skipped)
+    opened = [not (v := gates.strict_check(c, lib.package, lib.linalg, permissive=True))
+              or gates.without_refused_demo(c, lib.package, v, "solve") is not None for _, _, c, _ in honest]
     styles = sorted({n for n, *_ in honest})
     by_style = {s: all(ok for (n, *_), ok in zip(honest, closed) if n == s) for s in styles}
     print(f"honest answers: {len(honest)} ({len(styles)} styles x {len(TASK_IDS)} tasks)")

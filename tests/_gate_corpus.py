@@ -139,6 +139,26 @@ STYLES: dict[str, tuple[bool, str]] = {
     "traceback in an except": (True, "import {P}\nimport traceback\ndef solve({params}):\n    try:\n        {{}}['missing']\n    except KeyError:\n        text = traceback.format_exc()\n        traceback.print_exc()\n        assert 'KeyError' in text\n{b4}\n"),
     "datetime arithmetic and now": (True, "import {P}\nimport datetime\nfrom datetime import timedelta\ndef solve({params}):\n    stamp = datetime.datetime.now().isoformat()\n    assert datetime.date(2024, 3, 1) - timedelta(days=1) == datetime.date(2024, 2, 29) and stamp\n{b4}\n"),
     "writes to sys.stderr and sys.stdout": (True, "import {P}\nimport sys\nsys.stdout.write('loaded\\n')\nsys.stdout.flush()\ndef solve({params}):\n    sys.stderr.write('solving\\n')\n    print('debug', file=sys.stderr)\n{b4}\n"),
+    # round 7: an answer's self-test or demo in its main block, with modules strict refuses (doctest,
+    # unittest, argparse, sys.argv, sys.stdin): that code, and imports and test classes only it uses,
+    # is skipped under strict (gates.without_refused_demo), never run
+    "doctest in the main block": (True, "import {P}\ndef solve({params}):\n    \"\"\"Solve it.\n\n    >>> 1 + 1\n    2\n    \"\"\"\n{b4}\nif __name__ == \"__main__\":\n    import doctest\n    doctest.testmod()\n"),
+    "argparse imported for the main block": (True, "import argparse\nimport {P}\ndef solve({params}):\n{b4}\nif __name__ == \"__main__\":\n    parser = argparse.ArgumentParser(description='demo')\n    parser.add_argument('--verbose', action='store_true')\n    args = parser.parse_args([])\n    print(args.verbose)\n"),
+    "sys.argv and sys.stdin in the main block": (True, "import sys\nimport {P}\ndef solve({params}):\n{b4}\nif __name__ == \"__main__\":\n    if len(sys.argv) > 5:\n        data = sys.stdin.read().split()\n        print(len(data))\n    print('done', file=sys.stderr)\n"),
+    "unittest.TestCase after the solution": (True, "import unittest\nimport {P}\ndef solve({params}):\n{b4}\nclass TestSolve(unittest.TestCase):\n    def test_callable(self):\n        self.assertTrue(callable(solve))\nif __name__ == \"__main__\":\n    suite = unittest.TestLoader().loadTestsFromTestCase(TestSolve)\n    unittest.TextTestRunner(verbosity=0).run(suite)\n"),
+    "main() with a pathlib report": (True, "from pathlib import Path\nimport {P}\ndef solve({params}):\n{b4}\ndef main():\n    print(Path('report.txt').suffix)\nif __name__ == '__main__':\n    main()\n"),
+    # round 7's other model-style forms (accepted before and after: kept as regressions)
+    "module dunders __all__ and __version__": (True, "import {P}\n__all__ = ['solve']\n__version__ = '1.0'\ndef solve({params}):\n{b4}\n"),
+    "decorator logging func.__name__": (False, "import {P}\nimport functools\ndef log_call(func):\n    @functools.wraps(func)\n    def wrapper(*args, **kwargs):\n        print(f'calling {{func.__name__}}')\n        return func(*args, **kwargs)\n    return wrapper\n@log_call\ndef solve({params}):\n{b4}\n"),
+    "cached_property, singledispatch, cache": (False, "import {P}\nimport functools\nclass Job:\n    @functools.cached_property\n    def size(self):\n        return 3\n@functools.singledispatch\ndef kind(v):\n    return 'other'\n@kind.register(int)\ndef _(v):\n    return 'int'\n@functools.cache\ndef twice(n):\n    return 2 * n\ndef solve({params}):\n    assert Job().size == 3 and kind(1) == 'int' and twice(2) == 4\n{b4}\n"),
+    "typing cast, Final, ClassVar, Literal, TYPE_CHECKING": (True, "from __future__ import annotations\nfrom typing import TYPE_CHECKING, ClassVar, Final, Literal, cast\nimport {P}\nif TYPE_CHECKING:\n    from typing import Any\nLIMIT: Final = 10\ndef solve({params}):\n    mode: Literal['a'] = cast(Literal['a'], 'a')\n    assert mode == 'a' and LIMIT == 10\n{b4}\n"),
+    "dataclass(order=True, slots=True) and object.__setattr__": (False, "import {P}\nfrom dataclasses import dataclass\n@dataclass(order=True, slots=True)\nclass Item:\n    rank: int\n@dataclass(frozen=True)\nclass Cfg:\n    name: str\n    def __post_init__(self):\n        object.__setattr__(self, 'name', self.name.strip())\ndef solve({params}):\n    assert Item(1) < Item(2) and Cfg(' a ').name == 'a'\n{b4}\n"),
+    "itertools pairwise, groupby, starmap, product": (True, "import {P}\nimport itertools\ndef solve({params}):\n    steps = [b - a for a, b in itertools.pairwise([1, 3, 6])]\n    keys = [k for k, _ in itertools.groupby('aabbc')]\n    sums = list(itertools.starmap(lambda a, b: a + b, itertools.product([0, 1], repeat=2)))\n    assert steps == [2, 3] and keys == ['a', 'b', 'c'] and sums == [0, 1, 1, 2]\n{b4}\n"),
+    "collections.abc isinstance and self-documenting f-string": (True, "import {P}\nfrom collections.abc import Iterable, Sequence\ndef solve({params}):\n    args = ({params},)\n    assert isinstance(args, Sequence) and isinstance(args, Iterable)\n    print(f'{{len(args)=}}')\n{b4}\n"),
+    "function attribute cache and mutable default memo": (True, "import {P}\ndef solve({params}, _memo={{}}):\n    if not hasattr(solve, 'calls'):\n        solve.calls = 0\n    solve.calls += 1\n    _memo[solve.calls] = True\n{b4}\n"),
+    "enum.Flag and contextlib.ExitStack": (True, "import {P}\nimport contextlib\nfrom enum import Flag, auto\nclass Opt(Flag):\n    NONE = 0\n    LOUD = auto()\ndef solve({params}, opts=Opt.NONE):\n    with contextlib.ExitStack() as stack:\n        stack.enter_context(contextlib.nullcontext())\n        assert Opt.LOUD not in opts\n{v8}\n    return value\n"),
+    "string.Template and zip(strict=True)": (True, "import {P}\nfrom string import Template\ndef solve({params}):\n    assert Template('$a-$b').substitute(a=1, b=2) == '1-2' and list(zip([1], [2], strict=True)) == [(1, 2)]\n{b4}\n"),
+    "library scalars in Python: index, range, %-format, Decimal, math, dict keys": (True, "import {P}\nimport math\nfrom decimal import Decimal\ndef solve({params}):\n    k = {argmax}([1.0, 3.0, 2.0])\n    m = {mean}([1.0, 2.0])\n    assert [5, 6, 7][k] == 6 and len(range(k)) == 1 and '%.1f' % m == '1.5' and Decimal(float(m)) == Decimal('1.5')\n    assert math.isclose(m, 1.5) and {{m: 1}}[m] == 1 and f'{{m:.2f}}' == '1.50' and round(m) == 2\n{b4}\n"),
 }
 
 
@@ -148,6 +168,7 @@ def honest_answers(tasks, library) -> list[tuple[str, bool, str, object]]:
     for task in tasks:
         p = parts_of(task.library_solution)
         fields = {"P": library.package, "L": library.linalg, "params": p.params,
+                  "argmax": library.qualified("argmax"), "mean": library.qualified("mean"),
                   "b4": p.at(4), "b8": p.at(8), "b12": p.at(12),
                   "v4": textwrap.indent(_ret_to_value(p.body), " " * 4), "v8": textwrap.indent(_ret_to_value(p.body), " " * 8),
                   "ba4": textwrap.indent(p.body.replace(f"{library.package}.", "lib."), " " * 4),

@@ -39,7 +39,10 @@ def honest(suite):
 def test_the_permissive_gate_accepts_every_honest_answer(honest):
     answers, lib = honest
     assert len(STYLES) >= 60 and len(answers) == 3 * len(STYLES)
-    refused = [f"{name} ({t.id}): {v[0]}" for name, _, code, t in answers if (v := open_check(code, lib.package))]
+    # (as the judge applies it: refused code only in a main block, or in definitions only it uses, is
+    # skipped, never run; round 7)
+    refused = [f"{name} ({t.id}): {v[0]}" for name, _, code, t in answers
+               if (v := open_check(code, lib.package)) and getattr(gates, "without_refused_demo", lambda *a: None)(code, lib.package, v, "solve") is None]
     assert not refused, "\n".join(refused)
     # and the permissive rule for using the library holds for each (a helper or an alias may call it)
     missing = [f"{name}: {why}" for name, _, code, _ in answers

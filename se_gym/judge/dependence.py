@@ -625,6 +625,10 @@ class DependenceCheck:
             c = next(i for i, code in enumerate(codes) if code in ("unchanged", "differs"))
             why = (f"case {c}: the result does not change when the library's results do (the reference's does): "
                    "it does not come from the library" if codes[c] == "unchanged" else
+                   # (honest forms, round 7: say so where the answer's own check of the library stopped it)
+                   f"case {c}: with the library's results changed the answer raised {star[c][1]} where the reference "
+                   "returned a value: a check of the library's results against the answer's own computation (an "
+                   "assert) cannot be told from code that detects the check" if star[c][0] == "e" and rstar[c][0] == "v" else
                    f"case {c}: the result changes with the library's results, but not as the reference's does: "
                    "it is not computed from them")
         return self._verdict(v, ok, codes, info, why)

@@ -653,6 +653,92 @@ def open_check(code: str, package: str) -> list[Violation]:
     return out
 
 
+def _main_guard(node: ast.AST) -> bool:
+    """``if __name__ == "__main__":`` (either order) at the module's top level."""
+    if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+            and isinstance(node.test.ops[0], ast.Eq)):
+        return False
+    sides = (node.test.left, node.test.comparators[0])
+    return (any(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+            and any(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides))
+
+
+def _first_line(node: ast.stmt) -> int:
+    """A statement's first line, its decorators' included."""
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+
+
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a top-level import, class or function definition binds."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in node.names}
+    return {node.name}
+
+
+def without_refused_demo(code: str, package: str, refused: list[Violation], entry: str) -> str | None:
+    """``code`` with what the permissive gate refuses skipped, where all of it is demo code: the
+    body of a top-level ``if __name__ == "__main__":`` block, top-level classes and functions that
+    hold refused code and whose names nothing else uses (a ``unittest.TestCase`` class), and the
+    imports only such code uses (``import argparse`` for the block; an import nothing uses stays
+    refused).  Each is replaced by ``pass`` (line numbers kept), so it never runs; the result is
+    gated again and is what runs (honest forms, round 7: an answer's self-test with ``doctest``,
+    ``unittest``, ``argparse``, ``sys.argv`` or ``sys.stdin`` was ``forbidden``).  None: something refused lies elsewhere (the verdict stays
+    ``forbidden``), or the result would still be refused.
+
+    Args:
+        code: the answer's code.
+        package: the library's package name.
+        refused: :func:`open_check`'s violations of ``code``.
+        entry: the entry function (never skipped: refused there, the answer stays ``forbidden``)."""
+    tree = _parsed(code)
+    if type(tree) is list or not refused:
+        return None
+    spans: list[tuple[int, int, int, int]] = []  # (line, col, end line, end col) replaced by `pass`
+    blocks = [n for n in tree.body if _main_guard(n)]
+    for n in blocks:
+        spans.append((n.body[0].lineno, n.body[0].col_offset, n.body[-1].end_lineno, n.body[-1].end_col_offset))
+    refused_lines = {v.line for v in refused}
+    dead = (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    top = [n for n in tree.body if isinstance(n, dead) and entry not in _bound(n) and "*" not in _bound(n)]
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name)]
+    declared = {entry} | {name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+
+    def span(n: ast.stmt) -> tuple[int, int]:
+        return _first_line(n), n.end_lineno
+
+    def uses(where: list[tuple[int, int]], outside: bool) -> set[str]:
+        return {n.id for n in names if any(a <= n.lineno <= b for a, b in where) != outside}
+
+    blocks_at = [(s[0], s[2]) for s in spans]
+    dead_set = list(top)
+    while True:  # the largest set of definitions nothing else uses (a test class and its `import unittest`)
+        used = declared | uses(blocks_at + [span(n) for n in dead_set], outside=True)
+        keep = [n for n in dead_set if not _bound(n) & used]
+        if len(keep) == len(dead_set):
+            break
+        dead_set = keep
+    skipped = [n for n in dead_set if any(_first_line(n) <= line <= n.end_lineno for line in refused_lines)]
+    while True:  # ... of those, the refused ones and what uses what they bind
+        freed = set().union(*(_bound(n) for n in skipped)) if skipped else set()
+        more = [n for n in dead_set if n not in skipped and uses([span(n)], outside=False) & freed]
+        if not more:
+            break
+        skipped += more
+    # an import is skipped only where demo code uses it: an import nothing uses stays refused (its message says why)
+    demo = blocks_at + [span(n) for n in skipped if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    skipped = [n for n in skipped if not isinstance(n, (ast.Import, ast.ImportFrom)) or _bound(n) & uses(demo, outside=False)]
+    spans += [(_first_line(n), n.col_offset, n.end_lineno, n.end_col_offset) for n in skipped]
+    covered = [(s[0], s[2]) for s in spans]
+    if not all(any(a <= line <= b for a, b in covered) for line in refused_lines):
+        return None
+    lines = code.encode().splitlines(keepends=True)  # (the tree's columns count UTF-8 bytes)
+    for line, col, end, end_col in sorted(spans, reverse=True):
+        head, tail = lines[line - 1][:col], lines[end - 1][end_col:]
+        lines[line - 1:end] = [head + b"pass" + b"\n" * (end - line) + tail]
+    out = b"".join(lines).decode()
+    return out if not open_check(out, package) else None
+
+
 def _library_getattr(n: ast.Call, lib_names: set[str]) -> bool:
     """``getattr(PKG..., "name"[, default])``: a library attribute taken by a literal name."""
     f = n.func

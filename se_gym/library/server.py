@@ -443,7 +443,7 @@ def _inputs(fn, path, args, kwargs, out):
         # (a gufunc, matmul's kind, is no elementwise function)
         ufunc = type(fn) is np.ufunc and fn.signature is None and fn.nout == 1 and "where" not in kwargs
         if (ufunc or path in _BROADCAST) and not isinstance(out, tuple):
-            return _elementwise(args[:fn.nin], {}, shape) if ufunc else _elementwise(args, kwargs, shape)
+            return _elementwise(args[:fn.nin], {}, shape) if ufunc else _elementwise(*_without_defaults(fn, args, kwargs), shape)
         if path in _ALONG and first is not None:
             w, at = _words(first), _ALONG[path]
             axis = kwargs["axis"] if "axis" in kwargs else args[at] if len(args) > at else -1
@@ -508,6 +508,24 @@ def _elementwise(args, kwargs, shape):
             return None
         acc = w if acc is None else acc + w  # (a wrapping sum, broadcast)
     return None if acc is None else np.ascontiguousarray(np.broadcast_to(acc, shape)).reshape(-1)
+
+
+def _without_defaults(fn, args, kwargs):
+    """``args`` and ``kwargs`` less the numbers given their default's value (``isclose(x, y,
+    rtol=1e-05)`` is ``isclose(x, y)``, ``round(x, 0)`` is ``round(x)``: the same result, so the same
+    digest; honest forms, round 7: an answer spelling out a default was ``library_unused``)."""
+    names, defaults = _params(fn)
+
+    def default(name, v):
+        d = defaults.get(name, _NO_DEFAULT)
+        t = type(v)
+        return t in (bool, int, float) and type(d) in (bool, int, float) and (t is bool) == (type(d) is bool) and v == d
+
+    kept = [v for i, v in enumerate(args) if not (i and i < len(names) and default(names[i], v))]
+    return kept, {k: v for k, v in kwargs.items() if not default(k, v)}
+
+
+_NO_DEFAULT = object()
 
 
 def _made_inputs(args, kwargs, out):
@@ -922,6 +940,10 @@ class _Counterfactual:
             if self.arguments:
                 ctx = _join(ctx, _extra(cls, fn, path, args, kwargs, out, sizes))
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
+            if got is not out and path in _ORDERED:
+                got = _in_order(path, args, kwargs, got)
+            elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
+                got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
             return got
 
@@ -1091,6 +1113,56 @@ class _Counterfactual:
             cycle[order] = np.roll(order, -1)  # one cycle through the whole range: no index stays
             self._cycles[(cls, n)] = cycle
         return cycle[v].astype(v.dtype)
+
+
+_ORDERED = frozenset({"sort", "unique", "sort_complex"})
+
+
+def _in_order(path, args, kwargs, out):
+    """A perturbed result of a function whose values come out sorted (``unique``'s distinct too), put
+    back in order: honest answers rely on it (``bisect`` or ``sorted`` over ``sort``'s output, a dict
+    of ``unique``'s values), and out of order it would tell the counterfactual run apart (honest
+    forms, round 7).  Its values are still the perturbed ones, which only the call computes."""
+    if not isinstance(out, np.ndarray) or out.ndim == 0 or out.dtype.kind not in "iufc":
+        return out
+    if path == "unique":
+        if out.ndim != 1 or len(args) > 1 or any(k != "ar" for k in kwargs):
+            return out
+        out = np.sort(out)
+        if out.dtype.kind in "iu" and out.size > 1:  # (distinct again: ints move by 1..3 and may meet)
+            r = np.arange(out.size, dtype=np.int64)
+            out = (np.maximum.accumulate(out.astype(np.int64) - r) + r).astype(out.dtype)
+        return out
+    if path == "sort":
+        if len(args) > 2 or any(k not in ("a", "axis") for k in kwargs):
+            return out
+        return np.sort(out, axis=kwargs.get("axis", args[1] if len(args) > 1 else -1))
+    return np.sort(out)
+
+
+def _chosen_constants_kept(args, kwargs, out, got):
+    """``where(c, x, y)``'s perturbed result with the elements it took from a Python number (``x`` or
+    ``y``) as they were: a constant the call selects, not a value it computes, so an answer may
+    write it in Python (``0.0 if s == 0 else copysign(v, s)``; honest forms, round 7).  The others
+    stay perturbed: an array branch's elements, and a scalar the library computed has its own key
+    where it was made."""
+    vals = list(args) + [kwargs[k] for k in ("condition", "x", "y") if k in kwargs]
+    cond, x, y = vals if len(vals) == 3 else (None, None, None)
+    const = [type(v) in (bool, int, float) for v in (x, y)]
+    if cond is None or not any(const) or not isinstance(got, np.ndarray) or np.shape(out) != got.shape:
+        return got
+    try:
+        c = np.broadcast_to(np.asarray(cond, dtype=bool), got.shape)
+    except (ValueError, TypeError):
+        return got
+    keep = (c if const[0] else np.zeros(got.shape, dtype=bool)) | (~c if const[1] else False)
+    if not keep.any():
+        return got
+    if keep.all():  # (every element a constant: the call's real result, not marked as a perturbation's)
+        return out
+    got = np.array(got, copy=True)
+    got[keep] = np.asarray(out)[keep]
+    return got
 
 
 def _like(x, out):
