@@ -392,9 +392,8 @@ class Judge:
               reference: str | None = None) -> Verdict:
         """One answer's verdict; ``reference``: the task's library solution (``Task.library_solution``),
         for strict's library dependence check (without it, the check's weaker rule and a warning)."""
-        if reference is None:
-            return self.judge_many([(response, test_cases, function_name)])[0]
-        return self.judge_many([(response, test_cases, function_name, None, reference)])[0]
+        item = (response, test_cases, function_name) if reference is None else (response, test_cases, function_name, None, reference)
+        return self.judge_many([item])[0]
 
     def judge_many(self, items: Iterable[Item]) -> list[Verdict]:
         """Judge many answers; every program runs in ONE sandbox batch (one retry batch for

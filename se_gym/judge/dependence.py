@@ -93,6 +93,10 @@ class _Reference:
     # its task's cases (a translation the library cannot run there) is used on the others
     passes: tuple | None = None
 
+    def used(self, n: int) -> tuple:
+        """Per case of ``n``, whether the reference speaks for it (it passes it)."""
+        return self.passes or (True,) * n
+
 
 @dataclass
 class _Item:
@@ -368,17 +372,15 @@ class DependenceCheck:
         """Yields lists of programs; each is sent back the list of their results."""
         # 1. the references' records (those not cached yet)
         todo = [r for r in self.refs if r.pending is not None and r.why == "not run"]
-        if todo:
+        for _ in range(2):  # (a run stopped at a limit is made once more, then it is infrastructure)
+            if not todo:
+                break
             results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
-            again = [r for r in todo if r.why == _LIMITED]
-            if again:
-                results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in again])
-                for r, res in zip(again, results):
-                    self._take_record(r, res)
-                    if r.why == _LIMITED:
-                        r.why = _INFRA
+            todo = [r for r in todo if r.why == _LIMITED]
+        for r in todo:
+            r.why = _INFRA
         # 2. world "*": every recorded computation perturbed (every computation, without a reference);
         # the references first: their runs say which fed computations the answers' may match
         jobs: list[tuple[Any, str, Any]] = []
@@ -449,7 +451,7 @@ class DependenceCheck:
         """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
         raised there shows nothing an answer could match but by raising too)."""
         out, tol = r.worlds.get(world), self._tol()
-        used = r.passes or (True,) * len(r.values)
+        used = r.used(len(r.values))
         return isinstance(out, list) and any(u and a[0] == "v" and not same(a, b, *tol) for a, b, u in zip(out, r.values, used))
 
     def _star(self, ref: _Reference | None) -> str:
@@ -515,7 +517,7 @@ class DependenceCheck:
             return False
         tol = self._tol()
         passed = [c.ok for c in it.pending.verdict.cases]
-        used = ref.passes or (True,) * len(passed)
+        used = ref.used(len(passed))
         for c, (r, a1, r1) in enumerate(zip(ref.values, star, rstar)):
             if passed[c] and used[c] and not same(r1, r, *tol) and not same(a1, r1, *tol):
                 return True
@@ -561,7 +563,7 @@ class DependenceCheck:
         rw, aw = ref.worlds.get("~"), it.worlds.get("~")
         # (a case depends on the library where the reference's result changes in "*", or in "~";
         # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
-        used = ref.passes or (True,) * n  # (the cases the reference passes: it says nothing of the others)
+        used = ref.used(n)  # (the cases the reference passes: it says nothing of the others)
         dependent = any(used[c] and (not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol))
                         for c in range(n))
         valued = False
@@ -728,22 +730,21 @@ def input_dependence(judge: Any, items: Sequence[tuple]) -> list[tuple[str, str]
         if any(s is None for s in sets):
             out[k] = ("sandbox_error", "a record run of the reference reported no record")
             continue
-        common = {c: set.intersection(*[s.get(c, set()) for s in sets]) for c in sets[0]} if sets else {}
-        varying = {}
-        for s in sets:
-            for c, v in s.items():
-                varying.setdefault(c, set()).update(v - common.get(c, set()))
-        varying = {c: v for c, v in varying.items() if v}
+        varying = {}  # per class, the keys some case records and another does not
+        for c in set().union(*sets):
+            per_case = [s.get(c, set()) for s in sets]
+            if v := set().union(*per_case) - set.intersection(*per_case):
+                varying[c] = v
         if not varying:
             out[k] = ("library_unused", "its library computations are the same for every input (made on constants): "
                       "its results do not come from the library's work on the input")
             continue
         keys = DependenceCheck.demanded(_encode(varying))
         mode = {"cf": judge_secret(judge), "keys": keys, "fed_record": True, **_mode_arguments(judge)}
-        cf_jobs.append((k, whole, outcomes(runs[0], n), whole.program.with_library_mode(mode)))
+        cf_jobs.append((k, outcomes(runs[0], n), whole.program.with_library_mode(mode)))
     if cf_jobs:
         tol = judge.abs_tol, judge.rel_tol
-        for (k, whole, real, _), res in zip(cf_jobs, judge._run([prog for *_, prog in cf_jobs])):
+        for (k, real, _), res in zip(cf_jobs, judge._run([prog for *_, prog in cf_jobs])):
             got = outcomes(res, len(real)) if isinstance(real, list) else _INFRA
             if not isinstance(got, list) or not isinstance(real, list):
                 out[k] = ("sandbox_error", "the reference's counterfactual run failed")
