@@ -178,14 +178,21 @@ def run_column(column: str, stacks: list[str], root: Path, fresh: bool, reuse_fr
                 python, how = venv_for(stack, version, root, fresh)
             row.update(python=str(python), venv=how, build_s=round(time.perf_counter() - t0, 1))
             res = smoke(stack, python, root / "work" / f"{column}-{stack}")
+            if not (res.get("ok") and res.get("version") == version):
+                # once more, saying why the first try failed: a failure that does not come back is the
+                # machine's (a port, a load spike), one that does is the release's
+                print(f"compat {column}: {stack} {version}: first try failed, once more: {res.get('detail')}", flush=True)
+                row["first_try"] = res.get("detail")
+                res = smoke(stack, python, root / "work" / f"{column}-{stack}-2")
             row.update(ok=bool(res.get("ok")) and res.get("version") == version, detail=res.get("detail"), seconds=res["seconds"],
                        ran=res.get("version"))
         except (RuntimeError, SystemExit, subprocess.SubprocessError) as exc:
             row.update(ok=False, detail=str(exc)[-600:], seconds=None)
         row["load"] = round(os.getloadavg()[0], 1)
         rows.append(row)
-        mark = "ok" if row["ok"] else "FAILED"
-        print(f"compat {column}: {stack} {row.get('version', '?')}: {mark} ({row.get('seconds')} s; {row.get('venv', '')})", flush=True)
+        mark = ("ok" + (" on the second try" if "first_try" in row else "")) if row["ok"] else "FAILED"
+        print(f"compat {column}: {stack} {row.get('version', '?')}: {mark} ({row.get('seconds')} s; {row.get('venv', '')})"
+              + ("" if row["ok"] else f": {row.get('detail')}"), flush=True)
     return rows
 
 
@@ -194,6 +201,8 @@ def table(rows: list[dict], date: str) -> str:
     for r in rows:
         if r["ok"]:
             result = "pass: " + json.dumps(r["detail"], sort_keys=True).replace("|", "/")
+            if r.get("first_try") is not None:
+                result += " (second try; the first: " + str(r["first_try"]).replace("\n", " ").replace("|", "/")[:200] + ")"
         else:
             result = "FAIL: " + str(r["detail"]).replace("\n", " ").replace("|", "/")[:300]
         venv = r.get("venv", "").replace(str(Path.home()), "~")

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,9 +36,31 @@ def test_the_resolved_column_passes_on_todays_releases(tmp_path):
     proc = subprocess.run(["bash", str(REPO / "scripts" / "compat.sh"), "--dir", str(tmp_path / "venvs"), "--out", str(out),
                            "--json", str(rows_json)], cwd=REPO, env=env, capture_output=True, text=True, timeout=2300)
     rows = json.loads(rows_json.read_text()) if rows_json.exists() else []
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    failed = {r["stack"]: r.get("detail") for r in rows if not r["ok"]}
+    assert proc.returncode == 0, f"failed: {failed}\n" + (proc.stdout + proc.stderr)[-4000:]
     assert len(rows) == 9 and all(r["ok"] and r["ran"] == r["version"] for r in rows), rows
     # the adapter and docs tests' venvs hold the resolved release (nothing had to be built for it)
     built = [f"{r['stack']} {r['version']} ({r['venv']})" for r in rows if not r["venv"].startswith("reused")]
     assert not built, f"the extras now resolve to releases the test venvs lack: {built}; update scripts/setup/integrations.sh"
     assert "<!-- compat:resolved:begin -->" in out.read_text()
+
+
+def test_a_failed_smoke_runs_once_more_and_the_table_says_why_the_first_failed(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import compat
+    finally:
+        sys.path.pop(0)
+    tries = {"gem": [{"ok": False, "detail": "AssertionError: port taken", "seconds": 1.0},
+                     {"ok": True, "version": "0.1.0", "detail": {"rewards": [1.0]}, "seconds": 1.0}],
+             "ray": [{"ok": False, "detail": "ImportError: gone", "seconds": 1.0}] * 2}
+    monkeypatch.setattr(compat, "resolved_version", lambda stack: {"gem": "0.1.0", "ray": "2.60.0"}[stack])
+    monkeypatch.setattr(compat, "venv_for", lambda stack, version, root, fresh: (Path(sys.executable), "reused x/y"))
+    monkeypatch.setattr(compat, "smoke", lambda stack, python, work: tries[stack].pop(0))
+    rows = compat.run_column("resolved", ["gem", "ray"], tmp_path, fresh=False)
+    assert [r["ok"] for r in rows] == [True, False] and not tries["gem"] and not tries["ray"]
+    assert rows[0]["first_try"] == "AssertionError: port taken"
+    out = capsys.readouterr().out
+    assert "gem 0.1.0: first try failed, once more: AssertionError: port taken" in out
+    assert "ray 2.60.0: FAILED" in out and "ImportError: gone" in out
+    assert "second try; the first: AssertionError: port taken" in compat.table(rows, "2026-12-06")
