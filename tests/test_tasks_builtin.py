@@ -187,6 +187,9 @@ def test_cli_build_and_show(tmp_path, capsys):
     assert "train: 6 tasks" in text and "multiple_test: 3 tasks" in text
     assert main(["tasks", "build", "--out", str(tmp_path / "x"), "--sizes", "train=x"]) == 2
     assert "expected SPLIT=COUNT" in capsys.readouterr().err
+    # a task spec where a folder goes: one line naming it and the flag that was meant
+    assert main(["tasks", "show", "builtin:3"]) == 2
+    assert "no task files found in builtin:3 (the built-in suite: --seed N)" in capsys.readouterr().err
 
 
 def test_judge_agrees_with_the_suite(small):

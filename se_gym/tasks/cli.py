@@ -88,6 +88,8 @@ def _summary(name: str, splits: dict, examples: int) -> None:
 
 
 def run_show(args) -> int:
+    from pathlib import Path
+
     from ..errors import CLIError
     from .builtin import SPLITS, builtin_tasks, load_suite
     from .record import TaskError
@@ -96,8 +98,6 @@ def run_show(args) -> int:
     folder, o = args.dir, config_from_args(ShowOptions, args)
     try:
         if o.sebench:
-            from pathlib import Path
-
             p = Path(o.sebench)
             if p.is_file():
                 split = next((s for s in SPLITS if p.stem.startswith(s)), "single_test")
@@ -121,6 +121,7 @@ def run_show(args) -> int:
     except TaskError as exc:
         raise CLIError(str(exc)) from None
     if not splits:
-        raise CLIError("no task files found")
+        hint = " (the built-in suite: --seed N)" if folder and not Path(folder).exists() else ""
+        raise CLIError(f"no task files found in {name}{hint}")
     _summary(name, splits, o.examples)
     return 0
