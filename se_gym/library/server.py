@@ -931,6 +931,8 @@ class _Counterfactual:
                 extra = None if path in _QUERIES or not self.arguments else _extra(cls, fn, path, args, kwargs, out, sizes)
                 ctxs = [_join(c, extra) for c in ctxs]
                 parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctxs[k]) for k, x in enumerate(out)]
+                if _positions(path, args, kwargs) and any(y is not x for x, y in zip(out, parts)):
+                    parts = _positions_in_order(parts)
                 for x, y in zip(out, parts):
                     self.mark(y, self._fed or y is not x)
                 if type(out) is list:
@@ -942,6 +944,10 @@ class _Counterfactual:
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
             if got is not out and path in _ORDERED:
                 got = _in_order(path, args, kwargs, got)
+            elif got is not out and path == "flatnonzero":
+                got = _positions_in_order([got])[0]
+            elif got is not out and path in _ROUNDING:
+                got = _on_grid(path, args, kwargs, out, got)
             elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
                 got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
@@ -1138,6 +1144,51 @@ def _in_order(path, args, kwargs, out):
             return out
         return np.sort(out, axis=kwargs.get("axis", args[1] if len(args) > 1 else -1))
     return np.sort(out)
+
+
+def _positions(path, args, kwargs):
+    """Whether a call returns the positions of non-zero elements as one index array per axis."""
+    return path == "nonzero" or path == "where" and len(args) + len(kwargs) == 1
+
+
+def _positions_in_order(parts):
+    """Perturbed positions (``nonzero``'s index arrays, one per axis) put back in the order the
+    function promises, row-major (as pairs where there are several axes): honest answers sort or
+    bisect them, or compare them with ``range`` (honest forms, round 8), and out of order they would
+    tell the counterfactual run apart.  The positions are still the perturbed ones."""
+    if not parts or not all(isinstance(p, np.ndarray) and p.ndim == 1 and p.shape == parts[0].shape for p in parts):
+        return parts
+    order = np.lexsort(parts[::-1])
+    return [p[order] for p in parts]
+
+
+_ROUNDING = frozenset({"round", "around", "rint", "fix", "floor", "ceil", "trunc"})
+
+
+def _on_grid(path, args, kwargs, out, got):
+    """A perturbed result of a rounding function put back on its grid (whole numbers, or
+    ``decimals`` places for ``round``), moved by one step of the grid where that undid the
+    perturbation: honest answers rely on what the function promises (``round(float(v), 2)`` or
+    ``int(v)`` of its values, honest forms, round 8), and off the grid the values would tell the
+    counterfactual run apart.  The values are still the perturbed ones, which only the call computes."""
+    if path in ("round", "around"):
+        d = args[1] if len(args) > 1 else kwargs.get("decimals", 0)
+        if type(d) is not int and not isinstance(d, np.integer) or not -300 < int(d) < 300:
+            return got
+        d = int(d)
+    else:
+        d = 0
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "f" or a.shape != real.shape:
+        return got
+    with np.errstate(all="ignore"):
+        g = np.round(a, d)
+        moved = (a != real) & (g == real) & np.isfinite(a)
+        if moved.any():
+            step = np.round(np.where(a > real, 1.0, -1.0) * 10.0 ** -d, max(d, 0))
+            g = np.where(moved, np.round(real + step, d), g)
+        g = np.where(np.isfinite(a), g, a).astype(a.dtype, copy=False)
+    return _like(got, g)
 
 
 def _chosen_constants_kept(args, kwargs, out, got):
