@@ -736,10 +736,17 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
         for name, i, v in items:
             if name in _NOT_KEYED:
                 continue
+            if path == "pad" and name == "pad_width":  # (``w`` and ``(w, w)`` are one width: honest forms, round 8)
+                try:
+                    v = np.broadcast_to(np.asarray(v), (np.ndim(_first(fn, args, kwargs)), 2)).tolist()
+                except Exception:
+                    pass
             w = _arg_word(v)
             if w is None:
                 continue
-            if again and name in defaults:  # (an argument its default gives the same result does not decide it)
+            # (an argument its default gives the same result does not decide it; nor does a keyword
+            # the call gives the same result without: ``pad``'s ``constant_values=0``, round 8)
+            if again and (name in defaults or i is None):
                 try:
                     if i is None:
                         alt = fn(*args, **{k: u for k, u in kwargs.items() if k != name})
