@@ -982,3 +982,123 @@ def solve_circuit_voltages(a, b):
         raise ValueError("singular conductance matrix") from exc
     return [float(x) for x in v]
 ''')
+
+
+# -- more styles on seeds 1-3: library errors for validation, per-element calls, generators, stacks
+_more = _add("seed 3 train, more styles", 3, "train")
+
+_more("reshape with the library's ValueError turned into a clear message", "0027", '''
+import numpy as np
+
+
+def solve(x, r):
+    try:
+        m = np.reshape(np.array(x), (r, -1))
+    except ValueError as err:
+        raise ValueError(f"cannot make {r} rows of {len(x)} values") from err
+    return [[float(v) for v in row] for row in m]
+''')
+
+_more("reshape with an explicit column count from len()", "0027", '''
+import numpy as np
+
+
+def solve(x, r):
+    cols = len(x) // r
+    return [[float(v) for v in row] for row in np.reshape(x, (r, cols))]
+''')
+
+_more("vstack, rows as tuples converted back to lists", "0050", '''
+import numpy as np
+
+
+def solve(x, y):
+    stacked = np.vstack([x, y])
+    return [list(map(float, row)) for row in stacked]
+''')
+
+_more("stack along axis 0 instead of vstack", "0050", '''
+import numpy as np
+
+
+def solve(x, y):
+    return [[float(v) for v in row] for row in np.stack([np.array(x), np.array(y)])]
+''')
+
+_s1b = _add("seed 1 single_test, more styles", 1, "single_test")
+
+_s1b("sqrt per element in a generator of library scalars", "0064", '''
+import numpy as np
+
+
+def _roots(values):
+    for v in values:
+        yield np.sqrt(v)
+
+
+def solve(x):
+    return [float(r) for r in _roots(x)]
+''')
+
+_s1b("sqrt with a ValueError for negative input checked first", "0064", '''
+import numpy as np
+
+
+def solve(x):
+    if any(v < 0 for v in x):
+        raise ValueError("square root of a negative value")
+    return [float(v) for v in np.sqrt(np.asarray(x, dtype=float))]
+''')
+
+_s1b("abs with absolute (the alias) and map", "0056", '''
+import numpy as np
+
+
+def solve(x):
+    return list(map(float, np.absolute(x)))
+''')
+
+_s1b("abs per element with the library on each scalar, in a dict of inputs", "0056", '''
+import numpy as np
+
+
+def solve(x):
+    cache = {}
+    for v in x:
+        if v not in cache:
+            cache[v] = float(np.abs(v))
+    return [cache[v] for v in x]
+''')
+
+_s2b = _add("seed 2 single_test, more styles", 2, "single_test")
+
+_s2b("cumsum returned as the library's array after a type check", "0172", '''
+import numpy as np
+
+
+def solve(x):
+    out = np.cumsum(np.asarray(x, dtype=float))
+    assert len(out) == len(x)
+    return out
+''')
+
+_s3b = _add("seed 3 single_test, more styles", 3, "single_test")
+
+_s3b("floor returned as ints turned back into floats", "0104", '''
+import numpy as np
+
+
+def solve(x):
+    return np.array([float(int(v)) for v in np.floor(x)])
+''')
+
+_s3b("floor, the result checked to be whole numbers", "0104", '''
+import math
+import numpy as np
+
+
+def solve(x):
+    f = np.floor(np.array(x))
+    assert all(float(v).is_integer() for v in f)
+    return f
+''')
