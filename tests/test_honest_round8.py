@@ -123,3 +123,37 @@ def test_a_perturbed_rounding_result_stays_on_its_grid_and_moves():
     assert [float(v) for v in got] == [0.1]
     rows, cols = _positions_in_order([np.array([2, 0, 1]), np.array([0, 3, 1])])
     assert rows.tolist() == [0, 1, 2] and cols.tolist() == [3, 1, 0]
+
+
+# -- a library float scalar rounds as NumPy's does: round(np.float64(2.675), 2) is 2.68 (NumPy scales
+# and rints), where Python's float gives 2.67; strict's scalars are float subclasses and rounded as
+# Python's, so an honest answer rounding library scalars scored otherwise than under sebench
+def test_library_float_scalars_round_as_numpy_scalars():
+    import random
+
+    import numpy as np
+
+    from se_gym.library.scalars import make_types
+
+    f64 = make_types(lambda name: name)["float64"]
+    rng = random.Random(8)
+    values = [2.675, 1.115, 0.125, -0.285, 2.5, -0.0004, 1e300, float("inf")] + [
+        round(rng.uniform(-100, 100), rng.randint(1, 4)) for _ in range(2000)]
+    for v in values:
+        for d in (-2, 0, 1, 2, 3, 6):
+            got, want = round(f64(v), d), round(np.float64(v), d)
+            assert type(got) is f64 and (float(got) == float(want) or got != got and want != want), (v, d, got, want)
+            assert str(float(got))[0] == str(float(want))[0]  # (the sign of a zero too)
+        if abs(v) != float("inf"):
+            assert round(f64(v)) == round(np.float64(v)) and type(round(f64(v))) is int
+
+
+def test_an_answer_rounding_library_scalars_agrees_with_sebench():
+    lib = official(shared_path("sebench", "api_doc.jsonl"))  # (sebench: NumPy's own 0-d results, as officially)
+    code = (f"import {lib.package}\n\ndef solve(x):\n"
+            f"    return [float(round({lib.qualified('max')}(x), 2)), float(round({lib.qualified('min')}(x), 1))]\n")
+    cases = [{"input": "x=[2.675, 1.0, 0.25]", "output": "[2.68, 0.2]"}]  # (NumPy's rounding; Python's: 2.67, 0.2)
+    for profile in ("sebench", "strict"):
+        with Judge(lib, profile=profile, workers=1) as judge:
+            v = judge.judge_many([(block(code), cases, "def solve(x):", None, code)])[0]
+        assert v.passed, (profile, v.status.value, v.detail[:160])
