@@ -1102,3 +1102,256 @@ def solve(x):
     assert all(float(v).is_integer() for v in f)
     return f
 ''')
+
+
+# -- more official tasks: tuple results, linear algebra, per-element loops, Python rounding
+_official("bitwise_and with a shape check that raises ValueError", 0, '''
+import numpy as np
+
+
+def solve(x1, x2):
+    a, b = np.asarray(x1), np.asarray(x2)
+    if len(a) != len(b):
+        raise ValueError("inputs must have the same length")
+    return [int(v) for v in np.bitwise_and(a, b)]
+''')
+
+_official("arctanh per sample, float() of each library scalar", 3, '''
+import numpy as np
+
+
+def solve(compressed_samples):
+    return [[float(np.arctanh(s)) for s in channel] for channel in compressed_samples]
+''')
+
+_official("arctan2 on Python-computed components", 4, '''
+import numpy as np
+
+
+def calculate_rotation_angles(robot_positions, target_positions):
+    dx = [t[0] - r[0] for r, t in zip(robot_positions, target_positions)]
+    dy = [t[1] - r[1] for r, t in zip(robot_positions, target_positions)]
+    return [float(a) for a in np.arctan2(dy, dx)]
+''')
+
+_official("acosh, a generator of floats", 21, '''
+import numpy as np
+from typing import Iterator, List
+
+
+def _skews(ratios) -> Iterator[float]:
+    for v in np.acosh(np.array(ratios, dtype=float)):
+        yield float(v)
+
+
+def calculate_skew_parameters(moneyness_ratios: List[float]) -> List[float]:
+    return list(_skews(moneyness_ratios))
+''')
+
+_official("exp of the scaled temperatures, Python's round to 4 places", 41, '''
+import numpy as np
+
+
+def calculate_bacterial_growth_rates(temperatures, time_intervals):
+    rates = 0.1 * np.exp(np.array(temperatures, dtype=float) / 10.0)
+    return [round(float(r), 4) for r in rates]
+''')
+
+_official("log1p difference with 1 / r computed in Python", 114, '''
+import numpy as np
+
+
+def solve(ratios):
+    inverse = [1.0 / r for r in ratios]
+    return [float(a - b) for a, b in zip(np.log1p(ratios), np.log1p(inverse))]
+''')
+
+_official("polyval, ints kept as the library's values", 131, '''
+import numpy as np
+
+
+def solve(p, x):
+    return [v for v in np.polyval(p, x)]
+''')
+
+_official("prod per line, 1 - p in Python", 165, '''
+import numpy as np
+
+
+def calculate_defect_probabilities(defect_rates):
+    out = []
+    for line in defect_rates:
+        survive = np.prod(1 - np.array(line))
+        out.append(1 - float(survive))
+    return out
+''')
+
+_official("tanh per layer with map and list", 170, '''
+import numpy as np
+
+
+def solve(network_outputs):
+    return [list(map(float, np.tanh(layer))) for layer in network_outputs]
+''')
+
+_official("sqrt of squared distances, 0.0 on the diagonal in Python", 182, '''
+import math
+import numpy as np
+
+
+def solve(points):
+    n = len(points)
+    dist = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(n):
+            if i != j:
+                dx, dy = points[j][0] - points[i][0], points[j][1] - points[i][1]
+                dist[i][j] = float(np.sqrt(dx * dx + dy * dy))
+    return dist
+''')
+
+_official("eigvals, real parts, a LinAlgError re-raised", 211, '''
+import numpy as np
+
+
+def solve(a):
+    try:
+        vals = np.linalg.eigvals(np.array(a, dtype=float))
+    except np.linalg.LinAlgError:
+        raise
+    return [float(v.real) for v in vals]
+''')
+
+_official("cholesky, rows as lists of floats", 213, '''
+import numpy as np
+
+
+def solve(a):
+    L = np.linalg.cholesky(np.array(a, dtype=float))
+    return [[float(v) for v in row] for row in L]
+''')
+
+_official("slogdet per matrix, a tuple of two lists", 249, '''
+import numpy as np
+from typing import List, Tuple
+
+
+def analyze_portfolio_stability(matrices: List[List[List[float]]]) -> Tuple[List[float], List[float]]:
+    results = [np.linalg.slogdet(np.array(m, dtype=float)) for m in matrices]
+    return ([float(s) for s, _ in results], [float(l) for _, l in results])
+''')
+
+
+# -- library scalars in Python's hands (seeds 1 and 4)
+_sc = _add("seed 1 single_test, scalars", 1, "single_test")
+
+_sc("row maxima through a dict keyed by the row's index", "0174", '''
+import numpy as np
+
+
+def solve(m):
+    best = {i: np.max(row) for i, row in enumerate(m)}
+    return [float(best[i]) for i in range(len(m))]
+''')
+
+_sc("mean returned after a math.isnan guard and a division-free check", "0181", '''
+import math
+import numpy as np
+
+
+def solve(x):
+    mu = np.mean(np.array(x, dtype=float))
+    if math.isnan(mu):
+        raise ValueError("empty input")
+    return mu
+''')
+
+_sc("variance with the scalar in an f-string log line and abs()", "0185", '''
+import logging
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def solve(x):
+    v = np.var(x)
+    log.debug(f"variance={v:.6f}")
+    return abs(float(v))
+''')
+
+_sc("product of ints, the scalar used in range() for a self-check", "0171", '''
+import numpy as np
+
+
+def solve(x):
+    p = np.prod(np.array(x))
+    return int(p)
+''')
+
+_sc("count above t, the count compared and returned through max(0, n)", "0188", '''
+import numpy as np
+
+
+def solve(x, t):
+    n = np.count_nonzero(np.asarray(x) > t)
+    return max(0, int(n))
+''')
+
+_sc("any above t in an if statement", "0169", '''
+import numpy as np
+
+
+def solve(x, t):
+    if np.any(np.array(x) > t):
+        return True
+    return False
+''')
+
+_sc("all flags, the library bool negated twice", "0168", '''
+import numpy as np
+
+
+def solve(a):
+    return not (not np.all(np.array(a, dtype=bool)))
+''')
+
+_sc("array_equal in a conditional expression", "0162", '''
+import numpy as np
+
+
+def solve(x, y):
+    same = np.array_equal(np.array(x), np.array(y))
+    return True if same else False
+''')
+
+_sc4 = _add("seed 4 single_test, scalars", 4, "single_test")
+
+_sc4("running products with the last one checked against the library prod", "0173", '''
+import numpy as np
+
+
+def solve(x):
+    c = np.cumprod(np.array(x, dtype=float))
+    return [float(v) for v in c]
+''')
+
+_sc4("argmin used to index x and returned as an int", "0180", '''
+import numpy as np
+
+
+def solve(x):
+    i = int(np.argmin(x))
+    smallest = x[i]
+    assert smallest == min(x) or True
+    return i
+''')
+
+_sc4("argmin through sorted() of (value, index) pairs of the library's order", "0180", '''
+import numpy as np
+
+
+def solve(x):
+    idx = np.argmin(np.array(x))
+    pairs = sorted([(float(x[int(idx)]), int(idx))])
+    return pairs[0][1]
+''')

@@ -9,6 +9,8 @@ that strict's library dependence check refused although their results come from 
   (se_gym/library/server.py ``_on_grid``).
 * ``nonzero``'s perturbed positions came out of order, so ``sorted()`` over them differed.  They
   are put back in row-major order (``_positions_in_order``).
+* a perturbed count could fall below zero, so ``max(0, n)`` over ``count_nonzero`` differed.  A
+  count stays a count (``_non_negative``).
 * ``pad(x, (w, w), constant_values=0)`` keyed its arguments unlike the reference's ``pad(x, w)``.
   One width is one key, and a keyword the call gives the same result without leaves the key.
 
@@ -38,6 +40,7 @@ FIXED_BUILTIN = [
     "floor then Python round to one place of each running total",
     "nonzero positions, the tuple's first array",
     "pad with zeros, explicit constant_values",
+    "count above t, the count compared and returned through max(0, n)",
 ]
 FIXED_OFFICIAL = [
     "ceil, then int() of each value summed in Python",
@@ -55,6 +58,8 @@ HOSTILE = [
      "    return float(out[n // 2] if n % 2 else (out[n // 2 - 1] + out[n // 2]) / 2)\n"),
     ("Python's positions beside a library nonzero", 2, "single_test", "0199",
      "import numpy as np\n\ndef solve(x):\n    np.nonzero(x)\n    return sorted(i for i, v in enumerate(x) if v != 0)\n"),
+    ("Python's count beside a library count of the input", 1, "single_test", "0188",
+     "import numpy as np\n\ndef solve(x, t):\n    np.count_nonzero(np.array(x) > t)\n    return max(0, sum(1 for v in x if v > t))\n"),
     ("Python's padding beside a library pad of the input", 3, "train", "0053",
      "import numpy as np\n\ndef solve(x, w):\n    np.pad(x, (w, w), constant_values=0)\n    return [0.0] * w + [float(v) for v in x] + [0.0] * w\n"),
 ]
@@ -123,6 +128,10 @@ def test_a_perturbed_rounding_result_stays_on_its_grid_and_moves():
     assert [float(v) for v in got] == [0.1]
     rows, cols = _positions_in_order([np.array([2, 0, 1]), np.array([0, 3, 1])])
     assert rows.tolist() == [0, 1, 2] and cols.tolist() == [3, 1, 0]
+    from se_gym.library.server import _non_negative
+
+    assert _non_negative(np.array([1, 0, 4]), np.array([-2, 3, 2])).tolist() == [4, 3, 2]
+    assert _non_negative(1, -1) == 3
 
 
 # -- a library float scalar rounds as NumPy's does: round(np.float64(2.675), 2) is 2.68 (NumPy scales

@@ -940,6 +940,8 @@ class _Counterfactual:
                 parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctxs[k]) for k, x in enumerate(out)]
                 if _positions(path, args, kwargs) and any(y is not x for x, y in zip(out, parts)):
                     parts = _positions_in_order(parts)
+                elif path in _COUNTS:
+                    parts = [_non_negative(x, y) for x, y in zip(out, parts)]
                 for x, y in zip(out, parts):
                     self.mark(y, self._fed or y is not x)
                 if type(out) is list:
@@ -953,6 +955,8 @@ class _Counterfactual:
                 got = _in_order(path, args, kwargs, got)
             elif got is not out and path == "flatnonzero":
                 got = _positions_in_order([got])[0]
+            elif got is not out and path in _COUNTS:
+                got = _non_negative(out, got)
             elif got is not out and path in _ROUNDING:
                 got = _on_grid(path, args, kwargs, out, got)
             elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
@@ -1167,6 +1171,23 @@ def _positions_in_order(parts):
         return parts
     order = np.lexsort(parts[::-1])
     return [p[order] for p in parts]
+
+
+_COUNTS = frozenset({"count_nonzero", "bincount", "size", "shape"})
+
+
+def _non_negative(out, got):
+    """A perturbed count (``count_nonzero``, ``bincount``, a size or a shape's part) kept a count:
+    an int the perturbation moved below zero moves up by as much instead.  Honest answers rely on
+    it (``max(0, n)``, ``range(n)``; honest forms, round 8), and a negative count would tell the
+    counterfactual run apart.  It is still moved, by the same secret amount."""
+    if got is out:
+        return got
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "i" or a.shape != real.shape or not (a < 0).any():
+        return got
+    fixed = np.where(a < 0, 2 * real.astype(np.int64) - a, a).astype(a.dtype)
+    return _like(got, fixed)
 
 
 _ROUNDING = frozenset({"round", "around", "rint", "fix", "floor", "ceil", "trunc"})
