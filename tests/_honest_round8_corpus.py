@@ -1355,3 +1355,59 @@ def solve(x):
     pairs = sorted([(float(x[int(idx)]), int(idx))])
     return pairs[0][1]
 ''')
+
+
+# -- one library step, the rest in Python (the design's "part of the work")
+_one = _add("seed 2 multiple_test, one library step", 2, "multiple_test")
+
+_one("subtract with the library, cos, running totals and std in Python", "0000", '''
+import math
+import numpy as np
+
+
+def solve(x, y):
+    d = [float(v) for v in np.subtract(x, y)]
+    total, running = 0.0, []
+    for v in d:
+        total += math.cos(v)
+        running.append(total)
+    mu = sum(running) / len(running)
+    return math.sqrt(sum((r - mu) ** 2 for r in running) / len(running))
+''')
+
+_one("floor with the library, the rest (running totals, rounding, median) in Python", "0036", '''
+import statistics
+import numpy as np
+
+
+def solve(x):
+    floors = [float(v) for v in np.floor(x)]
+    running, acc = [], 0.0
+    for f in floors:
+        acc += f
+        running.append(round(acc, 1))
+    return float(statistics.median(running))
+''')
+
+_one("tril with the library, triu and det by Python's diagonal product", "0144", '''
+import numpy as np
+
+
+def solve(m):
+    lower = np.tril(m)
+    det = 1.0
+    for i in range(len(m)):
+        det *= float(lower[i][i])
+    return det
+''')
+
+_one("diff with the library, flip/sqrt/argmax in Python", "0005", '''
+import math
+import numpy as np
+
+
+def solve(x):
+    d = [float(v) for v in np.diff(x)][::-1]
+    roots = [math.sqrt(abs(v)) for v in d]
+    return roots.index(max(roots))
+''')
