@@ -11,6 +11,9 @@ that strict's library dependence check refused although their results come from 
   are put back in row-major order (``_positions_in_order``).
 * a perturbed count could fall below zero, so ``max(0, n)`` over ``count_nonzero`` differed.  A
   count stays a count (``_non_negative``).
+* an official item names no entry function, so strict took the answer's first ``def`` (a generator
+  helper defined above the entry: static_gate "returns no value").  It takes the reference's entry
+  now where the answer defines it (se_gym/judge/core.py).
 * ``pad(x, (w, w), constant_values=0)`` keyed its arguments unlike the reference's ``pad(x, w)``.
   One width is one key, and a keyword the call gives the same result without leaves the key.
 
@@ -46,6 +49,7 @@ FIXED_OFFICIAL = [
     "ceil, then int() of each value summed in Python",
     "round per station, then Python's round to the same precision",
     "rint, then int() in Python and back to float",
+    "acosh, a generator of floats",
 ]
 
 # (name, seed, split, task, NumPy-style answer): the result computed in Python beside a library call
