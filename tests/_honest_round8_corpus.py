@@ -1411,3 +1411,120 @@ def solve(x):
     roots = [math.sqrt(abs(v)) for v in d]
     return roots.index(max(roots))
 ''')
+
+
+# -- seed 5 train: functions whose results come in an order (sets, eigenvalues, singular values,
+# coordinates) or are counts, relied on in Python
+_t5b = _add("seed 5 train, ordered results", 5, "train")
+
+_t5b("argwhere coordinates sorted as pairs", "0200", '''
+import numpy as np
+
+
+def solve(m, t):
+    coords = np.argwhere(np.array(m) > t)
+    return sorted([int(r), int(c)] for r, c in coords)
+''')
+
+_t5b("intersect1d, then sorted() for safety", "0216", '''
+import numpy as np
+
+
+def solve(a, b):
+    common = np.intersect1d(np.array(a), np.array(b))
+    return sorted(int(v) for v in common)
+''')
+
+_t5b("eigh eigenvalues sorted ascending in Python", "0259", '''
+import numpy as np
+
+
+def solve(a):
+    w, _ = np.linalg.eigh(np.array(a, dtype=float))
+    return sorted(float(v) for v in w)
+''')
+
+_t5b("svd singular values sorted largest first in Python", "0262", '''
+import numpy as np
+
+
+def solve(a):
+    _, s, _ = np.linalg.svd(np.array(a, dtype=float))
+    return sorted((float(v) for v in s), reverse=True)
+''')
+
+_t5b("histogram counts clamped at zero", "0214", '''
+import numpy as np
+
+
+def solve(x, b):
+    counts, _edges = np.histogram(x, bins=b)
+    return [max(0, int(c)) for c in counts]
+''')
+
+_t5b("bincount converted, with a sum check on the counts", "0213", '''
+import numpy as np
+
+
+def solve(x):
+    counts = np.bincount(np.array(x))
+    return [int(c) for c in counts]
+''')
+
+_t5b("polyfit slope and intercept rounded in Python", "0236", '''
+import numpy as np
+
+
+def solve(x, y):
+    slope, intercept = np.polyfit(np.array(x, dtype=float), np.array(y, dtype=float), 1)
+    return [round(float(slope), 6), round(float(intercept), 6)]
+''')
+
+_t5b("roots rounded and sorted (the prompt's order)", "0238", '''
+import numpy as np
+
+
+def solve(p):
+    r = np.roots(p)
+    return sorted(round(float(np.real(v)), 6) for v in r)
+''')
+
+_t5b("inverse rows through a helper generator", "0252", '''
+import numpy as np
+
+
+def _rows(m):
+    for row in m:
+        yield [float(v) for v in row]
+
+
+def solve(a):
+    return list(_rows(np.linalg.inv(np.array(a, dtype=float))))
+''')
+
+_t5b("matrix_power with p = 0 handled by the library too", "0268", '''
+import numpy as np
+
+
+def solve(a, p):
+    result = np.linalg.matrix_power(np.array(a), int(p))
+    return [[int(v) for v in row] for row in result]
+''')
+
+_t5b("interp, a list of floats rounded to 12 places", "0235", '''
+import numpy as np
+
+
+def solve(q, xp, fp):
+    return [round(float(v), 12) for v in np.interp(q, xp, fp)]
+''')
+
+_t5b("convolve valid with the kernel reversed check", "0231", '''
+import numpy as np
+
+
+def solve(x, k):
+    if len(k) > len(x):
+        raise ValueError("kernel longer than the signal")
+    return [float(v) for v in np.convolve(np.array(x), np.array(k), mode="valid")]
+''')

@@ -9,8 +9,11 @@ that strict's library dependence check refused although their results come from 
   (se_gym/library/server.py ``_on_grid``).
 * ``nonzero``'s perturbed positions came out of order, so ``sorted()`` over them differed.  They
   are put back in row-major order (``_positions_in_order``).
-* a perturbed count could fall below zero, so ``max(0, n)`` over ``count_nonzero`` differed.  A
-  count stays a count (``_non_negative``).
+* a perturbed count could fall below zero, so ``max(0, n)`` over ``count_nonzero`` or ``histogram``
+  differed.  A count stays a count (``_non_negative``).
+* the perturbed results of ``intersect1d`` (and the other set functions), ``argwhere``,
+  ``eigvalsh``/``eigh``'s eigenvalues and ``svd``'s singular values came out of the order the
+  function promises, so ``sorted()`` over them differed.  They are put back in order (``_in_order``).
 * an official item names no entry function, so strict took the answer's first ``def`` (a generator
   helper defined above the entry: static_gate "returns no value").  It takes the reference's entry
   now where the answer defines it (se_gym/judge/core.py).
@@ -44,6 +47,11 @@ FIXED_BUILTIN = [
     "nonzero positions, the tuple's first array",
     "pad with zeros, explicit constant_values",
     "count above t, the count compared and returned through max(0, n)",
+    "argwhere coordinates sorted as pairs",
+    "intersect1d, then sorted() for safety",
+    "eigh eigenvalues sorted ascending in Python",
+    "svd singular values sorted largest first in Python",
+    "histogram counts clamped at zero",
 ]
 FIXED_OFFICIAL = [
     "ceil, then int() of each value summed in Python",
@@ -64,6 +72,15 @@ HOSTILE = [
      "import numpy as np\n\ndef solve(x):\n    np.nonzero(x)\n    return sorted(i for i, v in enumerate(x) if v != 0)\n"),
     ("Python's count beside a library count of the input", 1, "single_test", "0188",
      "import numpy as np\n\ndef solve(x, t):\n    np.count_nonzero(np.array(x) > t)\n    return max(0, sum(1 for v in x if v > t))\n"),
+    ("Python's coordinates beside a library argwhere", 5, "train", "0200",
+     "import numpy as np\n\ndef solve(m, t):\n    np.argwhere(np.array(m) > t)\n"
+     "    return [[i, j] for i, row in enumerate(m) for j, v in enumerate(row) if v > t]\n"),
+    ("Python's set intersection beside a library intersect1d", 5, "train", "0216",
+     "import numpy as np\n\ndef solve(a, b):\n    np.intersect1d(a, b)\n    return sorted(set(a) & set(b))\n"),
+    ("Python's histogram beside a library histogram", 5, "train", "0214",
+     "import numpy as np\n\ndef solve(x, b):\n    np.histogram(x, bins=b)\n    lo, hi = min(x), max(x)\n"
+     "    w = (hi - lo) / b\n    c = [0] * b\n    for v in x:\n        c[min(int((v - lo) / w), b - 1)] += 1\n"
+     "    return [max(0, n) for n in c]\n"),
     ("Python's padding beside a library pad of the input", 3, "train", "0053",
      "import numpy as np\n\ndef solve(x, w):\n    np.pad(x, (w, w), constant_values=0)\n    return [0.0] * w + [float(v) for v in x] + [0.0] * w\n"),
 ]
@@ -136,6 +153,12 @@ def test_a_perturbed_rounding_result_stays_on_its_grid_and_moves():
 
     assert _non_negative(np.array([1, 0, 4]), np.array([-2, 3, 2])).tolist() == [4, 3, 2]
     assert _non_negative(1, -1) == 3
+    from se_gym.library.server import _in_order
+
+    assert _in_order("intersect1d", (), {}, np.array([5, 1, 3])).tolist() == [1, 3, 5]
+    assert _in_order("argwhere", (), {}, np.array([[1, 0], [0, 2], [0, 1]])).tolist() == [[0, 1], [0, 2], [1, 0]]
+    assert _in_order("linalg.svd", (), {}, np.array([1.0, 3.0, 2.0])).tolist() == [3.0, 2.0, 1.0]
+    assert _in_order("linalg.eigvalsh", (), {}, np.array([1.0, -3.0])).tolist() == [-3.0, 1.0]
 
 
 # -- a library float scalar rounds as NumPy's does: round(np.float64(2.675), 2) is 2.68 (NumPy scales

@@ -942,6 +942,9 @@ class _Counterfactual:
                     parts = _positions_in_order(parts)
                 elif path in _COUNTS:
                     parts = [_non_negative(x, y) for x, y in zip(out, parts)]
+                elif path in _ORDERED_PART and len(parts) > _ORDERED_PART[path] and parts[_ORDERED_PART[path]] is not out[_ORDERED_PART[path]]:
+                    k = _ORDERED_PART[path]  # (eigh's eigenvalues ascending, svd's singular values largest first)
+                    parts[k] = _in_order("linalg.eigvalsh" if path == "linalg.eigh" else path, (), {}, parts[k])
                 for x, y in zip(out, parts):
                     self.mark(y, self._fed or y is not x)
                 if type(out) is list:
@@ -1132,7 +1135,9 @@ class _Counterfactual:
         return cycle[v].astype(v.dtype)
 
 
-_ORDERED = frozenset({"sort", "unique", "sort_complex"})
+_ORDERED = frozenset({"sort", "unique", "sort_complex", "intersect1d", "union1d", "setdiff1d", "setxor1d",
+                      "linalg.eigvalsh", "linalg.svdvals", "linalg.svd", "argwhere"})
+_SETS = frozenset({"intersect1d", "union1d", "setdiff1d", "setxor1d"})  # (sorted and distinct, as unique's)
 
 
 def _in_order(path, args, kwargs, out):
@@ -1142,8 +1147,14 @@ def _in_order(path, args, kwargs, out):
     forms, round 7).  Its values are still the perturbed ones, which only the call computes."""
     if not isinstance(out, np.ndarray) or out.ndim == 0 or out.dtype.kind not in "iufc":
         return out
-    if path == "unique":
-        if out.ndim != 1 or len(args) > 1 or any(k != "ar" for k in kwargs):
+    if path == "argwhere":  # (round 8: coordinates in row-major order, as rows)
+        return out[np.lexsort(out.T[::-1])] if out.ndim == 2 and out.shape[1] else out
+    if path in ("linalg.svdvals", "linalg.svd"):  # (round 8: singular values largest first)
+        return -np.sort(-out, axis=-1) if out.dtype.kind in "iuf" else out
+    if path == "linalg.eigvalsh":
+        return np.sort(out, axis=-1) if out.dtype.kind in "iuf" else out
+    if path == "unique" or path in _SETS:
+        if out.ndim != 1 or path == "unique" and (len(args) > 1 or any(k != "ar" for k in kwargs)):
             return out
         out = np.sort(out)
         if out.dtype.kind in "iu" and out.size > 1:  # (distinct again: ints move by 1..3 and may meet)
@@ -1173,7 +1184,8 @@ def _positions_in_order(parts):
     return [p[order] for p in parts]
 
 
-_COUNTS = frozenset({"count_nonzero", "bincount", "size", "shape"})
+_COUNTS = frozenset({"count_nonzero", "bincount", "size", "shape", "histogram"})
+_ORDERED_PART = {"linalg.eigh": 0, "linalg.svd": 1}  # (the part of a tuple result that comes in order)
 
 
 def _non_negative(out, got):
