@@ -1528,3 +1528,28 @@ def solve(x, k):
         raise ValueError("kernel longer than the signal")
     return [float(v) for v in np.convolve(np.array(x), np.array(k), mode="valid")]
 ''')
+
+
+# -- Python's math over values a non-negative library function returned (abs, sqrt, var, norm)
+_nn = _add("seed 2 multiple_test, non-negative results", 2, "multiple_test")
+
+_nn("ceil and abs with the library, math.sqrt of each |v|, diff and sum with the library", "0198", '''
+import math
+import numpy as np
+
+
+def solve(x):
+    a = np.abs(np.ceil(x))
+    b = [math.sqrt(v) for v in a]
+    return float(np.sum(np.diff(b)))
+''')
+
+_nn("abs with the library, math.sqrt, floor/ceil/min with the library", "0189", '''
+import math
+import numpy as np
+
+
+def solve(x):
+    roots = [math.sqrt(v) for v in np.abs(x)]
+    return float(np.min(np.ceil(np.floor(roots))))
+''')
