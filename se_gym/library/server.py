@@ -733,6 +733,7 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
         # (called again only where that writes nothing: no output array, no input overwritten)
         again = path not in _IN_PLACE and not path.startswith("random.") and not any(
             name in _WRITES and v is not None and v is not False for name, _, v in items)
+        called_back = any(callable(v) and not isinstance(v, (np.ndarray, np.generic, type)) for v in (*args, *kwargs.values()))
         for name, i, v in items:
             if name in _NOT_KEYED:
                 continue
@@ -745,8 +746,9 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
             if w is None:
                 continue
             # (an argument its default gives the same result does not decide it; nor does a keyword
-            # the call gives the same result without: ``pad``'s ``constant_values=0``, round 8)
-            if again and (name in defaults or i is None):
+            # the call gives the same result without: ``pad``'s ``constant_values=0``, round 8; never
+            # called again where a call-back would run again: ``apply_along_axis``'s keywords)
+            if again and (name in defaults or i is None and not called_back):
                 try:
                     if i is None:
                         alt = fn(*args, **{k: u for k, u in kwargs.items() if k != name})
