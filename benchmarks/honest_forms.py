@@ -1,11 +1,12 @@
-"""Honest forms, round 7 (issue 42): model-style honest answers (tests/_honest_round7_corpus.py)
-judged under ``sebench`` and under ``strict`` with each task's reference and two secrets.
+"""Honest forms, rounds 7 and 8 (issue 42): model-style honest answers (tests/_honest_round7_corpus.py,
+tests/_honest_round8_corpus.py) judged under ``sebench`` and under ``strict`` with each task's
+reference and two secrets.
 
-    PYTHONPATH=.:tests python benchmarks/honest_forms.py [--official-data DIR]
+    PYTHONPATH=.:tests python benchmarks/honest_forms.py [--official-data DIR] [--round 7|8]
 
 Prints, per group, how many answers each profile accepts, then every answer the two profiles judge
 differently (strict under either secret), with strict's status and message: the honest forms
-strict refuses (docs/security.md, Honest forms, round 7, lists why each left one stays refused).
+strict refuses (docs/security.md, Honest forms, rounds 7 and 8, list why each left one stays refused).
 The official answers run where ../shared/sebench (or --official-data) holds parity_dev.jsonl.
 """
 from __future__ import annotations
@@ -18,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from _gate_corpus import block  # noqa: E402
 from _honest_round7_corpus import BUILTIN, OFFICIAL  # noqa: E402
+from _honest_round8_corpus import BUILTIN as BUILTIN8  # noqa: E402
+from _honest_round8_corpus import OFFICIAL as OFFICIAL8  # noqa: E402
 from se_gym.judge import Judge  # noqa: E402
 from se_gym.tasks.spec import load_task_spec  # noqa: E402
 
@@ -47,29 +50,71 @@ def report(title: str, names: list[str], verdicts: list[tuple]) -> None:
                   f"{(s if not s.passed else v[0]).detail[:200]}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--official-data", default=None, help="folder of parity_dev.jsonl and api_doc.jsonl "
-                    "(default: ../shared/sebench or $SE_GYM_SHARED/sebench)")
-    args = ap.parse_args()
-    tasks, lib = load_task_spec("builtin:0", "single_test", None, progress=False)
-    by = {t.id.rsplit("/", 1)[1]: t for t in tasks}
-    rows = [(f"[{group}] {name} ({num})", by[num].judge_item(block(lib.translate(code)))) for group, name, num, code in BUILTIN]
-    report("built-in single_test", [n for n, _ in rows], judge_all(lib, [it for _, it in rows]))
+def builtin_items(rows: list[tuple]) -> list[tuple[str, tuple]]:
+    """(name, judge item) per round-8 row ``(group, name, seed, split, number, code)``, each
+    translated to its own seed's library (loaded once per seed and split)."""
+    suites: dict[tuple, tuple] = {}
+    out = []
+    for group, name, seed, split, num, code in rows:
+        if (seed, split) not in suites:
+            tasks, lib = load_task_spec(f"builtin:{seed}", split, None, progress=False)
+            suites[seed, split] = ({t.id.rsplit("/", 1)[1]: t for t in tasks}, lib)
+        by, lib = suites[seed, split]
+        out.append((f"[{group}] {name} (s{seed}/{split}/{num})", lib, by[num].judge_item(block(lib.translate(code)))))
+    return out
 
+
+def judge_builtin(title: str, rows: list[tuple]) -> None:
+    """Judge round-8 rows per library (one judge per library) and report them together."""
+    items = builtin_items(rows)
+    names, verdicts = [n for n, _, _ in items], [None] * len(items)
+    for lib in {id(lib): lib for _, lib, _ in items}.values():
+        at = [i for i, (_, lb, _) in enumerate(items) if lb is lib]
+        for i, v in zip(at, judge_all(lib, [items[i][2] for i in at])):
+            verdicts[i] = v
+    report(title, names, verdicts)
+
+
+def official_data(arg: str | None):
+    """(official library, rows by task index), or None where parity_dev.jsonl is absent."""
     import os
 
     from _reward_redteam7_corpus import official_rows
     from se_gym.library import official
 
-    root = Path(args.official_data) if args.official_data else Path(os.environ.get("SE_GYM_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "sebench"
+    root = Path(arg) if arg else Path(os.environ.get("SE_GYM_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "sebench"
     if not (root / "parity_dev.jsonl").exists():
         print(f"official answers skipped: no parity_dev.jsonl in {root}")
-        return
-    olib, data = official(root / "api_doc.jsonl"), official_rows(root / "parity_dev.jsonl")
+        return None
+    return official(root / "api_doc.jsonl"), official_rows(root / "parity_dev.jsonl")
+
+
+def judge_official(title: str, rows: list[tuple], olib, data) -> None:
     items = [(f"{name} (task {i})", (block(olib.translate(code)), data[i]["cases"], None, data[i]["expected"], data[i]["b_notolist"]))
-             for name, i, code in OFFICIAL]
-    report("official parity_dev", [n for n, _ in items], judge_all(olib, [it for _, it in items]))
+             for name, i, code in rows]
+    report(title, [n for n, _ in items], judge_all(olib, [it for _, it in items]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--official-data", default=None, help="folder of parity_dev.jsonl and api_doc.jsonl "
+                    "(default: ../shared/sebench or $SE_GYM_SHARED/sebench)")
+    ap.add_argument("--round", type=int, choices=(7, 8), default=None, help="only this round's answers (default: both)")
+    args = ap.parse_args()
+    if args.round in (None, 7):
+        tasks, lib = load_task_spec("builtin:0", "single_test", None, progress=False)
+        by = {t.id.rsplit("/", 1)[1]: t for t in tasks}
+        rows = [(f"[{group}] {name} ({num})", by[num].judge_item(block(lib.translate(code)))) for group, name, num, code in BUILTIN]
+        report("round 7, built-in single_test", [n for n, _ in rows], judge_all(lib, [it for _, it in rows]))
+    if args.round in (None, 8):
+        judge_builtin("round 8, built-in seeds 1-5 (single_test, multiple_test, train)", BUILTIN8)
+    official = official_data(args.official_data)
+    if official is None:
+        return
+    if args.round in (None, 7):
+        judge_official("round 7, official parity_dev", OFFICIAL, *official)
+    if args.round in (None, 8) and OFFICIAL8:
+        judge_official("round 8, official parity_dev", OFFICIAL8, *official)
 
 
 if __name__ == "__main__":

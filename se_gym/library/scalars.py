@@ -11,6 +11,8 @@ value: the harness reads it as a plain ``float``/``int`` with the base type's ow
 Copied into every written library as ``_scalars.py``; ``_client.py`` and ``_core.py`` import it.
 """
 
+import math
+
 FLOATS = ("float16", "float32", "float64", "float128", "longdouble")
 INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _KEPT = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow")
@@ -66,5 +68,27 @@ def _scalar_class(name, base, dtype, types):
         ns[f"__r{op}__"] = kept(f"__r{op}__")
     for op in ("__neg__", "__pos__", "__abs__"):
         ns[op] = kept(op)
+    if base is float:
+        ns["__round__"] = lambda self, ndigits=None: _round(self, ndigits, cls)
     cls = type(name, (base,), ns)
     return cls
+
+
+def _round(x, ndigits, cls):
+    """``round(x, ndigits)`` of a float scalar as NumPy's scalar rounds it: ``rint(x * 10**d) /
+    10**d`` (``round(np.float64(2.675), 2)`` is 2.68 where Python's float gives 2.67; honest forms,
+    round 8), a scalar of the same type; without ``ndigits``, Python's int as NumPy's."""
+    v = float.__float__(x)
+    if ndigits is None:
+        return float.__round__(v)
+    d = int(ndigits)
+    if not math.isfinite(v):
+        return cls(v)
+    if d >= 0:
+        p = 10.0 ** d
+        y = v * p
+        r = v if not math.isfinite(y) else float(round(y)) / p
+    else:
+        p = 10.0 ** -d
+        r = float(round(v / p)) * p
+    return cls(math.copysign(r, v) if r == 0 else r)

@@ -733,13 +733,22 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
         # (called again only where that writes nothing: no output array, no input overwritten)
         again = path not in _IN_PLACE and not path.startswith("random.") and not any(
             name in _WRITES and v is not None and v is not False for name, _, v in items)
+        called_back = any(callable(v) and not isinstance(v, (np.ndarray, np.generic, type)) for v in (*args, *kwargs.values()))
         for name, i, v in items:
             if name in _NOT_KEYED:
                 continue
+            if path == "pad" and name == "pad_width":  # (``w`` and ``(w, w)`` are one width: honest forms, round 8)
+                try:
+                    v = np.broadcast_to(np.asarray(v), (np.ndim(_first(fn, args, kwargs)), 2)).tolist()
+                except Exception:
+                    pass
             w = _arg_word(v)
             if w is None:
                 continue
-            if again and name in defaults:  # (an argument its default gives the same result does not decide it)
+            # (an argument its default gives the same result does not decide it; nor does a keyword
+            # the call gives the same result without: ``pad``'s ``constant_values=0``, round 8; never
+            # called again where a call-back would run again: ``apply_along_axis``'s keywords)
+            if again and (name in defaults or i is None and not called_back):
                 try:
                     if i is None:
                         alt = fn(*args, **{k: u for k, u in kwargs.items() if k != name})
@@ -931,6 +940,13 @@ class _Counterfactual:
                 extra = None if path in _QUERIES or not self.arguments else _extra(cls, fn, path, args, kwargs, out, sizes)
                 ctxs = [_join(c, extra) for c in ctxs]
                 parts = [self.value(f"{cls}#{k}", x, sizes[k] if sizes and k < len(sizes) else None, ctxs[k]) for k, x in enumerate(out)]
+                if _positions(path, args, kwargs) and any(y is not x for x, y in zip(out, parts)):
+                    parts = _positions_in_order(parts)
+                elif path in _COUNTS:
+                    parts = [_non_negative(x, y) for x, y in zip(out, parts)]
+                elif path in _ORDERED_PART and len(parts) > _ORDERED_PART[path] and parts[_ORDERED_PART[path]] is not out[_ORDERED_PART[path]]:
+                    k = _ORDERED_PART[path]  # (eigh's eigenvalues ascending, svd's singular values largest first)
+                    parts[k] = _in_order("linalg.eigvalsh" if path == "linalg.eigh" else path, (), {}, parts[k])
                 for x, y in zip(out, parts):
                     self.mark(y, self._fed or y is not x)
                 if type(out) is list:
@@ -942,6 +958,12 @@ class _Counterfactual:
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
             if got is not out and path in _ORDERED:
                 got = _in_order(path, args, kwargs, got)
+            elif got is not out and path == "flatnonzero":
+                got = _positions_in_order([got])[0]
+            elif got is not out and path in _COUNTS:
+                got = _non_negative(out, got)
+            elif got is not out and path in _ROUNDING:
+                got = _on_grid(path, args, kwargs, out, got)
             elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
                 got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
@@ -1115,7 +1137,9 @@ class _Counterfactual:
         return cycle[v].astype(v.dtype)
 
 
-_ORDERED = frozenset({"sort", "unique", "sort_complex"})
+_ORDERED = frozenset({"sort", "unique", "sort_complex", "intersect1d", "union1d", "setdiff1d", "setxor1d",
+                      "linalg.eigvalsh", "linalg.svdvals", "linalg.svd", "argwhere"})
+_SETS = frozenset({"intersect1d", "union1d", "setdiff1d", "setxor1d"})  # (sorted and distinct, as unique's)
 
 
 def _in_order(path, args, kwargs, out):
@@ -1125,8 +1149,14 @@ def _in_order(path, args, kwargs, out):
     forms, round 7).  Its values are still the perturbed ones, which only the call computes."""
     if not isinstance(out, np.ndarray) or out.ndim == 0 or out.dtype.kind not in "iufc":
         return out
-    if path == "unique":
-        if out.ndim != 1 or len(args) > 1 or any(k != "ar" for k in kwargs):
+    if path == "argwhere":  # (round 8: coordinates in row-major order, as rows)
+        return out[np.lexsort(out.T[::-1])] if out.ndim == 2 and out.shape[1] else out
+    if path in ("linalg.svdvals", "linalg.svd"):  # (round 8: singular values largest first)
+        return -np.sort(-out, axis=-1) if out.dtype.kind in "iuf" else out
+    if path == "linalg.eigvalsh":
+        return np.sort(out, axis=-1) if out.dtype.kind in "iuf" else out
+    if path == "unique" or path in _SETS:
+        if out.ndim != 1 or path == "unique" and (len(args) > 1 or any(k != "ar" for k in kwargs)):
             return out
         out = np.sort(out)
         if out.dtype.kind in "iu" and out.size > 1:  # (distinct again: ints move by 1..3 and may meet)
@@ -1138,6 +1168,69 @@ def _in_order(path, args, kwargs, out):
             return out
         return np.sort(out, axis=kwargs.get("axis", args[1] if len(args) > 1 else -1))
     return np.sort(out)
+
+
+def _positions(path, args, kwargs):
+    """Whether a call returns the positions of non-zero elements as one index array per axis."""
+    return path == "nonzero" or path == "where" and len(args) + len(kwargs) == 1
+
+
+def _positions_in_order(parts):
+    """Perturbed positions (``nonzero``'s index arrays, one per axis) put back in the order the
+    function promises, row-major (as pairs where there are several axes): honest answers sort or
+    bisect them, or compare them with ``range`` (honest forms, round 8), and out of order they would
+    tell the counterfactual run apart.  The positions are still the perturbed ones."""
+    if not parts or not all(isinstance(p, np.ndarray) and p.ndim == 1 and p.shape == parts[0].shape for p in parts):
+        return parts
+    order = np.lexsort(parts[::-1])
+    return [p[order] for p in parts]
+
+
+_COUNTS = frozenset({"count_nonzero", "bincount", "size", "shape", "histogram"})
+_ORDERED_PART = {"linalg.eigh": 0, "linalg.svd": 1}  # (the part of a tuple result that comes in order)
+
+
+def _non_negative(out, got):
+    """A perturbed count (``count_nonzero``, ``bincount``, a size or a shape's part) kept a count:
+    an int the perturbation moved below zero moves up by as much instead.  Honest answers rely on
+    it (``max(0, n)``, ``range(n)``; honest forms, round 8), and a negative count would tell the
+    counterfactual run apart.  It is still moved, by the same secret amount."""
+    if got is out:
+        return got
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "i" or a.shape != real.shape or not (a < 0).any():
+        return got
+    fixed = np.where(a < 0, 2 * real.astype(np.int64) - a, a).astype(a.dtype)
+    return _like(got, fixed)
+
+
+_ROUNDING = frozenset({"round", "around", "rint", "fix", "floor", "ceil", "trunc"})
+
+
+def _on_grid(path, args, kwargs, out, got):
+    """A perturbed result of a rounding function put back on its grid (whole numbers, or
+    ``decimals`` places for ``round``), moved by one step of the grid where that undid the
+    perturbation: honest answers rely on what the function promises (``round(float(v), 2)`` or
+    ``int(v)`` of its values, honest forms, round 8), and off the grid the values would tell the
+    counterfactual run apart.  The values are still the perturbed ones, which only the call computes."""
+    if path in ("round", "around"):
+        d = args[1] if len(args) > 1 else kwargs.get("decimals", 0)
+        if type(d) is not int and not isinstance(d, np.integer) or not -300 < int(d) < 300:
+            return got
+        d = int(d)
+    else:
+        d = 0
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "f" or a.shape != real.shape:
+        return got
+    with np.errstate(all="ignore"):
+        g = np.round(a, d)
+        moved = (a != real) & (g == real) & np.isfinite(a)
+        if moved.any():
+            step = np.round(np.where(a > real, 1.0, -1.0) * 10.0 ** -d, max(d, 0))
+            g = np.where(moved, np.round(real + step, d), g)
+        g = np.where(np.isfinite(a), g, a).astype(a.dtype, copy=False)
+    return _like(got, g)
 
 
 def _chosen_constants_kept(args, kwargs, out, got):
