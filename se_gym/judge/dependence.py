@@ -126,10 +126,21 @@ def _same_program(p: Any, q: Any) -> bool:
     return bool(p.program) and str(p.program) == str(q.program)
 
 
-def outcomes(result: Any, n: int) -> list | str:
+def _stopped(result: Any) -> bool:
+    """The run ended at one of the program's limits (its wall clock, its CPU, its library server's
+    CPU, its memory): the worker says ``timeout``/``memory``."""
+    return getattr(getattr(result, "status", None), "value", None) in ("timeout", "memory")
+
+
+def outcomes(result: Any, n: int, answer: bool = False) -> list | str:
     """Per case, what a counterfactual or record run returned; ``"infra"`` when the run or its
-    library server failed (no word from the server), ``"forbidden"`` when the wall refused something."""
-    if _failed(result):
+    library server failed (no word from the server), ``"forbidden"`` when the wall refused something.
+    ``answer``: an answer's run judged against a reference, where a run stopped at one of the
+    program's limits is the answer's, word from its server or not (red-team round 9: its library
+    server run out of the program's CPU says nothing, and that made the verdict infrastructure,
+    reward None: a plain-Python answer that burns the library's CPU on a constant chose not to be
+    counted, where the same run stopped at the wall clock was already ``library_unused``)."""
+    if _failed(result) and not (answer and _stopped(result) and result.channel is not None):
         return _INFRA
     report = read_channel(result.channel, n, True)
     if report.forged or report.refused:
@@ -318,7 +329,7 @@ class DependenceCheck:
         digest keys of the fed computations it perturbed), or those keys (an answer's run in the
         same world: its fed computations are perturbed there only; see server.py's modes).
         ``world``: a redrawn world ``*2``... runs under a secret of its own, derived from the judge's."""
-        secret = self.secret
+        secret, world = self.secret, world.split(":", 1)[0]  # (``*2:FUNCTION``: a function's world under ``*2``'s secret)
         if world in REDRAWS:
             secret = hashlib.blake2b(f"{self.secret}/{world}".encode(), digest_size=32).hexdigest()
         mode = {"cf": secret, "keys": keys, **_mode_arguments(self.judge)}
@@ -402,21 +413,44 @@ class DependenceCheck:
         # to another value (its outcomes a ranking or a threshold the perturbation happened not to
         # cross: the check then demanded nothing, and a plain-Python answer passed; or it raised
         # where it changed: an exception matches any; red-team round 5, official task 50)
+        # (also where it changed some results but left others as they were: red-team round 9, a case
+        # the perturbation left alone demanded nothing, and an answer using the library on one case
+        # and Python on those earned 1.0; such a case is judged in the first redrawn world that moves it)
         jobs = []
         for r in self.refs:
-            if r.ok and isinstance(r.worlds.get("*"), list) and not self._changes(r, "*"):
+            if r.ok and isinstance(r.worlds.get("*"), list) and (not self._changes(r, "*") or self._idle(r, "*")):
                 jobs += [(r, w, r.pending.program.with_library_mode(self._mode(self.demanded(r.keys), True, w)))
                          for w in REDRAWS if w not in r.worlds]
         yield from self._worlds(jobs)
         jobs = []
         for it in self.items:
-            w = self._star(it.ref)
-            if w != "*" and not self._is_reference(it) and w not in it.worlds:
+            for w in self._answer_redraws(it):
                 mode = self._mode(self.demanded(it.ref.keys), self._answer_fed(it.ref, w), w)  # type: ignore[union-attr]
                 jobs.append((it, w, it.pending.program.with_library_mode(mode)))
         yield from self._worlds(jobs)
         for w in REDRAWS:
             self._as_reference(w)
+        # 2c. under a redrawn world that judges a case "*" left alone, one world per function of the
+        # reference too, for answers that did not match there (as step 3 does for "*": an honest answer
+        # that finishes a middle step in Python matches only in its next function's world)
+        specs, wanted = [], set()
+        for it in self.items:
+            ref = it.ref
+            if ref is None or not ref.ok or self._is_reference(it) or len({c.rstrip("@<") for c in ref.keys}) < 2:
+                continue
+            tol = self._tol()
+            for w in sorted({w for c in self._idle(ref, self._star(ref)) if (w := self._redraw_for(ref, c)) is not None}):
+                out = it.worlds.get(w)
+                if isinstance(out, list) and any(self._redraw_for(ref, c) == w and not same(out[c], ref.worlds[w][c], *tol)
+                                                 for c in self._idle(ref, self._star(ref))):
+                    for cls in self.classes(ref.keys):
+                        specs.append((it, f"{w}:{cls}", self.world(ref.keys, cls)))
+                        wanted.add((id(ref), f"{w}:{cls}", cls))
+        jobs = [(r, name, r.pending.program.with_library_mode(self._mode(self.world(r.keys, cls), True, name)))
+                for r in self.refs for (rid, name, cls) in sorted(wanted) if rid == id(r) and name not in r.worlds]
+        yield from self._worlds(jobs)
+        yield from self._worlds([(it, name, it.pending.program.with_library_mode(self._mode(keys, self._answer_fed(it.ref, name), name)))
+                                 for it, name, keys in specs if name not in it.worlds])
         # 3. one world per library function of the reference, for answers that differ from it in "*";
         # and world "~" (its queries and conversions alone) where its result did not change in "*"
         # (the references' runs first, as in step 2)
@@ -461,6 +495,38 @@ class DependenceCheck:
             return "*"
         return next((w for w in REDRAWS if self._changes(ref, w)), "*")
 
+    def _idle(self, r: _Reference, world: str) -> list[int]:
+        """The cases the reference passes whose value ``world`` left as it was."""
+        out, tol = r.worlds.get(world), self._tol()
+        if not isinstance(out, list):
+            return []
+        used = r.used(len(r.values))
+        return [c for c, (a, b) in enumerate(zip(out, r.values)) if used[c] and b[0] == "v" and same(a, b, *tol)]
+
+    def _moves(self, r: _Reference, world: str, c: int) -> bool:
+        """Whether ``world`` changes the reference's result of case ``c`` to another value."""
+        out = r.worlds.get(world)
+        return isinstance(out, list) and out[c][0] == "v" and not same(out[c], r.values[c], *self._tol())
+
+    def _redraw_for(self, r: _Reference | None, c: int) -> str | None:
+        """For a case the world standing for "*" leaves as it was: the first other redrawn world that
+        changes it to another value (None: none does, the case is independent)."""
+        if r is None or not r.ok:
+            return None
+        sw = self._star(r)
+        return next((w for w in REDRAWS if w != sw and self._moves(r, w, c)), None)
+
+    def _answer_redraws(self, it: _Item) -> list[str]:
+        """The redrawn worlds an answer runs in: the one standing for "*", and those that judge a case
+        it leaves as it was."""
+        ref = it.ref
+        if ref is None or not ref.ok or self._is_reference(it):
+            return []
+        sw = self._star(ref)
+        want = {sw} - {"*"}
+        want |= {w for c in self._idle(ref, sw) if (w := self._redraw_for(ref, c)) is not None}
+        return [w for w in REDRAWS if w in want and w not in it.worlds]
+
     def _is_reference(self, it: _Item) -> bool:
         """Whether the answer is its reference's very program (a passing reference, judged as an
         answer: ``se-gym validate``'s oracle): in every world its run is the reference's run, whose
@@ -479,7 +545,10 @@ class DependenceCheck:
         results = yield from self._run([prog for _, _, prog in jobs])
         for (owner, world, _), res in zip(jobs, results):
             n = len(owner.pending.cases)
-            owner.worlds[world] = outcomes(res, n)
+            # (an answer judged against a reference: there a stopped run's errors match nothing; the weaker
+            # rule, without one, takes any change for use, an error too, so a stop there stays infrastructure)
+            answer = isinstance(owner, _Item) and owner.ref is not None and owner.ref.ok
+            owner.worlds[world] = outcomes(res, n, answer)
             if isinstance(owner, _Reference):
                 try:
                     fed = json.loads(res.library_report).get("fed")
@@ -564,8 +633,9 @@ class DependenceCheck:
         # (a case depends on the library where the reference's result changes in "*", or in "~";
         # ``valued``: the answer matched a *value* of the reference's there, not only an exception)
         used = ref.used(n)  # (the cases the reference passes: it says nothing of the others)
-        dependent = any(used[c] and (not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol))
-                        for c in range(n))
+        redraw = [self._redraw_for(ref, c) if used[c] and same(rstar[c], ref.values[c], *tol) else None for c in range(n)]
+        dependent = any(used[c] and (not same(rstar[c], ref.values[c], *tol) or isinstance(rw, list) and not same(rw[c], ref.values[c], *tol)
+                                     or redraw[c] is not None) for c in range(n))
         valued = False
         for c in range(n):
             if not passed[c]:
@@ -577,6 +647,20 @@ class DependenceCheck:
                     # (its queries and conversions alone change it: a shape of atleast_3d's output)
                     code = "match:~" if same(aw[c], rw[c], *tol) else "unchanged" if same(aw[c], p.values[c], *tol) else "differs"
                     valued |= code == "match:~" and rw[c][0] == "v"
+                    codes.append(code)
+                elif redraw[c] is not None and isinstance(it.worlds.get(redraw[c]), list):
+                    # ("*" left the reference's result alone here, a redrawn world does not: judged there)
+                    w, aw2 = redraw[c], it.worlds[redraw[c]]
+                    if same(aw2[c], ref.worlds[w][c], *tol):
+                        code = "match:" + w
+                    else:  # (or in one of its functions' worlds under that redraw: step 2c)
+                        hit = next((k for k in (f"{w}:{cls}" for cls in self.classes(ref.keys))
+                                    if isinstance(ref.worlds.get(k), list) and isinstance(it.worlds.get(k), list)
+                                    and ref.worlds[k][c][0] == "v" and not same(ref.worlds[k][c], ref.values[c], *tol)
+                                    and same(it.worlds[k][c], ref.worlds[k][c], *tol)), None)
+                        code = ("match:" + hit if hit is not None else
+                                "unchanged" if same(aw2[c], p.values[c], *tol) else "differs")
+                    valued |= code.startswith("match")
                     codes.append(code)
                 else:
                     codes.append("independent")  # even the reference's result does not depend on the library here
