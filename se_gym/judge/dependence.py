@@ -433,16 +433,15 @@ class DependenceCheck:
         # 2c. under a redrawn world that judges a case "*" left alone, one world per function of the
         # reference too, for answers that did not match there (as step 3 does for "*": an honest answer
         # that finishes a middle step in Python matches only in its next function's world)
-        specs, wanted = [], set()
+        specs, wanted, tol = [], set(), self._tol()
         for it in self.items:
             ref = it.ref
             if ref is None or not ref.ok or self._is_reference(it) or len({c.rstrip("@<") for c in ref.keys}) < 2:
                 continue
-            tol = self._tol()
-            for w in sorted({w for c in self._idle(ref, self._star(ref)) if (w := self._redraw_for(ref, c)) is not None}):
+            redraws = self._idle_redraws(ref)
+            for w in sorted(set(redraws.values())):
                 out = it.worlds.get(w)
-                if isinstance(out, list) and any(self._redraw_for(ref, c) == w and not same(out[c], ref.worlds[w][c], *tol)
-                                                 for c in self._idle(ref, self._star(ref))):
+                if isinstance(out, list) and any(rw == w and not same(out[c], ref.worlds[w][c], *tol) for c, rw in redraws.items()):
                     for cls in self.classes(ref.keys):
                         specs.append((it, f"{w}:{cls}", self.world(ref.keys, cls)))
                         wanted.add((id(ref), f"{w}:{cls}", cls))
@@ -484,9 +483,7 @@ class DependenceCheck:
     def _changes(self, r: _Reference, world: str) -> bool:
         """Whether some result of reference ``r`` changed to another *value* in ``world`` (one that
         raised there shows nothing an answer could match but by raising too)."""
-        out, tol = r.worlds.get(world), self._tol()
-        used = r.used(len(r.values))
-        return isinstance(out, list) and any(u and a[0] == "v" and not same(a, b, *tol) for a, b, u in zip(out, r.values, used))
+        return any(u and self._moves(r, world, c) for c, u in enumerate(r.used(len(r.values))))
 
     def _star(self, ref: _Reference | None) -> str:
         """The world that stands for "*" for ``ref``'s answers: "*", or where it changes none of the
@@ -516,15 +513,18 @@ class DependenceCheck:
         sw = self._star(r)
         return next((w for w in REDRAWS if w != sw and self._moves(r, w, c)), None)
 
+    def _idle_redraws(self, r: _Reference) -> dict[int, str]:
+        """The cases the world standing for "*" leaves as they were, each with the redrawn world that
+        judges it (those no redrawn world moves are left out: independent)."""
+        return {c: w for c in self._idle(r, self._star(r)) if (w := self._redraw_for(r, c)) is not None}
+
     def _answer_redraws(self, it: _Item) -> list[str]:
         """The redrawn worlds an answer runs in: the one standing for "*", and those that judge a case
         it leaves as it was."""
         ref = it.ref
         if ref is None or not ref.ok or self._is_reference(it):
             return []
-        sw = self._star(ref)
-        want = {sw} - {"*"}
-        want |= {w for c in self._idle(ref, sw) if (w := self._redraw_for(ref, c)) is not None}
+        want = {self._star(ref), *self._idle_redraws(ref).values()} - {"*"}
         return [w for w in REDRAWS if w in want and w not in it.worlds]
 
     def _is_reference(self, it: _Item) -> bool:
@@ -655,8 +655,7 @@ class DependenceCheck:
                         code = "match:" + w
                     else:  # (or in one of its functions' worlds under that redraw: step 2c)
                         hit = next((k for k in (f"{w}:{cls}" for cls in self.classes(ref.keys))
-                                    if isinstance(ref.worlds.get(k), list) and isinstance(it.worlds.get(k), list)
-                                    and ref.worlds[k][c][0] == "v" and not same(ref.worlds[k][c], ref.values[c], *tol)
+                                    if self._moves(ref, k, c) and isinstance(it.worlds.get(k), list)
                                     and same(it.worlds[k][c], ref.worlds[k][c], *tol)), None)
                         code = ("match:" + hit if hit is not None else
                                 "unchanged" if same(aw2[c], p.values[c], *tol) else "differs")

@@ -958,8 +958,6 @@ class _Counterfactual:
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
             if got is not out and path in _ORDERED:
                 got = _in_order(path, args, kwargs, got)
-            elif got is not out and path == "flatnonzero":
-                got = _positions_in_order([got])[0]
             elif got is not out and path in _COUNTS:
                 got = _non_negative(out, got)
             elif got is not out and path in _ROUNDING:
@@ -1138,7 +1136,7 @@ class _Counterfactual:
 
 
 _ORDERED = frozenset({"sort", "unique", "sort_complex", "intersect1d", "union1d", "setdiff1d", "setxor1d",
-                      "linalg.eigvalsh", "linalg.svdvals", "linalg.svd", "argwhere"})
+                      "linalg.eigvalsh", "linalg.svdvals", "linalg.svd", "argwhere", "flatnonzero"})
 _SETS = frozenset({"intersect1d", "union1d", "setdiff1d", "setxor1d"})  # (sorted and distinct, as unique's)
 
 
