@@ -51,7 +51,7 @@ def report(title: str, names: list[str], verdicts: list[tuple]) -> None:
 
 
 def builtin_items(rows: list[tuple]) -> list[tuple[str, tuple]]:
-    """(name, judge item) per round-8 row ``(group, name, seed, split, number, code)``, each
+    """(name, library, judge item) per row ``(group, name, seed, split, number, code)``, each
     translated to its own seed's library (loaded once per seed and split)."""
     suites: dict[tuple, tuple] = {}
     out = []
@@ -65,7 +65,7 @@ def builtin_items(rows: list[tuple]) -> list[tuple[str, tuple]]:
 
 
 def judge_builtin(title: str, rows: list[tuple]) -> None:
-    """Judge round-8 rows per library (one judge per library) and report them together."""
+    """Judge built-in rows per library (one judge per library) and report them together."""
     items = builtin_items(rows)
     names, verdicts = [n for n, _, _ in items], [None] * len(items)
     for lib in {id(lib): lib for _, lib, _ in items}.values():
@@ -101,11 +101,8 @@ def main() -> None:
                     "(default: ../shared/sebench or $SE_GYM_SHARED/sebench)")
     ap.add_argument("--round", type=int, choices=(7, 8), default=None, help="only this round's answers (default: both)")
     args = ap.parse_args()
-    if args.round in (None, 7):
-        tasks, lib = load_task_spec("builtin:0", "single_test", None, progress=False)
-        by = {t.id.rsplit("/", 1)[1]: t for t in tasks}
-        rows = [(f"[{group}] {name} ({num})", by[num].judge_item(block(lib.translate(code)))) for group, name, num, code in BUILTIN]
-        report("round 7, built-in single_test", [n for n, _ in rows], judge_all(lib, [it for _, it in rows]))
+    if args.round in (None, 7):  # (round 7's rows: seed 0's single_test, no seed or split of their own)
+        judge_builtin("round 7, built-in single_test", [(g, name, 0, "single_test", num, code) for g, name, num, code in BUILTIN])
     if args.round in (None, 8):
         judge_builtin("round 8, built-in seeds 1-5 (single_test, multiple_test, train)", BUILTIN8)
     official = official_data(args.official_data)
