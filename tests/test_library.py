@@ -103,6 +103,60 @@ def test_translate_constants_tolist_and_from_imports():
     assert ns["_se_gym_tolist"]([[1, 2.5], (True, "a")]) == [[1, 2.5], [True, "a"]]
 
 
+ARRAY_FORMS = """import numpy as np
+
+def solve(x, k):
+    a = np.array(x)
+    mask = (a > 1) & (a < 4)
+    flip = ~mask | (a == 0)
+    both = a.reshape(2, 2) @ a.reshape(2, 2).T
+    counts = 0
+    for v in x:
+        counts = counts + (v & 1)
+    return [np.where(mask, -a, a).astype(int).tolist(), flip.flatten().tolist(), both.tolist(),
+            float(np.sum(a)), counts * k, np.array(x, dtype=np.int32).tolist()]
+"""
+
+
+def test_translate_writes_array_methods_and_operators_as_the_librarys_functions():
+    """What NumPy's array does and the library's refuses (found by se-gym validate on the official
+    file: ``.astype``, ``&``, ``@`` on a linalg result, ``dtype=np.uint16``, ``float`` of an array):
+    written with the library's functions where the operand is an array, left alone on Python numbers."""
+    lib = mint(0)
+    out = lib.translate(ARRAY_FORMS)
+    q = lib.qualified
+    for key in ("bitwise_and", "bitwise_or", "invert", "matmul", "negative", "astype", "ravel", "reshape"):
+        assert q(key) + "(" in out, (key, out)
+    assert f"{q('reshape')}(a, (2, 2))" in out and "dtype='int32'" in out
+    assert "counts + (v & 1)" in out and "counts * k" in out  # a loop's variable is no array: its operators stay
+    assert "float(_se_gym_tolist(" in out and ".astype" not in out and " @ " not in out
+
+
+@pytest.mark.parametrize("profile", ["sebench", "strict"])
+def test_translated_array_forms_pass_under_both_profiles(profile):
+    from se_gym.judge import Judge
+    from se_gym.judge.dependence import reference_response
+    from se_gym.tasks.record import TestCase
+
+    lib = mint(0)
+    expected = "[[1, -2, -3, 4], [True, False, False, True], [[5, 11], [11, 25]], 10.0, 4, [1, 2, 3, 4]]"
+    with Judge(lib, profile=profile, dependence=False) as judge:
+        v = judge.judge(reference_response(lib.translate(ARRAY_FORMS)), [TestCase("x=[1, 2, 3, 4], k=2", expected)], "solve")
+    assert v.reward == 1.0, v.detail
+
+
+def test_translated_tolist_gives_plain_python_numbers():
+    """NumPy's ``tolist`` gives plain numbers; the translation's stand-in did not for a float64 (a
+    float subclass that prints as ``np.float64(...)`` in a list under NumPy 2: official task 228)."""
+    lib = mint(0)
+    out = lib.translate("import numpy as np\n\ndef solve(x):\n    return np.array(x).tolist()\n")
+    ns: dict = {}
+    exec(compile(out.replace(f"import {lib.package}\n", ""), "<t>", "exec"), ns)
+    got = ns["_se_gym_tolist"]([np.float64(0.5), [np.complex128(1j), np.True_], np.int64(3)])
+    assert got == [0.5, [1j, True], 3] and str(got) == "[0.5, [1j, True], 3]"
+    assert [type(v) for v in (got[0], got[1][0], got[1][1], got[2])] == [float, complex, bool, int]
+
+
 # ---------------------------------------------------------------- runtime behaviour
 @pytest.fixture(scope="module")
 def libs(tmp_path_factory):

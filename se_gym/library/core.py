@@ -1,6 +1,7 @@
 """The Library record, the minter, the official mapping, and writing a library to disk."""
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -23,13 +24,15 @@ _CONSTANTS = {"pi": repr(math.pi), "e": repr(math.e), "inf": 'float("inf")', "na
               "euler_gamma": "0.5772156649015329"}
 
 
-# what a translation calls in place of NumPy's ``X.tolist()``: nested lists of Python numbers,
-# read back from each element's print (the library's scalars print as NumPy's do)
+# what a translation calls in place of NumPy's ``X.tolist()``: nested lists of plain Python numbers
+# (NumPy's float64 is a float, and prints as one only once it is made one), read back from each
+# element's print where it is none (the library's scalars print as NumPy's do)
 TOLIST = """
 
 def _se_gym_tolist(value):
-    if isinstance(value, (bool, int, float, complex, str)):
-        return value
+    for kind in (bool, int, float, complex, str):
+        if isinstance(value, kind):
+            return kind(value)
     try:
         items = list(value)
     except TypeError:
@@ -46,24 +49,135 @@ def _se_gym_tolist(value):
 """
 
 
-def _without_tolist(code: str) -> str:
-    """``X.tolist()`` -> ``_se_gym_tolist(X)`` (and the function appended); code that does not parse
-    is returned as it is."""
-    import ast
+# methods of NumPy's arrays that the library's array refuses, and the NumPy function that does the same
+# work with the array as its first argument (``reshape`` and ``transpose`` take their dimensions loose)
+_METHODS = {"astype": "astype", "flatten": "ravel", "ravel": "ravel", "reshape": "reshape", "transpose": "transpose",
+            "sum": "sum", "mean": "mean", "max": "max", "min": "min", "std": "std", "var": "var", "prod": "prod",
+            "cumsum": "cumsum", "cumprod": "cumprod", "argmax": "argmax", "argmin": "argmin", "argsort": "argsort",
+            "dot": "dot", "clip": "clip", "round": "round", "any": "any", "all": "all", "nonzero": "nonzero",
+            "trace": "trace", "diagonal": "diagonal", "squeeze": "squeeze", "repeat": "repeat",
+            "swapaxes": "swapaxes", "conj": "conj", "take": "take"}
+_LOOSE = frozenset({"reshape", "transpose"})
+# operators the library's array lacks, as the ufuncs NumPy's array runs for them
+_BINARY = {ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor", ast.MatMult: "matmul"}
+_UNARY = {ast.Invert: "invert", ast.USub: "negative"}
+_CASTS = frozenset({"float", "int", "complex", "bool"})
+# NumPy's scalar types, written as a dtype argument (``dtype=np.uint16``): their names
+_DTYPES = frozenset({"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intp", "uintp",
+                     "float16", "float32", "float64", "complex64", "complex128", "int_", "float_", "complex_"})
 
-    class Calls(ast.NodeTransformer):
+
+def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
+    """What NumPy's array does and the library's refuses, written with the library's functions.
+
+    ``X.tolist()`` becomes ``_se_gym_tolist(X)`` (appended: :data:`TOLIST`).  Where ``X`` is an array
+    (a library call's result, a name only ever bound to one, an expression over them: a syntactic
+    guess, so that a Python number keeps its operators), ``X.reshape(2, 3)`` becomes the library's
+    ``reshape(X, (2, 3))`` (the methods of :data:`_METHODS`), ``a & b``, ``a | b``, ``a ^ b``, ``a @ b``,
+    ``~a`` and ``-a`` their ufuncs, and ``float(X)`` (``int``...) a conversion of ``_se_gym_tolist(X)``.
+    Code that does not parse is returned as it is; so is code with nothing to change."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code
+
+    def fn(np_name: str) -> ast.expr | None:
+        q = mapping.get("np." + np_name)
+        return ast.parse(q, mode="eval").body if q else None
+
+    def qualified(node: ast.AST) -> bool:  # zwc.f or zwc.linalg.f
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id == package
+
+    arrays: set[str] = set()
+
+    def is_array(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            f = node.func
+            if qualified(f):
+                return True
+            return isinstance(f, ast.Attribute) and f.attr in _METHODS and is_array(f.value)
+        if isinstance(node, ast.Name):
+            return node.id in arrays
+        if isinstance(node, ast.Subscript):
+            return is_array(node.value)
+        if isinstance(node, ast.Attribute):
+            return node.attr == "T" and is_array(node.value)
+        if isinstance(node, ast.BinOp):
+            return is_array(node.left) or is_array(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return is_array(node.operand)
+        if isinstance(node, ast.Compare):
+            return is_array(node.left) or any(is_array(c) for c in node.comparators)
+        return False
+
+    # names bound only by plain assignments, each of an array (a loop's or a tuple's target is not)
+    bound: dict[str, list] = {}
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Name):
+                bound.setdefault(t.id, []).append(getattr(node, "value", None))
+        for t in (node.target,) if isinstance(node, (ast.For, ast.comprehension)) else ():
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    bound.setdefault(n.id, []).append(None)
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            bound.setdefault(n.id, []).append(None)
+    changed = True
+    while changed:
+        changed = False
+        for name, values in bound.items():
+            if name not in arrays and all(v is not None and is_array(v) for v in values):
+                arrays.add(name)
+                changed = True
+    uses_tolist = False
+
+    class Forms(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
+            nonlocal uses_tolist
+            array_call = is_array(node.func.value) if isinstance(node.func, ast.Attribute) else False
+            cast = isinstance(node.func, ast.Name) and node.func.id in _CASTS and len(node.args) == 1 and is_array(node.args[0])
             self.generic_visit(node)
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
+                uses_tolist = True
                 return ast.Call(ast.Name("_se_gym_tolist", ast.Load()), [f.value], [])
+            if cast:
+                uses_tolist = True
+                node.args = [ast.Call(ast.Name("_se_gym_tolist", ast.Load()), node.args, [])]
+                return node
+            if array_call and isinstance(f, ast.Attribute) and f.attr in _METHODS and (g := fn(_METHODS[f.attr])) is not None:
+                args = list(node.args)
+                if f.attr in _LOOSE and len(args) > 1 and not any(isinstance(a, ast.Starred) for a in args):
+                    args = [ast.Tuple(args, ast.Load())]
+                return ast.Call(g, [f.value, *args], node.keywords)
             return node
 
-    try:
-        tree = Calls().visit(ast.parse(code))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            array = is_array(node)
+            self.generic_visit(node)
+            if array and type(node.op) in _BINARY and (g := fn(_BINARY[type(node.op)])) is not None:
+                return ast.Call(g, [node.left, node.right], [])
+            return node
+
+        def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+            array = is_array(node.operand)
+            self.generic_visit(node)
+            if array and type(node.op) in _UNARY and (g := fn(_UNARY[type(node.op)])) is not None:
+                return ast.Call(g, [node.operand], [])
+            return node
+
+    before = ast.dump(tree)
+    tree = Forms().visit(tree)
+    if ast.dump(tree) == before:
         return code
-    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + TOLIST
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + (TOLIST if uses_tolist else "")
 
 
 def _without_from_numpy(code: str, package: str, mapping: Mapping[str, str]) -> str:
@@ -180,10 +294,10 @@ class Library:
     def translate(self, numpy_code: str) -> str:
         """Mechanical translation of NumPy code to this library (``np.X`` -> library name).
 
-        NumPy's constants become their values (the library has functions only), a name imported
-        with ``from numpy[.linalg] import`` becomes the library's qualified name, and
-        ``X.tolist()``, a method of NumPy's arrays that the library's array refuses, becomes a call
-        of a plain-Python function appended to the code (:data:`TOLIST`) that makes the same lists.
+        NumPy's constants become their values (the library has functions only), a scalar type given
+        as a dtype its name, a name imported with ``from numpy[.linalg] import`` the library's
+        qualified name, and what NumPy's array does and the library's refuses (``X.tolist()``, other
+        methods, ``& | ^ @ ~ -``, ``float(X)``) the library's functions (see :func:`_array_forms`).
 
         Args:
             numpy_code: Python source written with NumPy (``import numpy as np``).
@@ -201,6 +315,8 @@ class Library:
                 return f"{self.package}.{self.array_type}"
             if m.group(2) in _CONSTANTS:
                 return _CONSTANTS[m.group(2)]
+            if m.group(2) in _DTYPES and not m.string[m.end():].lstrip().startswith("("):
+                return repr(m.group(2).rstrip("_") or m.group(2))  # dtype=np.uint16 -> dtype="uint16"
             return m.group(0)
 
         code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)
@@ -208,7 +324,7 @@ class Library:
         code = re.sub(r"\b(np|numpy)\.((?:linalg\.)?[A-Za-z_]\w*)", sub, code)
         if re.search(r"^\s*from\s+numpy(\.linalg)?\s+import\b", code, re.M):
             code = _without_from_numpy(code, self.package, mapping)
-        return _without_tolist(code) if ".tolist(" in code else code
+        return _array_forms(code, self.package, mapping)
 
     # -- docs -----------------------------------------------------------------------------
     def doc(self, key: str) -> str:
