@@ -73,7 +73,7 @@ def test_report_schema(clean):
     _, report, out = clean
     on_disk = json.loads((out / "report.json").read_text())
     assert on_disk["schema"] == SCHEMA and on_disk["schema_version"] == SCHEMA_VERSION == 1
-    assert on_disk["severity_policy"]["version"] == 1 and on_disk["severity_policy"]["rules"]["floor/fail"] == "error"
+    assert on_disk["severity_policy"]["version"] == 2 and on_disk["severity_policy"]["rules"]["floor/fail"] == "error"
     assert set(on_disk) >= {"se_gym", "config", "machine", "suites", "run_checks", "tasks", "summary"}
     rec = on_disk["tasks"][0]
     assert set(rec) == {"suite", "id", "split", "hash", "checks"} and set(rec["checks"]) == set(CHECKS)

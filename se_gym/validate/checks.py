@@ -20,12 +20,19 @@ CHECKS = ("oracle", "floor", "dependence", "determinism", "leakage")
 RUN_CHECKS = ("containment", "determinism")
 RESULTS = ("pass", "fail", "not_run")
 SEVERITIES = ("error", "warning", "info")
-# (check, what happened) -> severity.  Version 1 of the policy.
+# (check, what happened) -> severity.  Version 2 of the policy (2: oracle/data, oracle/official, dependence/data).
 SEVERITY: Mapping[tuple[str, str], str] = {
     ("oracle", "fail"): "error",  # the reference does not pass: the task cannot be solved as written
     ("oracle", "no_reference"): "warning",  # nothing to replay: the task cannot be checked
+    # the reference fails and the suite's own data say why: its NumPy reference, run with NumPy, misses
+    # an expected output, or it computes with no library function (validate/data.py)
+    ("oracle", "data"): "warning",
+    # only the sebench profile fails: the official library's own behaviour (kept hole for hole)
+    ("oracle", "official"): "warning",
     ("floor", "fail"): "error",  # a do-nothing answer earns reward
     ("dependence", "fail"): "error",  # the reference's results do not depend on the library
+    # ... and the reference is the suite's own (an official or a user's file), not one se-gym generated
+    ("dependence", "data"): "warning",
     ("dependence", "unsupported"): "info",  # the judge has no dependence check yet
     ("dependence", "no_oracle"): "info",  # the reference does not pass: its oracle error says so
     ("determinism", "fail"): "error",
@@ -35,7 +42,7 @@ SEVERITY: Mapping[tuple[str, str], str] = {
     ("containment", "unavailable"): "info",  # a sandbox backend this machine does not have
     ("infrastructure", "fail"): "error",  # the sandbox failed: nothing could be concluded
 }
-POLICY_VERSION = 1
+POLICY_VERSION = 2
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import checks, probing, report, suites
+from . import checks, data, probing, report, suites
 from .checks import Result
 from .config import ValidateConfig, ValidateError
 
@@ -133,6 +133,7 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
         mine: dict[int, dict[str, str]] = {}
         answers_of: dict[int, probing.TaskProbes] = {}
         verdicts_of: dict[int, dict] = {}
+        failing: dict[int, dict] = {}  # the tasks whose oracle failed: their reference's verdicts
         picked = set(sample)
 
         def judged(idx: list[int]) -> tuple[list[probing.TaskProbes], list[dict]]:
@@ -143,6 +144,8 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
             for i, tp, verdicts in zip(idx, tps, got):
                 results[i] = _task_checks(tasks[i], library, tp, verdicts, envs, i, config, dependence, why)
                 mine[i] = probing.digests(tasks[i], probing.prompts(envs, i), verdicts, i in picked)
+                if results[i]["oracle"].severity == "error" and results[i]["oracle"].result == "fail":
+                    failing[i] = {(k[0], k[1].split(":", 1)[1]): v for k, v in verdicts.items() if k[1].startswith("oracle:")}
                 if i in picked:
                     answers_of[i], verdicts_of[i] = tp, {pk: verdicts[pk] for pk in probing.SAMPLED if pk in verdicts}
             if bar is not None:
@@ -160,6 +163,7 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
                         ahead = pool.submit(judged, chunks[k + 1])
                     checked(idx, tps, got)
             order = probing.episode_order(tasks, library, judges["strict"])
+            _data_or_ours(tasks, results, failing, judges["sebench"].sandbox, config.wall_s)
         finally:
             probing.close_judges(judges)
         # the same verdicts from the other sandboxes, on the first tasks of the sample
@@ -185,6 +189,19 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
     return {"suite": info, "tasks": records, "run_checks": run_checks}
 
 
+def _data_or_ours(tasks: Sequence[Any], results: dict, failing: dict[int, dict], sandbox: Any, wall_s: float) -> None:
+    """The failed oracles the suite's own data explain become the data's warnings (see validate/data.py):
+    each such task's NumPy reference runs once with NumPy, in ``sandbox``."""
+    from ..sandbox import Limits
+
+    runs = [(i, p) for i in sorted(failing) if (p := data.program(tasks[i])) is not None]
+    if not runs:
+        return
+    got = sandbox.run([p for _, p in runs], Limits(wall_s=2 * wall_s, cpu_s=2 * wall_s))
+    for (i, _), r in zip(runs, got):
+        results[i]["oracle"] = data.classify(results[i]["oracle"], failing[i], tasks[i], data.outputs(r.stdout))
+
+
 def _task_checks(task: Any, library: Any, tp: probing.TaskProbes, verdicts: dict, envs: dict, index: int, config: ValidateConfig,
                  dependence: bool, why: str) -> dict[str, Result]:
     oracle_v = {(k[0], k[1].split(":", 1)[1]): v for k, v in verdicts.items() if k[1].startswith("oracle:")}
@@ -192,7 +209,8 @@ def _task_checks(task: Any, library: Any, tp: probing.TaskProbes, verdicts: dict
     out = {
         "oracle": checks.oracle(oracle_v, bool(task.library_solution.strip())),
         "floor": checks.floor(floor_v),
-        "dependence": checks.dependence(verdicts.get(("strict", "oracle:native")), verdicts.get(("strict", "answer_key_gated")), dependence, why),
+        "dependence": data.dependence_of(task, checks.dependence(verdicts.get(("strict", "oracle:native")),
+                                                                  verdicts.get(("strict", "answer_key_gated")), dependence, why)),
     }
     allowed = "\n".join(_docs(task, library))
     out["leakage"] = checks.leakage(task, probing.observations(envs, index, tp.answers, verdicts), config.visible_cases, allowed)
