@@ -74,7 +74,8 @@ def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
     (a library call's result, a name only ever bound to one, an expression over them: a syntactic
     guess, so that a Python number keeps its operators), ``X.reshape(2, 3)`` becomes the library's
     ``reshape(X, (2, 3))`` (the methods of :data:`_METHODS`), ``a & b``, ``a | b``, ``a ^ b``, ``a @ b``,
-    ``~a`` and ``-a`` their ufuncs, and ``float(X)`` (``int``...) a conversion of ``_se_gym_tolist(X)``.
+    ``~a`` and ``-a`` their ufuncs, and ``float(X)`` (``int``...) of an array bound to a name a conversion
+    of ``_se_gym_tolist(X)``.
     Code that does not parse is returned as it is; so is code with nothing to change."""
     try:
         tree = ast.parse(code)
@@ -142,7 +143,9 @@ def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
         def visit_Call(self, node: ast.Call) -> ast.AST:
             nonlocal uses_tolist
             array_call = is_array(node.func.value) if isinstance(node.func, ast.Attribute) else False
-            cast = isinstance(node.func, ast.Name) and node.func.id in _CASTS and len(node.args) == 1 and is_array(node.args[0])
+            # (a name bound to an array only: ``int(zwc.sum(x))`` or ``int(p[k])`` casts a NumPy scalar, which runs)
+            cast = (isinstance(node.func, ast.Name) and node.func.id in _CASTS and len(node.args) == 1
+                    and isinstance(node.args[0], ast.Name) and is_array(node.args[0]))
             self.generic_visit(node)
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
