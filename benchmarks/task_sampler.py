@@ -100,6 +100,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="the demo's folder (its base and seed stages are reused)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--tasks", type=int, default=10, help="train questions per RL iteration (of 40)")
+    ap.add_argument("--group", type=int, default=4, help="answers per question (RFC 013 measured groups of 8)")
     ap.add_argument("--budget", type=int, default=16_000, help="answer tokens per run")
     ap.add_argument("--cap", type=int, default=80, help="most iterations per run")
     ap.add_argument("--samplers", nargs="+", default=list(SAMPLERS))
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
     for sampler in args.samplers:
         every = max(1, (cfg.functions * cfg.train_per_function) // args.tasks)
         acfg = abl.AblationConfig(variants=VARIANTS, sampler=sampler, tasks_per_iteration=args.tasks, token_budget=args.budget,
-                                  iterations=args.cap, eval_every=every)
+                                  iterations=args.cap, eval_every=every, group=args.group)
         with Demo(out, cfg, device="cpu", progress=False, rl=False) as demo:
             demo.bind(args.seeds)
             abl.run(demo, args.seeds, acfg, report_only=args.report_only, jobs=args.jobs)
@@ -139,9 +140,9 @@ def main(argv=None) -> int:
     saved = json.loads(cfile.read_text()) if cfile.is_file() else {}
     with Demo(out, cfg, device="cpu", progress=False, rl=False) as demo:
         for seed in args.seeds:
-            key = f"{seed}/k{args.tasks}"
+            key = f"{seed}/k{args.tasks}" + (f"/g{args.group}" if args.group != 4 else "")
             if key not in saved and not args.report_only:
-                saved[key] = ceiling(demo, demo.base(), seed, args.tasks, 4)
+                saved[key] = ceiling(demo, demo.base(), seed, args.tasks, args.group)
                 from se_gym.storage import write_json_atomic
 
                 write_json_atomic(cfile, saved)
@@ -149,7 +150,7 @@ def main(argv=None) -> int:
                 ceilings[seed] = saved[key]
 
     lines = [f"Base {args.base}; seeds {', '.join(map(str, args.seeds))}; {args.tasks} of 40 train questions per iteration, "
-             f"group 4, answer-token budget {args.budget} per run; wall {time.time() - t0:.0f} s this invocation.", "",
+             f"group {args.group}, answer-token budget {args.budget} per run; wall {time.time() - t0:.0f} s this invocation.", "",
              "| sampler | variant | seed | iterations | zero-adv groups | non-zero adv samples | tokens (per answer) | "
              "closed held-out: half budget → end | closed train: half → end | held-out per 1k tokens |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -160,7 +161,7 @@ def main(argv=None) -> int:
     lines.append("")
     for seed, c in ceilings.items():
         lines.append(f"- seed {seed}, the base with the docs at T = 1.0 (16 answers per train question): {c['mixed']} of {c['n']} questions "
-                     f"mixed (0 < p < 1); expected zero-advantage groups of 4 at the start: uniform {c['uniform_zero_adv']:.2f}, "
+                     f"mixed (0 < p < 1); expected zero-advantage groups of {args.group} at the start: uniform {c['uniform_zero_adv']:.2f}, "
                      f"an oracle that knows every p and draws the best {args.tasks} {c['oracle_zero_adv']:.2f}")
     for sampler, line in verdicts.items():
         lines.append(f"- RL gap with {sampler}: {line}")
@@ -181,8 +182,9 @@ def main(argv=None) -> int:
     print(text)
     from se_gym.storage import write_json_atomic, write_text_atomic
 
-    write_text_atomic(out / f"sampler_report_{args.base}_k{args.tasks}_t{args.budget}.md", text)
-    write_json_atomic(out / f"sampler_results_{args.base}_k{args.tasks}_t{args.budget}.json", {"runs": {"|".join(map(str, k)): v for k, v in per.items()},
+    tag = f"{args.base}_k{args.tasks}_t{args.budget}" + (f"_g{args.group}" if args.group != 4 else "")
+    write_text_atomic(out / f"sampler_report_{tag}.md", text)
+    write_json_atomic(out / f"sampler_results_{tag}.json", {"runs": {"|".join(map(str, k)): v for k, v in per.items()},
                                                                  "verdicts": verdicts, "checks": checks, "ceilings": ceilings,
                                                                  "args": vars(args)})
     return 0

@@ -87,13 +87,15 @@ class AblationConfig:
 
 def folder_name(config: AblationConfig) -> str:
     """``ablation`` for the grid as it always ran (every question each iteration, uniform order, no
-    budget); otherwise ``ablation-<sampler>[-k<questions per iteration>][-t<token budget>]``, so runs
-    of other samplers or budgets each keep a folder of their own."""
+    budget); otherwise ``ablation-<sampler>[-k<questions per iteration>][-t<token budget>][-g<group>]``
+    (the group where it is not the default 4), so runs of other samplers, budgets or groups each keep
+    a folder of their own."""
     if config.sampler == "uniform" and config.tasks_per_iteration is None and config.token_budget is None:
         return "ablation"
     tag = "".join(c if c.isalnum() else "_" for c in config.sampler.rsplit(":", 1)[-1].removesuffix(".py"))
     return ("ablation-" + tag + (f"-k{config.tasks_per_iteration}" if config.tasks_per_iteration else "")
-            + (f"-t{config.token_budget}" if config.token_budget is not None else ""))
+            + (f"-t{config.token_budget}" if config.token_budget is not None else "")
+            + (f"-g{config.group}" if config.group != AblationConfig.group else ""))
 
 
 QUICK_ABLATION = AblationConfig(iterations=6)

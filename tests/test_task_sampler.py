@@ -288,7 +288,8 @@ def test_ablation_with_the_sampler_resumes_with_the_same_tasks_and_stops_at_the_
 
     acfg = abl.AblationConfig(iterations=3, group=2, minibatch=4, ppo_epochs=1, max_new_tokens=24, variants=("rl_std",),
                               sampler="learnability", tasks_per_iteration=2, eval_every=2)
-    assert abl.folder_name(acfg) == "ablation-learnability-k2" and abl.folder_name(abl.AblationConfig()) == "ablation"
+    assert abl.folder_name(acfg) == "ablation-learnability-k2-g2" and abl.folder_name(abl.AblationConfig()) == "ablation"
+    assert abl.folder_name(abl.AblationConfig(sampler="learnability", tasks_per_iteration=2)) == "ablation-learnability-k2"
     curves = []
     for name, kill in (("whole", False), ("killed", True)):
         demo = _tiny_demo(tmp_path / name)
@@ -316,7 +317,7 @@ def test_ablation_with_the_sampler_resumes_with_the_same_tasks_and_stops_at_the_
                                 sampler="learnability", tasks_per_iteration=2, token_budget=1)
     demo = _tiny_demo(tmp_path / "whole")
     a = abl.Ablation(demo, budget)
-    assert a.run_dir.path.name == "ablation-learnability-k2-t1"
+    assert a.run_dir.path.name == "ablation-learnability-k2-t1-g2"
     assert abl.run(demo, [0], budget) == 0
     assert len(abl.load_curve(a.run_dir.path, 0, "rl_std")) == 1
     demo.close()
