@@ -763,3 +763,27 @@ def test_a_small_arguments_digest_in_python_is_numpys(server_module):
     for v in cases:
         assert S._flat_small(v) is not None
         assert int(S._ordered(v)[0]) == numpy_path(v), v
+
+
+def test_a_sorted_result_that_its_perturbation_only_reordered_still_moves():
+    """``unique([3, 1, 1])`` under a secret that moves 1 to 3 and 3 to 1: put back in order, the
+    perturbed result was the real one, and this honest answer, judged without a reference, got
+    ``library_unused`` (7 judgements in 200, each with its own secret; this secret is one of them).
+    The counterfactual result now moves as a whole (server.py ``_still_moved``)."""
+    import hashlib
+
+    import numpy as np
+
+    from se_gym.library import mint
+    from se_gym.library.server import _in_order, _still_moved
+
+    real, moved = np.array([1, 3]), np.array([3, 1])
+    assert _in_order("unique", (moved,), {}, moved).tolist() == [1, 3]
+    assert _still_moved("unique", real, moved, np.array([1, 3])).tolist() == [3, 5]  # shifted by the first move, +2
+    assert _still_moved("unique", real, np.array([2, 5]), np.array([2, 5])).tolist() == [2, 5]  # moved anyway: as it is
+    lib = mint(0)
+    answer = f"```python\nimport {lib.package}\ndef solve(x):\n    return {lib.qualified('unique')}(x)\n```"
+    with Judge(lib, profile="strict") as judge:
+        judge._dependence_secret = hashlib.sha256(b"unique-22").hexdigest()
+        v = judge.judge_many([(answer, [{"input": "x=[3, 1, 1]", "output": "[1, 3]"}])])[0]
+    assert v.status == Status.PASSED, v.detail
