@@ -115,21 +115,23 @@ def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
 
     # names bound only by plain assignments, each of an array (a loop's or a tuple's target is not)
     bound: dict[str, list] = {}
-    for node in ast.walk(tree):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
-        for t in targets:
-            if isinstance(t, ast.Name):
-                bound.setdefault(t.id, []).append(getattr(node, "value", None))
-        for t in (node.target,) if isinstance(node, (ast.For, ast.comprehension)) else ():
-            for n in ast.walk(t):
+
+    def bind(target: ast.AST, value: ast.AST | None, unpacked: tuple = (ast.Tuple, ast.List)) -> None:
+        if isinstance(target, ast.Name):
+            bound.setdefault(target.id, []).append(value)
+        elif isinstance(target, unpacked):
+            for n in ast.walk(target):
                 if isinstance(n, ast.Name):
                     bound.setdefault(n.id, []).append(None)
+
+    for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for t in node.targets:
-                if isinstance(t, (ast.Tuple, ast.List)):
-                    for n in ast.walk(t):
-                        if isinstance(n, ast.Name):
-                            bound.setdefault(n.id, []).append(None)
+                bind(t, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            bind(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.comprehension)):
+            bind(node.target, None, ast.AST)  # (every name in a loop's target)
     changed = True
     while changed:
         changed = False
@@ -137,11 +139,11 @@ def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
             if name not in arrays and all(v is not None and is_array(v) for v in values):
                 arrays.add(name)
                 changed = True
-    uses_tolist = False
+    uses_tolist = rewritten = False
 
     class Forms(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
-            nonlocal uses_tolist
+            nonlocal uses_tolist, rewritten
             array_call = is_array(node.func.value) if isinstance(node.func, ast.Attribute) else False
             # (a name bound to an array only: ``int(zwc.sum(x))`` or ``int(p[k])`` casts a NumPy scalar, which runs)
             cast = (isinstance(node.func, ast.Name) and node.func.id in _CASTS and len(node.args) == 1
@@ -149,36 +151,40 @@ def _array_forms(code: str, package: str, mapping: Mapping[str, str]) -> str:
             self.generic_visit(node)
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr == "tolist" and not node.args and not node.keywords:
-                uses_tolist = True
+                uses_tolist = rewritten = True
                 return ast.Call(ast.Name("_se_gym_tolist", ast.Load()), [f.value], [])
             if cast:
-                uses_tolist = True
+                uses_tolist = rewritten = True
                 node.args = [ast.Call(ast.Name("_se_gym_tolist", ast.Load()), node.args, [])]
                 return node
             if array_call and isinstance(f, ast.Attribute) and f.attr in _METHODS and (g := fn(_METHODS[f.attr])) is not None:
                 args = list(node.args)
                 if f.attr in _LOOSE and len(args) > 1 and not any(isinstance(a, ast.Starred) for a in args):
                     args = [ast.Tuple(args, ast.Load())]
+                rewritten = True
                 return ast.Call(g, [f.value, *args], node.keywords)
             return node
 
         def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-            array = is_array(node)
+            nonlocal rewritten
+            array = is_array(node)  # (before the operands are rewritten: is_array knows the NumPy forms)
             self.generic_visit(node)
             if array and type(node.op) in _BINARY and (g := fn(_BINARY[type(node.op)])) is not None:
+                rewritten = True
                 return ast.Call(g, [node.left, node.right], [])
             return node
 
         def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+            nonlocal rewritten
             array = is_array(node.operand)
             self.generic_visit(node)
             if array and type(node.op) in _UNARY and (g := fn(_UNARY[type(node.op)])) is not None:
+                rewritten = True
                 return ast.Call(g, [node.operand], [])
             return node
 
-    before = ast.dump(tree)
     tree = Forms().visit(tree)
-    if ast.dump(tree) == before:
+    if not rewritten:
         return code
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n" + (TOLIST if uses_tolist else "")
 
@@ -319,7 +325,7 @@ class Library:
             if m.group(2) in _CONSTANTS:
                 return _CONSTANTS[m.group(2)]
             if m.group(2) in _DTYPES and not m.string[m.end():].lstrip().startswith("("):
-                return repr(m.group(2).rstrip("_") or m.group(2))  # dtype=np.uint16 -> dtype="uint16"
+                return repr(m.group(2).rstrip("_"))  # dtype=np.uint16 -> dtype="uint16"
             return m.group(0)
 
         code = re.sub(r"\bimport\s+numpy\s+as\s+np\b", f"import {self.package}", numpy_code)

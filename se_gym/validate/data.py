@@ -7,8 +7,9 @@ expected outputs the task carries (SE-Bench's FORMATS.md knows 28 such rows of 2
 with no library function at all, so the official gate refuses it.  The second kind is the data's: it
 is reported as ``oracle``/``data``, a warning that names the case and both values, and se-gym does not
 change the suite.  So is a suite's own reference whose results do not depend on the library
-(``dependence``/``data``); in a suite se-gym generated, both stay errors: the generator is ours.  Deciding it runs the NumPy reference once more, in the sandbox, for the tasks whose
-oracle failed (a handful), never in this process.
+(``dependence``/``data``); in a suite se-gym generated, both stay errors: the generator is ours.
+Deciding it runs the NumPy reference once more, in the sandbox, for the tasks whose oracle failed (a
+handful), never in this process.
 """
 from __future__ import annotations
 
@@ -127,7 +128,6 @@ def classify(result: checks.Result, verdicts: Mapping[tuple[str, str], Any], tas
         why = why or (f"the suite's data disagree: its NumPy reference, run with NumPy, gives {said[:80]!r} on case {miss} "
                       f"where the task expects {cases[miss].output[:80]!r} (under {profile}'s comparison)")
     return checks.failed("oracle", why, category) if why else result
-
 
 
 def dependence_of(task: Any, result: checks.Result) -> checks.Result:

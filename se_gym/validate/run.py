@@ -145,7 +145,7 @@ def check_suite(ref: suites.SuiteRef, config: ValidateConfig, bar: Any = None, o
                 results[i] = _task_checks(tasks[i], library, tp, verdicts, envs, i, config, dependence, why)
                 mine[i] = probing.digests(tasks[i], probing.prompts(envs, i), verdicts, i in picked)
                 if results[i]["oracle"].severity == "error" and results[i]["oracle"].result == "fail":
-                    failing[i] = {(k[0], k[1].split(":", 1)[1]): v for k, v in verdicts.items() if k[1].startswith("oracle:")}
+                    failing[i] = _oracle_verdicts(verdicts)
                 if i in picked:
                     answers_of[i], verdicts_of[i] = tp, {pk: verdicts[pk] for pk in probing.SAMPLED if pk in verdicts}
             if bar is not None:
@@ -202,9 +202,14 @@ def _data_or_ours(tasks: Sequence[Any], results: dict, failing: dict[int, dict],
         results[i]["oracle"] = data.classify(results[i]["oracle"], failing[i], tasks[i], data.outputs(r.stdout))
 
 
+def _oracle_verdicts(verdicts: dict) -> dict:
+    """(profile, form) -> the reference's verdict, from a task's (profile, probe) -> verdict."""
+    return {(k[0], k[1].split(":", 1)[1]): v for k, v in verdicts.items() if k[1].startswith("oracle:")}
+
+
 def _task_checks(task: Any, library: Any, tp: probing.TaskProbes, verdicts: dict, envs: dict, index: int, config: ValidateConfig,
                  dependence: bool, why: str) -> dict[str, Result]:
-    oracle_v = {(k[0], k[1].split(":", 1)[1]): v for k, v in verdicts.items() if k[1].startswith("oracle:")}
+    oracle_v = _oracle_verdicts(verdicts)
     floor_v = {k[1].split(":", 1)[1]: v for k, v in verdicts.items() if k[1].startswith("floor:")}
     out = {
         "oracle": checks.oracle(oracle_v, bool(task.library_solution.strip())),
