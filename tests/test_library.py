@@ -147,6 +147,34 @@ def test_translated_array_forms_pass_under_both_profiles(profile):
     assert v.reward == 1.0, v.detail
 
 
+ALIASED_FORMS = [
+    # (NumPy code, the case's expected output): forms a model writes that the translator left as NumPy
+    ("from __future__ import annotations\nfrom numpy import sum as total\n\n\ndef solve(x: list[float]) -> float:\n"
+     "    return float(total(x))\n", "10.0"),
+    ("import numpy as xp\n\n\ndef solve(x):\n    return float(xp.sum(xp.abs(x)))\n", "10.0"),
+    ("import numpy as np\nimport numpy.linalg as la\n\n\ndef solve(x):\n    return float(la.norm(np.array(x)) ** 2)\n", "30.0"),
+    ("import numpy as np\n\n\ndef solve(x):\n    f = getattr(np, 'sum')\n    g = getattr(np.linalg, \"norm\", None)\n"
+     "    return float(f(x)) + 0 * float(g(np.array(x)))\n", "10.0"),
+]
+
+
+@pytest.mark.parametrize("code,expected", ALIASED_FORMS)
+def test_translate_aliases_future_imports_and_getattr(code, expected):
+    """``from __future__`` before the library's import, ``import numpy as xp`` and ``import
+    numpy.linalg as la`` with their uses, ``getattr(np, "f")`` (honest forms, round 10: the first was
+    a SyntaxError, the others left NumPy names); the translation passes under strict."""
+    from se_gym.judge import Judge
+    from se_gym.judge.dependence import reference_response
+    from se_gym.tasks.record import TestCase
+
+    lib = mint(0)
+    out = lib.translate(code)
+    assert "numpy" not in out and not re.search(r"\b(np|xp|la)\.", out), out
+    with Judge(lib, profile="strict", dependence=False) as judge:
+        v = judge.judge(reference_response(out), [TestCase("x=[1, 2, 3, 4]", expected)], "solve")
+    assert v.reward == 1.0, (v.detail, out)
+
+
 def test_translated_tolist_gives_plain_python_numbers():
     """NumPy's ``tolist`` gives plain numbers; the translation's stand-in did not for a float64 (a
     float subclass that prints as ``np.float64(...)`` in a list under NumPy 2: official task 228)."""
