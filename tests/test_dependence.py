@@ -268,7 +268,11 @@ def test_a_reference_runs_once_per_judge_and_later_answers_run_alone(suite):
     assert first.passed and again.passed and alike.passed and first.dependence == again.dependence == alike.dependence == alone.dependence
     # the answer, recording (it is the reference's record); the reference in world "*" (the answer's too)
     # (its counterfactual run reports the fed computations it perturbed: red-team round 5)
-    assert runs_first == [{"record": True}, {"cf": runs_first[1]["cf"], "keys": runs_first[1]["keys"], "fed_record": True}]
+    # (both with the judge's salt of the digests, never seen by a program: red-team round 10)
+    salt = runs_first[0].get("salt")
+    assert isinstance(salt, str) and len(salt) == 16
+    assert runs_first == [{"record": True, "salt": salt},
+                          {"cf": runs_first[1]["cf"], "keys": runs_first[1]["keys"], "fed_record": True, "salt": salt}]
     assert runs_again == [None]  # its real run: its record and its world are kept
     assert len(runs_alike) == 1 and "cf" in runs_alike[0]  # another answer's second run alone
     assert bad.status is Status.LIBRARY_UNUSED and bad.reward == 0
@@ -308,7 +312,7 @@ def test_an_idle_pool_runs_the_references_record_beside_the_answer(suite, monkey
     assert first.passed and again.passed and first.dependence == again.dependence
     # the answer; the reference's record submitted beside it; then the check: the reference's world
     # "*" and the answer's (before: the check ran the record first, after the answer's verdict)
-    assert runs_first[:2] == [("submit", None), ("submit", {"record": True})] and len(runs_first) == 4
+    assert runs_first[:2] == [("submit", None), ("submit", {"record": True, "salt": runs_first[1][1]["salt"]})] and len(runs_first) == 4
     assert "fed_record" in runs_first[2][1] and "cf" in runs_first[3][1] and "fed_record" not in runs_first[3][1]
     assert runs_again[0] == ("submit", None) and len(runs_again) == 2 and "cf" in runs_again[1][1]  # no record, no reference run again
 

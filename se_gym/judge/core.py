@@ -666,7 +666,7 @@ class Judge:
             # the answer is the reference, whose record is not kept yet: its real run, its server
             # recording, is also the record run the dependence check would make of the reference
             # (the same program; recording changes no value the program sees), so it runs once
-            p.program = p.program.with_library_mode({"record": True})
+            p.program = p.program.with_library_mode(dependence.record_mode(self))
             p.record_run = True
         p.prep_s = time.perf_counter() - t0
         return p

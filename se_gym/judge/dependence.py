@@ -190,14 +190,25 @@ def _prepare_reference(judge: Any, p: Any) -> Any:
     return judge._prepare(-1, (reference_response(p.reference), p.cases, p.fname, list(p.expected)))
 
 
+def digest_salt(judge: Any) -> str:
+    """The salt of the digests in the keys (16 hex digits), drawn from the judge's secret: the
+    record run and every counterfactual run of one judge share it, and no program sees it (with a
+    public salt an answer could compute a digest and forge another input with the reference's)."""
+    return hashlib.blake2b(judge_secret(judge).encode(), digest_size=8, person=b"se-gym-salt").hexdigest()
+
+
 def _mode_arguments(judge: Any) -> dict:
-    # (a judge's ``_dependence_arguments = False``: keys without the arguments beyond the digests,
-    # as before issue 42's round 3; only benchmarks/judge_throughput.py sets it, to measure their
-    # cost; record and counterfactual modes agree)
-    return {} if getattr(judge, "_dependence_arguments", True) else {"arguments": False}
+    # what the record and counterfactual modes share: the digests' salt, and (a judge's
+    # ``_dependence_arguments = False``) keys without the arguments beyond the digests, as before
+    # issue 42's round 3 (only benchmarks/judge_throughput.py sets it, to measure their cost)
+    shared = {"salt": digest_salt(judge)}
+    if not getattr(judge, "_dependence_arguments", True):
+        shared["arguments"] = False
+    return shared
 
 
-def _record_mode(judge: Any) -> dict:
+def record_mode(judge: Any) -> dict:
+    """A record run's library mode (see server.py)."""
     return {"record": True, **_mode_arguments(judge)}
 
 
@@ -205,14 +216,14 @@ def record_ahead(judge: Any, p: Any, submit: Callable[[Any], Any]) -> None:
     """Prepare pending ``p``'s reference now and ``submit`` its record run, while ``p`` runs on
     another worker: if ``p`` passes, the check that follows finds the record made (one run less
     between the answer's run and its verdict).  Nothing when the record is kept or on its way.
-    A record does not depend on the answer nor on the judge's secret: one made for an answer
+    A record does not depend on the answer (its digests' salt is the judge's): one made for an answer
     that fails serves the next answer to the task."""
     key = reference_key(p)
     with judge._reference_lock:
         if key in judge._reference_records or key in judge._references_ahead:
             return
     prep = _prepare_reference(judge, p)
-    run = submit(prep.program.with_library_mode(_record_mode(judge))) if prep.verdict is None else None
+    run = submit(prep.program.with_library_mode(record_mode(judge))) if prep.verdict is None else None
     with judge._reference_lock:
         judge._references_ahead[key] = (prep, run)
         while len(judge._references_ahead) > REFERENCES_AHEAD:
@@ -386,7 +397,7 @@ class DependenceCheck:
         for _ in range(2):  # (a run stopped at a limit is made once more, then it is infrastructure)
             if not todo:
                 break
-            results = yield from self._run([r.pending.program.with_library_mode(_record_mode(self.judge)) for r in todo])
+            results = yield from self._run([r.pending.program.with_library_mode(record_mode(self.judge)) for r in todo])
             for r, res in zip(todo, results):
                 self._take_record(r, res)
             todo = [r for r in todo if r.why == _LIMITED]
@@ -800,7 +811,7 @@ def input_dependence(judge: Any, items: Sequence[tuple]) -> list[tuple[str, str]
         spans.append((len(preps), len(cases)))
         preps += [whole, *single]
     runnable = [p for p in preps if p.verdict is None]
-    results = dict(zip(map(id, runnable), judge._run([p.program.with_library_mode(_record_mode(judge)) for p in runnable]))) if runnable else {}
+    results = dict(zip(map(id, runnable), judge._run([p.program.with_library_mode(record_mode(judge)) for p in runnable]))) if runnable else {}
     out: list = [None] * len(items)
     cf_jobs = []
     for k, (start, n) in enumerate(spans):

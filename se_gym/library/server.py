@@ -262,6 +262,23 @@ MAX_KEYS = 8192  # keys one record keeps (a class with more gets ALL: every comp
 ALL = 0  # the key that says "every computation of this class" (a mixed key is 0 with odds 2**-64)
 _REPORT = [None]  # what the last program's server has to say to the worker (see report())
 _C1, _C2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+# The salt of every element's word in a digest (below).  A program's mode gives one drawn from the
+# judge's secret (``"salt"``: the record run and every counterfactual run of one judge share it),
+# so the answer cannot compute a digest: with a public salt the words were public and invertible
+# (splitmix64), and an answer could pad a Python result with values whose words sum to the
+# reference's input's digest, so that the reference's function on them got the reference's key and
+# perturbation (red-team round 10: 1.0 on max, sum, mean, median, argmax, clip... of seed 10).
+_DEFAULT_SALT = 0x5851F42D4C957F2D
+_SALT, _SALT_WORD = _DEFAULT_SALT, np.uint64(_DEFAULT_SALT)
+
+
+def _set_salt(salt):
+    """The digests' salt for the next program: ``salt`` (16 hex digits) or the default."""
+    global _SALT, _SALT_WORD
+    value = _DEFAULT_SALT if salt is None else int(salt, 16)
+    if not 0 <= value < 1 << 64 or salt is not None and len(salt) != 16:
+        raise ValueError("salt must be 16 hex digits")
+    _SALT, _SALT_WORD = value, np.uint64(value)
 _S11, _S27, _S30, _S31 = np.uint64(11), np.uint64(27), np.uint64(30), np.uint64(31)
 
 
@@ -291,6 +308,10 @@ _SMALL = 32
 _M64 = (1 << 64) - 1
 _PACK, _UNPACK = struct.Struct("<d").pack, struct.Struct("<Q").unpack
 _NAN = 0x7FF8000000000000  # (np.nan's bits: every NaN is keyed alike)
+# A float's bits rounded to 40 bits of mantissa: the same value computed another way (``dot`` per
+# element for ``matmul``: another BLAS kernel, another summation order) may differ in its last bits,
+# and its key must not (on OpenBLAS 0.3.30 here ``dot`` and ``matmul`` differ by 2 ulps)
+_ULP_HALF, _ULP_MASK = 1 << 11, ((1 << 64) - 1) ^ ((1 << 12) - 1)
 _CLASS_WORDS = {}
 
 
@@ -306,7 +327,7 @@ def _mix1(z):
 def _bits1(v):
     """_bits of one Python bool, int or float."""
     f = float(v) + 0.0
-    return _NAN if f != f else _UNPACK(_PACK(f))[0]
+    return _NAN if f != f else (_UNPACK(_PACK(f))[0] + _ULP_HALF) & _ULP_MASK
 
 
 def _class_word(cls):
@@ -326,7 +347,7 @@ def _bits(a):
         return _mix(_bits(a.real)) ^ _bits(a.imag)
     v = np.array(a, dtype=np.float64).reshape(-1) + 0.0
     v[np.isnan(v)] = np.nan
-    return v.view(np.uint64)
+    return (v.view(np.uint64) + np.uint64(_ULP_HALF)) & np.uint64(_ULP_MASK)
 
 
 def _index_sizes(path, args, kwargs, out):
@@ -417,7 +438,7 @@ def _words(x):
         return None
     if a.dtype.kind not in "biufcUS":
         return None
-    return _mix(_bits(a) ^ np.uint64(0x5851F42D4C957F2D)).reshape(a.shape)
+    return _mix(_bits(a) ^ _SALT_WORD).reshape(a.shape)
 
 
 def _inputs(fn, path, args, kwargs, out):
@@ -457,6 +478,8 @@ def _inputs(fn, path, args, kwargs, out):
         if path in _QUERIES:
             w = _words(first)
             return None if w is None else np.full(max(1, int(np.prod(shape))), np.sum(w), dtype=np.uint64)
+        if path in _QUANTILES and first is not None:
+            return _quantile_inputs(first, args[1] if len(args) > 1 else kwargs.get("q"), shape)
         if path not in _REDUCTIONS and path not in _CUMULATIVE or first is None or set(kwargs) - _REDUCE_KW - {"a", "x"}:
             return _ordered(first) if path is not None and first is not None and not isinstance(out, tuple) else None
         w = _words(first)
@@ -474,6 +497,22 @@ def _inputs(fn, path, args, kwargs, out):
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_QUANTILES = frozenset({"quantile", "percentile", "nanquantile", "nanpercentile"})
+
+
+def _quantile_inputs(first, q, shape):
+    """A quantile's digest: its input in order, and the one ``q`` each output element is for (the
+    output's leading axes are ``q``'s), so ``quantile(x, [q])[0]`` is ``quantile(x, q)`` (honest forms,
+    round 10: ``q`` and ``[q]`` were other arguments)."""
+    base = _ordered(first)
+    qa = np.asarray(q, dtype=np.float64) if q is not None else None
+    if base is None or qa is None or qa.size == 0:
+        return None
+    size = max(1, int(np.prod(shape)))
+    if size % qa.size:
+        return None
+    words = np.array([_arg_word(float(v)) for v in qa.reshape(-1).tolist()], dtype=np.uint64)
+    return np.repeat(_mix(words ^ base[0]), size // qa.size)
 
 
 def _along(w, axis, shape):
@@ -539,7 +578,7 @@ def _made_inputs(args, kwargs, out):
     if got is not None or not args:
         return got
     words = [w for w in (_arg_word(v) for v in [*args[1:], *(v for k, v in kwargs.items() if k != "out")]) if w is not None]
-    return _join(_ordered(args[0]), _mix1((sum(words) ^ _ARG_SALT) & _M64) if words else None)
+    return _join(_ordered(args[0]), _mix1((sum(words) ^ _SALT) & _M64) if words else None)
 
 
 def _part_inputs(fn, path, args, kwargs, out):
@@ -633,7 +672,6 @@ _C_PARAMS = {"concatenate": ("arrays", "axis", "out"), "copyto": ("dst", "src", 
              "frombuffer": ("buffer", "dtype", "count", "offset")}
 _PARAMS = {}  # id of a function -> (its positional parameters' names, {name: default})
 _WRITES = frozenset({"out", "overwrite_input", "overwrite_a", "overwrite_b"})
-_ARG_SALT = 0x5851F42D4C957F2D
 _EMPTY_ARG = 0xA0761D6478BD642F
 _RAGGED = 0xE7037ED1A0B428DB
 
@@ -670,7 +708,7 @@ def _arg_word(v):
     if t is bool or t is int or t is float:
         if t is int and not -(1 << 63) <= v < 1 << 63:
             return None
-        return _mix1(_mix1(_bits1(v) ^ _ARG_SALT))  # (_ordered of the value as a 0-d array)
+        return _mix1(_mix1(_bits1(v) ^ _SALT))  # (_ordered of the value as a 0-d array)
     if v is None or t is str or t is bytes or isinstance(v, (type, np.dtype, slice)) or callable(v) and not isinstance(v, np.ndarray):
         return None
     try:
@@ -723,13 +761,15 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
             covered = 2
         elif path in _PER_ARGUMENT and tup and len(args) == len(out):
             covered = len(args)
+        elif path in _QUANTILES:
+            covered = 2  # (``q``: in the digest, per output element)
         else:
             covered = 1
         names, defaults = ((), {}) if ufunc else _params(fn)
         first = names[0] if names else "a"
         acc, n = 0, 0
         items = [(names[i] if i < len(names) else None, i, args[i]) for i in range(covered, len(args))]
-        items += [(k, None, v) for k, v in kwargs.items() if k != first and k != "a"]
+        items += [(k, None, v) for k, v in kwargs.items() if k != first and k != "a" and not (k == "q" and path in _QUANTILES)]
         # (called again only where that writes nothing: no output array, no input overwritten)
         again = path not in _IN_PLACE and not path.startswith("random.") and not any(
             name in _WRITES and v is not None and v is not False for name, _, v in items)
@@ -761,7 +801,7 @@ def _extra(cls, fn, path, args, kwargs, out, sizes, before=None):
             acc, n = acc + w, n + 1
         if before is not None:
             acc, n = acc + int(before), n + 1
-        return _mix1((acc ^ _ARG_SALT) & _M64) if n else None
+        return _mix1((acc ^ _SALT) & _M64) if n else None
     except Exception:
         return None
 
@@ -802,7 +842,7 @@ def _ordered(first):
         vals, ndim = small
         h = 0
         for k, v in enumerate(vals):
-            h += _mix1(_mix1(_bits1(v) ^ _ARG_SALT) ^ (k * 0x9E3779B97F4A7C15 & _M64))
+            h += _mix1(_mix1(_bits1(v) ^ _SALT) ^ (k * 0x9E3779B97F4A7C15 & _M64))
         return np.array([(h & _M64) ^ ndim], dtype=np.uint64)
     w = _words(first)
     if w is None and type(first) in (list, tuple) and first:
@@ -916,6 +956,8 @@ class _Counterfactual:
         mode says."""
         if cls is None or path in _PLAIN:
             return out
+        if path == "arange":
+            args, kwargs = _arange_keyed(args, kwargs)
         if path in _IN_PLACE and args and isinstance(args[0], np.ndarray):
             dest = args[0]
             extra = _extra(cls, fn, path, args, kwargs, out, None, before) if self.arguments else None
@@ -944,6 +986,9 @@ class _Counterfactual:
                     parts = _positions_in_order(parts)
                 elif path in _COUNTS:
                     parts = [_non_negative(x, y) for x, y in zip(out, parts)]
+                elif path in _WHOLE_PART and len(parts) > _WHOLE_PART[path]:
+                    k = _WHOLE_PART[path]  # (modf's whole part, divmod's quotient)
+                    parts[k] = _whole_kept(out[k], parts[k])
                 elif path in _ORDERED_PART and len(parts) > _ORDERED_PART[path] and parts[_ORDERED_PART[path]] is not out[_ORDERED_PART[path]]:
                     k = _ORDERED_PART[path]  # (eigh's eigenvalues ascending, svd's singular values largest first)
                     parts[k] = _in_order("linalg.eigvalsh" if path == "linalg.eigh" else path, (), {}, parts[k])
@@ -962,6 +1007,12 @@ class _Counterfactual:
                 got = _non_negative(out, got)
             elif got is not out and path in _ROUNDING:
                 got = _on_grid(path, args, kwargs, out, got)
+            elif got is not out and path == "sign":
+                got = _signs_kept(out, got)
+            elif got is not out and path == "floor_divide":
+                got = _whole_kept(out, got)
+            if got is not out and path in _ORDERED:
+                got = _whole_shifted(out, got)
             elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
                 got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
@@ -1028,7 +1079,9 @@ class _Counterfactual:
         if size is not None:  # indices: a secret permutation of their range
             out = self._indices(cls, out, idx, size)
         else:
-            out = self._move(out, out.reshape(-1), idx, _mix(keys[idx] ^ self._amount(cls)))
+            # (the amount by the digest key, fed computations too: by their value alone, one case's
+            # perturbation of a value told the answer every other case's; red-team round 10)
+            out = self._move(out, out.reshape(-1), idx, _mix(np.asarray(digest, dtype=np.uint64)[idx] ^ self._amount(cls)))
         return _like(x, out)
 
     def _small(self, cls, x, a, kind, ctx=None):
@@ -1058,11 +1111,11 @@ class _Counterfactual:
         if not hits:
             return x
         if kind in "iu" and any(abs(v) >= 1 << 62 for v in vals):
-            return self._numpy_move(cls, x, a, np.array(keys, dtype=np.uint64), np.array([i in hits for i in range(len(vals))]))
+            return self._numpy_move(cls, x, a, np.array(digest, dtype=np.uint64), np.array([i in hits for i in range(len(vals))]))
         self.count += 1
         amt = int(self._amount(cls))
         for i in hits:
-            w = _mix1(keys[i] ^ amt)
+            w = _mix1(digest[i] ^ amt)
             v = vals[i]
             if kind == "f":
                 step = (1.0 if w & 1 else -1.0) * (0.1 + 0.4 * ((w >> 11) / 9007199254740992.0))
@@ -1255,6 +1308,96 @@ def _on_grid(path, args, kwargs, out, got):
     return _like(got, g)
 
 
+def _arange_keyed(args, kwargs):
+    """``arange``'s arguments as its key sees them: ``(stop,)``, ``(start, stop)`` or ``(start, stop,
+    step)``, a start of 0 and a step of 1 left out however they were given (``arange(0, n)``,
+    ``arange(n, step=1)`` and ``arange(start=0, stop=n)`` are ``arange(n)``; honest forms, round 10:
+    NumPy has no defaults to read for it, so they were other keys)."""
+    rest = {k: v for k, v in kwargs.items() if k not in ("start", "stop", "step")}
+    pos = list(args[:3])
+    if len(args) > 3 or not pos and "stop" not in kwargs and "start" not in kwargs:
+        return args, kwargs
+    if len(pos) == 1 and "stop" not in kwargs and "start" not in kwargs:
+        start, stop = 0, pos[0]
+    else:
+        start = pos[0] if pos else kwargs.get("start", 0)
+        stop = pos[1] if len(pos) > 1 else kwargs.get("stop")
+        if len(pos) == 1 and "stop" in kwargs:
+            start, stop = pos[0], kwargs["stop"]
+        if stop is None:  # (``arange(start=n)``: NumPy's stop is n)
+            start, stop = 0, start
+    step = pos[2] if len(pos) > 2 else kwargs.get("step", 1)
+    try:
+        plain_start, plain_step = start == 0, step == 1
+    except Exception:
+        return args, kwargs
+    if plain_step is True and plain_start is True:
+        return (stop,), rest
+    if plain_step is True:
+        return (start, stop), rest
+    return (start, stop, step), rest
+
+
+_WHOLE_PART = {"modf": 1, "divmod": 0}
+
+
+def _whole_kept(out, got):
+    """A perturbed float result whose real values are whole numbers, as the function promises
+    (``modf``'s whole part, ``floor_divide``, ``divmod``'s quotient), kept whole: rounded, and moved
+    by one where that undid the perturbation.  Honest answers rely on it (``int()`` of them; honest
+    forms, round 10).  Other values keep their perturbation."""
+    if got is out:
+        return got
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "f" or a.shape != real.shape:
+        return got
+    with np.errstate(all="ignore"):
+        r = np.round(real)
+        # (whole within 1e-9: the same value computed another way may differ in its last bits)
+        whole = np.isfinite(real) & (np.abs(real - r) <= 1e-9 * np.maximum(1.0, np.abs(real))) & (a != real)
+        if not whole.any():
+            return got
+        g = np.round(a)
+        g = np.where(g == r, r + np.where(a > real, 1.0, -1.0), g)
+        g = np.where(whole, g, a).astype(a.dtype, copy=False)
+    return _like(got, g)
+
+
+def _whole_shifted(out, got):
+    """A perturbed sorted result (``sort``, ``unique``, ``union1d``...) whose real values are all
+    whole floats, moved as a whole by a whole number instead (the rounded move of its first element
+    that moved, one at least): whole, still in order and distinct, as the input's own values were
+    (honest forms, round 10: ``int()`` of ``union1d``'s values).  Others are left as they are."""
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind != "f" or a.shape != real.shape or not a.size:
+        return got
+    with np.errstate(all="ignore"):
+        if not (np.isfinite(real).all() and (real == np.round(real)).all()):
+            return got
+        moved = np.flatnonzero(a.reshape(-1) != real.reshape(-1))
+        if not moved.size:
+            return got
+        d = float(a.reshape(-1)[moved[0]] - real.reshape(-1)[moved[0]])
+        k = float(np.round(d)) or (1.0 if d > 0 else -1.0)
+        return _like(got, (real + k).astype(a.dtype, copy=False))
+
+
+def _signs_kept(out, got):
+    """``sign``'s perturbed result kept among -1, 0 and 1: each moved element goes to the next sign
+    up or down (as its perturbation went), round the three.  Honest answers rely on what ``sign``
+    promises (``int(s)``, a dict keyed by -1, 0, 1; honest forms, round 10)."""
+    a, real = np.asarray(got), np.asarray(out)
+    if a.dtype.kind not in "fi" or a.shape != real.shape:
+        return got
+    with np.errstate(all="ignore"):
+        moved = (a != real) & np.isin(real, (-1, 0, 1))
+        if not moved.any():
+            return got
+        up = np.where(a > real, 1, -1)
+        g = np.where(moved, (real.astype(np.int64) + 1 + up) % 3 - 1, a).astype(a.dtype, copy=False)
+    return _like(got, g)
+
+
 def _chosen_constants_kept(args, kwargs, out, got):
     """``where(c, x, y)``'s perturbed result with the elements it took from a Python number (``x`` or
     ``y``) as they were: a constant the call selects, not a value it computes, so an answer may
@@ -1295,6 +1438,8 @@ def _alter(text, w):
     raw = isinstance(text, bytes)
     chars = list(text.decode("latin-1") if raw else text)
     spots = [i for i, c in enumerate(chars) if c.isdigit()] or [i for i, c in enumerate(chars) if c.isalpha()]
+    if len(spots) > 1 and chars[spots[0]].isdigit() and chars[spots[0]] != "0":
+        spots = spots[1:]  # (a number's leading digit stays: "101" never becomes "001"; honest forms, round 10)
     if spots:
         i = spots[w % len(spots)]
         c = chars[i]
@@ -1637,6 +1782,7 @@ class Server:
             msg = json.loads(mode)
             if type(msg) is not dict:
                 return False
+            _set_salt(msg.get("salt"))
             cf = _Counterfactual(msg)
         except (ValueError, TypeError, AttributeError):
             return False
