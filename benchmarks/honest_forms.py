@@ -1,8 +1,8 @@
-"""Honest forms, rounds 7 and 8 (issue 42): model-style honest answers (tests/_honest_round7_corpus.py,
-tests/_honest_round8_corpus.py) judged under ``sebench`` and under ``strict`` with each task's
-reference and two secrets.
+"""Honest forms, rounds 7, 8 and 10 (issue 42): model-style honest answers (tests/_honest_round7_corpus.py,
+tests/_honest_round8_corpus.py, tests/_honest_round10_corpus.py) judged under ``sebench`` and under
+``strict`` with each task's reference and two secrets.
 
-    PYTHONPATH=.:tests python benchmarks/honest_forms.py [--official-data DIR] [--round 7|8]
+    PYTHONPATH=.:tests python benchmarks/honest_forms.py [--official-data DIR] [--round 7|8|10]
 
 Prints, per group, how many answers each profile accepts, then every answer the two profiles judge
 differently (strict under either secret), with strict's status and message: the honest forms
@@ -21,10 +21,24 @@ from _gate_corpus import block  # noqa: E402
 from _honest_round7_corpus import BUILTIN, OFFICIAL  # noqa: E402
 from _honest_round8_corpus import BUILTIN as BUILTIN8  # noqa: E402
 from _honest_round8_corpus import OFFICIAL as OFFICIAL8  # noqa: E402
+from _honest_round10_corpus import BUILTIN as BUILTIN10  # noqa: E402
+from _honest_round10_corpus import OFFICIAL as OFFICIAL10  # noqa: E402
 from se_gym.judge import Judge  # noqa: E402
 from se_gym.tasks.spec import load_task_spec  # noqa: E402
 
 SECRETS = ("3c" * 32, "a7" * 32)
+
+
+def translated(lib, code: str) -> str:
+    """``code`` translated to ``lib``, with round 10's placeholders for what the translator does not
+    write (``LIBNAME("f")``: the quoted library name of ``np.f``; ``LIBATTR("f")``: that name;
+    ``LIBSUB``: the linalg submodule; ``LIBPKG``: the package)."""
+    import re
+
+    text, mapping = lib.translate(code), lib.numpy_mapping()
+    text = re.sub(r"""LIBNAME\(["']([\w.]+)["']\)""", lambda m: repr(mapping["np." + m.group(1)].rsplit(".", 1)[1]), text)
+    text = re.sub(r"""LIBATTR\(["']([\w.]+)["']\)""", lambda m: mapping["np." + m.group(1)].rsplit(".", 1)[1], text)
+    return text.replace("LIBSUB", mapping["np.linalg.det"].split(".")[1]).replace("LIBPKG", lib.package)
 
 
 def judge_all(lib, items: list[tuple]) -> list[tuple]:
@@ -60,7 +74,7 @@ def builtin_items(rows: list[tuple]) -> list[tuple[str, tuple]]:
             tasks, lib = load_task_spec(f"builtin:{seed}", split, None, progress=False)
             suites[seed, split] = ({t.id.rsplit("/", 1)[1]: t for t in tasks}, lib)
         by, lib = suites[seed, split]
-        out.append((f"[{group}] {name} (s{seed}/{split}/{num})", lib, by[num].judge_item(block(lib.translate(code)))))
+        out.append((f"[{group}] {name} (s{seed}/{split}/{num})", lib, by[num].judge_item(block(translated(lib, code)))))
     return out
 
 
@@ -90,7 +104,7 @@ def official_data(arg: str | None):
 
 
 def judge_official(title: str, rows: list[tuple], olib, data) -> None:
-    items = [(f"{name} (task {i})", (block(olib.translate(code)), data[i]["cases"], None, data[i]["expected"], data[i]["b_notolist"]))
+    items = [(f"{name} (task {i})", (block(translated(olib, code)), data[i]["cases"], None, data[i]["expected"], data[i]["b_notolist"]))
              for name, i, code in rows]
     report(title, [n for n, _ in items], judge_all(olib, [it for _, it in items]))
 
@@ -99,12 +113,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--official-data", default=None, help="folder of parity_dev.jsonl and api_doc.jsonl "
                     "(default: ../shared/sebench or $SE_GYM_SHARED/sebench)")
-    ap.add_argument("--round", type=int, choices=(7, 8), default=None, help="only this round's answers (default: both)")
+    ap.add_argument("--round", type=int, choices=(7, 8, 10), default=None, help="only this round's answers (default: all)")
     args = ap.parse_args()
     if args.round in (None, 7):  # (round 7's rows: seed 0's single_test, no seed or split of their own)
         judge_builtin("round 7, built-in single_test", [(g, name, 0, "single_test", num, code) for g, name, num, code in BUILTIN])
     if args.round in (None, 8):
         judge_builtin("round 8, built-in seeds 1-5 (single_test, multiple_test, train)", BUILTIN8)
+    if args.round in (None, 10):
+        judge_builtin("round 10, built-in seeds 6-9 (single_test, multiple_test, train)", BUILTIN10)
     official = official_data(args.official_data)
     if official is None:
         return
@@ -112,6 +128,8 @@ def main() -> None:
         judge_official("round 7, official parity_dev", OFFICIAL, *official)
     if args.round in (None, 8) and OFFICIAL8:
         judge_official("round 8, official parity_dev", OFFICIAL8, *official)
+    if args.round in (None, 10):
+        judge_official("round 10, official parity_dev", OFFICIAL10, *official)
 
 
 if __name__ == "__main__":
