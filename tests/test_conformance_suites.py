@@ -34,8 +34,13 @@ def test_the_official_files_pass_and_their_references_are_counted_not_required()
     assert report.ok, str(report)
     # the official references are NumPy code translated name for name: most do not run against zwc
     assert report.notes["references"].endswith("(references_pass is False: not required)")
-    # 8/130 before .tolist(), np.pi and right_exe_result; 100 before the array methods and operators
-    assert report.notes["references"].startswith("105/130 pass under sebench, 104/130 pass under strict")
+    # 8/130 before .tolist(), np.pi and right_exe_result; 100 before the array methods and operators;
+    # one less where the machine's LAPACK picks other signs for task 228's SVD than the data's
+    # (OpenBLAS 0.3.30 on AMD EPYC: parity_dev's row 457 too)
+    import re
+
+    counts = re.match(r"(\d+)/130 pass under sebench, (\d+)/130 pass under strict", report.notes["references"])
+    assert counts and int(counts[1]) in (104, 105) and int(counts[2]) == int(counts[1]) - 1, report.notes["references"]
 
 
 # ------------------------------------------------------------------ planted defects, one per check
