@@ -7,7 +7,7 @@ green by skipping.  ``legit_skip`` is for the rare skip that is right even in CI
 """
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 from pathlib import Path
 
@@ -101,6 +101,17 @@ def run_in_venv(python: Path, script: str, tmp_path: Path, *args: str, probe: st
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
+
+
+def strict_server_module(lib, folder: Path, name: str):
+    """The strict library's server module (``_server.py``, the counterfactual library's code) of
+    ``lib``, written under ``folder`` and loaded in this process as ``name``."""
+    out = lib.write(folder / "lib", profile="strict", with_docs=False)
+    spec = importlib.util.spec_from_file_location(name, str(out / lib.package / "_server.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.load()
+    return mod
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ honest answers that split the work between the library and Python otherwise than
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import math
@@ -25,7 +24,7 @@ import pytest
 
 from _dependence_corpus import DETECTORS, HELPERS, ORACLES, QUERY_TASKS, SHAPES, _fields, honest_alternatives, named_unused, query_answers
 from _gate_corpus import block
-from conftest import legit_skip
+from conftest import legit_skip, strict_server_module
 from se_gym.judge import Judge, JudgeError
 from se_gym.judge.extract import fenced
 from se_gym.judge.types import Status
@@ -352,13 +351,7 @@ def test_multi_turn_a_named_but_unused_answer_gets_feedback_then_an_honest_one_p
 # ------------------------------------------------------------------ the counterfactual library itself
 @pytest.fixture(scope="module")
 def server_module(suite, tmp_path_factory):
-    lib = suite[1]
-    out = lib.write(tmp_path_factory.mktemp("cf") / "lib", profile="strict", with_docs=False)
-    spec = importlib.util.spec_from_file_location("cf_server", str(out / lib.package / "_server.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.load()
-    return mod
+    return strict_server_module(suite[1], tmp_path_factory.mktemp("cf"), "cf_server")
 
 
 def _session(mod, mode, requests):

@@ -19,13 +19,11 @@ Honest forms (fixed): ``arange(0, n)`` for ``arange(n)``; ``quantile(x, [q])[0]`
 """
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 from _gate_corpus import block
-from conftest import legit_skip
+from conftest import legit_skip, strict_server_module
 from se_gym.judge import Judge
 from se_gym.library import writer
 from se_gym.tasks.spec import load_task_spec
@@ -41,13 +39,7 @@ def server_module(tmp_path_factory):
     """The counterfactual library's server module, as the strict library writes it."""
     from se_gym.library import mint
 
-    lib = mint(0)
-    out = lib.write(tmp_path_factory.mktemp("cf") / "lib", profile="strict", with_docs=False)
-    spec = importlib.util.spec_from_file_location("cf_server_r10", str(out / lib.package / "_server.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.load()
-    return mod
+    return strict_server_module(mint(0), tmp_path_factory.mktemp("cf"), "cf_server_r10")
 
 # the round's forgery (helper red team): Python's max, padded with two smaller values whose words
 # (splitmix64 of the float's bits with the old public salt) sum to the input's digest

@@ -986,9 +986,9 @@ class _Counterfactual:
                     parts = _positions_in_order(parts)
                 elif path in _COUNTS:
                     parts = [_non_negative(x, y) for x, y in zip(out, parts)]
-                elif path in _WHOLE_PART and len(parts) > _WHOLE_PART[path]:
-                    k = _WHOLE_PART[path]  # (modf's whole part, divmod's quotient)
-                    parts[k] = _whole_kept(out[k], parts[k])
+                elif path in _WHOLE_PART and len(parts) > _WHOLE_PART[path] and parts[_WHOLE_PART[path]] is not out[_WHOLE_PART[path]]:
+                    k = _WHOLE_PART[path]  # (modf's whole part, divmod's quotient: whole numbers, as floor's)
+                    parts[k] = _on_grid("floor", (), {}, out[k], parts[k])
                 elif path in _ORDERED_PART and len(parts) > _ORDERED_PART[path] and parts[_ORDERED_PART[path]] is not out[_ORDERED_PART[path]]:
                     k = _ORDERED_PART[path]  # (eigh's eigenvalues ascending, svd's singular values largest first)
                     parts[k] = _in_order("linalg.eigvalsh" if path == "linalg.eigh" else path, (), {}, parts[k])
@@ -1002,17 +1002,13 @@ class _Counterfactual:
                 ctx = _join(ctx, _extra(cls, fn, path, args, kwargs, out, sizes))
             got = self.value(cls, out, sizes if sizes and sizes[0] == "columns" else sizes[0] if sizes else None, ctx)
             if got is not out and path in _ORDERED:
-                got = _still_moved(path, out, got, _in_order(path, args, kwargs, got))
+                got = _whole_shifted(out, _still_moved(path, out, got, _in_order(path, args, kwargs, got)))
             elif got is not out and path in _COUNTS:
                 got = _non_negative(out, got)
             elif got is not out and path in _ROUNDING:
                 got = _on_grid(path, args, kwargs, out, got)
             elif got is not out and path == "sign":
                 got = _signs_kept(out, got)
-            elif got is not out and path == "floor_divide":
-                got = _whole_kept(out, got)
-            if got is not out and path in _ORDERED:
-                got = _whole_shifted(out, got)
             elif got is not out and path == "where" and len(args) + len(kwargs) == 3:
                 got = _chosen_constants_kept(args, kwargs, out, got)
             self.mark(got, self._fed or got is not out)
@@ -1279,7 +1275,8 @@ def _non_negative(out, got):
     return _like(got, fixed)
 
 
-_ROUNDING = frozenset({"round", "around", "rint", "fix", "floor", "ceil", "trunc"})
+# (floor_divide: whole numbers too; honest forms, round 10: int() of its values)
+_ROUNDING = frozenset({"round", "around", "rint", "fix", "floor", "ceil", "trunc", "floor_divide"})
 
 
 def _on_grid(path, args, kwargs, out, got):
@@ -1313,54 +1310,26 @@ def _arange_keyed(args, kwargs):
     step)``, a start of 0 and a step of 1 left out however they were given (``arange(0, n)``,
     ``arange(n, step=1)`` and ``arange(start=0, stop=n)`` are ``arange(n)``; honest forms, round 10:
     NumPy has no defaults to read for it, so they were other keys)."""
-    rest = {k: v for k, v in kwargs.items() if k not in ("start", "stop", "step")}
-    pos = list(args[:3])
-    if len(args) > 3 or not pos and "stop" not in kwargs and "start" not in kwargs:
+    if len(args) > 3:
         return args, kwargs
-    if len(pos) == 1 and "stop" not in kwargs and "start" not in kwargs:
-        start, stop = 0, pos[0]
-    else:
-        start = pos[0] if pos else kwargs.get("start", 0)
-        stop = pos[1] if len(pos) > 1 else kwargs.get("stop")
-        if len(pos) == 1 and "stop" in kwargs:
-            start, stop = pos[0], kwargs["stop"]
-        if stop is None:  # (``arange(start=n)``: NumPy's stop is n)
-            start, stop = 0, start
-    step = pos[2] if len(pos) > 2 else kwargs.get("step", 1)
+    given = dict(zip(("start", "stop", "step"), args))
+    given.update((k, v) for k, v in kwargs.items() if k in ("start", "stop", "step"))
+    if "stop" not in given:  # (one value is the stop, as NumPy reads ``arange(n)`` and ``arange(start=n)``)
+        given["start"], given["stop"] = 0, given.get("start")
+    start, stop, step = given.get("start", 0), given["stop"], given.get("step", 1)
+    if stop is None:
+        return args, kwargs
     try:
         plain_start, plain_step = start == 0, step == 1
     except Exception:
         return args, kwargs
-    if plain_step is True and plain_start is True:
-        return (stop,), rest
+    rest = {k: v for k, v in kwargs.items() if k not in ("start", "stop", "step")}
     if plain_step is True:
-        return (start, stop), rest
+        return ((stop,) if plain_start is True else (start, stop)), rest
     return (start, stop, step), rest
 
 
 _WHOLE_PART = {"modf": 1, "divmod": 0}
-
-
-def _whole_kept(out, got):
-    """A perturbed float result whose real values are whole numbers, as the function promises
-    (``modf``'s whole part, ``floor_divide``, ``divmod``'s quotient), kept whole: rounded, and moved
-    by one where that undid the perturbation.  Honest answers rely on it (``int()`` of them; honest
-    forms, round 10).  Other values keep their perturbation."""
-    if got is out:
-        return got
-    a, real = np.asarray(got), np.asarray(out)
-    if a.dtype.kind != "f" or a.shape != real.shape:
-        return got
-    with np.errstate(all="ignore"):
-        r = np.round(real)
-        # (whole within 1e-9: the same value computed another way may differ in its last bits)
-        whole = np.isfinite(real) & (np.abs(real - r) <= 1e-9 * np.maximum(1.0, np.abs(real))) & (a != real)
-        if not whole.any():
-            return got
-        g = np.round(a)
-        g = np.where(g == r, r + np.where(a > real, 1.0, -1.0), g)
-        g = np.where(whole, g, a).astype(a.dtype, copy=False)
-    return _like(got, g)
 
 
 def _whole_shifted(out, got):
